@@ -1,0 +1,82 @@
+// Package errs gives errors a kind (invalid, not found, ...) so that the front
+// ends can map them to status codes in one place. It owns no I/O and no policy:
+// a package returns errs.New(errs.Invalid, ...) or wraps one with %w, and
+// flight/ turns errs.KindOf(err) into a gRPC code.
+package errs
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Kind classifies an error by what the caller can do about it.
+type Kind int
+
+// The kinds, one per row of PROTOCOL.md §1.
+const (
+	Internal         Kind = iota // a bug
+	Invalid                      // malformed request, whatever the table
+	NotFound                     // table, database, column not found
+	AlreadyExists                // create of something that exists
+	Precondition                 // well-formed, but this table's kind, options or state forbid it
+	OutOfRange                   // offset outside the retained range
+	DataLoss                     // data expired while a stream was open
+	Exhausted                    // over a limit
+	Unauthenticated              // missing or bad credentials
+	PermissionDenied             // authenticated but not allowed
+	Unimplemented                // not implemented yet
+	Unavailable                  // shutting down or transient; safe to retry
+)
+
+var kindNames = [...]string{
+	Internal:         "internal",
+	Invalid:          "invalid argument",
+	NotFound:         "not found",
+	AlreadyExists:    "already exists",
+	Precondition:     "failed precondition",
+	OutOfRange:       "out of range",
+	DataLoss:         "data loss",
+	Exhausted:        "resource exhausted",
+	Unauthenticated:  "unauthenticated",
+	PermissionDenied: "permission denied",
+	Unimplemented:    "unimplemented",
+	Unavailable:      "unavailable",
+}
+
+func (k Kind) String() string {
+	if k < 0 || int(k) >= len(kindNames) {
+		return fmt.Sprintf("kind(%d)", int(k))
+	}
+	return kindNames[k]
+}
+
+// Error is an error with a kind. Wrap it with fmt.Errorf("context: %w", err)
+// to add context; the kind survives.
+type Error struct {
+	Kind  Kind
+	msg   string
+	cause error
+}
+
+func (e *Error) Error() string { return e.msg }
+func (e *Error) Unwrap() error { return e.cause }
+
+// New returns an error of kind k with a formatted message. Like fmt.Errorf, a
+// %w verb wraps a cause (whose own kind, if any, is shadowed by k).
+func New(k Kind, format string, args ...any) error {
+	err := fmt.Errorf(format, args...)
+	return &Error{Kind: k, msg: err.Error(), cause: errors.Unwrap(err)}
+}
+
+// KindOf reports the kind of the outermost kinded error in err's chain, and
+// Internal for errors without one.
+func KindOf(err error) Kind {
+	var ke *Error
+	if errors.As(err, &ke) {
+		return ke.Kind
+	}
+	return Internal
+}
+
+// Is reports whether err has kind k.
+func Is(err error, k Kind) bool { return err != nil && KindOf(err) == k }

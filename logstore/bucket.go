@@ -1,0 +1,152 @@
+package logstore
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sort"
+	"sync"
+	"sync/atomic"
+)
+
+// bucket is one bucket's log: its segments, its end and its high watermark.
+type bucket struct {
+	id  int
+	dir string
+
+	logEnd int64 // next offset to assign; guarded by the table's appendMu
+	lastTs int64 // commit time of the last frame; guarded by appendMu
+
+	hw atomic.Int64
+	mu struct {
+		sync.RWMutex
+		segments []*segment // ascending base; the last is active
+		tail     chan struct{}
+	}
+}
+
+func openBucket(dir string, id int, opts Options) (*bucket, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, err
+	}
+	b := &bucket{id: id, dir: dir}
+	b.mu.tail = make(chan struct{})
+	bases, err := listSegments(dir)
+	if err != nil {
+		return nil, err
+	}
+	if len(bases) == 0 {
+		bases = []int64{0}
+	}
+	for _, base := range bases {
+		s, err := openSegment(dir, base, opts.IndexIntervalBytes)
+		if err != nil {
+			b.close()
+			return nil, err
+		}
+		b.mu.segments = append(b.mu.segments, s)
+	}
+	return b, nil
+}
+
+func (b *bucket) active() *segment {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	return b.mu.segments[len(b.mu.segments)-1]
+}
+
+// segments returns a copy of the segment list.
+func (b *bucket) segments() []*segment {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	return append([]*segment(nil), b.mu.segments...)
+}
+
+// roll starts a new active segment at the log end. Called with appendMu held.
+func (b *bucket) roll(opts Options) (*segment, error) {
+	s, err := openSegment(b.dir, b.logEnd, opts.IndexIntervalBytes)
+	if err != nil {
+		return nil, fmt.Errorf("roll segment: %w", err)
+	}
+	b.mu.Lock()
+	b.mu.segments = append(b.mu.segments, s)
+	b.mu.Unlock()
+	return s, nil
+}
+
+// segmentFor returns the segment that holds offset, acquired, or nil when the
+// offset is below the first retained one.
+func (b *bucket) segmentFor(offset int64) *segment {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	segs := b.mu.segments
+	i := sort.Search(len(segs), func(i int) bool { return segs[i].base > offset })
+	if i == 0 || !segs[i-1].acquire() {
+		return nil
+	}
+	return segs[i-1]
+}
+
+// advance raises the high watermark and wakes the bucket's tailing readers.
+func (b *bucket) advance(hw int64) {
+	if hw <= b.hw.Load() {
+		return
+	}
+	b.mu.Lock()
+	b.hw.Store(hw)
+	close(b.mu.tail)
+	b.mu.tail = make(chan struct{})
+	b.mu.Unlock()
+}
+
+// tail returns a channel closed when the high watermark next moves, or nil
+// when it is already above offset.
+func (b *bucket) tail(offset int64) <-chan struct{} {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	if b.hw.Load() > offset {
+		return nil
+	}
+	return b.mu.tail
+}
+
+// closeTail wakes every waiting reader for good (the log is closing).
+func (b *bucket) closeTail() {
+	b.mu.Lock()
+	close(b.mu.tail)
+	b.mu.tail = closedChan
+	b.mu.Unlock()
+}
+
+var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); return c }()
+
+// expireLocked removes the leading segments whose newest frame is older than
+// cutoff (unix ms). It keeps the active segment and anything not yet durable.
+// Called with appendMu held.
+func (b *bucket) expireLocked(cutoff int64) (int, error) {
+	hw := b.hw.Load()
+	b.mu.Lock()
+	var gone []*segment
+	for len(b.mu.segments) > 1 {
+		s := b.mu.segments[0]
+		if s.maxTs >= cutoff || s.next > hw {
+			break
+		}
+		gone = append(gone, s)
+		b.mu.segments = b.mu.segments[1:]
+	}
+	b.mu.Unlock()
+	var err error
+	for _, s := range gone {
+		err = errors.Join(err, s.remove())
+	}
+	return len(gone), err
+}
+
+func (b *bucket) close() error {
+	var err error
+	for _, s := range b.mu.segments {
+		err = errors.Join(err, s.close())
+	}
+	return err
+}

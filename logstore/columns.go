@@ -1,0 +1,249 @@
+package logstore
+
+import (
+	"encoding/binary"
+	"fmt"
+	"hash/crc32"
+	"io"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// Codec is the Arrow IPC buffer compression of a frame's columns.
+type Codec uint8
+
+const (
+	CodecNone Codec = iota
+	CodecLZ4
+	CodecZstd
+)
+
+func (c Codec) ipcOptions() []ipc.Option {
+	switch c {
+	case CodecLZ4:
+		return []ipc.Option{ipc.WithLZ4()}
+	case CodecZstd:
+		return []ipc.Option{ipc.WithZstd()}
+	}
+	return nil
+}
+
+// Batch is one encoded frame, ready to append. The fields that are known only
+// at append time (offset, commit time, txn) are filled in by the log.
+type Batch struct {
+	frame      []byte
+	payloadCRC uint32
+	rows       int
+}
+
+// Rows reports the number of rows in the batch.
+func (b *Batch) Rows() int { return b.rows }
+
+// Size reports the encoded size in bytes.
+func (b *Batch) Size() int { return len(b.frame) }
+
+// BatchMeta is what a frame says about its rows besides the columns.
+type BatchMeta struct {
+	SchemaID    int32
+	ChangeTypes []byte // one per row; nil for append-only batches
+	WriterID    string
+	WriterSeq   int64 // -1 without a writer
+}
+
+// Encoder turns record batches of one schema into frames. Each column is an
+// Arrow IPC record batch message of its own, so that a reader can read and
+// decode just the columns it projects. An Encoder keeps one IPC writer (and its
+// compressor) per column and is not safe for concurrent use.
+type Encoder struct {
+	schema  *arrow.Schema
+	codec   Codec
+	columns []*columnWriter
+}
+
+// NewEncoder returns an encoder for records of schema.
+func NewEncoder(schema *arrow.Schema, codec Codec, mem memory.Allocator) *Encoder {
+	e := &Encoder{schema: schema, codec: codec}
+	for i := range schema.NumFields() {
+		cw := &columnWriter{}
+		cw.schema = arrow.NewSchema([]arrow.Field{schema.Field(i)}, nil)
+		opts := append([]ipc.Option{ipc.WithSchema(cw.schema), ipc.WithAllocator(mem)}, codec.ipcOptions()...)
+		cw.w = ipc.NewWriterWithPayloadWriter(cw, opts...)
+		e.columns = append(e.columns, cw)
+	}
+	return e
+}
+
+// Encode encodes rec, whose schema must equal the encoder's.
+func (e *Encoder) Encode(rec arrow.RecordBatch, meta BatchMeta) (*Batch, error) {
+	if !rec.Schema().Equal(e.schema) {
+		return nil, fmt.Errorf("encode batch: schema %s does not match %s", rec.Schema(), e.schema)
+	}
+	rows := int(rec.NumRows())
+	if meta.ChangeTypes != nil && len(meta.ChangeTypes) != rows {
+		return nil, fmt.Errorf("encode batch: %d change types for %d rows", len(meta.ChangeTypes), rows)
+	}
+	ncols := len(e.columns)
+	for i, cw := range e.columns {
+		cw.meta, cw.body = cw.meta[:0], cw.body[:0]
+		col := array.NewRecordBatch(cw.schema, []arrow.Array{rec.Column(i)}, rec.NumRows())
+		err := cw.w.Write(col)
+		col.Release()
+		if err != nil {
+			return nil, fmt.Errorf("encode column %q: %w", e.schema.Field(i).Name, err)
+		}
+	}
+
+	h := header{
+		recordCount: uint32(rows),
+		schemaID:    meta.SchemaID,
+		attributes:  uint16(e.codec) << attrCodecShift,
+		writerSeq:   meta.WriterSeq,
+		writerIDLen: uint16(len(meta.WriterID)),
+		columns:     uint16(ncols),
+	}
+	if meta.ChangeTypes != nil {
+		h.attributes |= attrChangelog
+	}
+	prefixLen := align8(fixedHeaderSize + len(meta.WriterID) + ncols*dirEntrySize + len(meta.ChangeTypes))
+	h.prefixLen = uint32(prefixLen)
+	size := prefixLen
+	for _, cw := range e.columns {
+		size += len(cw.meta) + len(cw.body)
+	}
+	h.length = uint32(size)
+
+	frame := make([]byte, size)
+	h.putFixed(frame)
+	pos := fixedHeaderSize
+	pos += copy(frame[pos:], meta.WriterID)
+	for _, cw := range e.columns {
+		binary.LittleEndian.PutUint32(frame[pos:], uint32(len(cw.meta)))
+		binary.LittleEndian.PutUint32(frame[pos+4:], uint32(len(cw.body)))
+		pos += dirEntrySize
+	}
+	pos += copy(frame[pos:], meta.ChangeTypes)
+	pos = prefixLen
+	for _, cw := range e.columns {
+		pos += copy(frame[pos:], cw.meta)
+		pos += copy(frame[pos:], cw.body)
+	}
+	return &Batch{
+		frame:      frame,
+		payloadCRC: crc32.Checksum(frame[fixedHeaderSize:], castagnoli),
+		rows:       rows,
+	}, nil
+}
+
+// columnWriter captures the IPC payloads of one column: the first is the
+// schema message, which the store does not need; the rest are record batches.
+type columnWriter struct {
+	schema  *arrow.Schema
+	w       *ipc.Writer
+	started bool
+	meta    []byte
+	body    []byte
+}
+
+func (cw *columnWriter) Start() error { return nil }
+func (cw *columnWriter) Close() error { return nil }
+
+func (cw *columnWriter) WritePayload(p ipc.Payload) error {
+	if !cw.started {
+		cw.started = true
+		return nil
+	}
+	meta := p.Meta()
+	cw.meta = append(cw.meta, meta.Bytes()...)
+	meta.Release()
+	// Pad the metadata so that the body, and so every Arrow buffer, stays
+	// 8-byte aligned within the frame.
+	cw.meta = append(cw.meta, make([]byte, align8(len(cw.meta))-len(cw.meta))...)
+	return p.SerializeBody((*appendWriter)(&cw.body))
+}
+
+type appendWriter []byte
+
+func (w *appendWriter) Write(p []byte) (int, error) {
+	*w = append(*w, p...)
+	return len(p), nil
+}
+
+// Decoder turns the columns of frames back into Arrow arrays. It caches the
+// per-column schema messages and is safe for concurrent use.
+type Decoder struct {
+	schema *arrow.Schema
+	mem    memory.Allocator
+
+	once    sync.Once
+	schemas []*ipc.Message
+	err     error
+}
+
+// NewDecoder returns a decoder for frames written with schema.
+func NewDecoder(schema *arrow.Schema, mem memory.Allocator) *Decoder {
+	return &Decoder{schema: schema, mem: mem}
+}
+
+// Schema returns the schema the decoder decodes.
+func (d *Decoder) Schema() *arrow.Schema { return d.schema }
+
+func (d *Decoder) init() {
+	for i := range d.schema.NumFields() {
+		sc := arrow.NewSchema([]arrow.Field{d.schema.Field(i)}, nil)
+		// Cached for the decoder's life: garbage-collected memory, not d.mem.
+		p := ipc.GetSchemaPayload(sc, memory.DefaultAllocator)
+		meta := p.Meta()
+		d.schemas = append(d.schemas, ipc.NewMessage(meta, memory.NewBufferBytes(nil)))
+		meta.Release()
+		p.Release()
+	}
+}
+
+// Column decodes column i of a frame from its metadata and body bytes. The
+// returned array may reference the bytes (uncompressed columns are not copied).
+func (d *Decoder) Column(i int, meta, body []byte) (arrow.Array, error) {
+	d.once.Do(d.init)
+	if i < 0 || i >= len(d.schemas) {
+		return nil, fmt.Errorf("decode column %d: schema has %d columns", i, len(d.schemas))
+	}
+	msg := ipc.NewMessage(memory.NewBufferBytes(meta), memory.NewBufferBytes(body))
+	defer msg.Release()
+	mr := &twoMessages{msgs: [2]*ipc.Message{d.schemas[i], msg}}
+	r, err := ipc.NewReaderFromMessageReader(mr, ipc.WithAllocator(d.mem))
+	if err != nil {
+		return nil, fmt.Errorf("decode column %q: %w", d.schema.Field(i).Name, err)
+	}
+	defer r.Release()
+	rec, err := r.Read()
+	if err != nil {
+		return nil, fmt.Errorf("decode column %q: %w", d.schema.Field(i).Name, err)
+	}
+	col := rec.Column(0)
+	col.Retain()
+	return col, nil
+}
+
+// twoMessages is an ipc.MessageReader over a schema message and one record
+// batch message that the caller owns.
+type twoMessages struct {
+	msgs [2]*ipc.Message
+	next int
+}
+
+func (m *twoMessages) Message() (*ipc.Message, error) {
+	if m.next >= len(m.msgs) {
+		return nil, io.EOF
+	}
+	msg := m.msgs[m.next]
+	m.next++
+	return msg, nil
+}
+
+func (m *twoMessages) Retain()  {}
+func (m *twoMessages) Release() {}
+
+func align8(n int) int { return (n + 7) &^ 7 }

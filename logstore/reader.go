@@ -1,0 +1,236 @@
+package logstore
+
+import (
+	"context"
+	"fmt"
+	"io"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/fluxgate-io/fluxgate/errs"
+)
+
+// Frame is one batch read back from the log, with the bytes of the columns
+// that were asked for.
+type Frame struct {
+	BaseOffset int64
+	NextOffset int64
+	CommitTs   int64 // unix ms
+	SchemaID   int32
+	Rows       int
+	// ChangeTypes has one entry per row for changelog frames, nil otherwise.
+	ChangeTypes []byte
+	WriterID    string
+
+	cols   []int
+	metas  [][]byte
+	bodies [][]byte
+}
+
+// Record decodes the frame's columns into a record of schema, whose fields
+// are the projected columns in order.
+func (f *Frame) Record(d *Decoder, schema *arrow.Schema) (arrow.RecordBatch, error) {
+	arrs := make([]arrow.Array, len(f.cols))
+	defer func() {
+		for _, a := range arrs {
+			if a != nil {
+				a.Release()
+			}
+		}
+	}()
+	for i, c := range f.cols {
+		a, err := d.Column(c, f.metas[i], f.bodies[i])
+		if err != nil {
+			return nil, fmt.Errorf("frame at offset %d: %w", f.BaseOffset, err)
+		}
+		if a.Len() != f.Rows {
+			a.Release()
+			return nil, fmt.Errorf("frame at offset %d: column %d has %d rows, want %d", f.BaseOffset, c, a.Len(), f.Rows)
+		}
+		arrs[i] = a
+	}
+	return array.NewRecordBatch(schema, arrs, int64(f.Rows)), nil
+}
+
+// Reader reads one bucket's frames in offset order.
+type Reader struct {
+	t    *Table
+	b    *bucket
+	cols []int // projection; nil reads every column
+	next int64 // next offset to deliver
+	seg  *segment
+	pos  int64 // position in seg of the next frame to read
+}
+
+// NewReader returns a reader of bucket from offset start, reading the columns
+// cols (nil for all). start must lie in [earliest, high watermark].
+func (t *Table) NewReader(bucket int, start int64, cols []int) (*Reader, error) {
+	if bucket < 0 || bucket >= len(t.buckets) {
+		return nil, errs.New(errs.Invalid, "bucket %d does not exist (the table has %d)", bucket, len(t.buckets))
+	}
+	b := t.buckets[bucket]
+	if hw, first := b.hw.Load(), t.EarliestOffset(bucket); start < first || start > hw {
+		return nil, errs.New(errs.OutOfRange, "offset %d of bucket %d is outside the retained range [%d, %d]", start, bucket, first, hw)
+	}
+	return &Reader{t: t, b: b, cols: cols, next: start}, nil
+}
+
+// Offset returns the offset the reader will deliver next.
+func (r *Reader) Offset() int64 { return r.next }
+
+// Next returns the next frame that starts below limit, or nil when the reader
+// has reached limit (which must not exceed the high watermark). A frame that
+// holds the reader's offset in its middle is returned whole; the caller skips
+// the rows before Offset().
+func (r *Reader) Next(limit int64) (*Frame, error) {
+	if r.next >= limit {
+		return nil, nil
+	}
+	if err := r.locate(); err != nil {
+		return nil, err
+	}
+	for {
+		f, size, err := r.readFrame()
+		if err != nil {
+			return nil, err
+		}
+		r.pos += size
+		if f.NextOffset <= r.next {
+			continue // before the start offset
+		}
+		r.next = f.NextOffset
+		return f, nil
+	}
+}
+
+// Wait blocks until the high watermark is above the reader's offset, ctx is
+// done, or the log closes.
+func (r *Reader) Wait(ctx context.Context) error {
+	ch := r.b.tail(r.next)
+	if ch == nil {
+		return nil
+	}
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// HighWatermark returns the bucket's current high watermark.
+func (r *Reader) HighWatermark() int64 { return r.b.hw.Load() }
+
+// Close releases the reader's segment.
+func (r *Reader) Close() {
+	if r.seg != nil {
+		r.seg.release()
+		r.seg = nil
+	}
+}
+
+// locate makes sure r.seg is the segment that holds r.next.
+func (r *Reader) locate() error {
+	s := r.b.segmentFor(r.next)
+	if s == nil {
+		return errs.New(errs.DataLoss, "offset %d of bucket %d is no longer retained", r.next, r.b.id)
+	}
+	if s == r.seg {
+		s.release()
+		return nil
+	}
+	r.Close()
+	r.seg, r.pos = s, s.seekOffset(r.next)
+	return nil
+}
+
+// readHead is how much a reader reads first: enough for the header, writer
+// id and column directory of any ordinary frame.
+const readHead = 4 << 10
+
+func (r *Reader) readFrame() (*Frame, int64, error) {
+	s := r.seg
+	head, err := r.readAt(readHead, r.pos, true)
+	if err != nil {
+		return nil, 0, err
+	}
+	h, err := parseHeader(head)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s at %d: %w", s.logPath, r.pos, err)
+	}
+	if int(h.prefixLen) > len(head) {
+		if head, err = r.readAt(int(h.prefixLen), r.pos, false); err != nil {
+			return nil, 0, err
+		}
+	}
+	p, err := parsePrefix(&h, head)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%s at %d: %w", s.logPath, r.pos, err)
+	}
+	f := &Frame{
+		BaseOffset: h.baseOffset,
+		NextOffset: h.nextOffset(),
+		CommitTs:   h.commitTs,
+		SchemaID:   h.schemaID,
+		Rows:       int(h.recordCount),
+		WriterID:   p.writerID,
+	}
+	if p.changeTypes != nil {
+		f.ChangeTypes = append([]byte(nil), p.changeTypes...)
+	}
+	f.cols = r.cols
+	if f.cols == nil {
+		f.cols = make([]int, h.columns)
+		for i := range f.cols {
+			f.cols[i] = i
+		}
+	}
+	f.metas = make([][]byte, len(f.cols))
+	f.bodies = make([][]byte, len(f.cols))
+
+	// Read the wanted columns, one read per run of adjacent columns. Bytes
+	// already in head are reused.
+	for i := 0; i < len(f.cols); {
+		c := f.cols[i]
+		if c < 0 || c >= int(h.columns) {
+			return nil, 0, fmt.Errorf("frame at offset %d has %d columns, column %d asked for", h.baseOffset, h.columns, c)
+		}
+		j := i + 1
+		for j < len(f.cols) && f.cols[j] == f.cols[j-1]+1 {
+			j++
+		}
+		lastCol := f.cols[j-1]
+		from := int64(p.colOffsets[c])
+		to := int64(p.colOffsets[lastCol]) + int64(p.metaLens[lastCol]) + int64(p.bodyLens[lastCol])
+		var run []byte
+		if to <= int64(len(head)) {
+			run = head[from:to]
+		} else if run, err = r.readAt(int(to-from), r.pos+from, false); err != nil {
+			return nil, 0, err
+		}
+		for k := i; k < j; k++ {
+			c := f.cols[k]
+			off := int64(p.colOffsets[c]) - from
+			f.metas[k] = run[off : off+int64(p.metaLens[c])]
+			f.bodies[k] = run[off+int64(p.metaLens[c]) : off+int64(p.metaLens[c])+int64(p.bodyLens[c])]
+		}
+		i = j
+	}
+	return f, int64(h.length), nil
+}
+
+// readAt reads up to n bytes at pos into a fresh buffer (short reads at the
+// end of the file are fine when short is set).
+func (r *Reader) readAt(n int, pos int64, short bool) ([]byte, error) {
+	buf := make([]byte, n)
+	m, err := r.seg.f.ReadAt(buf, pos)
+	r.t.bytesRead.Add(int64(m))
+	if err == io.EOF && short && m >= fixedHeaderSize {
+		err = nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read %s at %d: %w", r.seg.logPath, pos, err)
+	}
+	return buf[:m], nil
+}

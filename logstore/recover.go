@@ -1,0 +1,237 @@
+package logstore
+
+import (
+	"errors"
+	"math"
+	"slices"
+)
+
+// Recovery (see the package comment for the invariant it restores).
+//
+// Every frame records the table's durable txn at the time it was appended, so
+// the largest such value found, D, bounds what was certainly complete: every
+// txn <= D reached all its buckets and was synced. Only txns above D can be
+// incomplete, and they sit at the tails of the buckets. Recovery scans each
+// bucket back from its end (verifying CRCs, cutting torn frames) until it
+// reaches frames of txn <= D, counts the parts of every later txn, and cuts
+// every bucket at the first txn that lacks a part. Nothing acknowledged is
+// lost: an append is acknowledged only once it and all earlier txns are
+// durable, so its txn is <= every cut.
+
+// tailFrame is what recovery keeps of a frame it scanned.
+type tailFrame struct {
+	seg   int // index into the bucket's segments
+	pos   int64
+	txn   uint64
+	parts uint16
+}
+
+// bucketTail is the part of a bucket that recovery scanned, newest segments
+// first.
+type bucketTail struct {
+	b       *bucket
+	from    int         // first scanned segment; len(segments) when none
+	frames  []tailFrame // in log order
+	durable uint64      // durable txn recorded by the last frame
+}
+
+// scanBack verifies and indexes the segment before the scanned ones. A torn
+// or corrupt frame there makes every newer segment unreachable: they go.
+func (tl *bucketTail) scanBack() error {
+	tl.from--
+	i := tl.from
+	seg := tl.b.mu.segments[i]
+	var frames []tailFrame
+	cut, err := seg.rebuild(true, func(h *header, pos int64, _ []byte) {
+		frames = append(frames, tailFrame{seg: i, pos: pos, txn: h.txn, parts: h.txnParts})
+		tl.durable = max(tl.durable, h.durableTxn)
+	})
+	if err != nil {
+		return err
+	}
+	if cut {
+		if err := tl.b.dropAfter(i); err != nil {
+			return err
+		}
+		tl.frames = nil
+	}
+	tl.frames = append(frames, tl.frames...)
+	return nil
+}
+
+func (tl *bucketTail) more() bool { return tl.from > 0 }
+
+func (tl *bucketTail) firstTxn() uint64 {
+	if len(tl.frames) == 0 {
+		return math.MaxUint64
+	}
+	return tl.frames[0].txn
+}
+
+func (t *Table) recover() error {
+	snap, err := readWriterSnapshot(t.dir, len(t.buckets))
+	if err != nil {
+		return err
+	}
+
+	// Find the last good frame of every bucket, and with it D.
+	tails := make([]*bucketTail, len(t.buckets))
+	d := snap.Txn
+	for i, b := range t.buckets {
+		tl := &bucketTail{b: b, from: len(b.mu.segments)}
+		for len(tl.frames) == 0 && tl.more() {
+			if err := tl.scanBack(); err != nil {
+				return err
+			}
+		}
+		d = max(d, tl.durable)
+		tails[i] = tl
+	}
+
+	// Reach back to txn <= D, then find the first incomplete txn.
+	count := map[uint64]int{}
+	want := map[uint64]uint16{}
+	for _, tl := range tails {
+		for tl.firstTxn() > d && tl.more() {
+			if err := tl.scanBack(); err != nil {
+				return err
+			}
+		}
+		for _, f := range tl.frames {
+			if f.txn > d {
+				count[f.txn]++
+				want[f.txn] = f.parts
+			}
+		}
+	}
+	cutTxn := uint64(math.MaxUint64)
+	for txn, n := range count {
+		if n < int(want[txn]) {
+			cutTxn = min(cutTxn, txn)
+		}
+	}
+
+	// Cut, then bring every bucket's state in line with what is left.
+	last := d
+	for _, tl := range tails {
+		keep := len(tl.frames)
+		for j, f := range tl.frames {
+			if f.txn >= cutTxn {
+				keep = j
+				break
+			}
+		}
+		if keep < len(tl.frames) {
+			f := tl.frames[keep]
+			t.opts.Logger.Warn("recovery: cutting an append that did not reach all its buckets",
+				"dir", tl.b.dir, "txn", f.txn, "position", f.pos)
+			if err := tl.b.cutAt(f.seg, f.pos); err != nil {
+				return err
+			}
+		}
+		if keep > 0 {
+			last = max(last, tl.frames[keep-1].txn)
+		}
+		segs := tl.b.mu.segments
+		for _, s := range segs[:min(tl.from, len(segs))] {
+			if err := s.loadIndex(); err != nil {
+				return err
+			}
+		}
+		for _, s := range segs {
+			if err := s.f.Sync(); err != nil {
+				return err
+			}
+		}
+		if err := syncDir(tl.b.dir); err != nil {
+			return err
+		}
+		act := segs[len(segs)-1]
+		tl.b.logEnd = act.next
+		for _, s := range segs {
+			tl.b.lastTs = max(tl.b.lastTs, s.maxTs)
+		}
+		tl.b.hw.Store(tl.b.logEnd)
+	}
+	t.lastTxn = last
+	t.durable.Store(last)
+
+	t.writers = snap.Writers
+	return t.replayWriters(snap)
+}
+
+// cutAt removes everything from position pos of segment i on.
+func (b *bucket) cutAt(i int, pos int64) error {
+	if err := b.dropAfter(i); err != nil {
+		return err
+	}
+	s := b.mu.segments[i]
+	if err := s.truncate(pos); err != nil {
+		return err
+	}
+	_, err := s.rebuild(false, nil)
+	return err
+}
+
+// dropAfter removes the segments after segment i. Recovery only.
+func (b *bucket) dropAfter(i int) error {
+	var err error
+	for _, s := range b.mu.segments[i+1:] {
+		err = errors.Join(err, s.remove())
+	}
+	b.mu.segments = b.mu.segments[:i+1]
+	return err
+}
+
+// replayWriters brings the writer table from the snapshot up to the log end.
+// The parts of one append are in several buckets, so frames are ordered by
+// txn before they are applied.
+func (t *Table) replayWriters(snap *writerSnapshot) error {
+	type replayed struct {
+		txn    uint64
+		id     string
+		seq    int64
+		bucket int
+		end    int64
+	}
+	var all []replayed
+	for i, b := range t.buckets {
+		from := snap.Ends[i]
+		for _, s := range b.mu.segments {
+			if s.next <= from || s.size == 0 {
+				continue
+			}
+			start := int64(0)
+			if from > s.base {
+				start = s.seekOffset(from)
+			}
+			_, err := scanFrames(s.f, start, s.size, true, func(h *header, _ int64, frame []byte) error {
+				if h.baseOffset < from || h.writerIDLen == 0 {
+					return nil
+				}
+				p, err := parsePrefix(h, frame)
+				if err != nil {
+					return err
+				}
+				all = append(all, replayed{h.txn, p.writerID, h.writerSeq, i, h.nextOffset()})
+				return nil
+			})
+			if err != nil {
+				return err
+			}
+		}
+	}
+	slices.SortFunc(all, func(a, b replayed) int {
+		if a.txn != b.txn {
+			if a.txn < b.txn {
+				return -1
+			}
+			return 1
+		}
+		return a.bucket - b.bucket
+	})
+	for _, r := range all {
+		t.writers.noteFrame(r.id, r.seq, r.txn, r.bucket, r.end)
+	}
+	return nil
+}

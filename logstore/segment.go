@@ -1,0 +1,331 @@
+package logstore
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+)
+
+// A segment is one log file of a bucket and its sparse index. Frames are only
+// appended to the active (last) segment; the others are immutable until
+// retention removes them whole.
+//
+// The index file holds 24-byte entries (offset, file position, commit time),
+// one per IndexIntervalBytes of log, so it serves both as the offset index and
+// as the time index: commit times never decrease within a bucket.
+type segment struct {
+	base      int64
+	logPath   string
+	indexPath string
+	f         *os.File
+
+	// Guarded by the table's append lock for writers. Readers only look at
+	// bytes below the high watermark, which never move once written.
+	size        int64
+	next        int64 // offset after the last frame
+	maxTs       int64
+	lastIndexed int64 // file position of the last index entry, -1 if none
+	interval    int64 // bytes of log between index entries
+
+	mu struct {
+		sync.Mutex
+		index   []indexEntry
+		refs    int
+		removed bool
+	}
+	idx *os.File // index file, appended to as frames arrive
+}
+
+type indexEntry struct {
+	offset int64
+	pos    int64
+	ts     int64
+}
+
+const indexEntrySize = 24
+
+func segmentName(base int64) string { return fmt.Sprintf("%020d", base) }
+
+// listSegments returns the base offsets of the segments in dir, ascending.
+func listSegments(dir string) ([]int64, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	var bases []int64
+	for _, e := range entries {
+		name, ok := strings.CutSuffix(e.Name(), ".log")
+		if !ok {
+			continue
+		}
+		base, err := strconv.ParseInt(name, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("unexpected log file %s in %s", e.Name(), dir)
+		}
+		bases = append(bases, base)
+	}
+	sort.Slice(bases, func(i, j int) bool { return bases[i] < bases[j] })
+	return bases, nil
+}
+
+// openSegment opens (creating if needed) the segment with base offset base.
+// It does not read it; see load and recover.
+func openSegment(dir string, base, indexInterval int64) (*segment, error) {
+	s := &segment{
+		base:        base,
+		interval:    indexInterval,
+		logPath:     filepath.Join(dir, segmentName(base)+".log"),
+		indexPath:   filepath.Join(dir, segmentName(base)+".index"),
+		next:        base,
+		lastIndexed: -1,
+	}
+	var err error
+	if s.f, err = os.OpenFile(s.logPath, os.O_RDWR|os.O_CREATE, 0o644); err != nil {
+		return nil, err
+	}
+	if s.idx, err = os.OpenFile(s.indexPath, os.O_RDWR|os.O_CREATE, 0o644); err != nil {
+		s.f.Close()
+		return nil, err
+	}
+	st, err := s.f.Stat()
+	if err != nil {
+		s.close()
+		return nil, err
+	}
+	s.size = st.Size()
+	return s, nil
+}
+
+// loadIndex reads the index file of an immutable segment and derives the
+// segment's end from its last frame. A missing or damaged index is rebuilt by
+// scanning the log.
+func (s *segment) loadIndex() error {
+	entries, err := readIndex(s.idx, s.size, s.base)
+	if err == nil && len(entries) > 0 {
+		last := entries[len(entries)-1]
+		// Walk the frames after the last entry to find the segment's end.
+		next, maxTs := last.offset, last.ts
+		end, err := scanFrames(s.f, last.pos, s.size, false, func(h *header, _ int64, _ []byte) error {
+			next, maxTs = h.nextOffset(), h.commitTs
+			return nil
+		})
+		if err == nil && end == s.size {
+			s.mu.index, s.next, s.maxTs = entries, next, maxTs
+			s.lastIndexed = last.pos
+			return nil
+		}
+	}
+	if s.size == 0 {
+		return nil
+	}
+	_, err = s.rebuild(false, nil)
+	return err
+}
+
+// rebuild rescans the log (verifying CRCs when asked), truncates it after the
+// last good frame, rewrites the index and reports whether it cut anything.
+// Each good frame is also passed to fn, if not nil.
+func (s *segment) rebuild(verifyCRC bool, fn func(h *header, pos int64, frame []byte)) (cut bool, err error) {
+	s.mu.index = s.mu.index[:0]
+	s.next, s.maxTs, s.lastIndexed = s.base, 0, -1
+	if err := s.idx.Truncate(0); err != nil {
+		return false, err
+	}
+	size := s.size
+	valid, err := scanFrames(s.f, 0, size, verifyCRC, func(h *header, pos int64, frame []byte) error {
+		if fn != nil {
+			fn(h, pos, frame)
+		}
+		return s.noteAppended(h, pos)
+	})
+	if err != nil {
+		return false, err
+	}
+	return valid < size, s.truncate(valid)
+}
+
+// truncate cuts the log at pos, dropping index entries beyond it.
+func (s *segment) truncate(pos int64) error {
+	if err := s.f.Truncate(pos); err != nil {
+		return fmt.Errorf("truncate %s: %w", s.logPath, err)
+	}
+	s.size = pos
+	s.mu.Lock()
+	i := sort.Search(len(s.mu.index), func(i int) bool { return s.mu.index[i].pos >= pos })
+	s.mu.index = s.mu.index[:i]
+	s.mu.Unlock()
+	if err := s.idx.Truncate(int64(i) * indexEntrySize); err != nil {
+		return err
+	}
+	if i > 0 {
+		s.lastIndexed = s.mu.index[i-1].pos
+	} else {
+		s.lastIndexed = -1
+	}
+	return nil
+}
+
+// noteAppended records a frame written at pos, adding an index entry every
+// interval bytes (and for the first frame).
+func (s *segment) noteAppended(h *header, pos int64) error {
+	s.size = pos + int64(h.length)
+	s.next = h.nextOffset()
+	s.maxTs = max(s.maxTs, h.commitTs)
+	if s.lastIndexed >= 0 && pos-s.lastIndexed < s.interval {
+		return nil
+	}
+	e := indexEntry{offset: h.baseOffset, pos: pos, ts: h.commitTs}
+	var b [indexEntrySize]byte
+	binary.LittleEndian.PutUint64(b[0:], uint64(e.offset))
+	binary.LittleEndian.PutUint64(b[8:], uint64(e.pos))
+	binary.LittleEndian.PutUint64(b[16:], uint64(e.ts))
+	s.mu.Lock()
+	n := len(s.mu.index)
+	s.mu.index = append(s.mu.index, e)
+	s.mu.Unlock()
+	s.lastIndexed = pos
+	// The index is a hint rebuilt on recovery; it is written but never synced.
+	if _, err := s.idx.WriteAt(b[:], int64(n)*indexEntrySize); err != nil {
+		return fmt.Errorf("write index %s: %w", s.indexPath, err)
+	}
+	return nil
+}
+
+// seekOffset returns the file position of the last indexed frame at or before
+// offset; the frame holding offset is found by scanning forward from there.
+func (s *segment) seekOffset(offset int64) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i := sort.Search(len(s.mu.index), func(i int) bool { return s.mu.index[i].offset > offset })
+	if i == 0 {
+		return 0
+	}
+	return s.mu.index[i-1].pos
+}
+
+// seekTime returns the file position from which to scan for the first frame
+// whose commit time is at least ts.
+func (s *segment) seekTime(ts int64) int64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	i := sort.Search(len(s.mu.index), func(i int) bool { return s.mu.index[i].ts >= ts })
+	if i == 0 {
+		return 0
+	}
+	return s.mu.index[i-1].pos
+}
+
+// acquire takes a reference for a reader; it fails once the segment is removed.
+func (s *segment) acquire() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.mu.removed {
+		return false
+	}
+	s.mu.refs++
+	return true
+}
+
+func (s *segment) release() {
+	s.mu.Lock()
+	s.mu.refs--
+	done := s.mu.removed && s.mu.refs == 0
+	s.mu.Unlock()
+	if done {
+		s.close()
+	}
+}
+
+// remove deletes the segment's files; open readers keep reading the unlinked
+// file until they release it.
+func (s *segment) remove() error {
+	s.mu.Lock()
+	s.mu.removed = true
+	done := s.mu.refs == 0
+	s.mu.Unlock()
+	err := errors.Join(os.Remove(s.logPath), os.Remove(s.indexPath))
+	if done {
+		s.close()
+	}
+	return err
+}
+
+func (s *segment) close() error {
+	return errors.Join(s.f.Close(), s.idx.Close())
+}
+
+func readIndex(f *os.File, logSize, base int64) ([]indexEntry, error) {
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	n := st.Size() / indexEntrySize
+	buf := make([]byte, n*indexEntrySize)
+	if _, err := f.ReadAt(buf, 0); err != nil && err != io.EOF {
+		return nil, err
+	}
+	entries := make([]indexEntry, 0, n)
+	for i := range n {
+		b := buf[i*indexEntrySize:]
+		e := indexEntry{
+			offset: int64(binary.LittleEndian.Uint64(b[0:])),
+			pos:    int64(binary.LittleEndian.Uint64(b[8:])),
+			ts:     int64(binary.LittleEndian.Uint64(b[16:])),
+		}
+		if e.offset < base || e.pos >= logSize || (i > 0 && (e.pos <= entries[i-1].pos || e.offset <= entries[i-1].offset)) {
+			return nil, fmt.Errorf("index %s: entry %d out of order", f.Name(), i)
+		}
+		entries = append(entries, e)
+	}
+	if len(entries) > 0 && entries[0].pos != 0 {
+		return nil, fmt.Errorf("index %s: first entry at %d", f.Name(), entries[0].pos)
+	}
+	return entries, nil
+}
+
+// scanFrames reads the frames of f in [start, end) in order, calling fn for
+// each whole (and, with verifyCRC, intact) frame; with verifyCRC fn also gets
+// the frame's bytes, valid until it returns. It stops at the first frame
+// that is torn or corrupt and returns its position, which is end when all
+// frames were good.
+func scanFrames(f *os.File, start, end int64, verifyCRC bool, fn func(h *header, pos int64, frame []byte) error) (int64, error) {
+	r := bufio.NewReaderSize(io.NewSectionReader(f, start, end-start), 1<<20)
+	pos := start
+	var buf []byte
+	for pos < end {
+		fixed, err := r.Peek(fixedHeaderSize)
+		if err != nil {
+			return pos, nil // torn header
+		}
+		h, err := parseHeader(fixed)
+		if err != nil || pos+int64(h.length) > end {
+			return pos, nil
+		}
+		var frame []byte
+		if verifyCRC {
+			if cap(buf) < int(h.length) {
+				buf = make([]byte, h.length)
+			}
+			buf = buf[:h.length]
+			if _, err := io.ReadFull(r, buf); err != nil || !verify(&h, buf) {
+				return pos, nil
+			}
+			frame = buf
+		} else if _, err := r.Discard(int(h.length)); err != nil {
+			return pos, nil
+		}
+		if err := fn(&h, pos, frame); err != nil {
+			return pos, err
+		}
+		pos += int64(h.length)
+	}
+	return pos, nil
+}

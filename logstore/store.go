@@ -1,0 +1,377 @@
+// Package logstore is the per-bucket append-only log of a table: framed Arrow
+// batches in segment files, offset and time indexes, group-committed fsyncs,
+// the high watermark and tail notification, retention, and recovery of a torn
+// tail. It knows nothing of table definitions beyond a bucket count; the
+// engine hands it encoded batches and reads them back by offset.
+//
+// A table's append may span several buckets (one batch split by bucket key).
+// Such an append is one transaction: its frames carry the same txn id and the
+// number of parts, recovery drops every transaction that did not reach all of
+// its buckets, and an append is acknowledged only when it and every earlier
+// append of the table are durable.
+package logstore
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/fluxgate-io/fluxgate/errs"
+)
+
+// Options configure a table's log. The zero value means the defaults.
+type Options struct {
+	// SegmentBytes is the size at which the active segment is rolled.
+	// Default 256 MiB.
+	SegmentBytes int64
+	// IndexIntervalBytes is the log distance between two index entries.
+	// Default 4 KiB.
+	IndexIntervalBytes int64
+	// Now is the clock for commit timestamps. Default time.Now.
+	Now func() time.Time
+	// Logger receives recovery and retention events. Default slog.Default().
+	Logger *slog.Logger
+}
+
+func (o Options) withDefaults() Options {
+	if o.SegmentBytes <= 0 {
+		o.SegmentBytes = 256 << 20
+	}
+	if o.IndexIntervalBytes <= 0 {
+		o.IndexIntervalBytes = 4 << 10
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o
+}
+
+// Part is the piece of an append that goes to one bucket.
+type Part struct {
+	Bucket int
+	Batch  *Batch
+}
+
+// Writer identifies an idempotent writer's batch. The zero value is a
+// non-idempotent write.
+type Writer struct {
+	ID  string
+	Seq int64
+}
+
+// Result is what an append did.
+type Result struct {
+	// Ends holds, for each bucket written, its log end offset after the append.
+	Ends map[int]int64
+	// Duplicate is set when the writer's batch had been applied before; Ends
+	// are then those of the original append.
+	Duplicate bool
+}
+
+// Table is the log of one table: one directory per bucket.
+type Table struct {
+	dir     string
+	opts    Options
+	buckets []*bucket
+
+	// appendMu orders appends across buckets: txn ids grow in every bucket.
+	appendMu       sync.Mutex
+	lastTxn        uint64                // guarded by appendMu
+	dirty          map[*segment]struct{} // written since the last sync; guarded by appendMu
+	newDirs        bool                  // files created since the last sync; guarded by appendMu
+	writers        writerTable           // guarded by appendMu
+	snapshotWanted bool                  // guarded by appendMu
+	broken         bool                  // a part of an append failed; guarded by appendMu
+	closed         bool                  // guarded by appendMu
+
+	durable atomic.Uint64 // every txn <= durable is synced
+	sync    struct {
+		sync.Mutex
+		cond    *sync.Cond
+		running bool
+		err     error // a failed fsync leaves the log unusable until reopened
+	}
+
+	bytesRead atomic.Int64
+}
+
+// Open opens (creating if needed) the log of a table with n buckets in dir,
+// recovering from an unclean shutdown: torn or corrupt frames are cut off, and
+// so is every multi-bucket append that did not reach all of its buckets.
+func Open(dir string, n int, opts Options) (*Table, error) {
+	t := &Table{dir: dir, opts: opts.withDefaults(), dirty: map[*segment]struct{}{}}
+	t.sync.cond = sync.NewCond(&t.sync.Mutex)
+	for i := range n {
+		b, err := openBucket(filepath.Join(dir, fmt.Sprint(i), "log"), i, t.opts)
+		if err != nil {
+			t.closeFiles()
+			return nil, fmt.Errorf("open bucket %d of %s: %w", i, dir, err)
+		}
+		t.buckets = append(t.buckets, b)
+	}
+	if err := t.recover(); err != nil {
+		t.closeFiles()
+		return nil, fmt.Errorf("recover %s: %w", dir, err)
+	}
+	return t, nil
+}
+
+// Buckets reports the number of buckets.
+func (t *Table) Buckets() int { return len(t.buckets) }
+
+// BytesRead reports how many bytes readers have read from segment files.
+func (t *Table) BytesRead() int64 { return t.bytesRead.Load() }
+
+// HighWatermark returns the bucket's high watermark: offsets below it are
+// durable and readable.
+func (t *Table) HighWatermark(bucket int) int64 { return t.buckets[bucket].hw.Load() }
+
+// EarliestOffset returns the first offset the bucket still retains.
+func (t *Table) EarliestOffset(bucket int) int64 {
+	b := t.buckets[bucket]
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	return b.mu.segments[0].base
+}
+
+// Append writes the parts, each to its bucket, as one atomic unit, and returns
+// once they are durable and visible. Each part's Batch is consumed.
+func (t *Table) Append(parts []Part, w Writer) (Result, error) {
+	t.appendMu.Lock()
+	if t.closed || t.broken {
+		t.appendMu.Unlock()
+		return Result{}, errs.New(errs.Unavailable, "table log %s is closed", t.dir)
+	}
+	if w.ID != "" {
+		prev, err := t.writers.check(w)
+		if err != nil {
+			t.appendMu.Unlock()
+			return Result{}, err
+		}
+		if prev != nil {
+			t.appendMu.Unlock()
+			return Result{Ends: prev.ends, Duplicate: true}, t.waitDurable(prev.txn)
+		}
+	}
+	if len(parts) == 0 {
+		t.appendMu.Unlock()
+		return Result{Ends: map[int]int64{}}, nil
+	}
+	t.lastTxn++
+	txn := t.lastTxn
+	now := t.opts.Now().UnixMilli()
+	ends := make(map[int]int64, len(parts))
+	for _, p := range parts {
+		if err := t.appendLocked(p, txn, uint16(len(parts)), now); err != nil {
+			// A part may be on disk without the others; recovery will cut it.
+			// Until then this log accepts nothing more.
+			t.broken = true
+			t.appendMu.Unlock()
+			return Result{}, errs.New(errs.Unavailable, "append to %s: %w", t.dir, err)
+		}
+		ends[p.Bucket] = t.buckets[p.Bucket].logEnd
+	}
+	if w.ID != "" {
+		t.writers.record(w, txn, ends)
+	}
+	t.appendMu.Unlock()
+	return Result{Ends: ends}, t.waitDurable(txn)
+}
+
+func (t *Table) appendLocked(p Part, txn uint64, nparts uint16, now int64) error {
+	b := t.buckets[p.Bucket]
+	frame := p.Batch.frame
+	h, err := parseHeader(frame)
+	if err != nil {
+		return err
+	}
+	h.baseOffset = b.logEnd
+	h.commitTs = max(b.lastTs, now)
+	h.txn = txn
+	h.durableTxn = t.durable.Load()
+	h.txnParts = nparts
+	h.putFixed(frame)
+	h.crc = checksum(p.Batch.payloadCRC, frame)
+	h.putFixed(frame)
+
+	seg := b.active()
+	if seg.size > 0 && seg.size+int64(len(frame)) > t.opts.SegmentBytes {
+		if seg, err = b.roll(t.opts); err != nil {
+			return err
+		}
+		t.newDirs = true
+		t.snapshotWanted = true
+	}
+	pos := seg.size
+	if _, err := seg.f.WriteAt(frame, pos); err != nil {
+		return fmt.Errorf("write %s: %w", seg.logPath, err)
+	}
+	if err := seg.noteAppended(&h, pos); err != nil {
+		return err
+	}
+	b.logEnd, b.lastTs = h.nextOffset(), h.commitTs
+	t.dirty[seg] = struct{}{}
+	return nil
+}
+
+// waitDurable blocks until txn is durable. Whoever finds no sync running
+// starts one for everything appended so far (group commit): concurrent
+// writers share one fsync per segment.
+func (t *Table) waitDurable(txn uint64) error {
+	t.sync.Lock()
+	defer t.sync.Unlock()
+	for t.durable.Load() < txn {
+		if t.sync.err != nil {
+			return t.sync.err
+		}
+		if t.sync.running {
+			t.sync.cond.Wait()
+			continue
+		}
+		t.sync.running = true
+		t.sync.Unlock()
+		err := t.syncRound()
+		t.sync.Lock()
+		t.sync.running = false
+		if err != nil && t.sync.err == nil {
+			t.sync.err = errs.New(errs.Unavailable, "sync %s: %w", t.dir, err)
+		}
+		t.sync.cond.Broadcast()
+	}
+	return nil
+}
+
+// syncRound makes everything appended so far durable, then advances the high
+// watermarks and wakes tailing readers.
+func (t *Table) syncRound() error {
+	t.appendMu.Lock()
+	target := t.lastTxn
+	dirty := t.dirty
+	t.dirty = map[*segment]struct{}{}
+	newDirs := t.newDirs
+	t.newDirs = false
+	ends := make([]int64, len(t.buckets))
+	for i, b := range t.buckets {
+		ends[i] = b.logEnd
+	}
+	var snap *writerSnapshot
+	if t.snapshotWanted {
+		snap = t.writers.snapshot(target, ends)
+		t.snapshotWanted = false
+	}
+	t.appendMu.Unlock()
+
+	if err := syncAll(dirty); err != nil {
+		return err
+	}
+	if newDirs {
+		for _, b := range t.buckets {
+			if err := syncDir(b.dir); err != nil {
+				return err
+			}
+		}
+	}
+	if snap != nil {
+		if err := snap.write(t.dir); err != nil {
+			return err
+		}
+	}
+	t.durable.Store(target)
+	for i, b := range t.buckets {
+		b.advance(ends[i])
+	}
+	return nil
+}
+
+// syncAll fsyncs the segments, in parallel: each is its own file.
+func syncAll(segs map[*segment]struct{}) error {
+	if len(segs) == 1 {
+		for s := range segs {
+			return s.f.Sync()
+		}
+	}
+	errc := make(chan error, len(segs))
+	for s := range segs {
+		go func() { errc <- s.f.Sync() }()
+	}
+	var first error
+	for range segs {
+		if err := <-errc; err != nil && first == nil {
+			first = err
+		}
+	}
+	return first
+}
+
+func syncDir(dir string) error {
+	d, err := os.Open(dir)
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	return d.Sync()
+}
+
+// Expire removes whole segments whose newest batch is older than ttl. The
+// active segment and segments not yet durable stay. It reports how many
+// segments went.
+func (t *Table) Expire(ttl time.Duration) (int, error) {
+	if ttl <= 0 {
+		return 0, nil
+	}
+	cutoff := t.opts.Now().Add(-ttl).UnixMilli()
+	t.appendMu.Lock()
+	defer t.appendMu.Unlock()
+	removed := 0
+	for _, b := range t.buckets {
+		n, err := b.expireLocked(cutoff)
+		removed += n
+		if err != nil {
+			return removed, err
+		}
+	}
+	return removed, nil
+}
+
+// Close makes everything durable, records the writer state and closes the
+// files. Appends after Close fail with errs.Unavailable.
+func (t *Table) Close() error {
+	t.appendMu.Lock()
+	if t.closed {
+		t.appendMu.Unlock()
+		return nil
+	}
+	t.closed = true
+	var err error
+	if !t.broken {
+		// An empty txn makes the final round run, and its snapshot of the
+		// writers spares the next open a replay.
+		t.snapshotWanted = true
+		t.lastTxn++
+		last := t.lastTxn
+		t.appendMu.Unlock()
+		err = t.waitDurable(last)
+	} else {
+		t.appendMu.Unlock()
+	}
+	for _, b := range t.buckets {
+		b.closeTail()
+	}
+	return errors.Join(err, t.closeFiles())
+}
+
+func (t *Table) closeFiles() error {
+	var err error
+	for _, b := range t.buckets {
+		err = errors.Join(err, b.close())
+	}
+	return err
+}

@@ -1,0 +1,353 @@
+package logstore
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+var testSchema = arrow.NewSchema([]arrow.Field{
+	{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "name", Type: arrow.BinaryTypes.String, Nullable: true},
+	{Name: "score", Type: arrow.PrimitiveTypes.Float64, Nullable: true},
+}, nil)
+
+func makeRecord(t testing.TB, mem memory.Allocator, from, n int) arrow.RecordBatch {
+	t.Helper()
+	b := array.NewRecordBuilder(mem, testSchema)
+	defer b.Release()
+	for i := from; i < from+n; i++ {
+		b.Field(0).(*array.Int64Builder).Append(int64(i))
+		b.Field(1).(*array.StringBuilder).Append(fmt.Sprintf("name-%d", i))
+		b.Field(2).(*array.Float64Builder).Append(float64(i) / 2)
+	}
+	return b.NewRecordBatch()
+}
+
+func encode(t testing.TB, enc *Encoder, rec arrow.RecordBatch, w Writer) *Batch {
+	t.Helper()
+	b, err := enc.Encode(rec, BatchMeta{SchemaID: 1, WriterID: w.ID, WriterSeq: w.Seq})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// readAll reads a bucket from start to the high watermark and returns the ids.
+func readAll(t *testing.T, tbl *Table, bucket int, start int64, cols []int, mem memory.Allocator) []int64 {
+	t.Helper()
+	r, err := tbl.NewReader(bucket, start, cols)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	dec := NewDecoder(testSchema, mem)
+	var ids []int64
+	for {
+		f, err := r.Next(tbl.HighWatermark(bucket))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f == nil {
+			return ids
+		}
+		sc := testSchema
+		if cols != nil {
+			var fields []arrow.Field
+			for _, c := range cols {
+				fields = append(fields, testSchema.Field(c))
+			}
+			sc = arrow.NewSchema(fields, nil)
+		}
+		rec, err := f.Record(dec, sc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sc.Field(0).Name == "id" {
+			ids = append(ids, rec.Column(0).(*array.Int64).Int64Values()...)
+		}
+		rec.Release()
+	}
+}
+
+func TestAppendReadReopen(t *testing.T) {
+	for _, codec := range []Codec{CodecNone, CodecLZ4, CodecZstd} {
+		t.Run(fmt.Sprint(codec), func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			dir := t.TempDir()
+			tbl, err := Open(dir, 2, Options{SegmentBytes: 4 << 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			enc := NewEncoder(testSchema, codec, mem)
+			var want []int64
+			for i := 0; i < 20; i++ {
+				rec := makeRecord(t, mem, i*10, 10)
+				res, err := tbl.Append([]Part{{Bucket: 1, Batch: encode(t, enc, rec, Writer{})}}, Writer{})
+				rec.Release()
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := res.Ends[1]; got != int64((i+1)*10) {
+					t.Fatalf("end offset after batch %d = %d, want %d", i, got, (i+1)*10)
+				}
+				for j := i * 10; j < i*10+10; j++ {
+					want = append(want, int64(j))
+				}
+			}
+			segs, _ := listSegments(filepath.Join(dir, "1", "log"))
+			if len(segs) < 2 {
+				t.Fatalf("expected the log to roll, got %d segments", len(segs))
+			}
+			check := func(tbl *Table) {
+				if got := readAll(t, tbl, 1, 0, nil, mem); fmt.Sprint(got) != fmt.Sprint(want) {
+					t.Fatalf("read %v, want %v", got, want)
+				}
+				// Starting in the middle of a frame returns that frame whole.
+				if got := readAll(t, tbl, 1, 105, nil, mem); got[0] != 100 || len(got) != 100 {
+					t.Fatalf("read from 105: first %d, %d rows", got[0], len(got))
+				}
+			}
+			check(tbl)
+			if err := tbl.Close(); err != nil {
+				t.Fatal(err)
+			}
+			tbl, err = Open(dir, 2, Options{SegmentBytes: 4 << 10})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tbl.Close()
+			check(tbl)
+			if hw := tbl.HighWatermark(1); hw != 200 {
+				t.Fatalf("high watermark after reopen %d, want 200", hw)
+			}
+		})
+	}
+}
+
+func TestTornTailIsCut(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	dir := t.TempDir()
+	tbl, err := Open(dir, 1, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc := NewEncoder(testSchema, CodecNone, mem)
+	for i := 0; i < 3; i++ {
+		rec := makeRecord(t, mem, i*10, 10)
+		if _, err := tbl.Append([]Part{{Bucket: 0, Batch: encode(t, enc, rec, Writer{})}}, Writer{}); err != nil {
+			t.Fatal(err)
+		}
+		rec.Release()
+	}
+	tbl.closeFiles() // a crash: no clean close
+	path := filepath.Join(dir, "0", "log", segmentName(0)+".log")
+	st, _ := os.Stat(path)
+	// Tear the last frame and corrupt nothing else.
+	if err := os.Truncate(path, st.Size()-7); err != nil {
+		t.Fatal(err)
+	}
+	tbl, err = Open(dir, 1, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tbl.Close()
+	if got := readAll(t, tbl, 0, 0, nil, mem); len(got) != 20 {
+		t.Fatalf("after a torn tail read %d rows, want 20", len(got))
+	}
+	if hw := tbl.HighWatermark(0); hw != 20 {
+		t.Fatalf("high watermark %d, want 20", hw)
+	}
+}
+
+func TestIncompleteMultiBucketAppendIsCut(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	dir := t.TempDir()
+	tbl, err := Open(dir, 2, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc := NewEncoder(testSchema, CodecNone, mem)
+	rec := makeRecord(t, mem, 0, 10)
+	defer rec.Release()
+	parts := func() []Part {
+		return []Part{{Bucket: 0, Batch: encode(t, enc, rec, Writer{})}, {Bucket: 1, Batch: encode(t, enc, rec, Writer{})}}
+	}
+	if _, err := tbl.Append(parts(), Writer{}); err != nil {
+		t.Fatal(err)
+	}
+	// Simulate a crash after bucket 0's part of the second append was written.
+	p := parts()
+	tbl.appendMu.Lock()
+	tbl.lastTxn++
+	if err := tbl.appendLocked(p[0], tbl.lastTxn, 2, time.Now().UnixMilli()); err != nil {
+		t.Fatal(err)
+	}
+	tbl.appendMu.Unlock()
+	tbl.closeFiles()
+
+	tbl, err = Open(dir, 2, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tbl.Close()
+	for b := 0; b < 2; b++ {
+		if got := readAll(t, tbl, b, 0, nil, mem); len(got) != 10 {
+			t.Fatalf("bucket %d has %d rows after recovery, want 10", b, len(got))
+		}
+	}
+}
+
+func TestIdempotentWriterAcrossRestart(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	dir := t.TempDir()
+	tbl, err := Open(dir, 1, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc := NewEncoder(testSchema, CodecNone, mem)
+	rec := makeRecord(t, mem, 0, 10)
+	defer rec.Release()
+	w := Writer{ID: "w1", Seq: 0}
+	first, err := tbl.Append([]Part{{Bucket: 0, Batch: encode(t, enc, rec, w)}}, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl.closeFiles() // crash: no writer snapshot
+	tbl, err = Open(dir, 1, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tbl.Close()
+	again, err := tbl.Append([]Part{{Bucket: 0, Batch: encode(t, enc, rec, w)}}, w)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !again.Duplicate || again.Ends[0] != first.Ends[0] {
+		t.Fatalf("retry after restart: %+v, want duplicate with ends %v", again, first.Ends)
+	}
+	if got := readAll(t, tbl, 0, 0, nil, mem); len(got) != 10 {
+		t.Fatalf("%d rows, want 10 (the retry must not apply twice)", len(got))
+	}
+	gap := Writer{ID: "w1", Seq: 5}
+	if _, err := tbl.Append([]Part{{Bucket: 0, Batch: encode(t, enc, rec, gap)}}, gap); err == nil {
+		t.Fatal("a sequence gap was accepted")
+	}
+}
+
+func TestProjectionReadsOnlyProjectedColumns(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	tbl, err := Open(t.TempDir(), 1, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tbl.Close()
+	enc := NewEncoder(testSchema, CodecNone, mem)
+	for i := 0; i < 4; i++ {
+		rec := makeRecord(t, mem, i*50000, 50000)
+		if _, err := tbl.Append([]Part{{Bucket: 0, Batch: encode(t, enc, rec, Writer{})}}, Writer{}); err != nil {
+			t.Fatal(err)
+		}
+		rec.Release()
+	}
+	before := tbl.BytesRead()
+	all := readAll(t, tbl, 0, 0, nil, mem)
+	full := tbl.BytesRead() - before
+	before = tbl.BytesRead()
+	ids := readAll(t, tbl, 0, 0, []int{0}, mem)
+	proj := tbl.BytesRead() - before
+	if len(all) != 200000 || len(ids) != 200000 {
+		t.Fatalf("read %d and %d rows, want 200000", len(all), len(ids))
+	}
+	// id is 8 of the ~30 bytes per row (id, "name-NNNNNN" with offsets, score).
+	if proj*2 > full {
+		t.Fatalf("projection read %d bytes, the full scan %d: want less than half", proj, full)
+	}
+}
+
+func TestTailWakesReader(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	tbl, err := Open(t.TempDir(), 1, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tbl.Close()
+	r, err := tbl.NewReader(0, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	var wg sync.WaitGroup
+	wg.Add(1)
+	woke := make(chan error, 1)
+	go func() {
+		defer wg.Done()
+		woke <- r.Wait(t.Context())
+	}()
+	enc := NewEncoder(testSchema, CodecNone, mem)
+	rec := makeRecord(t, mem, 0, 1)
+	defer rec.Release()
+	if _, err := tbl.Append([]Part{{Bucket: 0, Batch: encode(t, enc, rec, Writer{})}}, Writer{}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-woke:
+		if err != nil {
+			t.Fatal(err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("reader was not woken by the append")
+	}
+	wg.Wait()
+}
+
+func TestExpireRemovesOldSegments(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	now := time.Now()
+	clock := func() time.Time { return now }
+	tbl, err := Open(t.TempDir(), 1, Options{SegmentBytes: 2 << 10, Now: clock})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tbl.Close()
+	enc := NewEncoder(testSchema, CodecNone, mem)
+	for i := 0; i < 10; i++ {
+		rec := makeRecord(t, mem, i*10, 10)
+		if _, err := tbl.Append([]Part{{Bucket: 0, Batch: encode(t, enc, rec, Writer{})}}, Writer{}); err != nil {
+			t.Fatal(err)
+		}
+		rec.Release()
+	}
+	if n, _ := tbl.Expire(time.Hour); n != 0 {
+		t.Fatalf("expired %d fresh segments", n)
+	}
+	now = now.Add(2 * time.Hour)
+	n, err := tbl.Expire(time.Hour)
+	if err != nil || n == 0 {
+		t.Fatalf("expired %d segments (%v), want some", n, err)
+	}
+	first := tbl.EarliestOffset(0)
+	if first == 0 {
+		t.Fatal("earliest offset did not move")
+	}
+	if _, err := tbl.NewReader(0, 0, nil); err == nil {
+		t.Fatal("reading below the earliest offset succeeded")
+	}
+	if got := readAll(t, tbl, 0, first, nil, mem); int64(len(got)) != 100-first {
+		t.Fatalf("read %d rows from %d, want %d", len(got), first, 100-first)
+	}
+}

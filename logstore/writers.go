@@ -1,0 +1,137 @@
+package logstore
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/fluxgate-io/fluxgate/errs"
+)
+
+// writerTable remembers, per idempotent writer, the last few batches it
+// applied, so that a retried batch is acknowledged again without being
+// applied twice (Fluss keeps five as well).
+type writerTable map[string][]applied
+
+const appliedPerWriter = 5
+
+type applied struct {
+	Seq  int64         `json:"seq"`
+	Txn  uint64        `json:"txn"`
+	Ends map[int]int64 `json:"ends"`
+}
+
+// check returns the earlier result of w's batch if it was applied before, an
+// error if w skipped a sequence number, and nil for the next batch.
+func (wt writerTable) check(w Writer) (*appliedRef, error) {
+	hist := wt[w.ID]
+	if len(hist) == 0 {
+		return nil, nil
+	}
+	last := hist[len(hist)-1].Seq
+	switch {
+	case w.Seq == last+1:
+		return nil, nil
+	case w.Seq > last+1:
+		return nil, errs.New(errs.Precondition, "writer %q: sequence %d is out of order, the next expected is %d", w.ID, w.Seq, last+1)
+	}
+	for _, a := range hist {
+		if a.Seq == w.Seq {
+			return &appliedRef{txn: a.Txn, ends: a.Ends}, nil
+		}
+	}
+	return nil, errs.New(errs.Precondition, "writer %q: sequence %d was applied long ago and its result is no longer kept (oldest kept: %d)", w.ID, w.Seq, hist[0].Seq)
+}
+
+type appliedRef struct {
+	txn  uint64
+	ends map[int]int64
+}
+
+func (wt writerTable) record(w Writer, txn uint64, ends map[int]int64) {
+	hist := append(wt[w.ID], applied{Seq: w.Seq, Txn: txn, Ends: ends})
+	if len(hist) > appliedPerWriter {
+		hist = hist[len(hist)-appliedPerWriter:]
+	}
+	wt[w.ID] = hist
+}
+
+// noteFrame folds one replayed frame into the table: the parts of one batch
+// arrive as separate frames, one per bucket.
+func (wt writerTable) noteFrame(id string, seq int64, txn uint64, bucket int, end int64) {
+	hist := wt[id]
+	if n := len(hist); n > 0 && hist[n-1].Seq == seq {
+		hist[n-1].Ends[bucket] = end
+		return
+	}
+	wt.record(Writer{ID: id, Seq: seq}, txn, map[int]int64{bucket: end})
+}
+
+// writerSnapshot is the writer table as of a durable point, with each
+// bucket's log end at that point, so that recovery replays only what came
+// after it.
+type writerSnapshot struct {
+	Txn     uint64      `json:"txn"`
+	Ends    []int64     `json:"ends"`
+	Writers writerTable `json:"writers"`
+}
+
+const writersFile = "writers.json"
+
+func (wt writerTable) snapshot(txn uint64, ends []int64) *writerSnapshot {
+	cp := make(writerTable, len(wt))
+	for id, hist := range wt {
+		cp[id] = append([]applied(nil), hist...)
+	}
+	return &writerSnapshot{Txn: txn, Ends: ends, Writers: cp}
+}
+
+// write replaces the snapshot file atomically.
+func (s *writerSnapshot) write(dir string) error {
+	b, err := json.Marshal(s)
+	if err != nil {
+		return err
+	}
+	tmp := filepath.Join(dir, writersFile+".tmp")
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	if _, err := f.Write(b); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, writersFile)); err != nil {
+		return err
+	}
+	return syncDir(dir)
+}
+
+func readWriterSnapshot(dir string, buckets int) (*writerSnapshot, error) {
+	b, err := os.ReadFile(filepath.Join(dir, writersFile))
+	if os.IsNotExist(err) {
+		return &writerSnapshot{Ends: make([]int64, buckets), Writers: writerTable{}}, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var s writerSnapshot
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("%s: %w", writersFile, err)
+	}
+	if len(s.Ends) != buckets {
+		return nil, fmt.Errorf("%s: %d buckets, want %d", writersFile, len(s.Ends), buckets)
+	}
+	if s.Writers == nil {
+		s.Writers = writerTable{}
+	}
+	return &s, nil
+}
