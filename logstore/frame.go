@@ -73,7 +73,7 @@ func (h *header) nextOffset() int64 { return h.baseOffset + h.offsets() }
 
 func (h *header) changelog() bool { return h.attributes&attrChangelog != 0 }
 
-func (h *header) codec() Codec { return Codec(h.attributes&attrCodecMask) >> attrCodecShift }
+func (h *header) codec() Codec { return Codec((h.attributes & attrCodecMask) >> attrCodecShift) }
 
 func (h *header) putFixed(b []byte) {
 	le := binary.LittleEndian

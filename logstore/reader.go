@@ -234,3 +234,50 @@ func (r *Reader) readAt(n int, pos int64, short bool) ([]byte, error) {
 	}
 	return buf[:m], nil
 }
+
+// OffsetForTime returns the first offset of bucket whose batch was committed
+// at or after ts (unix ms), or the high watermark when there is none.
+func (t *Table) OffsetForTime(bucket int, ts int64) (int64, error) {
+	b := t.buckets[bucket]
+	hw := b.hw.Load()
+	for _, s := range b.segments() {
+		if !s.acquire() {
+			continue
+		}
+		off, found, err := s.firstAtOrAfter(ts, hw)
+		s.release()
+		if err != nil || found {
+			return off, err
+		}
+	}
+	return hw, nil
+}
+
+// firstAtOrAfter scans the segment's frames below hw from the index entry
+// before ts for the first one committed at or after ts.
+func (s *segment) firstAtOrAfter(ts, hw int64) (int64, bool, error) {
+	pos := s.seekTime(ts)
+	var head [fixedHeaderSize]byte
+	for {
+		if _, err := s.f.ReadAt(head[:], pos); err != nil {
+			if err == io.EOF {
+				return 0, false, nil
+			}
+			return 0, false, err
+		}
+		h, err := parseHeader(head[:])
+		if err != nil {
+			return 0, false, fmt.Errorf("%s at %d: %w", s.logPath, pos, err)
+		}
+		if h.baseOffset >= hw {
+			return 0, false, nil
+		}
+		if h.commitTs >= ts {
+			return h.baseOffset, true, nil
+		}
+		if h.nextOffset() >= hw {
+			return 0, false, nil // what follows may still be being written
+		}
+		pos += int64(h.length)
+	}
+}

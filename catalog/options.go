@@ -1,0 +1,282 @@
+package catalog
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fluxgate-io/fluxgate/errs"
+)
+
+// Option keys understood by the catalog (PROTOCOL.md §2, Fluss's names).
+const (
+	OptBucketNum              = "bucket.num"
+	OptBucketKey              = "bucket.key"
+	OptMergeEngine            = "table.merge-engine"
+	OptVersionColumn          = "table.merge-engine.versioned.ver-column"
+	OptDeleteBehavior         = "table.delete.behavior"
+	OptChangelogImage         = "table.changelog.image"
+	OptAutoIncrementFields    = "auto-increment.fields"
+	OptAutoIncrementCacheSize = "table.auto-increment.cache-size"
+	OptLogTTL                 = "table.log.ttl"
+	OptCompressionType        = "table.log.arrow.compression.type"
+	OptZstdLevel              = "table.log.arrow.compression.zstd.level"
+	OptDatalakeEnabled        = "table.datalake.enabled"
+	OptDatalakeFormat         = "table.datalake.format"
+	OptDatalakeFreshness      = "table.datalake.freshness"
+)
+
+// Option values, as stored (lower case).
+const (
+	MergeFirstRow    = "first_row"
+	MergeVersioned   = "versioned"
+	MergeAggregation = "aggregation"
+
+	DeleteAllow   = "allow"
+	DeleteIgnore  = "ignore"
+	DeleteDisable = "disable"
+
+	ChangelogFull = "full"
+	ChangelogWAL  = "wal"
+
+	CompressionNone = "none"
+	CompressionLZ4  = "lz4_frame"
+	CompressionZstd = "zstd"
+
+	// AggDefault is the aggregate function of a column that names none.
+	AggDefault = "last_value_ignore_nulls"
+	// DefaultDelimiter is listagg's and string_agg's delimiter when none is set.
+	DefaultDelimiter = ","
+)
+
+// MaxBuckets is the largest bucket.num (Fluss's max.bucket.num).
+const MaxBuckets = 4096
+
+// ParseDuration parses a Fluss duration: an integer and an optional unit
+// (d, h, min/m, s/sec, ms, us, ns, or their long forms like "minutes"),
+// case-insensitive, milliseconds when the unit is missing: `7d`, `3min`, `0ms`.
+func ParseDuration(s string) (time.Duration, error) {
+	t := strings.ToLower(strings.TrimSpace(s))
+	i := 0
+	for i < len(t) && t[i] >= '0' && t[i] <= '9' {
+		i++
+	}
+	if i == 0 {
+		return 0, errs.New(errs.Invalid, "invalid duration %q: expected an integer and a unit such as 7d, 3min, 30s or 500ms", s)
+	}
+	n, err := strconv.ParseInt(t[:i], 10, 64)
+	unit, ok := durationUnits[strings.TrimSpace(t[i:])]
+	if !ok {
+		return 0, errs.New(errs.Invalid, "invalid duration %q: unknown unit %q (expected d, h, min, s, ms, us or ns)", s, strings.TrimSpace(t[i:]))
+	}
+	if err != nil || n > math.MaxInt64/int64(unit) {
+		return 0, errs.New(errs.Invalid, "invalid duration %q: too large", s)
+	}
+	return time.Duration(n) * unit, nil
+}
+
+// durationUnits are the unit labels of Flink's TimeUtils.
+var durationUnits = func() map[string]time.Duration {
+	m := map[string]time.Duration{"": time.Millisecond}
+	for unit, labels := range map[time.Duration][]string{
+		24 * time.Hour:   {"d", "day"},
+		time.Hour:        {"h", "hour"},
+		time.Minute:      {"min", "m", "minute"},
+		time.Second:      {"s", "sec", "second"},
+		time.Millisecond: {"ms", "milli", "millisecond"},
+		time.Microsecond: {"us", "µs", "micro", "microsecond"},
+		time.Nanosecond:  {"ns", "nano", "nanosecond"},
+	} {
+		for _, l := range labels {
+			m[l] = unit
+			if len(l) > 2 {
+				m[l+"s"] = unit
+			}
+		}
+	}
+	return m
+}()
+
+// optionDefaults are the defaults that do not depend on the table.
+var optionDefaults = map[string]string{
+	OptLogTTL:                 "7d",
+	OptCompressionType:        CompressionZstd,
+	OptDatalakeEnabled:        "false",
+	OptDatalakeFreshness:      "3min",
+	OptAutoIncrementCacheSize: "100000",
+	OptZstdLevel:              "3",
+}
+
+// alterable are the options alter-table may set or reset.
+var alterable = map[string]bool{OptDatalakeEnabled: true, OptDatalakeFreshness: true, OptLogTTL: true}
+
+// valueParser checks an option value and returns its stored form, or an error
+// saying what was expected.
+type valueParser func(v string) (string, error)
+
+var optionParsers = map[string]valueParser{
+	OptBucketNum:              intRange(1, MaxBuckets),
+	OptBucketKey:              columnList,
+	OptMergeEngine:            enum(MergeFirstRow, MergeVersioned, MergeAggregation),
+	OptVersionColumn:          columnList,
+	OptDeleteBehavior:         enum(DeleteAllow, DeleteIgnore, DeleteDisable),
+	OptChangelogImage:         enum(ChangelogFull, ChangelogWAL),
+	OptAutoIncrementFields:    columnList,
+	OptAutoIncrementCacheSize: intRange(1, math.MaxInt64),
+	OptLogTTL:                 duration(true),
+	OptCompressionType:        enum(CompressionNone, CompressionLZ4, CompressionZstd),
+	OptZstdLevel:              intRange(1, 22),
+	OptDatalakeEnabled:        enum("true", "false"),
+	OptDatalakeFormat:         enum("iceberg"),
+	OptDatalakeFreshness:      duration(false),
+}
+
+// aggFunctions maps each aggregate function to the column types it accepts
+// (semantics §4.4).
+var aggFunctions = map[string]func(*sqlType) bool{
+	"sum":                      (*sqlType).numeric,
+	"product":                  (*sqlType).numeric,
+	"max":                      (*sqlType).ordered,
+	"min":                      (*sqlType).ordered,
+	"last_value":               anyType,
+	AggDefault:                 anyType,
+	"first_value":              anyType,
+	"first_value_ignore_nulls": anyType,
+	"listagg":                  (*sqlType).character,
+	"string_agg":               (*sqlType).character,
+	"bool_and":                 isRoot("BOOLEAN"),
+	"bool_or":                  isRoot("BOOLEAN"),
+	// Fluss's BYTES; VARBINARY(n) becomes BYTES there, BINARY(n) does not.
+	"rbm32": isRoot("BYTES", "VARBINARY"),
+	"rbm64": isRoot("BYTES", "VARBINARY"),
+}
+
+const numericTypes = "TINYINT, SMALLINT, INT, BIGINT, FLOAT, DOUBLE or DECIMAL"
+
+var aggTypeNames = map[string]string{
+	"sum": numericTypes, "product": numericTypes,
+	"max": "a numeric, character, DATE, TIME, TIMESTAMP or TIMESTAMP_LTZ type", "min": "a numeric, character, DATE, TIME, TIMESTAMP or TIMESTAMP_LTZ type",
+	"listagg": "STRING or CHAR", "string_agg": "STRING or CHAR",
+	"bool_and": "BOOLEAN", "bool_or": "BOOLEAN",
+	"rbm32": "BYTES", "rbm64": "BYTES",
+}
+
+func anyType(*sqlType) bool { return true }
+
+func isRoot(roots ...string) func(*sqlType) bool {
+	return func(t *sqlType) bool {
+		for _, r := range roots {
+			if t.root == r {
+				return true
+			}
+		}
+		return false
+	}
+}
+
+// parseOption checks one option's value on its own; rules that involve the
+// columns or other options are checked by the normalizer.
+func parseOption(table, key, value string) (string, error) {
+	parse, ok := optionParsers[key]
+	if !ok {
+		return "", errs.New(errs.Invalid, "table %s: unknown option %q (see PROTOCOL.md §2 for the options understood; lake properties start with \"iceberg.\")", table, key)
+	}
+	v, err := parse(value)
+	if err != nil {
+		return "", errs.New(errs.Invalid, "table %s: option %q = %q: %v", table, key, value, err)
+	}
+	return v, nil
+}
+
+// aggOption splits `fields.<col>.agg` and `fields.<col>.<fn>.delimiter`; fn is
+// "" for the former.
+func aggOption(key string) (col, fn string, ok bool) {
+	rest, ok := strings.CutPrefix(key, "fields.")
+	if !ok {
+		return "", "", false
+	}
+	if col, ok := strings.CutSuffix(rest, ".agg"); ok && col != "" {
+		return col, "", true
+	}
+	for _, fn := range []string{"listagg", "string_agg"} {
+		if col, ok := strings.CutSuffix(rest, "."+fn+".delimiter"); ok && col != "" {
+			return col, fn, true
+		}
+	}
+	return "", "", false
+}
+
+// normalizeAggFunction applies Fluss's spelling rules: case-insensitive, '-' ≡ '_'.
+func normalizeAggFunction(s string) string {
+	return strings.ReplaceAll(strings.ToLower(strings.TrimSpace(s)), "-", "_")
+}
+
+func aggFunctionNames() string {
+	names := make([]string, 0, len(aggFunctions))
+	for n := range aggFunctions {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return strings.Join(names, ", ")
+}
+
+func intRange(lo, hi int64) valueParser {
+	return func(v string) (string, error) {
+		n, err := strconv.ParseInt(strings.TrimSpace(v), 10, 64)
+		if err != nil || n < lo || n > hi {
+			if hi == math.MaxInt64 {
+				return "", fmt.Errorf("expected a positive integer")
+			}
+			return "", fmt.Errorf("expected an integer from %d to %d", lo, hi)
+		}
+		return strconv.FormatInt(n, 10), nil
+	}
+}
+
+func enum(values ...string) valueParser {
+	return func(v string) (string, error) {
+		l := strings.ToLower(strings.TrimSpace(v))
+		for _, e := range values {
+			if l == e {
+				return l, nil
+			}
+		}
+		return "", fmt.Errorf("expected one of %s", strings.Join(values, ", "))
+	}
+}
+
+func duration(allowZero bool) valueParser {
+	return func(v string) (string, error) {
+		d, err := ParseDuration(v)
+		if err != nil {
+			return "", err
+		}
+		if d == 0 && !allowZero {
+			return "", fmt.Errorf("expected a duration greater than 0, such as 3min")
+		}
+		return strings.ToLower(strings.TrimSpace(v)), nil
+	}
+}
+
+// columnList trims the names of a comma-separated column list; whether they
+// exist is checked against the columns.
+func columnList(v string) (string, error) {
+	names := splitList(v)
+	for _, n := range names {
+		if n == "" {
+			return "", fmt.Errorf("expected comma-separated column names")
+		}
+	}
+	return strings.Join(names, ","), nil
+}
+
+func splitList(v string) []string {
+	names := strings.Split(v, ",")
+	for i, n := range names {
+		names[i] = strings.TrimSpace(n)
+	}
+	return names
+}

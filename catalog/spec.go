@@ -1,0 +1,584 @@
+package catalog
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/fluxgate-io/fluxgate/errs"
+)
+
+// Column is one column of a table definition.
+type Column struct {
+	Name     string `json:"name"`
+	Type     string `json:"type"`
+	Nullable *bool  `json:"nullable,omitempty"` // nil means true; always set once stored
+	Comment  string `json:"comment,omitempty"`
+}
+
+// TableSpec is a table definition as a client sends it (PROTOCOL.md §2).
+type TableSpec struct {
+	Table         string            `json:"table"`
+	Columns       []Column          `json:"columns"`
+	PrimaryKey    []string          `json:"primary_key,omitempty"`
+	PartitionKeys []string          `json:"partition_keys,omitempty"`
+	Options       map[string]string `json:"options,omitempty"`
+	Comment       string            `json:"comment,omitempty"`
+}
+
+// Index is a key the table can be looked up by.
+type Index struct {
+	Name    string   `json:"name"`
+	Columns []string `json:"columns"`
+}
+
+// Table kinds and index names.
+const (
+	KindLog        = "log"
+	KindPrimaryKey = "primary_key"
+
+	IndexPrimaryKey = "primary_key"
+	IndexPrefix     = "prefix"
+)
+
+// TableInfo is a stored table definition: the normalized spec (canonical
+// types, explicit nullability, every defaulted option filled in) plus what the
+// catalog assigned. It marshals flat, as PROTOCOL.md §3 shows. A *TableInfo
+// handed out by this package is immutable and safe for concurrent readers;
+// callers must not modify it or the slices and maps it returns.
+type TableInfo struct {
+	TableSpec
+	TableID   int64   `json:"table_id"`
+	SchemaID  int32   `json:"schema_id"`
+	CreatedAt int64   `json:"created_at"` // unix milliseconds
+	Kind      string  `json:"kind"`       // KindLog or KindPrimaryKey
+	Indexes   []Index `json:"indexes"`
+
+	d derived
+}
+
+// derived is computed from the exported fields by init.
+type derived struct {
+	path         TablePath
+	schema       *arrow.Schema
+	colIndex     map[string]int
+	pkIdx        []int
+	bucketKey    []string
+	bucketKeyIdx []int
+	buckets      int
+	ttl          time.Duration
+	freshness    time.Duration
+	zstdLevel    int
+	autoIncCache int64
+	prefixIndex  bool
+}
+
+// Defaults are server-wide defaults for options a spec leaves out.
+type Defaults struct {
+	BucketNum int // 0 means 1
+}
+
+func (t *TableInfo) Path() TablePath            { return t.d.path }
+func (t *TableInfo) ArrowSchema() *arrow.Schema { return t.d.schema }
+func (t *TableInfo) IsPrimaryKey() bool         { return t.Kind == KindPrimaryKey }
+func (t *TableInfo) BucketCount() int           { return t.d.buckets }
+
+// BucketKey is the bucket key; empty for a log table without one, which
+// spreads rows round-robin.
+func (t *TableInfo) BucketKey() []string           { return t.d.bucketKey }
+func (t *TableInfo) BucketKeyIndexes() []int       { return t.d.bucketKeyIdx }
+func (t *TableInfo) PrimaryKeyIndexes() []int      { return t.d.pkIdx }
+func (t *TableInfo) HasPrefixIndex() bool          { return t.d.prefixIndex }
+func (t *TableInfo) Option(key string) string      { return t.Options[key] }
+func (t *TableInfo) LogTTL() time.Duration         { return t.d.ttl } // 0: keep forever
+func (t *TableInfo) Freshness() time.Duration      { return t.d.freshness }
+func (t *TableInfo) Compression() string           { return t.Options[OptCompressionType] }
+func (t *TableInfo) ZstdLevel() int                { return t.d.zstdLevel }
+func (t *TableInfo) DatalakeEnabled() bool         { return t.Options[OptDatalakeEnabled] == "true" }
+func (t *TableInfo) MergeEngine() string           { return t.Options[OptMergeEngine] } // "" = last row
+func (t *TableInfo) DeleteBehavior() string        { return t.Options[OptDeleteBehavior] }
+func (t *TableInfo) ChangelogImage() string        { return t.Options[OptChangelogImage] }
+func (t *TableInfo) VersionColumn() string         { return t.Options[OptVersionColumn] }
+func (t *TableInfo) AutoIncrementColumn() string   { return t.Options[OptAutoIncrementFields] }
+func (t *TableInfo) AutoIncrementCacheSize() int64 { return t.d.autoIncCache }
+
+// UnmarshalJSON decodes a stored or received TableInfo and computes its
+// derived state, so that the accessors work on it.
+func (t *TableInfo) UnmarshalJSON(b []byte) error {
+	type plain TableInfo // without this method
+	if err := json.Unmarshal(b, (*plain)(t)); err != nil {
+		return err
+	}
+	return t.init()
+}
+
+// ColumnIndex returns the position of a column, or -1.
+func (t *TableInfo) ColumnIndex(name string) int {
+	if i, ok := t.d.colIndex[name]; ok {
+		return i
+	}
+	return -1
+}
+
+// AggFunction returns a column's aggregate function on an aggregation table,
+// "" for key columns and other tables.
+func (t *TableInfo) AggFunction(col string) string { return t.Options["fields."+col+".agg"] }
+
+// AggDelimiter returns the delimiter of a listagg or string_agg column.
+func (t *TableInfo) AggDelimiter(col string) string {
+	if d := t.Options["fields."+col+"."+t.AggFunction(col)+".delimiter"]; d != "" {
+		return d
+	}
+	return DefaultDelimiter
+}
+
+// NormalizeSpec validates a table definition by Fluss's rules and returns it
+// as it would be stored, without the catalog-assigned id, schema id and time.
+func NormalizeSpec(spec TableSpec, defaults Defaults) (*TableInfo, error) {
+	path, err := ParseTablePath(spec.Table)
+	if err != nil {
+		return nil, err
+	}
+	if path.View != "" {
+		return nil, errs.New(errs.Invalid, "table %s: cannot create a table with a view suffix; create %s", path.FullName(), path)
+	}
+	n := &normalizer{table: path.String(), types: map[string]*sqlType{}, opts: map[string]string{}}
+	if len(spec.PartitionKeys) > 0 {
+		return nil, errs.New(errs.Unimplemented, "table %s: partitioned tables are not supported yet (partition_keys %v)", n.table, spec.PartitionKeys)
+	}
+	if len(spec.Columns) == 0 {
+		return nil, errs.New(errs.Invalid, "table %s: a table needs at least one column", n.table)
+	}
+	for _, c := range spec.Columns {
+		if err := n.addColumn(c); err != nil {
+			return nil, err
+		}
+	}
+	if err := n.primaryKey(spec.PrimaryKey); err != nil {
+		return nil, err
+	}
+	if err := n.options(spec.Options, defaults); err != nil {
+		return nil, err
+	}
+	info := &TableInfo{
+		TableSpec: TableSpec{Table: n.table, Columns: n.cols, PrimaryKey: n.pk, Options: n.opts, Comment: spec.Comment},
+		Kind:      KindLog,
+		Indexes:   []Index{},
+	}
+	if len(n.pk) > 0 {
+		info.Kind = KindPrimaryKey
+		info.Indexes = append(info.Indexes, Index{Name: IndexPrimaryKey, Columns: n.pk})
+		if bk := splitList(n.opts[OptBucketKey]); isStrictPrefix(bk, n.pk) {
+			info.Indexes = append(info.Indexes, Index{Name: IndexPrefix, Columns: bk})
+		}
+	}
+	if err := info.init(); err != nil {
+		return nil, err
+	}
+	return info, nil
+}
+
+// ValidateAlter applies an alter-table request to a table definition and
+// returns the new definition. Only the options in PROTOCOL.md §3 may be set or
+// reset (reset restores the default); added columns must be nullable and go
+// last, and adding any gives the table a new schema id.
+func ValidateAlter(info *TableInfo, set map[string]string, reset []string, addColumns []Column) (*TableInfo, error) {
+	table := info.Table
+	opts := maps.Clone(info.Options)
+	if opts == nil {
+		opts = map[string]string{}
+	}
+	for _, k := range slices.Sorted(maps.Keys(set)) {
+		if !alterable[k] {
+			return nil, notAlterable(table, k)
+		}
+		v, err := parseOption(table, k, set[k])
+		if err != nil {
+			return nil, err
+		}
+		opts[k] = v
+	}
+	for _, k := range reset {
+		if !alterable[k] {
+			return nil, notAlterable(table, k)
+		}
+		if _, ok := set[k]; ok {
+			return nil, errs.New(errs.Invalid, "table %s: option %q is both set and reset", table, k)
+		}
+		opts[k] = optionDefaults[k]
+	}
+	n := &normalizer{table: table, types: map[string]*sqlType{}, opts: opts}
+	for _, c := range info.Columns {
+		n.colNames = append(n.colNames, c.Name)
+		n.types[c.Name] = info.columnType(c.Name)
+	}
+	n.cols = slices.Clone(info.Columns)
+	for _, c := range addColumns {
+		if c.Nullable != nil && !*c.Nullable {
+			return nil, errs.New(errs.Invalid, "table %s: added column %q must be nullable", table, c.Name)
+		}
+		if err := n.addColumn(c); err != nil {
+			return nil, err
+		}
+		if opts[OptMergeEngine] == MergeAggregation {
+			opts["fields."+c.Name+".agg"] = AggDefault
+		}
+	}
+	out := &TableInfo{TableSpec: info.TableSpec, TableID: info.TableID, SchemaID: info.SchemaID,
+		CreatedAt: info.CreatedAt, Kind: info.Kind, Indexes: info.Indexes}
+	out.Columns, out.Options = n.cols, opts
+	if len(addColumns) > 0 {
+		out.SchemaID++
+	}
+	if err := out.init(); err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func notAlterable(table, key string) error {
+	return errs.New(errs.Invalid, "table %s: option %q cannot be altered (only %s, %s and %s can)",
+		table, key, OptDatalakeEnabled, OptDatalakeFreshness, OptLogTTL)
+}
+
+// reservedColumns are system column names of the views and lookup answers.
+var reservedColumns = map[string]bool{
+	"__offset": true, "__timestamp": true, "__bucket": true,
+	"_change_type": true, "_log_offset": true, "_commit_timestamp": true,
+	"_key_index": true,
+}
+
+// normalizer accumulates a definition being validated.
+type normalizer struct {
+	table    string
+	cols     []Column
+	colNames []string
+	types    map[string]*sqlType
+	pk       []string
+	opts     map[string]string
+}
+
+func (n *normalizer) addColumn(c Column) error {
+	switch {
+	case c.Name == "" || len(c.Name) > maxNameLen:
+		return errs.New(errs.Invalid, "table %s: column name %q must be 1 to %d characters long", n.table, c.Name, maxNameLen)
+	case strings.TrimSpace(c.Name) != c.Name || strings.ContainsAny(c.Name, ",\x00\n\r\t"):
+		return errs.New(errs.Invalid, "table %s: column name %q may not contain commas or control characters, nor start or end with a space", n.table, c.Name)
+	case reservedColumns[c.Name]:
+		return errs.New(errs.Invalid, "table %s: column name %q is reserved for a system column", n.table, c.Name)
+	case n.types[c.Name] != nil:
+		return errs.New(errs.Invalid, "table %s: duplicate column %q", n.table, c.Name)
+	}
+	t, err := parseType(c.Type)
+	if err != nil {
+		return errs.New(errs.Invalid, "table %s: column %q: %w", n.table, c.Name, err)
+	}
+	nullable := c.Nullable == nil || *c.Nullable
+	c.Type, c.Nullable = t.text, &nullable
+	n.cols = append(n.cols, c)
+	n.colNames = append(n.colNames, c.Name)
+	n.types[c.Name] = t
+	return nil
+}
+
+func (n *normalizer) primaryKey(pk []string) error {
+	for _, k := range pk {
+		t := n.types[k]
+		switch {
+		case t == nil:
+			return errs.New(errs.Invalid, "table %s: primary key column %q is not a column (columns: %s)", n.table, k, strings.Join(n.colNames, ", "))
+		case slices.Contains(n.pk, k):
+			return errs.New(errs.Invalid, "table %s: primary key column %q is listed twice", n.table, k)
+		case t.nested():
+			return errs.New(errs.Invalid, "table %s: primary key column %q has type %s; ARRAY, MAP and ROW cannot be keys", n.table, k, t.text)
+		}
+		n.pk = append(n.pk, k)
+		notNull := false
+		n.cols[slices.Index(n.colNames, k)].Nullable = &notNull // Fluss forces key columns NOT NULL
+	}
+	return nil
+}
+
+// options validates the options (each on its own, then with each other and
+// the columns) and fills in the defaults.
+func (n *normalizer) options(in map[string]string, d Defaults) error {
+	var aggs []string // columns named by fields.<col>.* keys, checked after the engine
+	for _, k := range slices.Sorted(maps.Keys(in)) {
+		v := in[k]
+		if strings.HasPrefix(k, "iceberg.") {
+			n.opts[k] = v
+			continue
+		}
+		if col, fn, ok := aggOption(k); ok {
+			if fn == "" {
+				v = normalizeAggFunction(v)
+			}
+			n.opts[k] = v
+			aggs = append(aggs, col)
+			continue
+		}
+		v, err := parseOption(n.table, k, v)
+		if err != nil {
+			return err
+		}
+		n.opts[k] = v
+	}
+	pkTable := len(n.pk) > 0
+	for _, k := range []string{OptMergeEngine, OptDeleteBehavior, OptChangelogImage, OptAutoIncrementFields} {
+		if _, ok := n.opts[k]; ok && !pkTable {
+			return errs.New(errs.Invalid, "table %s: option %q applies only to primary-key tables", n.table, k)
+		}
+	}
+	checks := []func() error{n.bucketKey, n.mergeEngine, n.autoIncrement}
+	for _, check := range checks {
+		if err := check(); err != nil {
+			return err
+		}
+	}
+	for _, col := range aggs {
+		if err := n.aggColumn(col); err != nil {
+			return err
+		}
+	}
+	n.fillDefaults(d)
+	return nil
+}
+
+func (n *normalizer) bucketKey() error {
+	v, ok := n.opts[OptBucketKey]
+	if !ok {
+		return nil
+	}
+	var seen []string
+	for _, k := range splitList(v) {
+		t := n.types[k]
+		switch {
+		case t == nil:
+			return n.badOption(OptBucketKey, "column %q does not exist", k)
+		case slices.Contains(seen, k):
+			return n.badOption(OptBucketKey, "column %q is listed twice", k)
+		case t.nested():
+			return n.badOption(OptBucketKey, "column %q has type %s; ARRAY, MAP and ROW cannot be keys", k, t.text)
+		case len(n.pk) > 0 && !slices.Contains(n.pk, k):
+			return n.badOption(OptBucketKey, "column %q is not in the primary key %s; the bucket key of a primary-key table must be a subset of it", k, strings.Join(n.pk, ","))
+		}
+		seen = append(seen, k)
+	}
+	return nil
+}
+
+func (n *normalizer) mergeEngine() error {
+	engine := n.opts[OptMergeEngine]
+	ver, hasVer := n.opts[OptVersionColumn]
+	switch {
+	case engine == MergeVersioned && !hasVer:
+		return errs.New(errs.Invalid, "table %s: option %q is required when %s is versioned", n.table, OptVersionColumn, OptMergeEngine)
+	case engine != MergeVersioned && hasVer:
+		return n.badOption(OptVersionColumn, "applies only when %s is versioned", OptMergeEngine)
+	case hasVer:
+		t := n.types[ver]
+		switch {
+		case t == nil:
+			return n.badOption(OptVersionColumn, "column %q does not exist", ver)
+		case slices.Contains(n.pk, ver):
+			return n.badOption(OptVersionColumn, "column %q is in the primary key", ver)
+		case !isRoot("INT", "BIGINT", "TIMESTAMP", "TIMESTAMP_LTZ")(t):
+			return n.badOption(OptVersionColumn, "column %q has type %s; expected INT, BIGINT, TIMESTAMP or TIMESTAMP_LTZ", ver, t.text)
+		}
+	}
+	if engine != "" && n.opts[OptDeleteBehavior] == DeleteAllow && engine != MergeAggregation {
+		return n.badOption(OptDeleteBehavior, "%s tables do not support allow; expected ignore or disable", engine)
+	}
+	if engine == MergeAggregation && n.opts[OptChangelogImage] == ChangelogWAL {
+		return n.badOption(OptChangelogImage, "aggregation tables need the full changelog image (undo depends on it)")
+	}
+	return nil
+}
+
+func (n *normalizer) autoIncrement() error {
+	col, ok := n.opts[OptAutoIncrementFields]
+	if !ok {
+		if _, ok := n.opts[OptAutoIncrementCacheSize]; ok {
+			return n.badOption(OptAutoIncrementCacheSize, "applies only to tables with %s", OptAutoIncrementFields)
+		}
+		return nil
+	}
+	t := n.types[col]
+	switch {
+	case strings.Contains(col, ","):
+		return n.badOption(OptAutoIncrementFields, "expected exactly one column")
+	case t == nil:
+		return n.badOption(OptAutoIncrementFields, "column %q does not exist", col)
+	case slices.Contains(n.pk, col):
+		return n.badOption(OptAutoIncrementFields, "column %q is in the primary key", col)
+	case t.root != "INT" && t.root != "BIGINT":
+		return n.badOption(OptAutoIncrementFields, "column %q has type %s; expected INT or BIGINT", col, t.text)
+	}
+	return nil
+}
+
+func (n *normalizer) aggColumn(col string) error {
+	key := "fields." + col + ".agg"
+	if n.opts[OptMergeEngine] != MergeAggregation {
+		return errs.New(errs.Invalid, "table %s: option %q: aggregate functions apply only when %s is aggregation", n.table, "fields."+col+".*", OptMergeEngine)
+	}
+	t := n.types[col]
+	switch {
+	case t == nil:
+		return errs.New(errs.Invalid, "table %s: option %q names column %q, which does not exist", n.table, "fields."+col+".*", col)
+	case slices.Contains(n.pk, col):
+		return errs.New(errs.Invalid, "table %s: option %q: primary key column %q cannot have an aggregate function", n.table, "fields."+col+".*", col)
+	}
+	fn, ok := n.opts[key]
+	if ok {
+		accepts := aggFunctions[fn]
+		if accepts == nil {
+			return n.badOption(key, "unknown aggregate function; expected one of %s", aggFunctionNames())
+		}
+		if !accepts(t) {
+			return n.badOption(key, "%s does not accept column %q of type %s; expected %s", fn, col, t.text, aggTypeNames[fn])
+		}
+	}
+	for _, dfn := range []string{"listagg", "string_agg"} {
+		dkey := "fields." + col + "." + dfn + ".delimiter"
+		d, ok := n.opts[dkey]
+		switch {
+		case !ok:
+		case fn != dfn:
+			return n.badOption(dkey, "applies only when %s is %s", key, dfn)
+		case d == "":
+			return n.badOption(dkey, "expected a non-empty delimiter")
+		}
+	}
+	return nil
+}
+
+func (n *normalizer) fillDefaults(d Defaults) {
+	setDefault := func(k, v string) {
+		if _, ok := n.opts[k]; !ok {
+			n.opts[k] = v
+		}
+	}
+	if d.BucketNum <= 0 {
+		d.BucketNum = 1
+	}
+	setDefault(OptBucketNum, strconv.Itoa(d.BucketNum))
+	for _, k := range []string{OptLogTTL, OptCompressionType, OptDatalakeEnabled, OptDatalakeFreshness} {
+		setDefault(k, optionDefaults[k])
+	}
+	if n.opts[OptCompressionType] == CompressionZstd {
+		setDefault(OptZstdLevel, optionDefaults[OptZstdLevel])
+	}
+	if _, ok := n.opts[OptAutoIncrementFields]; ok {
+		setDefault(OptAutoIncrementCacheSize, optionDefaults[OptAutoIncrementCacheSize])
+	}
+	if len(n.pk) == 0 {
+		return
+	}
+	setDefault(OptBucketKey, strings.Join(n.pk, ","))
+	setDefault(OptChangelogImage, ChangelogFull)
+	if n.opts[OptMergeEngine] == "" {
+		setDefault(OptDeleteBehavior, DeleteAllow)
+	} else {
+		setDefault(OptDeleteBehavior, DeleteIgnore)
+	}
+	if n.opts[OptMergeEngine] == MergeAggregation {
+		for _, c := range n.colNames {
+			if !slices.Contains(n.pk, c) {
+				setDefault("fields."+c+".agg", AggDefault)
+			}
+		}
+	}
+}
+
+func (n *normalizer) badOption(key, format string, args ...any) error {
+	return errs.New(errs.Invalid, "table %s: option %q = %q: %s", n.table, key, n.opts[key], fmt.Sprintf(format, args...))
+}
+
+func isStrictPrefix(prefix, of []string) bool {
+	return len(prefix) < len(of) && slices.Equal(prefix, of[:len(prefix)])
+}
+
+// init computes the derived fields of a normalized definition; an error means
+// a stored definition is corrupt.
+func (t *TableInfo) init() error {
+	var d derived
+	var err error
+	if d.path, err = ParseTablePath(t.Table); err != nil {
+		return err
+	}
+	if d.schema, err = arrowSchema(t.Columns); err != nil {
+		return fmt.Errorf("table %s: %w", t.Table, err)
+	}
+	d.colIndex = make(map[string]int, len(t.Columns))
+	for i, c := range t.Columns {
+		d.colIndex[c.Name] = i
+	}
+	if d.pkIdx, err = t.indexesOf(d.colIndex, t.PrimaryKey); err != nil {
+		return err
+	}
+	if bk := t.Options[OptBucketKey]; bk != "" {
+		d.bucketKey = splitList(bk)
+	}
+	if d.bucketKeyIdx, err = t.indexesOf(d.colIndex, d.bucketKey); err != nil {
+		return err
+	}
+	d.prefixIndex = slices.ContainsFunc(t.Indexes, func(ix Index) bool { return ix.Name == IndexPrefix })
+	ints := map[string]*int{OptBucketNum: &d.buckets, OptZstdLevel: &d.zstdLevel}
+	for k, p := range ints {
+		if v, ok := t.Options[k]; ok {
+			if *p, err = strconv.Atoi(v); err != nil {
+				return fmt.Errorf("table %s: option %s: %w", t.Table, k, err)
+			}
+		}
+	}
+	if v, ok := t.Options[OptAutoIncrementCacheSize]; ok {
+		if d.autoIncCache, err = strconv.ParseInt(v, 10, 64); err != nil {
+			return fmt.Errorf("table %s: option %s: %w", t.Table, OptAutoIncrementCacheSize, err)
+		}
+	}
+	durations := map[string]*time.Duration{OptLogTTL: &d.ttl, OptDatalakeFreshness: &d.freshness}
+	for k, p := range durations {
+		if *p, err = ParseDuration(t.Options[k]); err != nil {
+			return fmt.Errorf("table %s: option %s: %w", t.Table, k, err)
+		}
+	}
+	t.d = d
+	return nil
+}
+
+// arrowSchema is the Arrow schema of stored (canonical) columns.
+func arrowSchema(cols []Column) (*arrow.Schema, error) {
+	fields := make([]arrow.Field, len(cols))
+	for i, c := range cols {
+		dt, err := ParseType(c.Type)
+		if err != nil {
+			return nil, fmt.Errorf("column %q: %w", c.Name, err)
+		}
+		fields[i] = arrow.Field{Name: c.Name, Type: dt, Nullable: c.Nullable == nil || *c.Nullable}
+	}
+	return arrow.NewSchema(fields, nil), nil
+}
+
+func (t *TableInfo) indexesOf(colIndex map[string]int, names []string) ([]int, error) {
+	idx := make([]int, len(names))
+	for i, name := range names {
+		j, ok := colIndex[name]
+		if !ok {
+			return nil, fmt.Errorf("table %s: key column %q is not a column", t.Table, name)
+		}
+		idx[i] = j
+	}
+	return idx, nil
+}
+
+// columnType re-parses a stored column's canonical type.
+func (t *TableInfo) columnType(name string) *sqlType {
+	st, _ := parseType(t.Columns[t.ColumnIndex(name)].Type)
+	return st
+}

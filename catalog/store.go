@@ -1,0 +1,423 @@
+// Package catalog owns table definitions: names, column types, options and
+// their validation and defaults, table ids and schema ids, persisted in a
+// pebble database. It does not own data: dropping a table here only forgets
+// its definition, and the caller deletes what was stored under its id.
+package catalog
+
+import (
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/cockroachdb/pebble/v2"
+	"github.com/fluxgate-io/fluxgate/errs"
+)
+
+// Options configures a Catalog. The zero value is usable.
+type Options struct {
+	DefaultBucketNum int          // bucket.num of tables that do not set it; 0 means 1
+	Logger           *slog.Logger // nil discards; pebble's messages go out at debug level
+}
+
+// Catalog is the persistent set of databases and tables. It is safe for
+// concurrent use; DDL is serialized and every change is synced before it
+// returns.
+type Catalog struct {
+	db       *pebble.DB
+	defaults Defaults
+
+	mu struct {
+		sync.RWMutex
+		databases map[string]bool
+		tables    map[string]*TableInfo // by TablePath.String()
+		byID      map[int64]*TableInfo
+		schemas   map[int64]map[int32]*arrow.Schema // every schema id of each table
+		nextID    int64
+	}
+}
+
+// Open opens (or creates) the catalog stored in dir. A new catalog starts with
+// the database DefaultDatabase.
+func Open(dir string, opts Options) (*Catalog, error) {
+	if opts.DefaultBucketNum < 0 || opts.DefaultBucketNum > MaxBuckets {
+		return nil, errs.New(errs.Invalid, "default bucket number %d: expected 1 to %d", opts.DefaultBucketNum, MaxBuckets)
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	db, err := pebble.Open(dir, &pebble.Options{
+		FormatMajorVersion: pebble.FormatNewest,
+		Logger:             pebbleLogger{log.With("component", "catalog")},
+	})
+	if err != nil {
+		return nil, fmt.Errorf("open catalog %s: %w", dir, err)
+	}
+	c := &Catalog{db: db, defaults: Defaults{BucketNum: opts.DefaultBucketNum}}
+	if err := c.load(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("open catalog %s: %w", dir, err)
+	}
+	return c, nil
+}
+
+// Close closes the underlying store.
+func (c *Catalog) Close() error { return c.db.Close() }
+
+// CreateDatabase creates a database; if it exists, that is an error unless
+// ifNotExists.
+func (c *Catalog) CreateDatabase(name string, ifNotExists bool) error {
+	if err := ValidateDatabaseName(name); err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.mu.databases[name] {
+		if ifNotExists {
+			return nil
+		}
+		return errs.New(errs.AlreadyExists, "database %q already exists", name)
+	}
+	b := c.db.NewBatch()
+	b.Set(databaseKey(name), nil, nil)
+	if err := commit(b); err != nil {
+		return fmt.Errorf("create database %q: %w", name, err)
+	}
+	c.mu.databases[name] = true
+	return nil
+}
+
+// DropDatabase drops a database and, with cascade, its tables, which it
+// returns so that the caller can delete their data. A database with tables
+// cannot be dropped without cascade. The default database may be dropped too.
+func (c *Catalog) DropDatabase(name string, ifExists, cascade bool) ([]*TableInfo, error) {
+	if err := ValidateDatabaseName(name); err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.mu.databases[name] {
+		if ifExists {
+			return nil, nil
+		}
+		return nil, errs.New(errs.NotFound, "database %q does not exist", name)
+	}
+	tables := c.tablesLocked(name)
+	if len(tables) > 0 && !cascade {
+		return nil, errs.New(errs.Precondition, "database %q is not empty (%d tables); drop its tables first or drop with cascade", name, len(tables))
+	}
+	b := c.db.NewBatch()
+	b.Delete(databaseKey(name), nil)
+	for _, t := range tables {
+		c.deleteTableKeysLocked(b, t)
+	}
+	if err := commit(b); err != nil {
+		return nil, fmt.Errorf("drop database %q: %w", name, err)
+	}
+	delete(c.mu.databases, name)
+	for _, t := range tables {
+		c.forgetLocked(t)
+	}
+	return tables, nil
+}
+
+// ListDatabases returns the database names, sorted.
+func (c *Catalog) ListDatabases() []string {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return slices.Sorted(maps.Keys(c.mu.databases))
+}
+
+// CreateTable validates spec, assigns it a new table id and stores it. If the
+// table exists, that is an error unless ifNotExists, when the existing
+// definition is returned with created false.
+func (c *Catalog) CreateTable(spec TableSpec, ifNotExists bool) (info *TableInfo, created bool, err error) {
+	info, err = NormalizeSpec(spec, c.defaults)
+	if err != nil {
+		return nil, false, err
+	}
+	path := info.Path()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.mu.databases[path.Database] {
+		return nil, false, errs.New(errs.NotFound, "table %s: database %q does not exist", path, path.Database)
+	}
+	if old := c.mu.tables[path.String()]; old != nil {
+		if ifNotExists {
+			return old, false, nil
+		}
+		return nil, false, errs.New(errs.AlreadyExists, "table %s already exists", path)
+	}
+	info.TableID, info.SchemaID, info.CreatedAt = c.mu.nextID, 1, time.Now().UnixMilli()
+	b := c.db.NewBatch()
+	b.Set(nextIDKey, []byte(strconv.FormatInt(info.TableID+1, 10)), nil)
+	if err := putTable(b, info, true); err != nil {
+		return nil, false, err
+	}
+	if err := commit(b); err != nil {
+		return nil, false, fmt.Errorf("create table %s: %w", path, err)
+	}
+	c.mu.nextID++
+	c.rememberLocked(info)
+	return info, true, nil
+}
+
+// DropTable forgets a table and returns its last definition so that the
+// caller can delete its data. A missing table is an error unless ifExists,
+// when DropTable returns nil.
+func (c *Catalog) DropTable(path TablePath, ifExists bool) (*TableInfo, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t := c.mu.tables[path.String()]
+	if t == nil {
+		if ifExists {
+			return nil, nil
+		}
+		return nil, notFound(path)
+	}
+	b := c.db.NewBatch()
+	c.deleteTableKeysLocked(b, t)
+	if err := commit(b); err != nil {
+		return nil, fmt.Errorf("drop table %s: %w", path, err)
+	}
+	c.forgetLocked(t)
+	return t, nil
+}
+
+// Table returns a table's definition; path.View is ignored.
+func (c *Catalog) Table(path TablePath) (*TableInfo, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if t := c.mu.tables[path.String()]; t != nil {
+		return t, nil
+	}
+	return nil, notFound(path)
+}
+
+// TableByID returns the definition of a live table by id; a dropped table's
+// id is not found.
+func (c *Catalog) TableByID(id int64) (*TableInfo, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if t := c.mu.byID[id]; t != nil {
+		return t, nil
+	}
+	return nil, errs.New(errs.NotFound, "table id %d does not exist (dropped, or dropped and re-created under a new id)", id)
+}
+
+// ListTables returns the tables of a database, or of all databases for "",
+// sorted by name.
+func (c *Catalog) ListTables(database string) ([]*TableInfo, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	if database != "" && !c.mu.databases[database] {
+		return nil, errs.New(errs.NotFound, "database %q does not exist", database)
+	}
+	return c.tablesLocked(database), nil
+}
+
+// AlterTable applies ValidateAlter to a table and stores the result.
+func (c *Catalog) AlterTable(path TablePath, set map[string]string, reset []string, addColumns []Column) (*TableInfo, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	old := c.mu.tables[path.String()]
+	if old == nil {
+		return nil, notFound(path)
+	}
+	info, err := ValidateAlter(old, set, reset, addColumns)
+	if err != nil {
+		return nil, err
+	}
+	b := c.db.NewBatch()
+	if err := putTable(b, info, info.SchemaID != old.SchemaID); err != nil {
+		return nil, err
+	}
+	if err := commit(b); err != nil {
+		return nil, fmt.Errorf("alter table %s: %w", path, err)
+	}
+	c.rememberLocked(info)
+	return info, nil
+}
+
+// SchemaByID returns the Arrow schema a table had under a schema id, for
+// data written before columns were added.
+func (c *Catalog) SchemaByID(tableID int64, schemaID int32) (*arrow.Schema, error) {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	t := c.mu.byID[tableID]
+	if t == nil {
+		return nil, errs.New(errs.NotFound, "table id %d does not exist", tableID)
+	}
+	if s := c.mu.schemas[tableID][schemaID]; s != nil {
+		return s, nil
+	}
+	return nil, errs.New(errs.NotFound, "table %s has no schema id %d (latest is %d)", t.Table, schemaID, t.SchemaID)
+}
+
+// On-disk layout (all values JSON unless noted):
+//
+//	db/<name>                       empty
+//	table/<table id, 20 digits>     TableInfo
+//	schema/<table id>/<schema id>   []Column of that schema id
+//	meta/next-table-id              decimal; ids are never reused
+var nextIDKey = []byte("meta/next-table-id")
+
+func databaseKey(name string) []byte { return []byte("db/" + name) }
+func tableKey(id int64) []byte       { return fmt.Appendf(nil, "table/%020d", id) }
+func schemaKey(id int64, sid int32) []byte {
+	return fmt.Appendf(nil, "schema/%020d/%010d", id, sid)
+}
+
+// putTable writes a table's definition and, if withSchema, its current
+// schema's columns.
+func putTable(b *pebble.Batch, t *TableInfo, withSchema bool) error {
+	v, err := json.Marshal(t)
+	if err != nil {
+		return fmt.Errorf("encode table %s: %w", t.Table, err)
+	}
+	b.Set(tableKey(t.TableID), v, nil)
+	if withSchema {
+		cols, err := json.Marshal(t.Columns)
+		if err != nil {
+			return fmt.Errorf("encode table %s schema: %w", t.Table, err)
+		}
+		b.Set(schemaKey(t.TableID, t.SchemaID), cols, nil)
+	}
+	return nil
+}
+
+func commit(b *pebble.Batch) error {
+	defer b.Close()
+	return b.Commit(pebble.Sync)
+}
+
+// load reads the whole catalog into memory, initializing a new one.
+func (c *Catalog) load() error {
+	c.mu.databases = map[string]bool{}
+	c.mu.tables = map[string]*TableInfo{}
+	c.mu.byID = map[int64]*TableInfo{}
+	c.mu.schemas = map[int64]map[int32]*arrow.Schema{}
+	next, closer, err := c.db.Get(nextIDKey)
+	switch {
+	case err == pebble.ErrNotFound:
+		b := c.db.NewBatch()
+		b.Set(databaseKey(DefaultDatabase), nil, nil)
+		b.Set(nextIDKey, []byte("1"), nil)
+		if err := commit(b); err != nil {
+			return err
+		}
+		c.mu.databases[DefaultDatabase] = true
+		c.mu.nextID = 1
+		return nil
+	case err != nil:
+		return err
+	}
+	c.mu.nextID, err = strconv.ParseInt(string(next), 10, 64)
+	closer.Close()
+	if err != nil {
+		return fmt.Errorf("corrupt %s: %w", nextIDKey, err)
+	}
+	it, err := c.db.NewIter(nil)
+	if err != nil {
+		return err
+	}
+	defer it.Close()
+	for it.First(); it.Valid(); it.Next() {
+		if err := c.loadEntry(string(it.Key()), it.Value()); err != nil {
+			return err
+		}
+	}
+	return it.Error()
+}
+
+func (c *Catalog) loadEntry(key string, value []byte) error {
+	kind, rest, _ := strings.Cut(key, "/")
+	switch kind {
+	case "db":
+		c.mu.databases[rest] = true
+	case "table":
+		t := &TableInfo{}
+		if err := json.Unmarshal(value, t); err != nil {
+			return fmt.Errorf("corrupt %s: %w", key, err)
+		}
+		c.mu.tables[t.Table] = t
+		c.mu.byID[t.TableID] = t
+	case "schema":
+		var id int64
+		var sid int32
+		var cols []Column
+		if _, err := fmt.Sscanf(rest, "%d/%d", &id, &sid); err != nil {
+			return fmt.Errorf("corrupt key %s: %w", key, err)
+		}
+		if err := json.Unmarshal(value, &cols); err != nil {
+			return fmt.Errorf("corrupt %s: %w", key, err)
+		}
+		s, err := arrowSchema(cols)
+		if err != nil {
+			return fmt.Errorf("corrupt %s: %w", key, err)
+		}
+		if c.mu.schemas[id] == nil {
+			c.mu.schemas[id] = map[int32]*arrow.Schema{}
+		}
+		c.mu.schemas[id][sid] = s
+	}
+	return nil
+}
+
+func (c *Catalog) rememberLocked(t *TableInfo) {
+	c.mu.tables[t.Table] = t
+	c.mu.byID[t.TableID] = t
+	if c.mu.schemas[t.TableID] == nil {
+		c.mu.schemas[t.TableID] = map[int32]*arrow.Schema{}
+	}
+	c.mu.schemas[t.TableID][t.SchemaID] = t.ArrowSchema()
+}
+
+func (c *Catalog) forgetLocked(t *TableInfo) {
+	delete(c.mu.tables, t.Table)
+	delete(c.mu.byID, t.TableID)
+	delete(c.mu.schemas, t.TableID)
+}
+
+func (c *Catalog) deleteTableKeysLocked(b *pebble.Batch, t *TableInfo) {
+	b.Delete(tableKey(t.TableID), nil)
+	for sid := range c.mu.schemas[t.TableID] {
+		b.Delete(schemaKey(t.TableID, sid), nil)
+	}
+}
+
+// tablesLocked returns the tables of a database ("" = all), sorted by name.
+func (c *Catalog) tablesLocked(database string) []*TableInfo {
+	out := []*TableInfo{}
+	for _, t := range c.mu.tables {
+		if database == "" || t.Path().Database == database {
+			out = append(out, t)
+		}
+	}
+	slices.SortFunc(out, func(a, b *TableInfo) int { return strings.Compare(a.Table, b.Table) })
+	return out
+}
+
+func notFound(p TablePath) error {
+	return errs.New(errs.NotFound, "table %s does not exist", p)
+}
+
+// pebbleLogger sends pebble's chatter to slog at debug level.
+type pebbleLogger struct{ l *slog.Logger }
+
+func (p pebbleLogger) Infof(format string, args ...any)  { p.l.Debug(fmt.Sprintf(format, args...)) }
+func (p pebbleLogger) Errorf(format string, args ...any) { p.l.Error(fmt.Sprintf(format, args...)) }
+
+// Fatalf must not return: pebble calls it on unrecoverable corruption.
+func (p pebbleLogger) Fatalf(format string, args ...any) {
+	msg := fmt.Sprintf(format, args...)
+	p.l.Error(msg)
+	panic("catalog: pebble: " + msg)
+}

@@ -1,0 +1,244 @@
+package client
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/apache/arrow-go/v18/arrow/flight"
+)
+
+// The actions of PROTOCOL.md §3.
+const (
+	ActionCreateDatabase = "create-database"
+	ActionDropDatabase   = "drop-database"
+	ActionListDatabases  = "list-databases"
+	ActionCreateTable    = "create-table"
+	ActionDropTable      = "drop-table"
+	ActionDescribeTable  = "describe-table"
+	ActionListTables     = "list-tables"
+	ActionAlterTable     = "alter-table"
+	ActionListOffsets    = "list-offsets"
+	ActionLakeSnapshot   = "lake-snapshot"
+	ActionTierNow        = "tier-now"
+	ActionUndo           = "undo"
+)
+
+// Action runs the action name with body marshalled as JSON (nil sends {};
+// []byte and json.RawMessage are sent as they are) and decodes the JSON
+// result into result, unless result is nil. An error from the server keeps
+// its gRPC status.
+func (c *Client) Action(ctx context.Context, name string, body, result any) error {
+	var payload []byte
+	switch b := body.(type) {
+	case nil:
+		payload = []byte("{}")
+	case []byte:
+		payload = b
+	case json.RawMessage:
+		payload = b
+	default:
+		var err error
+		if payload, err = json.Marshal(body); err != nil {
+			return fmt.Errorf("%s: encode body: %w", name, err)
+		}
+	}
+	stream, err := c.fc.DoAction(ctx, &flight.Action{Type: name, Body: payload})
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	first, err := stream.Recv()
+	if err != nil && !errors.Is(err, io.EOF) {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if err == nil {
+		// One result per action; drain to see the call's final status.
+		if err := flight.ReadUntilEOF(stream); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
+	}
+	if result == nil {
+		return nil
+	}
+	if first == nil || len(bytes.TrimSpace(first.Body)) == 0 {
+		return fmt.Errorf("%s: the server returned no result", name)
+	}
+	if raw, ok := result.(*json.RawMessage); ok {
+		*raw = append((*raw)[:0], first.Body...)
+		return nil
+	}
+	if err := json.Unmarshal(first.Body, result); err != nil {
+		return fmt.Errorf("%s: decode result %q: %w", name, truncate(first.Body), err)
+	}
+	return nil
+}
+
+// ListActions lists the actions the server offers.
+func (c *Client) ListActions(ctx context.Context) ([]*flight.ActionType, error) {
+	stream, err := c.fc.ListActions(ctx, &flight.Empty{})
+	if err != nil {
+		return nil, fmt.Errorf("list actions: %w", err)
+	}
+	var out []*flight.ActionType
+	for {
+		a, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			return out, nil
+		}
+		if err != nil {
+			return nil, fmt.Errorf("list actions: %w", err)
+		}
+		out = append(out, a)
+	}
+}
+
+// CreateDatabase creates a database; with ifNotExists an existing one is fine.
+func (c *Client) CreateDatabase(ctx context.Context, name string, ifNotExists bool) error {
+	body := struct {
+		Database    string `json:"database"`
+		IfNotExists bool   `json:"if_not_exists,omitempty"`
+	}{name, ifNotExists}
+	return c.Action(ctx, ActionCreateDatabase, body, nil)
+}
+
+// DropDatabase drops a database; cascade drops its tables too.
+func (c *Client) DropDatabase(ctx context.Context, name string, ifExists, cascade bool) error {
+	body := struct {
+		Database string `json:"database"`
+		IfExists bool   `json:"if_exists,omitempty"`
+		Cascade  bool   `json:"cascade,omitempty"`
+	}{name, ifExists, cascade}
+	return c.Action(ctx, ActionDropDatabase, body, nil)
+}
+
+// ListDatabases returns the names of all databases.
+func (c *Client) ListDatabases(ctx context.Context) ([]string, error) {
+	var res struct {
+		Databases []string `json:"databases"`
+	}
+	if err := c.Action(ctx, ActionListDatabases, nil, &res); err != nil {
+		return nil, err
+	}
+	return res.Databases, nil
+}
+
+// CreateTable creates a table and returns it as stored. With ifNotExists, an
+// existing table is returned as it is.
+func (c *Client) CreateTable(ctx context.Context, spec TableSpec, ifNotExists bool) (*TableInfo, error) {
+	body := struct {
+		TableSpec
+		IfNotExists bool `json:"if_not_exists,omitempty"`
+	}{spec, ifNotExists}
+	var info TableInfo
+	if err := c.Action(ctx, ActionCreateTable, body, &info); err != nil {
+		return nil, fmt.Errorf("table %s: %w", spec.Table, err)
+	}
+	return &info, nil
+}
+
+// DropTable drops a table.
+func (c *Client) DropTable(ctx context.Context, name string, ifExists bool) error {
+	body := struct {
+		Table    string `json:"table"`
+		IfExists bool   `json:"if_exists,omitempty"`
+	}{name, ifExists}
+	if err := c.Action(ctx, ActionDropTable, body, nil); err != nil {
+		return fmt.Errorf("table %s: %w", name, err)
+	}
+	return nil
+}
+
+// DescribeTable returns a table's definition.
+func (c *Client) DescribeTable(ctx context.Context, name string) (*TableInfo, error) {
+	var info TableInfo
+	if err := c.Action(ctx, ActionDescribeTable, tableBody{name}, &info); err != nil {
+		return nil, fmt.Errorf("table %s: %w", name, err)
+	}
+	return &info, nil
+}
+
+// ListTables lists the tables of a database, or of every database when
+// database is empty.
+func (c *Client) ListTables(ctx context.Context, database string) ([]TableInfo, error) {
+	body := struct {
+		Database string `json:"database,omitempty"`
+	}{database}
+	var res struct {
+		Tables []TableInfo `json:"tables"`
+	}
+	if err := c.Action(ctx, ActionListTables, body, &res); err != nil {
+		return nil, err
+	}
+	return res.Tables, nil
+}
+
+// AlterTable changes a table's options or adds columns, and returns it as
+// stored afterwards.
+func (c *Client) AlterTable(ctx context.Context, req AlterRequest) (*TableInfo, error) {
+	var info TableInfo
+	if err := c.Action(ctx, ActionAlterTable, req, &info); err != nil {
+		return nil, fmt.Errorf("table %s: %w", req.Table, err)
+	}
+	return &info, nil
+}
+
+// ListOffsets returns, per bucket, the offset at a position: Earliest, Latest
+// or AtTimestamp. Nil buckets means all of them.
+func (c *Client) ListOffsets(ctx context.Context, table string, at Position, buckets []int) (map[int]int64, error) {
+	if at.IsZero() {
+		at = Latest
+	}
+	body := struct {
+		Table   string   `json:"table"`
+		At      Position `json:"at"`
+		Buckets []int    `json:"buckets,omitempty"`
+	}{table, at, buckets}
+	var res struct {
+		Offsets map[int]int64 `json:"offsets"`
+	}
+	if err := c.Action(ctx, ActionListOffsets, body, &res); err != nil {
+		return nil, fmt.Errorf("table %s: %w", table, err)
+	}
+	return res.Offsets, nil
+}
+
+// LakeSnapshot returns the table's latest lake snapshot (NOT_FOUND before the
+// first lake commit).
+func (c *Client) LakeSnapshot(ctx context.Context, table string) (*LakeSnapshot, error) {
+	var res LakeSnapshot
+	if err := c.Action(ctx, ActionLakeSnapshot, tableBody{table}, &res); err != nil {
+		return nil, fmt.Errorf("table %s: %w", table, err)
+	}
+	return &res, nil
+}
+
+// TierNow runs one tiering round of the table and returns the lake snapshot
+// after it.
+func (c *Client) TierNow(ctx context.Context, table string) (*LakeSnapshot, error) {
+	var res LakeSnapshot
+	if err := c.Action(ctx, ActionTierNow, tableBody{table}, &res); err != nil {
+		return nil, fmt.Errorf("table %s: %w", table, err)
+	}
+	return &res, nil
+}
+
+// Undo brings a primary-key table back to its state at the given per-bucket
+// offsets (PROTOCOL.md §5.4); offsets must name every bucket.
+func (c *Client) Undo(ctx context.Context, table string, offsets map[int]int64) (*UndoResult, error) {
+	body := struct {
+		Table   string        `json:"table"`
+		Offsets map[int]int64 `json:"offsets"`
+	}{table, offsets}
+	var res UndoResult
+	if err := c.Action(ctx, ActionUndo, body, &res); err != nil {
+		return nil, fmt.Errorf("table %s: %w", table, err)
+	}
+	return &res, nil
+}
+
+type tableBody struct {
+	Table string `json:"table"`
+}

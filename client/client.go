@@ -1,0 +1,183 @@
+package client
+
+import (
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
+)
+
+// DefaultAddr is the server's default Flight address.
+const DefaultAddr = "127.0.0.1:8815"
+
+// MaxMessageBytes is the gRPC message size limit the client sets in both
+// directions, the server's default --max-message-bytes.
+const MaxMessageBytes = 64 << 20
+
+// Client is a connection to a fluxgate server. It is safe for concurrent use.
+type Client struct {
+	fc   flight.Client
+	mem  memory.Allocator
+	addr string
+	// token is the "Bearer ..." value from the basic-auth handshake, added to
+	// every call by the interceptors; nil without authentication.
+	token atomic.Pointer[string]
+}
+
+// Option configures Dial.
+type Option func(*options)
+
+type options struct {
+	mem       memory.Allocator
+	tls       *tls.Config
+	user      string
+	pass      string
+	basicAuth bool
+	dialOpts  []grpc.DialOption
+}
+
+// WithAllocator sets the allocator for the record batches the client reads
+// and the buffers it writes. The default is memory.DefaultAllocator.
+func WithAllocator(mem memory.Allocator) Option { return func(o *options) { o.mem = mem } }
+
+// WithTLS connects with TLS using cfg (a grpc+tls:// address without this
+// option uses the system roots).
+func WithTLS(cfg *tls.Config) Option { return func(o *options) { o.tls = cfg } }
+
+// WithBasicAuth authenticates in Dial with the Flight basic-to-bearer
+// handshake; every later call carries the bearer token.
+func WithBasicAuth(user, pass string) Option {
+	return func(o *options) { o.user, o.pass, o.basicAuth = user, pass, true }
+}
+
+// WithDialOptions adds gRPC dial options, applied after the client's own (so
+// they can override the message size limits, say).
+func WithDialOptions(opts ...grpc.DialOption) Option {
+	return func(o *options) { o.dialOpts = append(o.dialOpts, opts...) }
+}
+
+// Dial connects to the server at addr: "host:port", "grpc://host:port",
+// "grpc+tcp://host:port" or "grpc+tls://host:port". The connection itself is
+// made lazily by gRPC, except with WithBasicAuth, whose handshake Dial runs.
+func Dial(ctx context.Context, addr string, opts ...Option) (*Client, error) {
+	var o options
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.mem == nil {
+		o.mem = memory.DefaultAllocator
+	}
+	target, useTLS, err := parseAddr(addr)
+	if err != nil {
+		return nil, err
+	}
+	if o.tls != nil {
+		useTLS = true
+	}
+	creds := insecure.NewCredentials()
+	if useTLS {
+		cfg := o.tls
+		if cfg == nil {
+			cfg = &tls.Config{MinVersion: tls.VersionTLS12}
+		}
+		creds = credentials.NewTLS(cfg)
+	}
+	c := &Client{mem: o.mem, addr: addr}
+	dialOpts := []grpc.DialOption{
+		grpc.WithTransportCredentials(creds),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxMessageBytes), grpc.MaxCallSendMsgSize(MaxMessageBytes)),
+		// Bigger HTTP/2 windows than gRPC's 64 KiB start keep bulk DoPut and
+		// DoGet from stalling on window updates.
+		grpc.WithInitialWindowSize(16 << 20),
+		grpc.WithInitialConnWindowSize(16 << 20),
+		grpc.WithChainUnaryInterceptor(c.unaryAuth),
+		grpc.WithChainStreamInterceptor(c.streamAuth),
+	}
+	dialOpts = append(dialOpts, o.dialOpts...)
+	fc, err := flight.NewClientWithMiddlewareCtx(ctx, target, nil, nil, dialOpts...)
+	if err != nil {
+		return nil, fmt.Errorf("dial %s: %w", addr, err)
+	}
+	c.fc = fc
+	if o.basicAuth {
+		actx, err := fc.AuthenticateBasicToken(ctx, o.user, o.pass)
+		if err != nil {
+			fc.Close()
+			return nil, fmt.Errorf("handshake with %s as %q: %w", addr, o.user, err)
+		}
+		md, _ := metadata.FromOutgoingContext(actx)
+		vals := md.Get("authorization")
+		if len(vals) == 0 {
+			fc.Close()
+			return nil, fmt.Errorf("handshake with %s: no bearer token in the response", addr)
+		}
+		tok := vals[len(vals)-1]
+		c.token.Store(&tok)
+	}
+	return c, nil
+}
+
+// parseAddr turns a Flight URI or host:port into a gRPC target.
+func parseAddr(addr string) (target string, useTLS bool, err error) {
+	switch {
+	case addr == "":
+		return DefaultAddr, false, nil
+	case strings.HasPrefix(addr, "grpc+tls://"):
+		target, useTLS = strings.TrimPrefix(addr, "grpc+tls://"), true
+	case strings.HasPrefix(addr, "grpc+tcp://"):
+		target = strings.TrimPrefix(addr, "grpc+tcp://")
+	case strings.HasPrefix(addr, "grpc://"):
+		target = strings.TrimPrefix(addr, "grpc://")
+	case strings.HasPrefix(addr, "unix://"), strings.HasPrefix(addr, "dns:"), strings.HasPrefix(addr, "passthrough:"):
+		return addr, false, nil
+	case strings.Contains(addr, "://"):
+		return "", false, fmt.Errorf("address %q: want host:port, grpc://host:port or grpc+tls://host:port", addr)
+	default:
+		target = addr
+	}
+	target = strings.TrimSuffix(target, "/")
+	if target == "" || strings.Contains(target, "/") {
+		return "", false, fmt.Errorf("address %q: want host:port, grpc://host:port or grpc+tls://host:port", addr)
+	}
+	return target, useTLS, nil
+}
+
+// Close closes the connection. Streams still open fail.
+func (c *Client) Close() error { return c.fc.Close() }
+
+// Addr returns the address the client was dialled with.
+func (c *Client) Addr() string { return c.addr }
+
+// Allocator returns the client's allocator.
+func (c *Client) Allocator() memory.Allocator { return c.mem }
+
+// Flight returns the underlying Flight client, for calls this package does not
+// wrap. Calls through it carry the bearer token too.
+func (c *Client) Flight() flight.Client { return c.fc }
+
+func (c *Client) withAuth(ctx context.Context) context.Context {
+	if tok := c.token.Load(); tok != nil {
+		return metadata.AppendToOutgoingContext(ctx, "authorization", *tok)
+	}
+	return ctx
+}
+
+func (c *Client) unaryAuth(ctx context.Context, method string, req, reply any, cc *grpc.ClientConn, invoker grpc.UnaryInvoker, opts ...grpc.CallOption) error {
+	return invoker(c.withAuth(ctx), method, req, reply, cc, opts...)
+}
+
+func (c *Client) streamAuth(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.ClientConn, method string, streamer grpc.Streamer, opts ...grpc.CallOption) (grpc.ClientStream, error) {
+	return streamer(c.withAuth(ctx), desc, cc, method, opts...)
+}
+
+// errStreamClosed reports use of a writer or stream after Close.
+var errStreamClosed = errors.New("fluxgate client: use after close")

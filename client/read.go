@@ -1,0 +1,448 @@
+package client
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"sync/atomic"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// RecordStream is what Stream and Scanner have in common: record batches with
+// the offsets they carry. Both are also array.RecordReaders.
+type RecordStream interface {
+	array.RecordReader
+	// Meta is the app_metadata of the current batch.
+	Meta() BatchMeta
+}
+
+var (
+	_ RecordStream = (*Stream)(nil)
+	_ RecordStream = (*Scanner)(nil)
+)
+
+// ScanPlan is a planned scan: the FlightInfo of PROTOCOL.md §4.3.
+type ScanPlan struct {
+	// Schema is the result schema.
+	Schema *arrow.Schema
+	// Endpoints hold one ticket per bucket (one in all with a limit).
+	Endpoints []Endpoint
+	// TotalRecords is the number of rows when the server knows it, else -1.
+	TotalRecords int64
+	// Meta is the FlightInfo's app_metadata.
+	Meta PlanMeta
+	// Info is the FlightInfo as received.
+	Info *flight.FlightInfo
+}
+
+// Endpoint is one ticket of a plan.
+type Endpoint struct {
+	// Ticket is redeemed with ReadTicket.
+	Ticket []byte
+	// Decoded is the ticket's JSON (PROTOCOL.md §4.3), nil if it is not JSON.
+	Decoded *Ticket
+}
+
+// Plan plans a scan: GetFlightInfo with CMD {"scan": req}.
+func (c *Client) Plan(ctx context.Context, req ScanRequest) (*ScanPlan, error) {
+	if req.Table == "" {
+		return nil, errors.New("scan: no table")
+	}
+	cmd, err := json.Marshal(map[string]ScanRequest{"scan": req})
+	if err != nil {
+		return nil, fmt.Errorf("scan %s: %w", req.Table, err)
+	}
+	plan, err := c.PlanDescriptor(ctx, &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: cmd})
+	if err != nil {
+		return nil, fmt.Errorf("scan %s: %w", req.Table, err)
+	}
+	return plan, nil
+}
+
+// PlanDescriptor plans a scan from any descriptor, for instance
+// PATH [database, table], the default scan of a table.
+func (c *Client) PlanDescriptor(ctx context.Context, desc *flight.FlightDescriptor) (*ScanPlan, error) {
+	info, err := c.fc.GetFlightInfo(ctx, desc)
+	if err != nil {
+		return nil, err
+	}
+	return parseFlightInfo(info, c.mem)
+}
+
+// PlanTable plans the default scan of a table through a PATH descriptor.
+func (c *Client) PlanTable(ctx context.Context, table string) (*ScanPlan, error) {
+	plan, err := c.PlanDescriptor(ctx, &flight.FlightDescriptor{Type: flight.DescriptorPATH, Path: tablePath(table)})
+	if err != nil {
+		return nil, fmt.Errorf("scan %s: %w", table, err)
+	}
+	return plan, nil
+}
+
+func parseFlightInfo(info *flight.FlightInfo, mem memory.Allocator) (*ScanPlan, error) {
+	plan := &ScanPlan{Info: info, TotalRecords: info.TotalRecords}
+	if len(info.Schema) > 0 {
+		sc, err := flight.DeserializeSchema(info.Schema, mem)
+		if err != nil {
+			return nil, fmt.Errorf("FlightInfo schema: %w", err)
+		}
+		plan.Schema = sc
+	}
+	if len(info.AppMetadata) > 0 {
+		if err := json.Unmarshal(info.AppMetadata, &plan.Meta); err != nil {
+			return nil, fmt.Errorf("FlightInfo app_metadata %q: %w", truncate(info.AppMetadata), err)
+		}
+	}
+	for _, ep := range info.Endpoint {
+		if ep.GetTicket() == nil {
+			return nil, errors.New("FlightInfo endpoint without a ticket")
+		}
+		e := Endpoint{Ticket: ep.Ticket.Ticket}
+		if t, err := ParseTicket(e.Ticket); err == nil {
+			e.Decoded = &t
+		}
+		plan.Endpoints = append(plan.Endpoints, e)
+	}
+	return plan, nil
+}
+
+// ReadTicket redeems a ticket (DoGet). The returned Stream must be released;
+// releasing it early cancels the call.
+func (c *Client) ReadTicket(ctx context.Context, ticket []byte) (*Stream, error) {
+	sctx, cancel := context.WithCancel(ctx)
+	get, err := c.fc.DoGet(sctx, &flight.Ticket{Ticket: ticket})
+	if err != nil {
+		cancel()
+		return nil, fmt.Errorf("read ticket: %w", err)
+	}
+	s := &Stream{get: get, cancel: cancel, mem: c.mem}
+	s.refs.Store(1)
+	return s, nil
+}
+
+// Stream is the record batches of one ticket. Like every arrow RecordReader,
+// the current record is valid until the next call to Next; Retain it to keep
+// it longer. An unbounded stream ends only when its context is cancelled or
+// the Stream is released.
+type Stream struct {
+	get    flight.FlightService_DoGetClient
+	cancel context.CancelFunc
+	mem    memory.Allocator
+	refs   atomic.Int64
+
+	rdr    *flight.Reader
+	opened bool
+	done   bool
+	err    error
+	meta   BatchMeta
+}
+
+// open reads the stream's first message (flight.NewRecordReader blocks
+// until it arrives).
+func (s *Stream) open() bool {
+	if s.opened {
+		return s.rdr != nil
+	}
+	s.opened = true
+	rdr, err := flight.NewRecordReader(s.get, ipc.WithAllocator(s.mem))
+	if err != nil {
+		s.done = true
+		if !errors.Is(err, io.EOF) {
+			s.err = fmt.Errorf("read ticket: %w", err)
+		}
+		return false
+	}
+	s.rdr = rdr
+	return true
+}
+
+// Schema returns the stream's schema, waiting for the first message if need
+// be; nil if the stream failed (see Err) or ended before sending one.
+func (s *Stream) Schema() *arrow.Schema {
+	if !s.open() {
+		return nil
+	}
+	return s.rdr.Schema()
+}
+
+// Next advances to the next batch. Batches with no rows may come: they only
+// advance Meta().Next.
+func (s *Stream) Next() bool {
+	if s.done || !s.open() {
+		return false
+	}
+	if !s.rdr.Next() {
+		s.done = true
+		if err := s.rdr.Err(); err != nil {
+			s.err = fmt.Errorf("read ticket: %w", err)
+		}
+		return false
+	}
+	meta, _, err := ParseBatchMeta(s.rdr.LatestAppMetadata())
+	if err != nil {
+		s.done, s.err = true, err
+		return false
+	}
+	s.meta = meta
+	return true
+}
+
+// RecordBatch returns the current batch.
+func (s *Stream) RecordBatch() arrow.RecordBatch {
+	if s.rdr == nil {
+		return nil
+	}
+	return s.rdr.RecordBatch()
+}
+
+// Record returns the current batch.
+//
+// Deprecated: use RecordBatch, as arrow does.
+func (s *Stream) Record() arrow.RecordBatch { return s.RecordBatch() }
+
+// Meta returns the current batch's app_metadata.
+func (s *Stream) Meta() BatchMeta { return s.meta }
+
+// Err returns the error that ended the stream, nil at a clean end.
+func (s *Stream) Err() error { return s.err }
+
+// Retain adds a reference.
+func (s *Stream) Retain() { s.refs.Add(1) }
+
+// Release drops a reference; the last one cancels the call and frees the
+// current batch.
+func (s *Stream) Release() {
+	if s.refs.Add(-1) != 0 {
+		return
+	}
+	s.cancel()
+	if s.rdr != nil {
+		s.rdr.Release()
+		s.rdr = nil
+	}
+	s.done = true
+}
+
+// ScanOption configures Scan.
+type ScanOption func(*scanOptions)
+
+type scanOptions struct{ concurrency int }
+
+// WithConcurrency reads at most n endpoints of a bounded scan at a time
+// (default: all). Unbounded scans read every endpoint at once.
+func WithConcurrency(n int) ScanOption { return func(o *scanOptions) { o.concurrency = n } }
+
+// Scan plans req and reads all its endpoints concurrently, yielding their
+// batches as they arrive: in order within a bucket, interleaved across
+// buckets. With req.Stop set to Unbounded it streams until ctx is cancelled
+// or the Scanner is released.
+func (c *Client) Scan(ctx context.Context, req ScanRequest, opts ...ScanOption) (*Scanner, error) {
+	plan, err := c.Plan(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	var o scanOptions
+	for _, opt := range opts {
+		opt(&o)
+	}
+	if o.concurrency <= 0 || req.Stop.IsUnbounded() {
+		o.concurrency = len(plan.Endpoints)
+	}
+	return c.scanPlan(ctx, req.Table, plan, o.concurrency), nil
+}
+
+// ScanPlanned reads the endpoints of a plan as Scan does.
+func (c *Client) ScanPlanned(ctx context.Context, plan *ScanPlan) *Scanner {
+	return c.scanPlan(ctx, "", plan, len(plan.Endpoints))
+}
+
+func (c *Client) scanPlan(ctx context.Context, table string, plan *ScanPlan, concurrency int) *Scanner {
+	sctx, cancel := context.WithCancel(ctx)
+	s := &Scanner{plan: plan, cancel: cancel, table: table, ch: make(chan scanItem, max(1, len(plan.Endpoints)))}
+	s.refs.Store(1)
+	sem := make(chan struct{}, max(1, concurrency))
+	for _, ep := range plan.Endpoints {
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			select {
+			case sem <- struct{}{}:
+				defer func() { <-sem }()
+			case <-sctx.Done():
+				s.fail(sctx.Err())
+				return
+			}
+			s.readEndpoint(sctx, c, ep)
+		}()
+	}
+	go func() {
+		s.wg.Wait()
+		close(s.ch)
+	}()
+	return s
+}
+
+// Scanner merges the streams of all endpoints of a scan. The current record is
+// valid until the next call to Next.
+type Scanner struct {
+	plan   *ScanPlan
+	table  string
+	cancel context.CancelFunc
+	ch     chan scanItem
+	wg     sync.WaitGroup
+	refs   atomic.Int64
+
+	errMu sync.Mutex
+	err   error
+
+	cur  scanItem
+	done bool
+}
+
+type scanItem struct {
+	rec  arrow.RecordBatch
+	meta BatchMeta
+}
+
+func (s *Scanner) readEndpoint(ctx context.Context, c *Client, ep Endpoint) {
+	st, err := c.ReadTicket(ctx, ep.Ticket)
+	if err != nil {
+		s.fail(err)
+		return
+	}
+	defer st.Release()
+	for st.Next() {
+		rec := st.RecordBatch()
+		rec.Retain()
+		select {
+		case s.ch <- scanItem{rec: rec, meta: st.Meta()}:
+		case <-ctx.Done():
+			rec.Release()
+			s.fail(ctx.Err())
+			return
+		}
+	}
+	if err := st.Err(); err != nil {
+		s.fail(err)
+	}
+}
+
+// fail records the first error and stops the other endpoints.
+func (s *Scanner) fail(err error) {
+	s.errMu.Lock()
+	if s.err == nil {
+		if s.table != "" {
+			err = fmt.Errorf("scan %s: %w", s.table, err)
+		}
+		s.err = err
+	}
+	s.errMu.Unlock()
+	s.cancel()
+}
+
+// Plan returns the scan's plan.
+func (s *Scanner) Plan() *ScanPlan { return s.plan }
+
+// Schema returns the result schema.
+func (s *Scanner) Schema() *arrow.Schema { return s.plan.Schema }
+
+// Next advances to the next batch of any endpoint.
+func (s *Scanner) Next() bool {
+	if s.cur.rec != nil {
+		s.cur.rec.Release()
+		s.cur = scanItem{}
+	}
+	if s.done {
+		return false
+	}
+	item, ok := <-s.ch
+	if !ok {
+		s.done = true
+		return false
+	}
+	s.cur = item
+	return true
+}
+
+// RecordBatch returns the current batch.
+func (s *Scanner) RecordBatch() arrow.RecordBatch { return s.cur.rec }
+
+// Record returns the current batch.
+//
+// Deprecated: use RecordBatch, as arrow does.
+func (s *Scanner) Record() arrow.RecordBatch { return s.cur.rec }
+
+// Meta returns the current batch's app_metadata; Meta().Bucket tells which
+// endpoint it came from.
+func (s *Scanner) Meta() BatchMeta { return s.cur.meta }
+
+// Err returns the first error of any endpoint, nil at a clean end.
+func (s *Scanner) Err() error {
+	s.errMu.Lock()
+	defer s.errMu.Unlock()
+	return s.err
+}
+
+// Retain adds a reference.
+func (s *Scanner) Retain() { s.refs.Add(1) }
+
+// Release drops a reference; the last one cancels the reads that are still
+// going and frees every batch.
+func (s *Scanner) Release() {
+	if s.refs.Add(-1) != 0 {
+		return
+	}
+	s.cancel()
+	if s.cur.rec != nil {
+		s.cur.rec.Release()
+		s.cur = scanItem{}
+	}
+	for item := range s.ch {
+		item.rec.Release()
+	}
+	s.done = true
+}
+
+// ReadAll reads a bounded scan into a table; the caller releases it.
+func (c *Client) ReadAll(ctx context.Context, req ScanRequest) (arrow.Table, error) {
+	if req.Stop.IsUnbounded() {
+		return nil, fmt.Errorf("scan %s: ReadAll of an unbounded scan would never end", req.Table)
+	}
+	s, err := c.Scan(ctx, req)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Release()
+	var recs []arrow.RecordBatch
+	defer func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}()
+	for s.Next() {
+		rec := s.RecordBatch()
+		if rec.NumRows() == 0 {
+			continue
+		}
+		rec.Retain()
+		recs = append(recs, rec)
+	}
+	if err := s.Err(); err != nil {
+		return nil, err
+	}
+	schema := s.Schema()
+	if len(recs) > 0 {
+		schema = recs[0].Schema() // what the batches carry, in case it differs in metadata
+	}
+	if schema == nil {
+		return nil, fmt.Errorf("scan %s: the server sent no schema", req.Table)
+	}
+	return array.NewTableFromRecords(schema, recs), nil
+}

@@ -1,0 +1,117 @@
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/errs"
+)
+
+// CreateDatabase creates a database.
+func (e *Engine) CreateDatabase(name string, ifNotExists bool) error {
+	return e.cat.CreateDatabase(name, ifNotExists)
+}
+
+// DropDatabase drops a database; with cascade, its tables and their data too.
+func (e *Engine) DropDatabase(name string, ifExists, cascade bool) error {
+	dropped, err := e.cat.DropDatabase(name, ifExists, cascade)
+	for _, info := range dropped {
+		err = errors.Join(err, e.removeTable(info))
+	}
+	return err
+}
+
+// ListDatabases lists the databases, sorted.
+func (e *Engine) ListDatabases() []string { return e.cat.ListDatabases() }
+
+// CreateTable creates a table from spec and opens its log. With ifNotExists an
+// existing table's info is returned instead of an error.
+func (e *Engine) CreateTable(spec catalog.TableSpec, ifNotExists bool) (*catalog.TableInfo, error) {
+	if path, err := catalog.ParseTablePath(spec.Table); err == nil && path.View != "" {
+		return nil, errs.New(errs.Invalid, "table name %q: a view ($%s) cannot be created", spec.Table, path.View)
+	}
+	info, created, err := e.cat.CreateTable(spec, ifNotExists)
+	if err != nil || !created {
+		return info, err
+	}
+	if _, err := e.openTable(info); err != nil {
+		// Leave no half-created table behind.
+		_, dropErr := e.cat.DropTable(info.Path(), true)
+		return nil, errors.Join(err, dropErr)
+	}
+	return info, nil
+}
+
+// DropTable drops a table and deletes its data. Open scans of it end with
+// errs.NotFound.
+func (e *Engine) DropTable(name string, ifExists bool) error {
+	path, err := catalog.ParseTablePath(name)
+	if err != nil {
+		return err
+	}
+	if path.View != "" {
+		return errs.New(errs.Precondition, "%s is a view of %s and cannot be dropped by itself", path.FullName(), path)
+	}
+	info, err := e.cat.DropTable(path, ifExists)
+	if err != nil || info == nil {
+		return err
+	}
+	return e.removeTable(info)
+}
+
+func (e *Engine) removeTable(info *catalog.TableInfo) error {
+	e.mu.Lock()
+	t, ok := e.tables[info.TableID]
+	delete(e.tables, info.TableID)
+	e.mu.Unlock()
+	var err error
+	if ok {
+		t.dropped.Store(true)
+		err = t.log.Close()
+	}
+	if rmErr := os.RemoveAll(e.tableDir(info.TableID)); rmErr != nil {
+		err = errors.Join(err, fmt.Errorf("remove data of %s: %w", info.Path(), rmErr))
+	}
+	return err
+}
+
+// DescribeTable returns a table's definition.
+func (e *Engine) DescribeTable(name string) (*catalog.TableInfo, error) {
+	path, err := catalog.ParseTablePath(name)
+	if err != nil {
+		return nil, err
+	}
+	return e.cat.Table(catalog.TablePath{Database: path.Database, Table: path.Table})
+}
+
+// ListTables lists the tables of a database, or of all databases for "".
+func (e *Engine) ListTables(database string) ([]*catalog.TableInfo, error) {
+	return e.cat.ListTables(database)
+}
+
+// AlterTable changes the alterable options and adds nullable columns.
+func (e *Engine) AlterTable(name string, set map[string]string, reset []string, addColumns []catalog.Column) (*catalog.TableInfo, error) {
+	path, err := catalog.ParseTablePath(name)
+	if err != nil {
+		return nil, err
+	}
+	if path.View != "" {
+		return nil, errs.New(errs.Precondition, "%s is a view and cannot be altered", path.FullName())
+	}
+	if len(addColumns) > 0 {
+		// Batches are written and read with one schema per table for now.
+		return nil, errs.New(errs.Unimplemented, "alter table %s: adding columns is not implemented yet", path)
+	}
+	info, err := e.cat.AlterTable(path, set, reset, addColumns)
+	if err != nil {
+		return nil, err
+	}
+	e.mu.RLock()
+	if t, ok := e.tables[info.TableID]; ok {
+		t.info.Store(info)
+	}
+	e.mu.RUnlock()
+	return info, nil
+}

@@ -1,0 +1,316 @@
+// Package engine is the in-process API that every front end calls: it owns
+// the catalog and the open tables, validates writes and routes them to
+// buckets, plans scans into self-contained tickets and reads them back. It
+// knows nothing of Flight or gRPC; errors carry an errs kind.
+package engine
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/fluxgate-io/fluxgate/bucketing"
+	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/logstore"
+)
+
+// Options configure an engine. The zero value means the defaults.
+type Options struct {
+	// DefaultBucketNum is bucket.num for tables that do not set it. Default 1.
+	DefaultBucketNum int
+	// Log configures every table's log.
+	Log logstore.Options
+	// RetentionInterval is how often expired log segments are removed.
+	// Default 1 minute.
+	RetentionInterval time.Duration
+	// IdleHeartbeat is how long an unbounded scan may be idle before it sends
+	// an empty batch. Default 4 s (PROTOCOL.md promises at most 5 s).
+	IdleHeartbeat time.Duration
+	// Allocator is used for Arrow memory. Default memory.DefaultAllocator.
+	Allocator memory.Allocator
+	// Logger. Default slog.Default().
+	Logger *slog.Logger
+}
+
+// WithLogSegmentBytes returns o with the log segment size set.
+func (o Options) WithLogSegmentBytes(n int64) Options {
+	o.Log.SegmentBytes = n
+	return o
+}
+
+func (o Options) withDefaults() Options {
+	if o.DefaultBucketNum <= 0 {
+		o.DefaultBucketNum = 1
+	}
+	if o.RetentionInterval <= 0 {
+		o.RetentionInterval = time.Minute
+	}
+	if o.IdleHeartbeat <= 0 {
+		o.IdleHeartbeat = 4 * time.Second
+	}
+	if o.Allocator == nil {
+		o.Allocator = memory.DefaultAllocator
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	if o.Log.Logger == nil {
+		o.Log.Logger = o.Logger
+	}
+	return o
+}
+
+// Engine is an open data directory.
+type Engine struct {
+	dir  string
+	opts Options
+	cat  *catalog.Catalog
+
+	mu     sync.RWMutex
+	tables map[int64]*table // open tables by id; guarded by mu
+
+	draining chan struct{} // closed by Drain
+	stop     chan struct{} // closed by Close
+	wg       sync.WaitGroup
+}
+
+// table is an open table: its definition and its log.
+type table struct {
+	info     atomic.Pointer[catalog.TableInfo] // replaced by alter-table
+	log      *logstore.Table
+	assigner *bucketing.Assigner // nil without a bucket key
+	decoder  *logstore.Decoder
+	codec    logstore.Codec
+	encoders chan *logstore.Encoder // a small pool: encoders keep compressors
+	rr       atomic.Uint32          // round-robin start for streams without a bucket key
+	dropped  atomic.Bool
+}
+
+// Open opens the data directory dir, creating it if needed, and recovers
+// every table's log.
+func Open(dir string, opts Options) (*Engine, error) {
+	opts = opts.withDefaults()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create data directory: %w", err)
+	}
+	cat, err := catalog.Open(filepath.Join(dir, "catalog"), catalog.Options{DefaultBucketNum: opts.DefaultBucketNum, Logger: opts.Logger})
+	if err != nil {
+		return nil, fmt.Errorf("open catalog: %w", err)
+	}
+	e := &Engine{dir: dir, opts: opts, cat: cat, tables: map[int64]*table{}, draining: make(chan struct{}), stop: make(chan struct{})}
+	infos, err := cat.ListTables("")
+	if err != nil {
+		cat.Close()
+		return nil, err
+	}
+	for _, info := range infos {
+		if _, err := e.openTable(info); err != nil {
+			e.Close()
+			return nil, err
+		}
+	}
+	if err := e.removeOrphans(); err != nil {
+		opts.Logger.Warn("could not remove data of dropped tables", "err", err)
+	}
+	e.wg.Add(1)
+	go e.retentionLoop()
+	return e, nil
+}
+
+// Drain ends every following scan (with errs.Unavailable) so that a server
+// can shut down; writes go on until Close.
+func (e *Engine) Drain() {
+	select {
+	case <-e.draining:
+	default:
+		close(e.draining)
+	}
+}
+
+// Close closes every table and the catalog.
+func (e *Engine) Close() error {
+	e.Drain()
+	select {
+	case <-e.stop:
+		return nil
+	default:
+		close(e.stop)
+	}
+	e.wg.Wait()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var err error
+	for id, t := range e.tables {
+		err = errors.Join(err, t.log.Close())
+		delete(e.tables, id)
+	}
+	return errors.Join(err, e.cat.Close())
+}
+
+func (e *Engine) tableDir(id int64) string {
+	return filepath.Join(e.dir, "tables", fmt.Sprint(id))
+}
+
+func (e *Engine) openTable(info *catalog.TableInfo) (*table, error) {
+	log, err := logstore.Open(e.tableDir(info.TableID), info.BucketCount(), e.opts.Log)
+	if err != nil {
+		return nil, fmt.Errorf("open table %s: %w", info.Path(), err)
+	}
+	t := &table{
+		log:      log,
+		decoder:  logstore.NewDecoder(info.ArrowSchema(), e.opts.Allocator),
+		codec:    codecOf(info.Compression()),
+		encoders: make(chan *logstore.Encoder, runtime.GOMAXPROCS(0)),
+	}
+	t.info.Store(info)
+	if key := info.BucketKeyIndexes(); len(key) > 0 {
+		if t.assigner, err = bucketing.NewAssigner(info.ArrowSchema(), key, info.BucketCount()); err != nil {
+			log.Close()
+			return nil, err
+		}
+	}
+	e.mu.Lock()
+	e.tables[info.TableID] = t
+	e.mu.Unlock()
+	return t, nil
+}
+
+func codecOf(name string) logstore.Codec {
+	switch name {
+	case "lz4_frame":
+		return logstore.CodecLZ4
+	case "zstd":
+		return logstore.CodecZstd
+	}
+	return logstore.CodecNone
+}
+
+// removeOrphans deletes table directories whose table is gone (a drop that
+// crashed before removing the data).
+func (e *Engine) removeOrphans() error {
+	entries, err := os.ReadDir(filepath.Join(e.dir, "tables"))
+	if os.IsNotExist(err) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	for _, ent := range entries {
+		var id int64
+		if _, err := fmt.Sscan(ent.Name(), &id); err != nil {
+			continue
+		}
+		if _, ok := e.tables[id]; !ok {
+			err = errors.Join(err, os.RemoveAll(filepath.Join(e.dir, "tables", ent.Name())))
+		}
+	}
+	return err
+}
+
+func (e *Engine) retentionLoop() {
+	defer e.wg.Done()
+	tick := time.NewTicker(e.opts.RetentionInterval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-e.stop:
+			return
+		case <-tick.C:
+			e.ExpireLogs()
+		}
+	}
+}
+
+// ExpireLogs removes the log segments that every table's table.log.ttl has
+// expired. It runs every RetentionInterval; tests call it directly.
+func (e *Engine) ExpireLogs() {
+	e.mu.RLock()
+	tables := make([]*table, 0, len(e.tables))
+	for _, t := range e.tables {
+		tables = append(tables, t)
+	}
+	e.mu.RUnlock()
+	for _, t := range tables {
+		info := t.info.Load()
+		n, err := t.log.Expire(info.LogTTL())
+		if err != nil {
+			e.opts.Logger.Warn("log retention failed", "table", info.Path().String(), "err", err)
+		} else if n > 0 {
+			e.opts.Logger.Info("log retention removed segments", "table", info.Path().String(), "segments", n)
+		}
+	}
+}
+
+// table returns the open table for a catalog entry.
+func (e *Engine) table(info *catalog.TableInfo) (*table, error) {
+	e.mu.RLock()
+	t, ok := e.tables[info.TableID]
+	e.mu.RUnlock()
+	if !ok || t.dropped.Load() {
+		return nil, errs.New(errs.NotFound, "table %s does not exist", info.Path())
+	}
+	return t, nil
+}
+
+// resolve parses a table name (with an optional $view) and returns the table.
+func (e *Engine) resolve(name string) (*table, catalog.TablePath, error) {
+	path, err := catalog.ParseTablePath(name)
+	if err != nil {
+		return nil, path, err
+	}
+	info, err := e.cat.Table(catalog.TablePath{Database: path.Database, Table: path.Table})
+	if err != nil {
+		return nil, path, err
+	}
+	t, err := e.table(info)
+	return t, path, err
+}
+
+// tableByID returns the open table with id, for tickets.
+func (e *Engine) tableByID(id int64) (*table, error) {
+	e.mu.RLock()
+	t, ok := e.tables[id]
+	e.mu.RUnlock()
+	if !ok || t.dropped.Load() {
+		return nil, errs.New(errs.NotFound, "table id %d does not exist (dropped or re-created)", id)
+	}
+	return t, nil
+}
+
+func (t *table) getEncoder(mem memory.Allocator) *logstore.Encoder {
+	select {
+	case enc := <-t.encoders:
+		return enc
+	default:
+		return logstore.NewEncoder(t.info.Load().ArrowSchema(), t.codec, mem)
+	}
+}
+
+func (t *table) putEncoder(enc *logstore.Encoder) {
+	select {
+	case t.encoders <- enc:
+	default:
+	}
+}
+
+// Ready reports whether the engine serves: recovery has finished and it is
+// not shutting down.
+func (e *Engine) Ready() bool {
+	select {
+	case <-e.draining:
+		return false
+	default:
+		return true
+	}
+}

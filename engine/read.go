@@ -1,0 +1,360 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/logstore"
+)
+
+// MaxBatchBytes bounds the batches a scan sends, below gRPC's default 4 MiB
+// client limit with room for the IPC metadata.
+const MaxBatchBytes = 3 << 20
+
+// BatchMeta is the app_metadata of every batch a scan sends (PROTOCOL.md §4.3).
+type BatchMeta struct {
+	Bucket        int   `json:"bucket"`
+	Start         int64 `json:"start"`
+	Next          int64 `json:"next"`
+	HighWatermark int64 `json:"high_watermark"`
+}
+
+// Change types as stored in changelog frames (Fluss's byte values).
+const (
+	ChangeAppend       byte = 0
+	ChangeInsert       byte = 1
+	ChangeUpdateBefore byte = 2
+	ChangeUpdateAfter  byte = 3
+	ChangeDelete       byte = 4
+)
+
+var changeTypeNames = [...]string{
+	ChangeAppend:       "insert",
+	ChangeInsert:       "insert",
+	ChangeUpdateBefore: "update_before",
+	ChangeUpdateAfter:  "update_after",
+	ChangeDelete:       "delete",
+}
+
+// ReadStream is an opened ticket.
+type ReadStream struct {
+	e      *Engine
+	t      *table
+	info   *catalog.TableInfo
+	tk     Ticket
+	schema *arrow.Schema
+	cols   []int
+	outs   []output
+	left   int64 // rows the limit still allows; -1 without a limit
+}
+
+// ParseTicket decodes a ticket strictly.
+func ParseTicket(b []byte) (Ticket, error) {
+	var tk Ticket
+	if err := DecodeJSON(b, "ticket", &tk); err != nil {
+		return tk, err
+	}
+	if tk.V != 1 {
+		return tk, errs.New(errs.Invalid, "ticket version %d: this server reads version 1", tk.V)
+	}
+	for _, r := range tk.ranges() {
+		if r.Start < 0 || (r.Stop != nil && *r.Stop < r.Start) {
+			return tk, errs.New(errs.Invalid, "ticket range of bucket %d is malformed (start %d, stop %v)", r.Bucket, r.Start, r.Stop)
+		}
+	}
+	if tk.Limit != nil && *tk.Limit < 0 {
+		return tk, errs.New(errs.Invalid, "ticket limit %d is negative", *tk.Limit)
+	}
+	return tk, nil
+}
+
+// OpenRead checks a ticket against the table it names.
+func (e *Engine) OpenRead(tk Ticket) (*ReadStream, error) {
+	t, err := e.tableByID(tk.TableID)
+	if err != nil {
+		return nil, err
+	}
+	info := t.info.Load()
+	switch tk.View {
+	case ViewLog:
+		if info.IsPrimaryKey() {
+			return nil, errs.New(errs.Invalid, "ticket: view log of primary-key table %s; read view changelog", info.Path())
+		}
+	case ViewChangelog:
+	case ViewSnapshot, ViewLake, ViewUnion:
+		return nil, errs.New(errs.Unimplemented, "ticket: view %s is not implemented yet", tk.View)
+	default:
+		return nil, errs.New(errs.Invalid, "ticket: unknown view %q", tk.View)
+	}
+	if len(tk.Filter) > 0 && string(tk.Filter) != "null" {
+		return nil, errs.New(errs.Unimplemented, "ticket: filters are not implemented yet")
+	}
+	for _, r := range tk.ranges() {
+		if r.Bucket < 0 || r.Bucket >= info.BucketCount() {
+			return nil, errs.New(errs.Invalid, "ticket: bucket %d does not exist in %s", r.Bucket, info.Path())
+		}
+	}
+	schema, cols, outs, err := projection(info, tk.View, tk.Columns)
+	if err != nil {
+		return nil, err
+	}
+	rs := &ReadStream{e: e, t: t, info: info, tk: tk, schema: schema, cols: cols, outs: outs, left: -1}
+	if tk.Limit != nil {
+		rs.left = *tk.Limit
+	}
+	return rs, nil
+}
+
+// Schema returns the schema of the batches the stream sends.
+func (rs *ReadStream) Schema() *arrow.Schema { return rs.schema }
+
+// Compression returns the IPC compression the ticket asks for.
+func (rs *ReadStream) Compression() string { return rs.tk.Compression }
+
+// Run reads the ticket's ranges in turn and passes each batch to send, which
+// must not keep the record after it returns. Bounded ranges end at their stop
+// offset; an unbounded one follows the log until ctx is done, sending an
+// empty batch whenever it has been idle for the heartbeat interval.
+func (rs *ReadStream) Run(ctx context.Context, send func(arrow.RecordBatch, BatchMeta) error) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-rs.e.draining:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	for _, r := range rs.tk.ranges() {
+		if rs.left == 0 {
+			return nil
+		}
+		if err := rs.runRange(ctx, r, send); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (rs *ReadStream) runRange(ctx context.Context, r TicketRange, send func(arrow.RecordBatch, BatchMeta) error) error {
+	reader, err := rs.t.log.NewReader(r.Bucket, r.Start, rs.cols)
+	if err != nil {
+		return err
+	}
+	defer reader.Close()
+	for rs.left != 0 {
+		if err := rs.check(ctx); err != nil {
+			return err
+		}
+		limit := reader.HighWatermark()
+		if r.Stop != nil {
+			if reader.Offset() >= *r.Stop {
+				return nil
+			}
+			limit = min(limit, *r.Stop)
+		}
+		from := reader.Offset()
+		f, err := reader.Next(limit)
+		if err != nil {
+			return rs.readErr(err)
+		}
+		if f == nil {
+			if err := rs.idle(ctx, reader, r.Bucket, send); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := rs.sendFrame(f, r, from, send); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// check ends the stream when the client went away, the table was dropped or
+// the server is closing.
+func (rs *ReadStream) check(ctx context.Context) error {
+	if rs.t.dropped.Load() {
+		return errs.New(errs.NotFound, "table %s was dropped during the scan", rs.info.Path())
+	}
+	if !rs.e.Ready() {
+		return errs.New(errs.Unavailable, "the server is shutting down")
+	}
+	return ctx.Err()
+}
+
+func (rs *ReadStream) readErr(err error) error {
+	if rs.t.dropped.Load() {
+		return errs.New(errs.NotFound, "table %s was dropped during the scan", rs.info.Path())
+	}
+	return err
+}
+
+// idle waits at the tail of an unbounded range for new data, sending an empty
+// batch with the current offsets when none comes within the heartbeat.
+func (rs *ReadStream) idle(ctx context.Context, reader *logstore.Reader, bucket int, send func(arrow.RecordBatch, BatchMeta) error) error {
+	wctx, cancel := context.WithTimeout(ctx, rs.e.opts.IdleHeartbeat)
+	err := reader.Wait(wctx)
+	cancel()
+	if err == nil || ctx.Err() != nil {
+		return rs.check(ctx)
+	}
+	empty := emptyRecord(rs.schema, rs.e.opts.Allocator)
+	defer empty.Release()
+	off := reader.Offset()
+	return send(empty, BatchMeta{Bucket: bucket, Start: off, Next: off, HighWatermark: reader.HighWatermark()})
+}
+
+// sendFrame decodes a frame, trims it to the ticket's range and limit, and
+// sends it in slices under MaxBatchBytes.
+func (rs *ReadStream) sendFrame(f *logstore.Frame, r TicketRange, from int64, send func(arrow.RecordBatch, BatchMeta) error) error {
+	lo := max(from-f.BaseOffset, 0)
+	hi := int64(f.Rows)
+	if r.Stop != nil {
+		hi = min(hi, *r.Stop-f.BaseOffset)
+	}
+	if rs.left >= 0 {
+		hi = min(hi, lo+rs.left)
+	}
+	if hi <= lo {
+		return nil // an empty changelog batch; the next one carries the offset on
+	}
+	rec, err := rs.build(f)
+	if err != nil {
+		return err
+	}
+	defer rec.Release()
+	end := f.NextOffset
+	if hi < int64(f.Rows) {
+		end = f.BaseOffset + hi
+	}
+	rows := hi - lo
+	step := rows
+	if size := recordBytes(rec) * rows / max(int64(f.Rows), 1); size > MaxBatchBytes {
+		step = max(rows*MaxBatchBytes/size, 1)
+	}
+	hw := rs.t.log.HighWatermark(r.Bucket)
+	for i := lo; i < hi; i += step {
+		j := min(i+step, hi)
+		part := rec.NewSlice(i, j)
+		next := f.BaseOffset + j
+		if j == hi {
+			next = end
+		}
+		err := send(part, BatchMeta{Bucket: r.Bucket, Start: f.BaseOffset + i, Next: next, HighWatermark: hw})
+		part.Release()
+		if err != nil {
+			return err
+		}
+	}
+	if rs.left > 0 {
+		rs.left -= rows
+	}
+	return nil
+}
+
+// build turns a frame into a result record: the read columns in the asked
+// order, with the view's system columns made up from the frame's offsets,
+// commit time and change types.
+func (rs *ReadStream) build(f *logstore.Frame) (arrow.RecordBatch, error) {
+	read, err := f.Record(rs.t.decoder, readSchema(rs.info.ArrowSchema(), rs.cols))
+	if err != nil {
+		return nil, err
+	}
+	defer read.Release()
+	mem := rs.e.opts.Allocator
+	cols := make([]arrow.Array, len(rs.outs))
+	for i, o := range rs.outs {
+		switch o.system {
+		case "":
+			cols[i] = read.Column(o.pos)
+			cols[i].Retain()
+		case ColChangeType:
+			cols[i] = changeTypes(f, mem)
+		case ColLogOffset:
+			b := array.NewInt64Builder(mem)
+			for k := range f.Rows {
+				b.Append(f.BaseOffset + int64(k))
+			}
+			cols[i] = b.NewArray()
+			b.Release()
+		case ColCommitTimestamp:
+			b := array.NewTimestampBuilder(mem, changelogFields[2].Type.(*arrow.TimestampType))
+			for range f.Rows {
+				b.Append(arrow.Timestamp(f.CommitTs))
+			}
+			cols[i] = b.NewArray()
+			b.Release()
+		}
+	}
+	rec := array.NewRecordBatch(rs.schema, cols, int64(f.Rows))
+	for _, c := range cols {
+		c.Release()
+	}
+	return rec, nil
+}
+
+func changeTypes(f *logstore.Frame, mem memory.Allocator) arrow.Array {
+	b := array.NewStringBuilder(mem)
+	defer b.Release()
+	for k := range f.Rows {
+		ct := ChangeAppend
+		if f.ChangeTypes != nil {
+			ct = f.ChangeTypes[k]
+		}
+		if int(ct) < len(changeTypeNames) {
+			b.Append(changeTypeNames[ct])
+		} else {
+			b.Append(fmt.Sprintf("unknown(%d)", ct))
+		}
+	}
+	return b.NewArray()
+}
+
+func readSchema(table *arrow.Schema, cols []int) *arrow.Schema {
+	fields := make([]arrow.Field, len(cols))
+	for i, c := range cols {
+		fields[i] = table.Field(c)
+	}
+	return arrow.NewSchema(fields, nil)
+}
+
+func emptyRecord(schema *arrow.Schema, mem memory.Allocator) arrow.RecordBatch {
+	cols := make([]arrow.Array, schema.NumFields())
+	for i, f := range schema.Fields() {
+		cols[i] = array.MakeArrayOfNull(mem, f.Type, 0)
+	}
+	rec := array.NewRecordBatch(schema, cols, 0)
+	for _, c := range cols {
+		c.Release()
+	}
+	return rec
+}
+
+// recordBytes is the size of a record's buffers.
+func recordBytes(rec arrow.RecordBatch) int64 {
+	var n int64
+	for _, c := range rec.Columns() {
+		n += dataBytes(c.Data())
+	}
+	return n
+}
+
+func dataBytes(d arrow.ArrayData) int64 {
+	var n int64
+	for _, b := range d.Buffers() {
+		if b != nil {
+			n += int64(b.Len())
+		}
+	}
+	for _, c := range d.Children() {
+		n += dataBytes(c)
+	}
+	return n
+}

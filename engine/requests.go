@@ -1,0 +1,196 @@
+package engine
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"strconv"
+
+	"github.com/fluxgate-io/fluxgate/errs"
+)
+
+// ScanRequest is a read of a table or view (PROTOCOL.md §4.2).
+type ScanRequest struct {
+	Table       string          `json:"table"`
+	Columns     []string        `json:"columns,omitempty"`
+	Filter      json.RawMessage `json:"filter,omitempty"`
+	Startup     Startup         `json:"startup,omitzero"`
+	Stop        Stop            `json:"stop,omitzero"`
+	Buckets     []int           `json:"buckets,omitempty"`
+	Limit       *int64          `json:"limit,omitempty"`
+	Compression string          `json:"compression,omitempty"`
+}
+
+// StartupMode is where a scan starts.
+type StartupMode string
+
+const (
+	StartFull      StartupMode = "full"
+	StartEarliest  StartupMode = "earliest"
+	StartLatest    StartupMode = "latest"
+	StartTimestamp StartupMode = "timestamp"
+	StartOffsets   StartupMode = "offsets"
+)
+
+// Startup is `"full"`, `"earliest"`, `"latest"`, `{"timestamp": ms}` or
+// `{"offsets": {"bucket": offset}}`. The zero value means the view's default.
+type Startup struct {
+	Mode      StartupMode
+	Timestamp int64
+	Offsets   map[int]int64
+}
+
+func (s Startup) IsZero() bool { return s.Mode == "" }
+
+func (s *Startup) UnmarshalJSON(b []byte) error {
+	var mode string
+	if json.Unmarshal(b, &mode) == nil {
+		switch m := StartupMode(mode); m {
+		case StartFull, StartEarliest, StartLatest:
+			s.Mode = m
+			return nil
+		}
+		return errs.New(errs.Invalid, `startup %q: want "full", "earliest", "latest", {"timestamp": ms} or {"offsets": {...}}`, mode)
+	}
+	var obj struct {
+		Timestamp *int64           `json:"timestamp"`
+		Offsets   map[string]int64 `json:"offsets"`
+	}
+	if err := strictUnmarshal(b, &obj); err != nil {
+		return errs.New(errs.Invalid, "startup: %v", err)
+	}
+	switch {
+	case obj.Timestamp != nil && obj.Offsets == nil:
+		if *obj.Timestamp < 0 {
+			return errs.New(errs.Invalid, "startup timestamp %d is negative", *obj.Timestamp)
+		}
+		s.Mode, s.Timestamp = StartTimestamp, *obj.Timestamp
+	case obj.Offsets != nil && obj.Timestamp == nil:
+		offs, err := bucketOffsets(obj.Offsets, "startup offsets")
+		if err != nil {
+			return err
+		}
+		s.Mode, s.Offsets = StartOffsets, offs
+	default:
+		return errs.New(errs.Invalid, `startup: want exactly one of "timestamp" or "offsets"`)
+	}
+	return nil
+}
+
+func (s Startup) MarshalJSON() ([]byte, error) {
+	switch s.Mode {
+	case StartTimestamp:
+		return json.Marshal(map[string]int64{"timestamp": s.Timestamp})
+	case StartOffsets:
+		return json.Marshal(map[string]map[int]int64{"offsets": s.Offsets})
+	}
+	return json.Marshal(string(s.Mode))
+}
+
+// Stop is `"latest"` (bounded at the high watermark when planned), `"none"`
+// (unbounded) or `{"offsets": {...}}`. The zero value means "latest".
+type Stop struct {
+	None    bool
+	Offsets map[int]int64
+}
+
+func (s Stop) IsZero() bool { return !s.None && s.Offsets == nil }
+
+func (s *Stop) UnmarshalJSON(b []byte) error {
+	var mode string
+	if json.Unmarshal(b, &mode) == nil {
+		switch mode {
+		case "latest":
+			return nil
+		case "none":
+			s.None = true
+			return nil
+		}
+		return errs.New(errs.Invalid, `stop %q: want "latest", "none" or {"offsets": {...}}`, mode)
+	}
+	var obj struct {
+		Offsets map[string]int64 `json:"offsets"`
+	}
+	if err := strictUnmarshal(b, &obj); err != nil || obj.Offsets == nil {
+		return errs.New(errs.Invalid, `stop: want "latest", "none" or {"offsets": {...}}`)
+	}
+	offs, err := bucketOffsets(obj.Offsets, "stop offsets")
+	s.Offsets = offs
+	return err
+}
+
+func (s Stop) MarshalJSON() ([]byte, error) {
+	switch {
+	case s.None:
+		return json.Marshal("none")
+	case s.Offsets != nil:
+		return json.Marshal(map[string]map[int]int64{"offsets": s.Offsets})
+	}
+	return json.Marshal("latest")
+}
+
+func bucketOffsets(in map[string]int64, what string) (map[int]int64, error) {
+	out := make(map[int]int64, len(in))
+	for k, v := range in {
+		b, err := strconv.Atoi(k)
+		if err != nil || b < 0 {
+			return nil, errs.New(errs.Invalid, "%s: %q is not a bucket number", what, k)
+		}
+		if v < 0 {
+			return nil, errs.New(errs.Invalid, "%s: offset %d of bucket %d is negative", what, v, b)
+		}
+		out[b] = v
+	}
+	return out, nil
+}
+
+// WriteRequest describes a write stream (PROTOCOL.md §5).
+type WriteRequest struct {
+	Table         string   `json:"table"`
+	Mode          string   `json:"mode,omitempty"`
+	Columns       []string `json:"columns,omitempty"`
+	MergeMode     string   `json:"merge_mode,omitempty"`
+	WriterID      string   `json:"writer_id,omitempty"`
+	FirstSequence int64    `json:"first_sequence,omitempty"`
+}
+
+// Write modes.
+const (
+	ModeAppend    = "append"
+	ModeUpsert    = "upsert"
+	ModeDelete    = "delete"
+	ModeChangelog = "changelog"
+)
+
+// OffsetsRequest is the body of list-offsets.
+type OffsetsRequest struct {
+	Table   string          `json:"table"`
+	At      json.RawMessage `json:"at,omitempty"`
+	Buckets []int           `json:"buckets,omitempty"`
+}
+
+// strictUnmarshal decodes JSON, rejecting unknown fields and trailing data.
+func strictUnmarshal(b []byte, v any) error {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		return err
+	}
+	if dec.More() {
+		return fmt.Errorf("trailing data after the JSON object")
+	}
+	return nil
+}
+
+// DecodeJSON decodes a request body strictly: an unknown field or malformed
+// JSON is errs.Invalid naming what is wrong, so a typo never silently changes
+// behaviour.
+func DecodeJSON(b []byte, what string, v any) error {
+	if err := strictUnmarshal(b, v); err != nil {
+		if errs.KindOf(err) != errs.Internal {
+			return err
+		}
+		return errs.New(errs.Invalid, "%s: %v", what, err)
+	}
+	return nil
+}

@@ -1,0 +1,298 @@
+package engine
+
+import (
+	"encoding/json"
+	"slices"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/errs"
+)
+
+// Views a ticket can read.
+const (
+	ViewLog       = "log"
+	ViewChangelog = "changelog"
+	ViewSnapshot  = "snapshot"
+	ViewLake      = "lake"
+	ViewUnion     = "union"
+)
+
+// System columns of the $changelog view (PROTOCOL.md §4.5).
+const (
+	ColChangeType      = "_change_type"
+	ColLogOffset       = "_log_offset"
+	ColCommitTimestamp = "_commit_timestamp"
+)
+
+var changelogFields = []arrow.Field{
+	{Name: ColChangeType, Type: arrow.BinaryTypes.String},
+	{Name: ColLogOffset, Type: arrow.PrimitiveTypes.Int64},
+	{Name: ColCommitTimestamp, Type: &arrow.TimestampType{Unit: arrow.Millisecond, TimeZone: "UTC"}},
+}
+
+// Ticket is a self-contained read of one bucket's range (PROTOCOL.md §4.3).
+// Any server of the same data directory can redeem it, and clients may build
+// one themselves.
+type Ticket struct {
+	V              int             `json:"v"`
+	TableID        int64           `json:"table_id"`
+	Table          string          `json:"table"`
+	View           string          `json:"view"`
+	Bucket         int             `json:"bucket"`
+	Start          int64           `json:"start"`
+	Stop           *int64          `json:"stop"`
+	Columns        []string        `json:"columns"`
+	Filter         json.RawMessage `json:"filter,omitempty"`
+	LakeSnapshotID *int64          `json:"lake_snapshot_id"`
+	Limit          *int64          `json:"limit"`
+	// Then lists further bucket ranges that the same stream reads in turn, so
+	// that a limited scan is one endpoint.
+	Then        []TicketRange `json:"then,omitempty"`
+	Compression string        `json:"compression,omitempty"`
+}
+
+// TicketRange is one bucket's range of a ticket.
+type TicketRange struct {
+	Bucket int    `json:"bucket"`
+	Start  int64  `json:"start"`
+	Stop   *int64 `json:"stop"`
+}
+
+// ranges lists the ticket's bucket ranges in reading order.
+func (tk *Ticket) ranges() []TicketRange {
+	return append([]TicketRange{{Bucket: tk.Bucket, Start: tk.Start, Stop: tk.Stop}}, tk.Then...)
+}
+
+// ScanPlan is a planned scan: the result schema and one ticket per endpoint.
+type ScanPlan struct {
+	Schema         *arrow.Schema
+	Tickets        []Ticket
+	TotalRecords   int64 // -1 when unknown
+	TableID        int64
+	SchemaID       int32
+	Buckets        int
+	LakeSnapshotID *int64
+}
+
+// PlanScan validates a scan and fixes its offsets into tickets.
+func (e *Engine) PlanScan(req ScanRequest) (*ScanPlan, error) {
+	t, path, err := e.resolve(req.Table)
+	if err != nil {
+		return nil, err
+	}
+	info := t.info.Load()
+	view, err := readView(info, path)
+	if err != nil {
+		return nil, err
+	}
+	if len(req.Filter) > 0 && string(req.Filter) != "null" {
+		return nil, errs.New(errs.Unimplemented, "scan of %s: filters are not implemented yet", path.FullName())
+	}
+	switch req.Compression {
+	case "", "none", "lz4_frame", "zstd":
+	default:
+		return nil, errs.New(errs.Invalid, "compression %q: want none, lz4_frame or zstd", req.Compression)
+	}
+	schema, _, _, err := projection(info, view, req.Columns)
+	if err != nil {
+		return nil, err
+	}
+	if req.Limit != nil && *req.Limit < 0 {
+		return nil, errs.New(errs.Invalid, "limit %d is negative", *req.Limit)
+	}
+	buckets, err := scanBuckets(info, req.Buckets)
+	if err != nil {
+		return nil, err
+	}
+
+	startup := req.Startup
+	if startup.IsZero() {
+		startup.Mode = StartFull
+		if view == ViewChangelog {
+			startup.Mode = StartEarliest
+		}
+	}
+	plan := &ScanPlan{Schema: schema, TableID: info.TableID, SchemaID: info.SchemaID, Buckets: info.BucketCount(), TotalRecords: 0}
+	base := Ticket{V: 1, TableID: info.TableID, Table: path.FullName(), View: view, Columns: req.Columns, Filter: req.Filter, Compression: req.Compression}
+	var ranges []TicketRange
+	for _, b := range buckets {
+		start, err := e.startOffset(t, b, startup)
+		if err != nil {
+			return nil, err
+		}
+		stop, err := stopOffset(t, b, start, req.Stop)
+		if err != nil {
+			return nil, err
+		}
+		ranges = append(ranges, TicketRange{Bucket: b, Start: start, Stop: stop})
+		if stop == nil || plan.TotalRecords < 0 {
+			plan.TotalRecords = -1
+		} else {
+			plan.TotalRecords += *stop - start
+		}
+	}
+	if req.Limit != nil {
+		tk := base
+		tk.Limit = req.Limit
+		tk.Bucket, tk.Start, tk.Stop = ranges[0].Bucket, ranges[0].Start, ranges[0].Stop
+		tk.Then = ranges[1:]
+		plan.Tickets = []Ticket{tk}
+		if plan.TotalRecords >= 0 {
+			plan.TotalRecords = min(plan.TotalRecords, *req.Limit)
+		}
+	} else {
+		for _, r := range ranges {
+			tk := base
+			tk.Bucket, tk.Start, tk.Stop = r.Bucket, r.Start, r.Stop
+			plan.Tickets = append(plan.Tickets, tk)
+		}
+	}
+	if info.IsPrimaryKey() {
+		plan.TotalRecords = -1 // changelog offsets include empty batches
+	}
+	return plan, nil
+}
+
+// ScanSchema returns the result schema of a scan without planning offsets or
+// touching data.
+func (e *Engine) ScanSchema(req ScanRequest) (*arrow.Schema, error) {
+	t, path, err := e.resolve(req.Table)
+	if err != nil {
+		return nil, err
+	}
+	info := t.info.Load()
+	view, err := readView(info, path)
+	if err != nil {
+		return nil, err
+	}
+	schema, _, _, err := projection(info, view, req.Columns)
+	return schema, err
+}
+
+// readView maps a table path to the view a scan of it reads.
+func readView(info *catalog.TableInfo, path catalog.TablePath) (string, error) {
+	switch path.View {
+	case "changelog":
+		return ViewChangelog, nil
+	case "lake":
+		return "", errs.New(errs.NotFound, "%s: the table has no lake snapshot", path.FullName())
+	}
+	if info.IsPrimaryKey() {
+		return "", errs.New(errs.Unimplemented, "snapshot reads of primary-key table %s are not implemented yet; read %s$changelog", path, path)
+	}
+	return ViewLog, nil
+}
+
+// output is one column of a scan's result: a system column of the view, or
+// the pos-th column of what is read from the log.
+type output struct {
+	system string
+	pos    int
+}
+
+// projection resolves the columns a scan returns: the result schema, the
+// table columns to read from the log (ascending), and where each result
+// column comes from.
+func projection(info *catalog.TableInfo, view string, columns []string) (*arrow.Schema, []int, []output, error) {
+	table := info.ArrowSchema()
+	var system []arrow.Field
+	if view == ViewChangelog {
+		system = changelogFields
+	}
+	all := append(slices.Clone(system), table.Fields()...)
+	if columns == nil {
+		columns = make([]string, len(all))
+		for i, f := range all {
+			columns[i] = f.Name
+		}
+	}
+	fields := make([]arrow.Field, 0, len(columns))
+	var cols []int
+	seen := map[string]bool{}
+	for _, name := range columns {
+		if seen[name] {
+			return nil, nil, nil, errs.New(errs.Invalid, "column %q is projected twice", name)
+		}
+		seen[name] = true
+		i := slices.IndexFunc(all, func(f arrow.Field) bool { return f.Name == name })
+		if i < 0 {
+			return nil, nil, nil, errs.New(errs.NotFound, "column %q does not exist in %s (columns: %s)", name, info.Path(), columnNames(arrow.NewSchema(all, nil)))
+		}
+		fields = append(fields, all[i])
+		if i >= len(system) {
+			cols = append(cols, i-len(system))
+		}
+	}
+	// The log is read in column order; the result keeps the asked order.
+	slices.Sort(cols)
+	outs := make([]output, len(fields))
+	for i, f := range fields {
+		if j := slices.IndexFunc(system, func(s arrow.Field) bool { return s.Name == f.Name }); j >= 0 {
+			outs[i] = output{system: f.Name}
+			continue
+		}
+		outs[i] = output{pos: slices.Index(cols, table.FieldIndices(f.Name)[0])}
+	}
+	return arrow.NewSchema(fields, nil), cols, outs, nil
+}
+
+func scanBuckets(info *catalog.TableInfo, want []int) ([]int, error) {
+	n := info.BucketCount()
+	if len(want) == 0 {
+		all := make([]int, n)
+		for i := range all {
+			all[i] = i
+		}
+		return all, nil
+	}
+	seen := map[int]bool{}
+	for _, b := range want {
+		if b < 0 || b >= n {
+			return nil, errs.New(errs.Invalid, "bucket %d does not exist: %s has buckets 0 to %d", b, info.Path(), n-1)
+		}
+		if seen[b] {
+			return nil, errs.New(errs.Invalid, "bucket %d is listed twice", b)
+		}
+		seen[b] = true
+	}
+	return want, nil
+}
+
+func (e *Engine) startOffset(t *table, bucket int, s Startup) (int64, error) {
+	switch s.Mode {
+	case StartFull, StartEarliest:
+		return t.log.EarliestOffset(bucket), nil
+	case StartLatest:
+		return t.log.HighWatermark(bucket), nil
+	case StartTimestamp:
+		return t.log.OffsetForTime(bucket, s.Timestamp)
+	}
+	off, ok := s.Offsets[bucket]
+	if !ok {
+		return t.log.EarliestOffset(bucket), nil
+	}
+	if first, hw := t.log.EarliestOffset(bucket), t.log.HighWatermark(bucket); off < first || off > hw {
+		return 0, errs.New(errs.OutOfRange, "startup offset %d of bucket %d is outside the retained range [%d, %d]", off, bucket, first, hw)
+	}
+	return off, nil
+}
+
+func stopOffset(t *table, bucket int, start int64, s Stop) (*int64, error) {
+	if s.None {
+		return nil, nil
+	}
+	hw := t.log.HighWatermark(bucket)
+	stop, ok := s.Offsets[bucket]
+	if !ok {
+		stop = hw
+	}
+	if stop > hw {
+		return nil, errs.New(errs.OutOfRange, "stop offset %d of bucket %d is above the high watermark %d", stop, bucket, hw)
+	}
+	if stop < start {
+		return nil, errs.New(errs.Invalid, "stop offset %d of bucket %d is below its start offset %d", stop, bucket, start)
+	}
+	return &stop, nil
+}

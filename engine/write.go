@@ -1,0 +1,245 @@
+package engine
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/logstore"
+)
+
+// WriteStream applies the batches of one write stream to one table, in order.
+// It is not safe for concurrent use.
+type WriteStream struct {
+	e    *Engine
+	t    *table
+	info *catalog.TableInfo
+	req  WriteRequest
+	seq  int64  // sequence of the next batch
+	rr   uint32 // next bucket for tables without a bucket key
+}
+
+// WriteResult is what one batch did (PROTOCOL.md §5 PutResult).
+type WriteResult struct {
+	Sequence int64         `json:"sequence"`
+	Rows     int64         `json:"rows"`
+	Buckets  map[int]int64 `json:"buckets"`
+}
+
+// OpenWrite validates a write request against its table and returns the
+// stream that applies its batches.
+func (e *Engine) OpenWrite(req WriteRequest) (*WriteStream, error) {
+	t, path, err := e.resolve(req.Table)
+	if err != nil {
+		return nil, err
+	}
+	if path.View != "" {
+		return nil, errs.New(errs.Precondition, "%s is a read-only view; write to %s", path.FullName(), path)
+	}
+	info := t.info.Load()
+	if req.FirstSequence < 0 {
+		return nil, errs.New(errs.Invalid, "first_sequence %d is negative", req.FirstSequence)
+	}
+	if req.FirstSequence > 0 && req.WriterID == "" {
+		return nil, errs.New(errs.Invalid, "first_sequence needs a writer_id")
+	}
+	switch req.MergeMode {
+	case "", "default", "overwrite":
+	default:
+		return nil, errs.New(errs.Invalid, "merge_mode %q: want \"default\" or \"overwrite\"", req.MergeMode)
+	}
+	switch req.Mode {
+	case "", ModeAppend, ModeUpsert, ModeDelete, ModeChangelog:
+	default:
+		return nil, errs.New(errs.Invalid, "mode %q: want append, upsert, delete or changelog", req.Mode)
+	}
+	if info.IsPrimaryKey() {
+		if req.Mode == ModeAppend {
+			return nil, errs.New(errs.Precondition, "table %s has a primary key: write with mode upsert, delete or changelog, not append", path)
+		}
+		return nil, errs.New(errs.Unimplemented, "writes to primary-key table %s are not implemented yet", path)
+	}
+	switch {
+	case req.Mode != "" && req.Mode != ModeAppend:
+		return nil, errs.New(errs.Precondition, "table %s is a log table: it takes mode append, not %s", path, req.Mode)
+	case len(req.Columns) > 0:
+		return nil, errs.New(errs.Precondition, "table %s is a log table: partial writes (columns) need a primary key", path)
+	case req.MergeMode == "overwrite":
+		return nil, errs.New(errs.Precondition, "table %s is a log table: merge_mode overwrite needs a primary key", path)
+	}
+	req.Mode = ModeAppend
+	return &WriteStream{e: e, t: t, info: info, req: req, seq: req.FirstSequence, rr: t.rr.Add(1)}, nil
+}
+
+// Table returns the table the stream writes to.
+func (w *WriteStream) Table() *catalog.TableInfo { return w.info }
+
+// Write applies one batch atomically: when it returns without error every row
+// is durable and visible; with an error none is.
+func (w *WriteStream) Write(ctx context.Context, rec arrow.RecordBatch) (WriteResult, error) {
+	seq := w.seq
+	w.seq++
+	res := WriteResult{Sequence: seq, Rows: rec.NumRows()}
+	if w.t.dropped.Load() {
+		return res, errs.New(errs.NotFound, "table %s was dropped", w.info.Path())
+	}
+	rec, err := conform(w.info, rec)
+	if err != nil {
+		return res, err
+	}
+	defer rec.Release()
+
+	mem := w.e.opts.Allocator
+	parts, err := w.split(ctx, rec, mem)
+	if err != nil {
+		return res, err
+	}
+	writer := logstore.Writer{}
+	if w.req.WriterID != "" {
+		writer = logstore.Writer{ID: w.req.WriterID, Seq: seq}
+	}
+	enc := w.t.getEncoder(mem)
+	defer w.t.putEncoder(enc)
+	batches := make([]logstore.Part, 0, len(parts))
+	for _, p := range parts {
+		meta := logstore.BatchMeta{SchemaID: w.info.SchemaID, WriterID: writer.ID, WriterSeq: -1}
+		if writer.ID != "" {
+			meta.WriterSeq = seq
+		}
+		b, err := enc.Encode(p.rec, meta)
+		p.rec.Release()
+		if err != nil {
+			return res, err
+		}
+		batches = append(batches, logstore.Part{Bucket: p.bucket, Batch: b})
+	}
+	out, err := w.t.log.Append(batches, writer)
+	if err != nil {
+		return res, err
+	}
+	res.Buckets = out.Ends
+	return res, nil
+}
+
+type bucketRecord struct {
+	bucket int
+	rec    arrow.RecordBatch
+}
+
+// split divides rec by bucket: by the bucket key's hash, or whole to the
+// stream's next bucket (round-robin) when the table has no bucket key.
+func (w *WriteStream) split(ctx context.Context, rec arrow.RecordBatch, mem memory.Allocator) ([]bucketRecord, error) {
+	if rec.NumRows() == 0 {
+		return nil, nil
+	}
+	n := w.info.BucketCount()
+	if w.t.assigner == nil || n == 1 {
+		b := 0
+		if n > 1 {
+			b = int(w.rr % uint32(n))
+			w.rr++
+		}
+		rec.Retain()
+		return []bucketRecord{{b, rec}}, nil
+	}
+	assigned := w.t.assigner.Assign(rec, nil)
+	rows := make([][]int32, n)
+	for i, b := range assigned {
+		rows[b] = append(rows[b], int32(i))
+	}
+	var parts []bucketRecord
+	for b, idx := range rows {
+		if len(idx) == 0 {
+			continue
+		}
+		if len(idx) == len(assigned) {
+			rec.Retain()
+			return []bucketRecord{{b, rec}}, nil
+		}
+		sub, err := take(ctx, rec, idx, mem)
+		if err != nil {
+			for _, p := range parts {
+				p.rec.Release()
+			}
+			return nil, err
+		}
+		parts = append(parts, bucketRecord{b, sub})
+	}
+	return parts, nil
+}
+
+// take returns the rows idx of rec, using Arrow's take kernel.
+func take(ctx context.Context, rec arrow.RecordBatch, idx []int32, mem memory.Allocator) (arrow.RecordBatch, error) {
+	ib := array.NewInt32Builder(mem)
+	ib.AppendValues(idx, nil)
+	indices := ib.NewArray()
+	ib.Release()
+	defer indices.Release()
+	ctx = compute.WithAllocator(ctx, mem)
+	cols := make([]arrow.Array, rec.NumCols())
+	defer func() {
+		for _, c := range cols {
+			if c != nil {
+				c.Release()
+			}
+		}
+	}()
+	for i := range cols {
+		c, err := compute.TakeArray(ctx, rec.Column(i), indices)
+		if err != nil {
+			return nil, fmt.Errorf("split batch by bucket: %w", err)
+		}
+		cols[i] = c
+	}
+	return array.NewRecordBatch(rec.Schema(), cols, int64(len(idx))), nil
+}
+
+// conform checks a written batch against the table by column name and type
+// (nullability flags of the stream are not compared, values are) and returns
+// it with the table's schema and column order.
+func conform(info *catalog.TableInfo, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+	schema := info.ArrowSchema()
+	in := rec.Schema()
+	path := info.Path()
+	seen := make(map[string]int, in.NumFields())
+	for i, f := range in.Fields() {
+		if _, dup := seen[f.Name]; dup {
+			return nil, errs.New(errs.Invalid, "write to %s: column %q appears twice in the batch", path, f.Name)
+		}
+		seen[f.Name] = i
+		if schema.FieldIndices(f.Name) == nil {
+			return nil, errs.New(errs.Invalid, "write to %s: the batch has column %q, which the table does not have (columns: %s)", path, f.Name, columnNames(schema))
+		}
+	}
+	cols := make([]arrow.Array, schema.NumFields())
+	for i, f := range schema.Fields() {
+		j, ok := seen[f.Name]
+		if !ok {
+			return nil, errs.New(errs.Invalid, "write to %s: the batch lacks column %q", path, f.Name)
+		}
+		col := rec.Column(j)
+		if !arrow.TypeEqual(col.DataType(), f.Type) {
+			return nil, errs.New(errs.Invalid, "write to %s: column %q is %s in the batch, the table wants %s (%s)", path, f.Name, col.DataType(), f.Type, info.Columns[i].Type)
+		}
+		if !f.Nullable && col.NullN() > 0 {
+			return nil, errs.New(errs.Invalid, "write to %s: column %q is NOT NULL but the batch has %d nulls in it", path, f.Name, col.NullN())
+		}
+		cols[i] = col
+	}
+	return array.NewRecordBatch(schema, cols, rec.NumRows()), nil
+}
+
+func columnNames(s *arrow.Schema) string {
+	names := make([]string, s.NumFields())
+	for i, f := range s.Fields() {
+		names[i] = f.Name
+	}
+	return strings.Join(names, ", ")
+}

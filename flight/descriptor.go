@@ -1,0 +1,94 @@
+package flight
+
+import (
+	"encoding/json"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow/flight"
+
+	"github.com/fluxgate-io/fluxgate/engine"
+	"github.com/fluxgate-io/fluxgate/errs"
+)
+
+// pathTable turns a PATH descriptor, [database, table] or [table], into a
+// table name.
+func pathTable(d *flight.FlightDescriptor) (string, error) {
+	switch len(d.Path) {
+	case 1:
+		return d.Path[0], nil
+	case 2:
+		return d.Path[0] + "." + d.Path[1], nil
+	}
+	return "", errs.New(errs.Invalid, "descriptor path %q: want [database, table] or [table]", strings.Join(d.Path, "/"))
+}
+
+// command is a CMD descriptor: exactly one of its fields is set.
+type command struct {
+	Scan   *engine.ScanRequest  `json:"scan,omitempty"`
+	Write  *engine.WriteRequest `json:"write,omitempty"`
+	Lookup json.RawMessage      `json:"lookup,omitempty"`
+}
+
+func parseCommand(d *flight.FlightDescriptor) (command, error) {
+	var c command
+	if err := engine.DecodeJSON(d.Cmd, "descriptor command", &c); err != nil {
+		return c, err
+	}
+	n := 0
+	for _, set := range []bool{c.Scan != nil, c.Write != nil, c.Lookup != nil} {
+		if set {
+			n++
+		}
+	}
+	if n != 1 {
+		return c, errs.New(errs.Invalid, `descriptor command: want exactly one of "scan", "write" or "lookup"`)
+	}
+	return c, nil
+}
+
+// scanRequest reads the scan a GetFlightInfo or GetSchema descriptor asks for.
+func scanRequest(d *flight.FlightDescriptor) (engine.ScanRequest, error) {
+	if d == nil {
+		return engine.ScanRequest{}, errs.New(errs.Invalid, "missing flight descriptor")
+	}
+	switch d.Type {
+	case flight.DescriptorPATH:
+		name, err := pathTable(d)
+		return engine.ScanRequest{Table: name}, err
+	case flight.DescriptorCMD:
+		c, err := parseCommand(d)
+		if err != nil {
+			return engine.ScanRequest{}, err
+		}
+		if c.Lookup != nil {
+			return engine.ScanRequest{}, errs.New(errs.Unimplemented, "lookups are not implemented yet")
+		}
+		if c.Scan == nil {
+			return engine.ScanRequest{}, errs.New(errs.Invalid, `descriptor command: reads take {"scan": ...} or {"lookup": ...}`)
+		}
+		return *c.Scan, nil
+	}
+	return engine.ScanRequest{}, errs.New(errs.Invalid, "descriptor type %v: want PATH or CMD", d.Type)
+}
+
+// writeRequest reads the write a DoPut descriptor asks for.
+func writeRequest(d *flight.FlightDescriptor) (engine.WriteRequest, error) {
+	if d == nil {
+		return engine.WriteRequest{}, errs.New(errs.Invalid, "DoPut: the first message carries no flight descriptor")
+	}
+	switch d.Type {
+	case flight.DescriptorPATH:
+		name, err := pathTable(d)
+		return engine.WriteRequest{Table: name}, err
+	case flight.DescriptorCMD:
+		c, err := parseCommand(d)
+		if err != nil {
+			return engine.WriteRequest{}, err
+		}
+		if c.Write == nil {
+			return engine.WriteRequest{}, errs.New(errs.Invalid, `DoPut: the descriptor command must be {"write": ...}`)
+		}
+		return *c.Write, nil
+	}
+	return engine.WriteRequest{}, errs.New(errs.Invalid, "descriptor type %v: want PATH or CMD", d.Type)
+}

@@ -1,0 +1,195 @@
+package flight
+
+// DoAction and ListActions. Contract: every action takes a JSON body and
+// returns one Result whose body is JSON (PROTOCOL.md §3); unknown fields in a
+// body are INVALID_ARGUMENT. The actions are the rows of the table below, and
+// ListActions lists exactly them.
+
+import (
+	"encoding/json"
+	"sort"
+
+	"github.com/apache/arrow-go/v18/arrow/flight"
+
+	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/engine"
+	"github.com/fluxgate-io/fluxgate/errs"
+)
+
+type action struct {
+	description string
+	run         func(s *Service, body []byte) (any, error)
+}
+
+var actions = map[string]action{
+	"create-database": {"create a database: {\"database\", \"if_not_exists\"}", (*Service).createDatabase},
+	"drop-database":   {"drop a database: {\"database\", \"if_exists\", \"cascade\"}", (*Service).dropDatabase},
+	"list-databases":  {"list the databases: {}", (*Service).listDatabases},
+	"create-table":    {"create a table: a TableSpec plus \"if_not_exists\"; returns its TableInfo", (*Service).createTable},
+	"drop-table":      {"drop a table and its data: {\"table\", \"if_exists\"}", (*Service).dropTable},
+	"describe-table":  {"describe a table: {\"table\"}; returns its TableInfo", (*Service).describeTable},
+	"list-tables":     {"list tables: {\"database\"} (optional); returns {\"tables\": [TableInfo]}", (*Service).listTables},
+	"alter-table":     {"change alterable options: {\"table\", \"set\", \"reset\", \"add_columns\"}", (*Service).alterTable},
+	"list-offsets":    {"offsets per bucket: {\"table\", \"at\": \"earliest\"|\"latest\"|{\"timestamp\": ms}, \"buckets\"}", (*Service).listOffsets},
+}
+
+func (s *Service) ListActions(_ *flight.Empty, stream flight.FlightService_ListActionsServer) error {
+	names := make([]string, 0, len(actions))
+	for name := range actions {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		if err := stream.Send(&flight.ActionType{Type: name, Description: actions[name].description}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Service) DoAction(a *flight.Action, stream flight.FlightService_DoActionServer) error {
+	act, ok := actions[a.Type]
+	if !ok {
+		return s.toStatus("DoAction", s.unknownAction(a.Type))
+	}
+	body := a.Body
+	if len(body) == 0 {
+		body = []byte("{}")
+	}
+	res, err := act.run(s, body)
+	if err != nil {
+		return s.toStatus("DoAction", err)
+	}
+	out, err := json.Marshal(res)
+	if err != nil {
+		return s.toStatus("DoAction", err)
+	}
+	return stream.Send(&flight.Result{Body: out})
+}
+
+// Actions of the protocol that later work will add.
+var plannedActions = map[string]bool{"lake-snapshot": true, "tier-now": true, "undo": true}
+
+func (s *Service) unknownAction(name string) error {
+	if plannedActions[name] {
+		return errs.New(errs.Unimplemented, "action %q is not implemented yet", name)
+	}
+	return errs.New(errs.Invalid, "unknown action %q (ListActions lists them)", name)
+}
+
+func decode[T any](body []byte, action string) (T, error) {
+	var v T
+	err := engine.DecodeJSON(body, action, &v)
+	return v, err
+}
+
+type empty struct{}
+
+func (s *Service) createDatabase(body []byte) (any, error) {
+	req, err := decode[struct {
+		Database    string `json:"database"`
+		IfNotExists bool   `json:"if_not_exists"`
+	}](body, "create-database")
+	if err != nil {
+		return nil, err
+	}
+	if err := s.eng.CreateDatabase(req.Database, req.IfNotExists); err != nil {
+		return nil, err
+	}
+	return map[string]string{"database": req.Database}, nil
+}
+
+func (s *Service) dropDatabase(body []byte) (any, error) {
+	req, err := decode[struct {
+		Database string `json:"database"`
+		IfExists bool   `json:"if_exists"`
+		Cascade  bool   `json:"cascade"`
+	}](body, "drop-database")
+	if err != nil {
+		return nil, err
+	}
+	return empty{}, s.eng.DropDatabase(req.Database, req.IfExists, req.Cascade)
+}
+
+func (s *Service) listDatabases(body []byte) (any, error) {
+	if _, err := decode[empty](body, "list-databases"); err != nil {
+		return nil, err
+	}
+	return map[string][]string{"databases": s.eng.ListDatabases()}, nil
+}
+
+func (s *Service) createTable(body []byte) (any, error) {
+	req, err := decode[struct {
+		catalog.TableSpec
+		IfNotExists bool `json:"if_not_exists"`
+	}](body, "create-table")
+	if err != nil {
+		return nil, err
+	}
+	return s.eng.CreateTable(req.TableSpec, req.IfNotExists)
+}
+
+type tableRequest struct {
+	Table string `json:"table"`
+}
+
+func (s *Service) dropTable(body []byte) (any, error) {
+	req, err := decode[struct {
+		Table    string `json:"table"`
+		IfExists bool   `json:"if_exists"`
+	}](body, "drop-table")
+	if err != nil {
+		return nil, err
+	}
+	return empty{}, s.eng.DropTable(req.Table, req.IfExists)
+}
+
+func (s *Service) describeTable(body []byte) (any, error) {
+	req, err := decode[tableRequest](body, "describe-table")
+	if err != nil {
+		return nil, err
+	}
+	return s.eng.DescribeTable(req.Table)
+}
+
+func (s *Service) listTables(body []byte) (any, error) {
+	req, err := decode[struct {
+		Database string `json:"database"`
+	}](body, "list-tables")
+	if err != nil {
+		return nil, err
+	}
+	tables, err := s.eng.ListTables(req.Database)
+	if err != nil {
+		return nil, err
+	}
+	if tables == nil {
+		tables = []*catalog.TableInfo{}
+	}
+	return map[string]any{"tables": tables}, nil
+}
+
+func (s *Service) alterTable(body []byte) (any, error) {
+	req, err := decode[struct {
+		Table      string            `json:"table"`
+		Set        map[string]string `json:"set"`
+		Reset      []string          `json:"reset"`
+		AddColumns []catalog.Column  `json:"add_columns"`
+	}](body, "alter-table")
+	if err != nil {
+		return nil, err
+	}
+	return s.eng.AlterTable(req.Table, req.Set, req.Reset, req.AddColumns)
+}
+
+func (s *Service) listOffsets(body []byte) (any, error) {
+	req, err := decode[engine.OffsetsRequest](body, "list-offsets")
+	if err != nil {
+		return nil, err
+	}
+	offs, err := s.eng.ListOffsets(req)
+	if err != nil {
+		return nil, err
+	}
+	return map[string]any{"offsets": offs}, nil
+}

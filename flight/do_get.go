@@ -1,0 +1,49 @@
+package flight
+
+// DoGet redeems a ticket (engine.Ticket, JSON). Contract: the stream carries
+// the ticket's result schema, then its batches in offset order, each under 4
+// MiB with app_metadata {"bucket", "start", "next", "high_watermark"}. A
+// bounded ticket ends at its stop offset; an unbounded one follows the log,
+// sending an empty batch when idle, until the client cancels. A dropped
+// table ends the stream with NOT_FOUND.
+
+import (
+	"encoding/json"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+
+	"github.com/fluxgate-io/fluxgate/engine"
+)
+
+func (s *Service) DoGet(t *flight.Ticket, stream flight.FlightService_DoGetServer) error {
+	return s.toStatus("DoGet", s.doGet(t, stream))
+}
+
+func (s *Service) doGet(t *flight.Ticket, stream flight.FlightService_DoGetServer) error {
+	tk, err := engine.ParseTicket(t.GetTicket())
+	if err != nil {
+		return err
+	}
+	rs, err := s.eng.OpenRead(tk)
+	if err != nil {
+		return err
+	}
+	opts := []ipc.Option{ipc.WithSchema(rs.Schema()), ipc.WithAllocator(s.mem)}
+	switch rs.Compression() {
+	case "lz4_frame":
+		opts = append(opts, ipc.WithLZ4())
+	case "zstd":
+		opts = append(opts, ipc.WithZstd())
+	}
+	w := flight.NewRecordWriter(stream, opts...)
+	defer w.Close()
+	return rs.Run(stream.Context(), func(rec arrow.RecordBatch, meta engine.BatchMeta) error {
+		md, err := json.Marshal(meta)
+		if err != nil {
+			return err
+		}
+		return w.WriteWithAppMetadata(rec, md)
+	})
+}

@@ -1,0 +1,111 @@
+package flight
+
+// GetFlightInfo, GetSchema, PollFlightInfo and ListFlights.
+//
+// Contract: a PATH descriptor [database, table] (a table may carry $changelog)
+// or a CMD {"scan": ScanRequest} is planned into one endpoint per bucket (one
+// in all for a limited scan) whose tickets are JSON and fix the offsets;
+// app_metadata is {"table_id", "schema_id", "buckets", "lake_snapshot_id"}.
+// GetSchema returns the same schema without planning data. ListFlights lists
+// one FlightInfo per table (criteria: an optional database name), without
+// endpoints.
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/apache/arrow-go/v18/arrow/flight"
+
+	"github.com/fluxgate-io/fluxgate/catalog"
+)
+
+type infoMetadata struct {
+	TableID        int64  `json:"table_id"`
+	SchemaID       int32  `json:"schema_id"`
+	Buckets        int    `json:"buckets"`
+	LakeSnapshotID *int64 `json:"lake_snapshot_id"`
+}
+
+func (s *Service) GetFlightInfo(ctx context.Context, d *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	info, err := s.flightInfo(d)
+	return info, s.toStatus("GetFlightInfo", err)
+}
+
+func (s *Service) flightInfo(d *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	req, err := scanRequest(d)
+	if err != nil {
+		return nil, err
+	}
+	plan, err := s.eng.PlanScan(req)
+	if err != nil {
+		return nil, err
+	}
+	info := &flight.FlightInfo{
+		Schema:           flight.SerializeSchema(plan.Schema, s.mem),
+		FlightDescriptor: d,
+		TotalRecords:     plan.TotalRecords,
+		TotalBytes:       -1,
+	}
+	for _, tk := range plan.Tickets {
+		b, err := json.Marshal(tk)
+		if err != nil {
+			return nil, err
+		}
+		info.Endpoint = append(info.Endpoint, &flight.FlightEndpoint{Ticket: &flight.Ticket{Ticket: b}})
+	}
+	info.AppMetadata, err = json.Marshal(infoMetadata{
+		TableID: plan.TableID, SchemaID: plan.SchemaID, Buckets: plan.Buckets, LakeSnapshotID: plan.LakeSnapshotID,
+	})
+	return info, err
+}
+
+func (s *Service) GetSchema(ctx context.Context, d *flight.FlightDescriptor) (*flight.SchemaResult, error) {
+	req, err := scanRequest(d)
+	if err != nil {
+		return nil, s.toStatus("GetSchema", err)
+	}
+	sc, err := s.eng.ScanSchema(req)
+	if err != nil {
+		return nil, s.toStatus("GetSchema", err)
+	}
+	return &flight.SchemaResult{Schema: flight.SerializeSchema(sc, s.mem)}, nil
+}
+
+// PollFlightInfo plans at once, so the answer is always complete.
+func (s *Service) PollFlightInfo(ctx context.Context, d *flight.FlightDescriptor) (*flight.PollInfo, error) {
+	info, err := s.flightInfo(d)
+	if err != nil {
+		return nil, s.toStatus("PollFlightInfo", err)
+	}
+	progress := 1.0
+	return &flight.PollInfo{Info: info, Progress: &progress}, nil
+}
+
+func (s *Service) ListFlights(c *flight.Criteria, stream flight.FlightService_ListFlightsServer) error {
+	var database string
+	if c != nil {
+		database = string(c.Expression)
+	}
+	infos, err := s.eng.ListTables(database)
+	if err != nil {
+		return s.toStatus("ListFlights", err)
+	}
+	for _, t := range infos {
+		if err := stream.Send(s.tableFlight(t)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *Service) tableFlight(t *catalog.TableInfo) *flight.FlightInfo {
+	meta, _ := json.Marshal(infoMetadata{TableID: t.TableID, SchemaID: t.SchemaID, Buckets: t.BucketCount()})
+	p := t.Path()
+	return &flight.FlightInfo{
+		Schema:           flight.SerializeSchema(t.ArrowSchema(), s.mem),
+		FlightDescriptor: &flight.FlightDescriptor{Type: flight.DescriptorPATH, Path: []string{p.Database, p.Table}},
+		TotalRecords:     -1,
+		TotalBytes:       -1,
+		AppMetadata:      meta,
+	}
+}
