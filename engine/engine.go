@@ -288,12 +288,13 @@ func (e *Engine) tableByID(id int64) (*table, error) {
 	return t, nil
 }
 
-func (t *table) getEncoder(mem memory.Allocator) *logstore.Encoder {
+func (t *table) getEncoder(mem memory.Allocator) (*logstore.Encoder, error) {
 	select {
 	case enc := <-t.encoders:
-		return enc
+		return enc, nil
 	default:
-		return logstore.NewEncoder(t.info.Load().ArrowSchema(), t.codec, mem)
+		info := t.info.Load()
+		return logstore.NewEncoder(info.ArrowSchema(), t.codec, info.ZstdLevel(), mem)
 	}
 }
 

@@ -84,28 +84,59 @@ func (w *WriteStream) Table() *catalog.TableInfo { return w.info }
 // Write applies one batch atomically: when it returns without error every row
 // is durable and visible; with an error none is.
 func (w *WriteStream) Write(ctx context.Context, rec arrow.RecordBatch) (WriteResult, error) {
+	p, err := w.Submit(ctx, rec)
+	if err != nil {
+		return WriteResult{}, err
+	}
+	return p.Wait()
+}
+
+// PendingWrite is a submitted batch that is perhaps not durable yet.
+type PendingWrite struct {
+	res WriteResult
+	log *logstore.Pending
+}
+
+// Wait blocks until the batch is durable and visible.
+func (p *PendingWrite) Wait() (WriteResult, error) {
+	if p.log == nil {
+		return p.res, nil
+	}
+	out, err := p.log.Wait()
+	p.res.Buckets = out.Ends
+	return p.res, err
+}
+
+// Submit validates and appends one batch without waiting for it to be
+// durable, so that a stream can go on with its next batch meanwhile. Batches
+// become durable in the order they were submitted; an error means nothing of
+// this batch was applied.
+func (w *WriteStream) Submit(ctx context.Context, rec arrow.RecordBatch) (*PendingWrite, error) {
 	seq := w.seq
 	w.seq++
-	res := WriteResult{Sequence: seq, Rows: rec.NumRows()}
 	if w.t.dropped.Load() {
-		return res, errs.New(errs.NotFound, "table %s was dropped", w.info.Path())
+		return nil, errs.New(errs.NotFound, "table %s was dropped", w.info.Path())
 	}
 	rec, err := conform(w.info, rec)
 	if err != nil {
-		return res, err
+		return nil, err
 	}
 	defer rec.Release()
 
 	mem := w.e.opts.Allocator
 	parts, err := w.split(ctx, rec, mem)
 	if err != nil {
-		return res, err
+		return nil, err
 	}
 	writer := logstore.Writer{}
 	if w.req.WriterID != "" {
 		writer = logstore.Writer{ID: w.req.WriterID, Seq: seq}
 	}
-	enc := w.t.getEncoder(mem)
+	enc, err := w.t.getEncoder(mem)
+	if err != nil {
+		releaseParts(parts)
+		return nil, err
+	}
 	defer w.t.putEncoder(enc)
 	batches := make([]logstore.Part, 0, len(parts))
 	for _, p := range parts {
@@ -114,18 +145,24 @@ func (w *WriteStream) Write(ctx context.Context, rec arrow.RecordBatch) (WriteRe
 			meta.WriterSeq = seq
 		}
 		b, err := enc.Encode(p.rec, meta)
-		p.rec.Release()
 		if err != nil {
-			return res, err
+			releaseParts(parts)
+			return nil, err
 		}
 		batches = append(batches, logstore.Part{Bucket: p.bucket, Batch: b})
 	}
-	out, err := w.t.log.Append(batches, writer)
+	releaseParts(parts)
+	pending, err := w.t.log.AppendAsync(batches, writer)
 	if err != nil {
-		return res, err
+		return nil, err
 	}
-	res.Buckets = out.Ends
-	return res, nil
+	return &PendingWrite{res: WriteResult{Sequence: seq, Rows: rec.NumRows()}, log: pending}, nil
+}
+
+func releaseParts(parts []bucketRecord) {
+	for _, p := range parts {
+		p.rec.Release()
+	}
 }
 
 type bucketRecord struct {
@@ -165,9 +202,7 @@ func (w *WriteStream) split(ctx context.Context, rec arrow.RecordBatch, mem memo
 		}
 		sub, err := take(ctx, rec, idx, mem)
 		if err != nil {
-			for _, p := range parts {
-				p.rec.Release()
-			}
+			releaseParts(parts)
 			return nil, err
 		}
 		parts = append(parts, bucketRecord{b, sub})

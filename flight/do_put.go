@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 
+	"github.com/fluxgate-io/fluxgate/engine"
 	"github.com/fluxgate-io/fluxgate/errs"
 )
 
@@ -40,19 +41,32 @@ func (s *Service) doPut(stream flight.FlightService_DoPutServer) error {
 	if err != nil {
 		return err
 	}
+	// Batches are appended here while an acker goroutine waits for the
+	// earlier ones to become durable and acknowledges them in order, so that
+	// one stream's fsyncs overlap its next batches.
+	pending := make(chan *engine.PendingWrite, maxPendingBatches)
+	acked := make(chan error, 1)
+	go func() { acked <- ackInOrder(stream, pending) }()
+	err = s.appendAll(stream, r, ws, pending)
+	close(pending)
+	if ackErr := <-acked; err == nil {
+		err = ackErr
+	}
+	return err
+}
+
+// maxPendingBatches bounds the batches of one stream that are appended but
+// not yet acknowledged.
+const maxPendingBatches = 8
+
+func (s *Service) appendAll(stream flight.FlightService_DoPutServer, r *flight.Reader, ws *engine.WriteStream, pending chan<- *engine.PendingWrite) error {
 	ctx := stream.Context()
 	for r.Next() {
-		res, err := ws.Write(ctx, r.RecordBatch())
+		p, err := ws.Submit(ctx, r.RecordBatch())
 		if err != nil {
 			return err
 		}
-		md, err := json.Marshal(res)
-		if err != nil {
-			return err
-		}
-		if err := stream.Send(&flight.PutResult{AppMetadata: md}); err != nil {
-			return err
-		}
+		pending <- p
 	}
 	if err := r.Err(); err != nil && !errors.Is(err, io.EOF) {
 		if _, ok := grpcStatus(err); ok {
@@ -61,4 +75,24 @@ func (s *Service) doPut(stream flight.FlightService_DoPutServer) error {
 		return errs.New(errs.Invalid, "DoPut: malformed stream: %v", err)
 	}
 	return nil
+}
+
+func ackInOrder(stream flight.FlightService_DoPutServer, pending <-chan *engine.PendingWrite) error {
+	var failed error
+	for p := range pending {
+		if failed != nil {
+			continue // drain, so the appender never blocks
+		}
+		res, err := p.Wait()
+		if err != nil {
+			failed = err
+			continue
+		}
+		md, err := json.Marshal(res)
+		if err == nil {
+			err = stream.Send(&flight.PutResult{AppMetadata: md})
+		}
+		failed = err
+	}
+	return failed
 }

@@ -13,25 +13,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
-// Codec is the Arrow IPC buffer compression of a frame's columns.
-type Codec uint8
-
-const (
-	CodecNone Codec = iota
-	CodecLZ4
-	CodecZstd
-)
-
-func (c Codec) ipcOptions() []ipc.Option {
-	switch c {
-	case CodecLZ4:
-		return []ipc.Option{ipc.WithLZ4()}
-	case CodecZstd:
-		return []ipc.Option{ipc.WithZstd()}
-	}
-	return nil
-}
-
 // Batch is one encoded frame, ready to append. The fields that are known only
 // at append time (offset, commit time, txn) are filled in by the log.
 type Batch struct {
@@ -55,26 +36,30 @@ type BatchMeta struct {
 }
 
 // Encoder turns record batches of one schema into frames. Each column is an
-// Arrow IPC record batch message of its own, so that a reader can read and
-// decode just the columns it projects. An Encoder keeps one IPC writer (and its
-// compressor) per column and is not safe for concurrent use.
+// Arrow IPC record batch message of its own, its body compressed on its own,
+// so that a reader can read and decode just the columns it projects. An
+// Encoder keeps one IPC writer per column and is not safe for concurrent use.
 type Encoder struct {
 	schema  *arrow.Schema
-	codec   Codec
+	comp    *compressor
 	columns []*columnWriter
 }
 
-// NewEncoder returns an encoder for records of schema.
-func NewEncoder(schema *arrow.Schema, codec Codec, mem memory.Allocator) *Encoder {
-	e := &Encoder{schema: schema, codec: codec}
+// NewEncoder returns an encoder for records of schema. zstdLevel applies to
+// CodecZstd (1 to 22; Fluss's default is 3).
+func NewEncoder(schema *arrow.Schema, codec Codec, zstdLevel int, mem memory.Allocator) (*Encoder, error) {
+	comp, err := newCompressor(codec, zstdLevel)
+	if err != nil {
+		return nil, err
+	}
+	e := &Encoder{schema: schema, comp: comp}
 	for i := range schema.NumFields() {
 		cw := &columnWriter{}
 		cw.schema = arrow.NewSchema([]arrow.Field{schema.Field(i)}, nil)
-		opts := append([]ipc.Option{ipc.WithSchema(cw.schema), ipc.WithAllocator(mem)}, codec.ipcOptions()...)
-		cw.w = ipc.NewWriterWithPayloadWriter(cw, opts...)
+		cw.w = ipc.NewWriterWithPayloadWriter(cw, ipc.WithSchema(cw.schema), ipc.WithAllocator(mem))
 		e.columns = append(e.columns, cw)
 	}
-	return e
+	return e, nil
 }
 
 // Encode encodes rec, whose schema must equal the encoder's.
@@ -88,19 +73,23 @@ func (e *Encoder) Encode(rec arrow.RecordBatch, meta BatchMeta) (*Batch, error) 
 	}
 	ncols := len(e.columns)
 	for i, cw := range e.columns {
-		cw.meta, cw.body = cw.meta[:0], cw.body[:0]
+		cw.meta, cw.body, cw.packed = cw.meta[:0], cw.body[:0], cw.packed[:0]
 		col := array.NewRecordBatch(cw.schema, []arrow.Array{rec.Column(i)}, rec.NumRows())
 		err := cw.w.Write(col)
 		col.Release()
 		if err != nil {
 			return nil, fmt.Errorf("encode column %q: %w", e.schema.Field(i).Name, err)
 		}
+		cw.rawLen = 0
+		if packed, ok := e.comp.compress(cw.packed, cw.body); ok {
+			cw.packed, cw.rawLen = packed, len(cw.body)
+		}
 	}
 
 	h := header{
 		recordCount: uint32(rows),
 		schemaID:    meta.SchemaID,
-		attributes:  uint16(e.codec) << attrCodecShift,
+		attributes:  uint16(e.comp.codec) << attrCodecShift,
 		writerSeq:   meta.WriterSeq,
 		writerIDLen: uint16(len(meta.WriterID)),
 		columns:     uint16(ncols),
@@ -112,7 +101,7 @@ func (e *Encoder) Encode(rec arrow.RecordBatch, meta BatchMeta) (*Batch, error) 
 	h.prefixLen = uint32(prefixLen)
 	size := prefixLen
 	for _, cw := range e.columns {
-		size += len(cw.meta) + len(cw.body)
+		size += len(cw.meta) + len(cw.stored())
 	}
 	h.length = uint32(size)
 
@@ -122,14 +111,15 @@ func (e *Encoder) Encode(rec arrow.RecordBatch, meta BatchMeta) (*Batch, error) 
 	pos += copy(frame[pos:], meta.WriterID)
 	for _, cw := range e.columns {
 		binary.LittleEndian.PutUint32(frame[pos:], uint32(len(cw.meta)))
-		binary.LittleEndian.PutUint32(frame[pos+4:], uint32(len(cw.body)))
+		binary.LittleEndian.PutUint32(frame[pos+4:], uint32(len(cw.stored())))
+		binary.LittleEndian.PutUint32(frame[pos+8:], uint32(cw.rawLen))
 		pos += dirEntrySize
 	}
 	pos += copy(frame[pos:], meta.ChangeTypes)
 	pos = prefixLen
 	for _, cw := range e.columns {
 		pos += copy(frame[pos:], cw.meta)
-		pos += copy(frame[pos:], cw.body)
+		pos += copy(frame[pos:], cw.stored())
 	}
 	return &Batch{
 		frame:      frame,
@@ -146,6 +136,16 @@ type columnWriter struct {
 	started bool
 	meta    []byte
 	body    []byte
+	packed  []byte // body compressed, when that saves space
+	rawLen  int    // body length when packed is stored, else 0
+}
+
+// stored is the body as the frame stores it.
+func (cw *columnWriter) stored() []byte {
+	if cw.rawLen > 0 {
+		return cw.packed
+	}
+	return cw.body
 }
 
 func (cw *columnWriter) Start() error { return nil }
@@ -203,12 +203,19 @@ func (d *Decoder) init() {
 	}
 }
 
-// Column decodes column i of a frame from its metadata and body bytes. The
-// returned array may reference the bytes (uncompressed columns are not copied).
-func (d *Decoder) Column(i int, meta, body []byte) (arrow.Array, error) {
+// Column decodes column i of a frame from its metadata and stored body
+// (compressed with codec when rawLen > 0). The returned array may reference
+// the bytes: uncompressed columns are not copied.
+func (d *Decoder) Column(i int, meta, body []byte, codec Codec, rawLen int) (arrow.Array, error) {
 	d.once.Do(d.init)
 	if i < 0 || i >= len(d.schemas) {
 		return nil, fmt.Errorf("decode column %d: schema has %d columns", i, len(d.schemas))
+	}
+	if rawLen > 0 {
+		var err error
+		if body, err = decompress(codec, body, rawLen); err != nil {
+			return nil, fmt.Errorf("decode column %q: %w", d.schema.Field(i).Name, err)
+		}
 	}
 	msg := ipc.NewMessage(memory.NewBufferBytes(meta), memory.NewBufferBytes(body))
 	defer msg.Release()

@@ -24,7 +24,8 @@ import (
 //	66  columns      u16
 //	68  statsLen     u32
 //	72  prefixLen    u32  bytes from the frame start to the first column byte
-//	76  payload: writer id, column directory (per column: metaLen u32, bodyLen u32),
+//	76  payload: writer id, column directory (per column: metaLen u32, bodyLen u32,
+//	    rawLen u32: the body's length before compression, 0 when stored raw),
 //	    statistics, change types (recordCount bytes, changelog frames only), zero
 //	    padding to a multiple of 8, then per column its Arrow IPC message metadata
 //	    (padded to 8) followed by its body.
@@ -36,7 +37,7 @@ const (
 	frameMagic      = 0x314C4746 // "FGL1"
 	fixedHeaderSize = 76
 	crcStart        = 12
-	dirEntrySize    = 8
+	dirEntrySize    = 12
 
 	attrChangelog   = 1 << 0
 	attrCodecShift  = 8
@@ -150,6 +151,7 @@ type prefix struct {
 	colOffsets  []uint32 // start of column i's metadata, relative to the frame
 	metaLens    []uint32
 	bodyLens    []uint32
+	rawLens     []uint32
 	stats       []byte
 	changeTypes []byte
 }
@@ -167,10 +169,12 @@ func parsePrefix(h *header, b []byte) (prefix, error) {
 	p.colOffsets = make([]uint32, n)
 	p.metaLens = make([]uint32, n)
 	p.bodyLens = make([]uint32, n)
+	p.rawLens = make([]uint32, n)
 	at := uint64(h.prefixLen)
 	for i := range n {
 		p.metaLens[i] = le.Uint32(b[pos:])
 		p.bodyLens[i] = le.Uint32(b[pos+4:])
+		p.rawLens[i] = le.Uint32(b[pos+8:])
 		pos += dirEntrySize
 		p.colOffsets[i] = uint32(at)
 		at += uint64(p.metaLens[i]) + uint64(p.bodyLens[i])

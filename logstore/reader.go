@@ -23,9 +23,11 @@ type Frame struct {
 	ChangeTypes []byte
 	WriterID    string
 
-	cols   []int
-	metas  [][]byte
-	bodies [][]byte
+	codec   Codec
+	cols    []int
+	metas   [][]byte
+	bodies  [][]byte
+	rawLens []int
 }
 
 // Record decodes the frame's columns into a record of schema, whose fields
@@ -40,7 +42,7 @@ func (f *Frame) Record(d *Decoder, schema *arrow.Schema) (arrow.RecordBatch, err
 		}
 	}()
 	for i, c := range f.cols {
-		a, err := d.Column(c, f.metas[i], f.bodies[i])
+		a, err := d.Column(c, f.metas[i], f.bodies[i], f.codec, f.rawLens[i])
 		if err != nil {
 			return nil, fmt.Errorf("frame at offset %d: %w", f.BaseOffset, err)
 		}
@@ -186,8 +188,10 @@ func (r *Reader) readFrame() (*Frame, int64, error) {
 			f.cols[i] = i
 		}
 	}
+	f.codec = h.codec()
 	f.metas = make([][]byte, len(f.cols))
 	f.bodies = make([][]byte, len(f.cols))
+	f.rawLens = make([]int, len(f.cols))
 
 	// Read the wanted columns, one read per run of adjacent columns. Bytes
 	// already in head are reused.
@@ -214,6 +218,7 @@ func (r *Reader) readFrame() (*Frame, int64, error) {
 			off := int64(p.colOffsets[c]) - from
 			f.metas[k] = run[off : off+int64(p.metaLens[c])]
 			f.bodies[k] = run[off+int64(p.metaLens[c]) : off+int64(p.metaLens[c])+int64(p.bodyLens[c])]
+			f.rawLens[k] = int(p.rawLens[c])
 		}
 		i = j
 	}

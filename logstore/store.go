@@ -145,25 +145,45 @@ func (t *Table) EarliestOffset(bucket int) int64 {
 // Append writes the parts, each to its bucket, as one atomic unit, and returns
 // once they are durable and visible. Each part's Batch is consumed.
 func (t *Table) Append(parts []Part, w Writer) (Result, error) {
+	p, err := t.AppendAsync(parts, w)
+	if err != nil {
+		return Result{}, err
+	}
+	return p.Wait()
+}
+
+// Pending is an append that is written but perhaps not yet durable.
+type Pending struct {
+	t   *Table
+	txn uint64
+	res Result
+}
+
+// Wait blocks until the append is durable and visible, and returns its result.
+func (p *Pending) Wait() (Result, error) {
+	return p.res, p.t.waitDurable(p.txn)
+}
+
+// AppendAsync writes the parts like Append but returns before they are
+// durable, so that a stream can append its next batch while this one is
+// synced. Appends become durable, and visible, in the order they were made.
+func (t *Table) AppendAsync(parts []Part, w Writer) (*Pending, error) {
 	t.appendMu.Lock()
+	defer t.appendMu.Unlock()
 	if t.closed || t.broken {
-		t.appendMu.Unlock()
-		return Result{}, errs.New(errs.Unavailable, "table log %s is closed", t.dir)
+		return nil, errs.New(errs.Unavailable, "table log %s is closed", t.dir)
 	}
 	if w.ID != "" {
 		prev, err := t.writers.check(w)
 		if err != nil {
-			t.appendMu.Unlock()
-			return Result{}, err
+			return nil, err
 		}
 		if prev != nil {
-			t.appendMu.Unlock()
-			return Result{Ends: prev.ends, Duplicate: true}, t.waitDurable(prev.txn)
+			return &Pending{t: t, txn: prev.txn, res: Result{Ends: prev.ends, Duplicate: true}}, nil
 		}
 	}
 	if len(parts) == 0 {
-		t.appendMu.Unlock()
-		return Result{Ends: map[int]int64{}}, nil
+		return &Pending{t: t, res: Result{Ends: map[int]int64{}}}, nil
 	}
 	t.lastTxn++
 	txn := t.lastTxn
@@ -174,16 +194,14 @@ func (t *Table) Append(parts []Part, w Writer) (Result, error) {
 			// A part may be on disk without the others; recovery will cut it.
 			// Until then this log accepts nothing more.
 			t.broken = true
-			t.appendMu.Unlock()
-			return Result{}, errs.New(errs.Unavailable, "append to %s: %w", t.dir, err)
+			return nil, errs.New(errs.Unavailable, "append to %s: %w", t.dir, err)
 		}
 		ends[p.Bucket] = t.buckets[p.Bucket].logEnd
 	}
 	if w.ID != "" {
 		t.writers.record(w, txn, ends)
 	}
-	t.appendMu.Unlock()
-	return Result{Ends: ends}, t.waitDurable(txn)
+	return &Pending{t: t, txn: txn, res: Result{Ends: ends}}, nil
 }
 
 func (t *Table) appendLocked(p Part, txn uint64, nparts uint16, now int64) error {

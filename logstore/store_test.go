@@ -31,6 +31,15 @@ func makeRecord(t testing.TB, mem memory.Allocator, from, n int) arrow.RecordBat
 	return b.NewRecordBatch()
 }
 
+func newEncoder(t testing.TB, codec Codec, mem memory.Allocator) *Encoder {
+	t.Helper()
+	enc, err := NewEncoder(testSchema, codec, 3, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return enc
+}
+
 func encode(t testing.TB, enc *Encoder, rec arrow.RecordBatch, w Writer) *Batch {
 	t.Helper()
 	b, err := enc.Encode(rec, BatchMeta{SchemaID: 1, WriterID: w.ID, WriterSeq: w.Seq})
@@ -87,7 +96,7 @@ func TestAppendReadReopen(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			enc := NewEncoder(testSchema, codec, mem)
+			enc := newEncoder(t, codec, mem)
 			var want []int64
 			for i := 0; i < 20; i++ {
 				rec := makeRecord(t, mem, i*10, 10)
@@ -141,7 +150,7 @@ func TestTornTailIsCut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	enc := NewEncoder(testSchema, CodecNone, mem)
+	enc := newEncoder(t, CodecNone, mem)
 	for i := 0; i < 3; i++ {
 		rec := makeRecord(t, mem, i*10, 10)
 		if _, err := tbl.Append([]Part{{Bucket: 0, Batch: encode(t, enc, rec, Writer{})}}, Writer{}); err != nil {
@@ -177,7 +186,7 @@ func TestIncompleteMultiBucketAppendIsCut(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	enc := NewEncoder(testSchema, CodecNone, mem)
+	enc := newEncoder(t, CodecNone, mem)
 	rec := makeRecord(t, mem, 0, 10)
 	defer rec.Release()
 	parts := func() []Part {
@@ -216,7 +225,7 @@ func TestIdempotentWriterAcrossRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	enc := NewEncoder(testSchema, CodecNone, mem)
+	enc := newEncoder(t, CodecNone, mem)
 	rec := makeRecord(t, mem, 0, 10)
 	defer rec.Release()
 	w := Writer{ID: "w1", Seq: 0}
@@ -254,7 +263,7 @@ func TestProjectionReadsOnlyProjectedColumns(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tbl.Close()
-	enc := NewEncoder(testSchema, CodecNone, mem)
+	enc := newEncoder(t, CodecNone, mem)
 	for i := 0; i < 4; i++ {
 		rec := makeRecord(t, mem, i*50000, 50000)
 		if _, err := tbl.Append([]Part{{Bucket: 0, Batch: encode(t, enc, rec, Writer{})}}, Writer{}); err != nil {
@@ -297,7 +306,7 @@ func TestTailWakesReader(t *testing.T) {
 		defer wg.Done()
 		woke <- r.Wait(t.Context())
 	}()
-	enc := NewEncoder(testSchema, CodecNone, mem)
+	enc := newEncoder(t, CodecNone, mem)
 	rec := makeRecord(t, mem, 0, 1)
 	defer rec.Release()
 	if _, err := tbl.Append([]Part{{Bucket: 0, Batch: encode(t, enc, rec, Writer{})}}, Writer{}); err != nil {
@@ -324,7 +333,7 @@ func TestExpireRemovesOldSegments(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer tbl.Close()
-	enc := NewEncoder(testSchema, CodecNone, mem)
+	enc := newEncoder(t, CodecNone, mem)
 	for i := 0; i < 10; i++ {
 		rec := makeRecord(t, mem, i*10, 10)
 		if _, err := tbl.Append([]Part{{Bucket: 0, Batch: encode(t, enc, rec, Writer{})}}, Writer{}); err != nil {

@@ -1,0 +1,276 @@
+package flight_test
+
+// Benchmarks of the Flight service, each beside its baseline in the same run
+// (docs/benchmarks.md):
+//
+//	BenchmarkAppend/noop      DoPut of the batches to a server that only acknowledges them
+//	BenchmarkAppend/fluxgate  the same batches appended to a log table (fsynced)
+//	BenchmarkScan/memory      DoGet of the same batches held in memory
+//	BenchmarkScan/fluxgate    a full scan of the table
+//	BenchmarkProjection/all   all 20 columns
+//	BenchmarkProjection/2of20 two of them
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"google.golang.org/grpc"
+
+	"github.com/fluxgate-io/fluxgate/client"
+	"github.com/fluxgate-io/fluxgate/engine"
+	fgflight "github.com/fluxgate-io/fluxgate/flight"
+)
+
+const (
+	benchRows    = 16 << 10 // rows per batch: 20 columns × 8 B × 16K ≈ 2.6 MB
+	benchBatches = 16
+	benchCols    = 20
+)
+
+func benchSchema() *arrow.Schema {
+	fields := make([]arrow.Field, benchCols)
+	for i := range fields {
+		fields[i] = arrow.Field{Name: fmt.Sprintf("c%02d", i), Type: arrow.PrimitiveTypes.Int64, Nullable: true}
+		if i%2 == 1 {
+			fields[i].Type = arrow.PrimitiveTypes.Float64
+		}
+	}
+	return arrow.NewSchema(fields, nil)
+}
+
+func benchSpec(table, compression string) client.TableSpec {
+	spec := client.TableSpec{Table: table, Options: map[string]string{"table.log.arrow.compression.type": compression}}
+	for _, f := range benchSchema().Fields() {
+		typ := "BIGINT"
+		if f.Type.ID() == arrow.FLOAT64 {
+			typ = "DOUBLE"
+		}
+		spec.Columns = append(spec.Columns, client.Column{Name: f.Name, Type: typ})
+	}
+	return spec
+}
+
+// benchBatchesData builds the batches: a time-like ascending first column and
+// random-looking others.
+func benchBatchesData(mem memory.Allocator) []arrow.RecordBatch {
+	schema := benchSchema()
+	var recs []arrow.RecordBatch
+	x := uint64(42)
+	for b := range benchBatches {
+		rb := array.NewRecordBuilder(mem, schema)
+		for r := range benchRows {
+			for c := range benchCols {
+				x ^= x << 13
+				x ^= x >> 7
+				x ^= x << 17
+				switch fb := rb.Field(c).(type) {
+				case *array.Int64Builder:
+					if c == 0 {
+						fb.Append(int64(b*benchRows + r))
+					} else {
+						fb.Append(int64(x % 1000000))
+					}
+				case *array.Float64Builder:
+					fb.Append(float64(x%100000) / 100)
+				}
+			}
+		}
+		recs = append(recs, rb.NewRecordBatch())
+		rb.Release()
+	}
+	return recs
+}
+
+func batchesBytes(recs []arrow.RecordBatch) int64 {
+	var n int64
+	for _, r := range recs {
+		n += r.NumRows() * benchCols * 8
+	}
+	return n
+}
+
+// noopServer acknowledges every DoPut batch and serves its batches to DoGet.
+type noopServer struct {
+	flight.BaseFlightServer
+	recs []arrow.RecordBatch
+}
+
+func (s *noopServer) DoPut(stream flight.FlightService_DoPutServer) error {
+	r, err := flight.NewRecordReader(stream)
+	if err != nil {
+		return err
+	}
+	defer r.Release()
+	seq := 0
+	for r.Next() {
+		md, _ := json.Marshal(map[string]any{"sequence": seq, "rows": r.RecordBatch().NumRows(), "buckets": map[string]int{}})
+		seq++
+		if err := stream.Send(&flight.PutResult{AppMetadata: md}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (s *noopServer) DoGet(_ *flight.Ticket, stream flight.FlightService_DoGetServer) error {
+	w := flight.NewRecordWriter(stream, ipc.WithSchema(s.recs[0].Schema()))
+	defer w.Close()
+	for _, r := range s.recs {
+		if err := w.WriteWithAppMetadata(r, []byte(`{}`)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func serve(b *testing.B, svc flight.FlightServer) string {
+	srv := flight.NewServerWithMiddleware(nil, grpc.MaxRecvMsgSize(64<<20),
+		grpc.InitialWindowSize(16<<20), grpc.InitialConnWindowSize(16<<20))
+	srv.RegisterFlightService(svc)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		b.Fatal(err)
+	}
+	srv.InitListener(ln)
+	go srv.Serve()
+	b.Cleanup(srv.Shutdown)
+	return ln.Addr().String()
+}
+
+func dial(b *testing.B, addr string) *client.Client {
+	cl, err := client.Dial(context.Background(), addr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { cl.Close() })
+	return cl
+}
+
+func startBench(b *testing.B) (*client.Client, *engine.Engine) {
+	eng, err := engine.Open(b.TempDir(), engine.Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { eng.Close() })
+	return dial(b, serve(b, fgflight.New(eng, fgflight.Options{}))), eng
+}
+
+func appendAll(b *testing.B, cl *client.Client, table string, recs []arrow.RecordBatch) {
+	w, err := cl.NewWriter(context.Background(), client.WriteRequest{Table: table})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for _, r := range recs {
+		if err := w.Send(r); err != nil {
+			b.Fatal(err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		b.Fatal(err)
+	}
+}
+
+func scanAll(b *testing.B, cl *client.Client, req client.ScanRequest, wantRows int64) {
+	sc, err := cl.Scan(context.Background(), req)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer sc.Release()
+	var n int64
+	for sc.Next() {
+		n += sc.RecordBatch().NumRows()
+	}
+	if err := sc.Err(); err != nil {
+		b.Fatal(err)
+	}
+	if n != wantRows {
+		b.Fatalf("scanned %d rows, want %d", n, wantRows)
+	}
+}
+
+func BenchmarkAppend(b *testing.B) {
+	recs := benchBatchesData(memory.DefaultAllocator)
+	b.Run("noop", func(b *testing.B) {
+		cl := dial(b, serve(b, &noopServer{}))
+		b.SetBytes(batchesBytes(recs))
+		for b.Loop() {
+			appendAll(b, cl, "fluss.t", recs)
+		}
+	})
+	for _, codec := range []string{"none", "lz4_frame", "zstd"} {
+		b.Run("fluxgate-"+codec, func(b *testing.B) {
+			cl, _ := startBench(b)
+			if _, err := cl.CreateTable(context.Background(), benchSpec("fluss.t", codec), false); err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(batchesBytes(recs))
+			for b.Loop() {
+				appendAll(b, cl, "fluss.t", recs)
+			}
+		})
+	}
+}
+
+func BenchmarkScan(b *testing.B) {
+	recs := benchBatchesData(memory.DefaultAllocator)
+	rows := int64(benchRows * benchBatches)
+	b.Run("memory", func(b *testing.B) {
+		cl := dial(b, serve(b, &noopServer{recs: recs}))
+		b.SetBytes(batchesBytes(recs))
+		for b.Loop() {
+			st, err := cl.ReadTicket(context.Background(), []byte("t"))
+			if err != nil {
+				b.Fatal(err)
+			}
+			var n int64
+			for st.Next() {
+				n += st.RecordBatch().NumRows()
+			}
+			st.Release()
+			if n != rows {
+				b.Fatalf("read %d rows", n)
+			}
+		}
+	})
+	for _, codec := range []string{"none", "lz4_frame", "zstd"} {
+		b.Run("fluxgate-"+codec, func(b *testing.B) {
+			cl, _ := startBench(b)
+			if _, err := cl.CreateTable(context.Background(), benchSpec("fluss.t", codec), false); err != nil {
+				b.Fatal(err)
+			}
+			appendAll(b, cl, "fluss.t", recs)
+			b.SetBytes(batchesBytes(recs))
+			for b.Loop() {
+				scanAll(b, cl, client.ScanRequest{Table: "fluss.t"}, rows)
+			}
+		})
+	}
+}
+
+func BenchmarkProjection(b *testing.B) {
+	recs := benchBatchesData(memory.DefaultAllocator)
+	rows := int64(benchRows * benchBatches)
+	cl, _ := startBench(b)
+	if _, err := cl.CreateTable(context.Background(), benchSpec("fluss.t", "none"), false); err != nil {
+		b.Fatal(err)
+	}
+	appendAll(b, cl, "fluss.t", recs)
+	b.Run("all", func(b *testing.B) {
+		for b.Loop() {
+			scanAll(b, cl, client.ScanRequest{Table: "fluss.t"}, rows)
+		}
+	})
+	b.Run("2of20", func(b *testing.B) {
+		for b.Loop() {
+			scanAll(b, cl, client.ScanRequest{Table: "fluss.t", Columns: []string{"c00", "c07"}}, rows)
+		}
+	})
+}
