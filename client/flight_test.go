@@ -468,6 +468,7 @@ func TestScanUnbounded(t *testing.T) {
 	_, c, mem := startServer(t, false)
 	defer mem.AssertSize(t, 0)
 	ctx, cancel := context.WithCancel(testCtx(t))
+	defer cancel()
 	s, err := c.Scan(ctx, ScanRequest{Table: "fluss.orders", Stop: Unbounded})
 	if err != nil {
 		t.Fatal(err)

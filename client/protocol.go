@@ -10,7 +10,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -508,23 +507,6 @@ func ParseTicket(b []byte) (Ticket, error) {
 		return t, fmt.Errorf("ticket %q: %w", truncate(b), err)
 	}
 	return t, nil
-}
-
-// bucketList renders bucket → offset maps in bucket order, for messages.
-func bucketList(m map[int]int64) string {
-	keys := make([]int, 0, len(m))
-	for b := range m {
-		keys = append(keys, b)
-	}
-	sort.Ints(keys)
-	var sb strings.Builder
-	for i, b := range keys {
-		if i > 0 {
-			sb.WriteString(" ")
-		}
-		fmt.Fprintf(&sb, "%d:%d", b, m[b])
-	}
-	return sb.String()
 }
 
 func truncate(b []byte) string {

@@ -152,7 +152,7 @@ func tablePath(table string) []string {
 	return []string{table}
 }
 
-// Table returns the table being written, as the descriptor names it.
+// table returns the table being written, as the descriptor names it.
 func (w *Writer) table() string {
 	if w.desc.Type == flight.DescriptorPATH {
 		return strings.Join(w.desc.Path, ".")

@@ -1,0 +1,192 @@
+package main
+
+// Shared plumbing of the client verbs (table, put, scan): the connection
+// flags, flag parsing that allows flags after positional arguments, and the
+// one way an RPC error is printed.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/fluxgate-io/fluxgate/client"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// stdio is where a client verb reads and writes; tests replace it.
+type stdio struct {
+	in  io.Reader
+	out io.Writer
+	err io.Writer
+	// errTerminal reports whether err is a terminal (for progress lines).
+	errTerminal bool
+}
+
+func osStdio() stdio {
+	return stdio{in: os.Stdin, out: os.Stdout, err: os.Stderr, errTerminal: isTerminal(os.Stderr)}
+}
+
+// isTerminal reports whether f is a character device (a terminal).
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}
+
+// connFlags are the flags every client verb has.
+type connFlags struct {
+	addr     string
+	user     string
+	password string
+}
+
+func (c *connFlags) register(fs *flag.FlagSet) {
+	addr := os.Getenv("FLUXGATE_ADDR")
+	if addr == "" {
+		addr = client.DefaultAddr
+	}
+	fs.StringVar(&c.addr, "addr", addr, "server address: host:port, grpc://host:port or grpc+tls://host:port (env FLUXGATE_ADDR)")
+	fs.StringVar(&c.user, "user", os.Getenv("FLUXGATE_USER"), "user for basic authentication (env FLUXGATE_USER)")
+	fs.StringVar(&c.password, "password", "", "password for basic authentication (default: env FLUXGATE_PASSWORD)")
+}
+
+func (c *connFlags) dial(ctx context.Context) (*client.Client, error) {
+	var opts []client.Option
+	if c.user != "" {
+		pass := c.password
+		if pass == "" {
+			pass = os.Getenv("FLUXGATE_PASSWORD")
+		}
+		opts = append(opts, client.WithBasicAuth(c.user, pass))
+	}
+	return client.Dial(ctx, c.addr, opts...)
+}
+
+// newFlagSet returns a flag set that reports errors instead of exiting, with
+// a usage line.
+func newFlagSet(name, usage string) *flag.FlagSet {
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	fs.Usage = func() {
+		fmt.Fprintf(fs.Output(), "usage: fluxgate %s\n\nflags:\n", usage)
+		fs.PrintDefaults()
+	}
+	return fs
+}
+
+// parseArgs parses flags that may come before, between or after positional
+// arguments, and returns the positional ones. "--" ends the flags.
+func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
+	var pos []string
+	for {
+		if err := fs.Parse(args); err != nil {
+			return nil, err
+		}
+		rest := fs.Args()
+		if len(rest) == 0 {
+			return pos, nil
+		}
+		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
+			return append(pos, rest...), nil
+		}
+		pos = append(pos, rest[0])
+		args = rest[1:]
+	}
+}
+
+// multiFlag collects a repeatable string flag.
+type multiFlag []string
+
+func (m *multiFlag) String() string     { return strings.Join(*m, " ") }
+func (m *multiFlag) Set(v string) error { *m = append(*m, v); return nil }
+
+// splitList splits a comma-separated list, dropping empty items.
+func splitList(s string) []string {
+	var out []string
+	for _, item := range strings.Split(s, ",") {
+		if item = strings.TrimSpace(item); item != "" {
+			out = append(out, item)
+		}
+	}
+	return out
+}
+
+// cliError turns an error that carries a gRPC status into "<CODE>: <message>"
+// with the server's own message; main prefixes it with "fluxgate <verb>: ".
+// Other errors pass through.
+func cliError(err error) error {
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	var se interface{ GRPCStatus() *status.Status }
+	if !errors.As(err, &se) {
+		return err
+	}
+	st := se.GRPCStatus()
+	if st == nil {
+		return err
+	}
+	return &rpcError{code: st.Code(), msg: st.Message(), err: err}
+}
+
+// rpcError is an RPC failure as the CLI prints it; status.Code still works on it.
+type rpcError struct {
+	code codes.Code
+	msg  string
+	err  error
+}
+
+func (e *rpcError) Error() string { return codeName(e.code) + ": " + e.msg }
+func (e *rpcError) Unwrap() error { return e.err }
+
+// codeName is the canonical name of a gRPC code, as PROTOCOL.md writes it.
+func codeName(c codes.Code) string {
+	names := map[codes.Code]string{
+		codes.OK:                 "OK",
+		codes.Canceled:           "CANCELLED",
+		codes.Unknown:            "UNKNOWN",
+		codes.InvalidArgument:    "INVALID_ARGUMENT",
+		codes.DeadlineExceeded:   "DEADLINE_EXCEEDED",
+		codes.NotFound:           "NOT_FOUND",
+		codes.AlreadyExists:      "ALREADY_EXISTS",
+		codes.PermissionDenied:   "PERMISSION_DENIED",
+		codes.ResourceExhausted:  "RESOURCE_EXHAUSTED",
+		codes.FailedPrecondition: "FAILED_PRECONDITION",
+		codes.Aborted:            "ABORTED",
+		codes.OutOfRange:         "OUT_OF_RANGE",
+		codes.Unimplemented:      "UNIMPLEMENTED",
+		codes.Internal:           "INTERNAL",
+		codes.Unavailable:        "UNAVAILABLE",
+		codes.DataLoss:           "DATA_LOSS",
+		codes.Unauthenticated:    "UNAUTHENTICATED",
+	}
+	if n, ok := names[c]; ok {
+		return n
+	}
+	return c.String()
+}
+
+// writeJSON writes v as indented JSON and a newline. A json.RawMessage is
+// re-indented as it is, keeping the server's field order.
+func writeJSON(w io.Writer, v any) error {
+	var buf bytes.Buffer
+	if raw, ok := v.(json.RawMessage); ok {
+		if err := json.Indent(&buf, raw, "", "  "); err != nil {
+			return err
+		}
+	} else {
+		b, err := json.MarshalIndent(v, "", "  ")
+		if err != nil {
+			return err
+		}
+		buf.Write(b)
+	}
+	buf.WriteByte('\n')
+	_, err := w.Write(buf.Bytes())
+	return err
+}

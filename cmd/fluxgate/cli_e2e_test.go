@@ -1,0 +1,179 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"net"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/fluxgate-io/fluxgate/client"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// startTestServer runs `fluxgate serve` in-process on a free loopback port
+// and returns its address once it answers.
+func startTestServer(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- runServe(ctx, []string{"--data", filepath.Join(t.TempDir(), "data"), "--listen", addr, "--http", "", "--log-level", "warn"})
+	}()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("serve: %v", err)
+		}
+	})
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		c, err := client.Dial(context.Background(), addr)
+		if err == nil {
+			_, err = c.ListDatabases(context.Background())
+			c.Close()
+		}
+		if err == nil {
+			return addr
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("serve ended: %v", err)
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("server at %s not ready: %v", addr, err)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// run runs a client verb with its output captured.
+func run(t *testing.T, main func(context.Context, []string, stdio) error, stdin string, args ...string) (string, error) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	err := main(context.Background(), args, stdio{in: strings.NewReader(stdin), out: &out, err: &errOut})
+	if errOut.Len() > 0 {
+		t.Logf("stderr of %q: %s", args, errOut.String())
+	}
+	return out.String(), cliError(err)
+}
+
+// TestCLIAgainstServer drives table, put and scan against a real server.
+func TestCLIAgainstServer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a server")
+	}
+	addr := startTestServer(t)
+	a := []string{"--addr", addr}
+
+	out, err := run(t, tableMain, "", append([]string{"create", "fluss.orders", "--column", "id:BIGINT:notnull",
+		"--column", "name:STRING", "--column", "amount:DECIMAL(10,2)", "--buckets", "2"}, a...)...)
+	if err != nil || !strings.Contains(out, "created fluss.orders") {
+		t.Fatalf("create: %q, %v", out, err)
+	}
+	if _, err := run(t, tableMain, "", append([]string{"create", "fluss.orders", "--column", "id:BIGINT"}, a...)...); status.Code(err) != codes.AlreadyExists ||
+		!strings.HasPrefix(err.Error(), "ALREADY_EXISTS: ") {
+		t.Errorf("second create: %v", err)
+	}
+	out, err = run(t, tableMain, "", append([]string{"list"}, a...)...)
+	if err != nil || !strings.Contains(out, "fluss.orders") {
+		t.Errorf("list: %q, %v", out, err)
+	}
+	out, err = run(t, tableMain, "", append([]string{"describe", "fluss.orders"}, a...)...)
+	if err != nil || !strings.Contains(out, `"table_id"`) {
+		t.Errorf("describe: %q, %v", out, err)
+	}
+
+	out, err = run(t, putMain, "id,name,amount\n1,a,1.50\n2,b,\n3,,3.00\n", append([]string{"--table", "fluss.orders", "--format", "csv", "--batch-rows", "2", "-"}, a...)...)
+	if err != nil || !strings.Contains(out, "wrote 3 rows in 2 batches") {
+		t.Fatalf("put: %q, %v", out, err)
+	}
+	out, err = run(t, putMain, `{"id": 4, "name": "d", "amount": "4.25"}`, append([]string{"--table", "fluss.orders", "--format", "jsonl", "-"}, a...)...)
+	if err != nil || !strings.Contains(out, "wrote 1 row") {
+		t.Fatalf("put jsonl: %q, %v", out, err)
+	}
+	if _, err := run(t, putMain, "id\n1\n", append([]string{"--table", "fluss.orders", "--format", "csv", "--mode", "upsert", "-"}, a...)...); status.Code(err) != codes.FailedPrecondition {
+		t.Errorf("upsert to a log table: %v", err)
+	}
+
+	out, err = run(t, scanMain, "", append([]string{"--table", "fluss.orders", "--format", "csv"}, a...)...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	sort.Strings(lines[1:])
+	if got, want := strings.Join(lines, "\n"), "id,name,amount\n1,a,1.50\n2,b,\n3,,3.00\n4,d,4.25"; got != want {
+		t.Errorf("scan:\n%s\nwant:\n%s", got, want)
+	}
+	out, err = run(t, scanMain, "", append([]string{"fluss.orders", "--limit", "1", "--columns", "name"}, a...)...)
+	if err != nil || !strings.Contains(out, "(1 row)") {
+		t.Errorf("scan --limit: %q, %v", out, err)
+	}
+
+	// --follow: the scan streams until its context ends, which is a clean end.
+	ctx, cancel := context.WithCancel(context.Background())
+	followOut := &syncWriter{}
+	followDone := make(chan error, 1)
+	go func() {
+		followDone <- scanMain(ctx, append([]string{"--table", "fluss.orders", "--follow", "--startup", "earliest", "--format", "jsonl"}, a...),
+			stdio{out: followOut, err: &bytes.Buffer{}})
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for strings.Count(followOut.String(), "\n") < 4 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if _, err := run(t, putMain, `{"id": 5}`, append([]string{"--table", "fluss.orders", "--format", "jsonl", "-"}, a...)...); err != nil {
+		t.Fatal(err)
+	}
+	for !strings.Contains(followOut.String(), `"id":5`) && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	cancel()
+	if err := <-followDone; err != nil {
+		t.Errorf("follow ended with %v", err)
+	}
+	if got := followOut.String(); strings.Count(got, "\n") != 5 || !strings.Contains(got, `{"id":5,"name":null,"amount":null}`) {
+		t.Errorf("follow output:\n%s", got)
+	}
+
+	if _, err := run(t, tableMain, "", append([]string{"drop", "fluss.orders"}, a...)...); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run(t, scanMain, "", append([]string{"--table", "fluss.orders"}, a...)...); status.Code(err) != codes.NotFound ||
+		!strings.HasPrefix(err.Error(), "NOT_FOUND: ") {
+		t.Errorf("scan of a dropped table: %v", err)
+	}
+	if _, err := run(t, tableMain, "", append([]string{"drop", "fluss.orders", "--if-exists"}, a...)...); err != nil {
+		t.Errorf("drop --if-exists: %v", err)
+	}
+}
+
+// syncWriter is a buffer that one goroutine writes while another reads.
+type syncWriter struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (s *syncWriter) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.Write(p)
+}
+
+func (s *syncWriter) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.buf.String()
+}

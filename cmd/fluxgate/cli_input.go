@@ -1,0 +1,663 @@
+package main
+
+// Input formats of fluxgate put: CSV with a header line, JSON lines, Parquet
+// and Arrow IPC (file or stream format), converted to record batches that
+// carry the table's column types.
+//
+// Which columns are written: --columns if given, else the input's own columns
+// (the CSV header, the Parquet or Arrow schema) or, for JSON, the table's
+// columns except auto-increment ones. Every such column must be a table column.
+//
+// Values: CSV and JSON timestamps are ISO-8601 strings or integers in the
+// column's unit; TIMESTAMP_LTZ strings carry a zone (Z or +hh:mm), TIMESTAMP
+// strings do not. CSV binary values are base64. In CSV, "", NULL and null are
+// NULL except in string columns. CSV cells of TIME, ARRAY, MAP and ROW columns
+// are read as JSON values (["a","b"], {"k": 1}, "12:30:00"). Parquet and Arrow
+// columns are cast to the table's types when they differ (a safe cast: values
+// that do not fit are an error).
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	stdcsv "encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/csv"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+)
+
+// inputFormats are the values of put --format.
+var inputFormats = []string{"csv", "jsonl", "parquet", "arrow"}
+
+// detectFormat returns the input format: the flag's, else the one the file
+// extension names.
+func detectFormat(path, flagFormat string) (string, error) {
+	if flagFormat != "" {
+		switch f := strings.ToLower(flagFormat); f {
+		case "csv", "parquet", "arrow":
+			return f, nil
+		case "jsonl", "json", "ndjson":
+			return "jsonl", nil
+		case "ipc", "arrows", "feather":
+			return "arrow", nil
+		}
+		return "", fmt.Errorf("unknown input format %q: want one of %s", flagFormat, strings.Join(inputFormats, ", "))
+	}
+	if path == "-" {
+		return "", errors.New("reading stdin: say which format with --format")
+	}
+	ext := strings.ToLower(filepath.Ext(path))
+	switch ext {
+	case ".csv":
+		return "csv", nil
+	case ".jsonl", ".ndjson", ".json":
+		return "jsonl", nil
+	case ".parquet", ".pq":
+		return "parquet", nil
+	case ".arrow", ".arrows", ".ipc", ".feather":
+		return "arrow", nil
+	}
+	return "", fmt.Errorf("%s: cannot tell the format from the extension %q: use --format (%s)", path, ext, strings.Join(inputFormats, ", "))
+}
+
+// inputOptions configure openInput.
+type inputOptions struct {
+	format    string
+	batchRows int
+	// columns are the columns to write (--columns); nil means the input's.
+	columns []string
+	// skip are columns not written unless asked for: auto-increment columns.
+	skip     []string
+	noHeader bool
+	mem      memory.Allocator
+}
+
+// inputReader yields the converted records of an input. The current record
+// is valid until the next call to Next.
+type inputReader struct {
+	schema  *arrow.Schema
+	next    func() (arrow.RecordBatch, error) // an owned record, or io.EOF
+	cur     arrow.RecordBatch
+	err     error
+	done    bool
+	closers []func()
+}
+
+func (r *inputReader) Schema() *arrow.Schema          { return r.schema }
+func (r *inputReader) RecordBatch() arrow.RecordBatch { return r.cur }
+func (r *inputReader) Err() error                     { return r.err }
+
+func (r *inputReader) Next() bool {
+	if r.cur != nil {
+		r.cur.Release()
+		r.cur = nil
+	}
+	if r.done {
+		return false
+	}
+	rec, err := r.next()
+	if err != nil {
+		r.done = true
+		if !errors.Is(err, io.EOF) {
+			r.err = err
+		}
+		return false
+	}
+	r.cur = rec
+	return true
+}
+
+// Release frees the current record and closes the input.
+func (r *inputReader) Release() {
+	if r.cur != nil {
+		r.cur.Release()
+		r.cur = nil
+	}
+	r.done = true
+	for i := len(r.closers) - 1; i >= 0; i-- {
+		r.closers[i]()
+	}
+	r.closers = nil
+}
+
+// openInput opens path ("-" is stdin) and returns its records converted to
+// the types of table, the table's Arrow schema.
+func openInput(ctx context.Context, path string, stdin io.Reader, table *arrow.Schema, opts inputOptions) (*inputReader, error) {
+	if opts.mem == nil {
+		opts.mem = memory.DefaultAllocator
+	}
+	if opts.batchRows <= 0 {
+		opts.batchRows = 65536
+	}
+	var (
+		r       io.Reader
+		closers []func()
+	)
+	var f *os.File
+	if path == "-" {
+		r = stdin
+	} else {
+		var err error
+		if f, err = os.Open(path); err != nil {
+			return nil, err
+		}
+		r = f
+		closers = append(closers, func() { f.Close() })
+	}
+	var (
+		in  *inputReader
+		err error
+	)
+	switch opts.format {
+	case "csv":
+		in, err = openCSV(r, table, opts)
+	case "jsonl":
+		in, err = openJSONL(r, table, opts)
+	case "parquet":
+		in, err = openParquet(ctx, r, f, table, opts)
+	case "arrow":
+		in, err = openArrow(r, f, table, opts)
+	default:
+		err = fmt.Errorf("unknown input format %q", opts.format)
+	}
+	if err != nil {
+		for _, c := range closers {
+			c()
+		}
+		if path != "-" {
+			err = fmt.Errorf("%s: %w", path, err)
+		}
+		return nil, err
+	}
+	in.closers = append(closers, in.closers...)
+	return in, nil
+}
+
+// targetSchema picks the named columns of table, in the given order, with
+// the table's types.
+func targetSchema(table *arrow.Schema, names []string) (*arrow.Schema, error) {
+	if len(names) == 0 {
+		return nil, errors.New("no columns to write")
+	}
+	seen := map[string]bool{}
+	fields := make([]arrow.Field, 0, len(names))
+	for _, n := range names {
+		if seen[n] {
+			return nil, fmt.Errorf("column %q appears twice", n)
+		}
+		seen[n] = true
+		idx := table.FieldIndices(n)
+		if len(idx) == 0 {
+			return nil, fmt.Errorf("column %q is not in the table (columns: %s)", n, strings.Join(fieldNames(table), ", "))
+		}
+		fields = append(fields, table.Field(idx[0]))
+	}
+	return arrow.NewSchema(fields, nil), nil
+}
+
+// defaultColumns are the table's columns minus those skipped by default.
+func defaultColumns(table *arrow.Schema, skip []string) []string {
+	var out []string
+	for _, n := range fieldNames(table) {
+		if !slices.Contains(skip, n) {
+			out = append(out, n)
+		}
+	}
+	return out
+}
+
+func fieldNames(s *arrow.Schema) []string {
+	names := make([]string, s.NumFields())
+	for i, f := range s.Fields() {
+		names[i] = f.Name
+	}
+	return names
+}
+
+// --- CSV ---
+
+func openCSV(r io.Reader, table *arrow.Schema, opts inputOptions) (*inputReader, error) {
+	br := bufio.NewReaderSize(r, 1<<20)
+	var names []string
+	if opts.noHeader {
+		names = opts.columns
+		if names == nil {
+			names = defaultColumns(table, opts.skip)
+		}
+	} else {
+		line, err := br.ReadString('\n')
+		if err != nil && (!errors.Is(err, io.EOF) || line == "") {
+			if errors.Is(err, io.EOF) {
+				return nil, errors.New("empty CSV: no header line")
+			}
+			return nil, err
+		}
+		hdr, err := csvParseLine(strings.TrimPrefix(line, "\ufeff"))
+		if err != nil {
+			return nil, fmt.Errorf("CSV header: %w", err)
+		}
+		names = hdr
+	}
+	// The file's columns with the table's types; types the CSV reader cannot
+	// parse, and columns that --columns leaves out, are read as text.
+	readFields := make([]arrow.Field, len(names))
+	for i, n := range names {
+		idx := table.FieldIndices(n)
+		switch {
+		case len(idx) > 0 && csvReadable(table.Field(idx[0]).Type):
+			readFields[i] = table.Field(idx[0])
+			readFields[i].Nullable = true
+		case len(idx) > 0 || (opts.columns != nil && !slices.Contains(opts.columns, n)):
+			readFields[i] = arrow.Field{Name: n, Type: arrow.BinaryTypes.String, Nullable: true}
+		default:
+			return nil, fmt.Errorf("CSV header: column %q is not in the table (columns: %s)", n, strings.Join(fieldNames(table), ", "))
+		}
+	}
+	readSchema := arrow.NewSchema(readFields, nil)
+	target, err := targetSchema(table, names)
+	if opts.columns != nil {
+		for _, n := range opts.columns {
+			if !slices.Contains(names, n) {
+				return nil, fmt.Errorf("CSV header: no column %q (header: %s)", n, strings.Join(names, ", "))
+			}
+		}
+		target, err = targetSchema(table, opts.columns)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("CSV header: %w", err)
+	}
+	cr := csv.NewReader(br, readSchema,
+		csv.WithHeader(false),
+		csv.WithChunk(opts.batchRows),
+		csv.WithNullReader(false),
+		csv.WithAllocator(opts.mem))
+	in := &inputReader{schema: target, closers: []func(){cr.Release}}
+	in.next = func() (_ arrow.RecordBatch, err error) {
+		defer func() {
+			// arrow's CSV reader panics on some malformed rows (too few fields).
+			if p := recover(); p != nil {
+				err = fmt.Errorf("CSV: %v", p)
+			}
+		}()
+		if !cr.Next() {
+			if err := cr.Err(); err != nil {
+				return nil, fmt.Errorf("CSV: %w", err)
+			}
+			return nil, io.EOF
+		}
+		if err := cr.Err(); err != nil {
+			return nil, fmt.Errorf("CSV: %w", err)
+		}
+		return conform(cr.RecordBatch(), target, opts.mem)
+	}
+	return in, nil
+}
+
+// csvParseLine splits one CSV line (the header).
+func csvParseLine(line string) ([]string, error) {
+	rec, err := stdcsv.NewReader(strings.NewReader(line)).Read()
+	if err != nil {
+		return nil, err
+	}
+	for i := range rec {
+		rec[i] = strings.TrimSpace(rec[i])
+	}
+	return rec, nil
+}
+
+// csvReadable reports whether arrow's CSV reader parses dt directly.
+func csvReadable(dt arrow.DataType) bool {
+	switch dt.ID() {
+	case arrow.BOOL, arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64,
+		arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64,
+		arrow.FLOAT16, arrow.FLOAT32, arrow.FLOAT64, arrow.STRING, arrow.LARGE_STRING,
+		arrow.BINARY, arrow.LARGE_BINARY, arrow.TIMESTAMP, arrow.DATE32, arrow.DATE64,
+		arrow.DECIMAL128, arrow.DECIMAL256:
+		return true
+	}
+	return false
+}
+
+// --- JSON lines ---
+
+func openJSONL(r io.Reader, table *arrow.Schema, opts inputOptions) (*inputReader, error) {
+	names := opts.columns
+	if names == nil {
+		names = defaultColumns(table, opts.skip)
+	}
+	target, err := targetSchema(table, names)
+	if err != nil {
+		return nil, err
+	}
+	br := bufio.NewReaderSize(r, 1<<20)
+	// A JSON array of objects is accepted too.
+	if first, err := peekNonSpace(br); err == nil && first == '[' {
+		var rows []json.RawMessage
+		if err := json.NewDecoder(br).Decode(&rows); err != nil {
+			return nil, fmt.Errorf("JSON array: %w", err)
+		}
+		var buf bytes.Buffer
+		for _, row := range rows {
+			buf.Write(row)
+			buf.WriteByte('\n')
+		}
+		br = bufio.NewReader(&buf)
+	}
+	if err := checkJSONKeys(br, table); err != nil {
+		return nil, err
+	}
+	jr := array.NewJSONReader(br, target, array.WithChunk(opts.batchRows), array.WithAllocator(opts.mem))
+	in := &inputReader{schema: target, closers: []func(){jr.Release}}
+	in.next = func() (arrow.RecordBatch, error) {
+		if !jr.Next() {
+			if err := jr.Err(); err != nil {
+				return nil, fmt.Errorf("JSON: %w", err)
+			}
+			return nil, io.EOF
+		}
+		if err := jr.Err(); err != nil {
+			return nil, fmt.Errorf("JSON: %w", err)
+		}
+		return conform(jr.RecordBatch(), target, opts.mem)
+	}
+	return in, nil
+}
+
+func peekNonSpace(br *bufio.Reader) (byte, error) {
+	for n := 1; ; n++ {
+		b, err := br.Peek(n)
+		if len(b) < n {
+			return 0, err
+		}
+		if c := b[n-1]; c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			return c, nil
+		}
+		if n >= br.Size() {
+			return 0, bufio.ErrBufferFull
+		}
+	}
+}
+
+// checkJSONKeys rejects a first object with keys that are not table columns,
+// since the JSON reader would silently drop them.
+func checkJSONKeys(br *bufio.Reader, table *arrow.Schema) error {
+	var line []byte
+	for n := 1; n <= br.Size(); n *= 2 {
+		b, _ := br.Peek(min(n*4096, br.Size()))
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			line = b[:i]
+			break
+		}
+		if len(b) < min(n*4096, br.Size()) { // the whole input, one line
+			line = b
+			break
+		}
+	}
+	if len(bytes.TrimSpace(line)) == 0 {
+		return nil
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal(line, &obj); err != nil {
+		return nil // not one object per line; the reader reports real errors
+	}
+	var unknown []string
+	for k := range obj {
+		if len(table.FieldIndices(k)) == 0 {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		sort.Strings(unknown)
+		return fmt.Errorf("JSON: keys %q are not table columns (columns: %s)", unknown, strings.Join(fieldNames(table), ", "))
+	}
+	return nil
+}
+
+// --- Parquet ---
+
+func openParquet(ctx context.Context, r io.Reader, f *os.File, table *arrow.Schema, opts inputOptions) (*inputReader, error) {
+	var ra parquet.ReaderAtSeeker
+	if f != nil {
+		ra = f
+	} else {
+		data, err := io.ReadAll(r)
+		if err != nil {
+			return nil, err
+		}
+		ra = bytes.NewReader(data)
+	}
+	pf, err := file.NewParquetReader(ra)
+	if err != nil {
+		return nil, fmt.Errorf("parquet: %w", err)
+	}
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: int64(opts.batchRows)}, opts.mem)
+	if err != nil {
+		pf.Close()
+		return nil, fmt.Errorf("parquet: %w", err)
+	}
+	fileSchema, err := fr.Schema()
+	if err != nil {
+		pf.Close()
+		return nil, fmt.Errorf("parquet: %w", err)
+	}
+	target, err := inputTarget(fileSchema, table, opts)
+	if err != nil {
+		pf.Close()
+		return nil, err
+	}
+	rr, err := fr.GetRecordReader(ctx, nil, nil)
+	if err != nil {
+		pf.Close()
+		return nil, fmt.Errorf("parquet: %w", err)
+	}
+	in := &inputReader{schema: target, closers: []func(){func() { pf.Close() }, rr.Release}}
+	in.next = func() (arrow.RecordBatch, error) {
+		if !rr.Next() {
+			if err := rr.Err(); err != nil && !errors.Is(err, io.EOF) {
+				return nil, fmt.Errorf("parquet: %w", err)
+			}
+			return nil, io.EOF
+		}
+		return conform(rr.RecordBatch(), target, opts.mem)
+	}
+	return in, nil
+}
+
+// inputTarget is the schema written for an input with its own schema: the
+// --columns, or every input column, with the table's types.
+func inputTarget(fileSchema, table *arrow.Schema, opts inputOptions) (*arrow.Schema, error) {
+	names := opts.columns
+	if names == nil {
+		names = fieldNames(fileSchema)
+	}
+	for _, n := range names {
+		if len(fileSchema.FieldIndices(n)) == 0 {
+			return nil, fmt.Errorf("the input has no column %q (columns: %s)", n, strings.Join(fieldNames(fileSchema), ", "))
+		}
+	}
+	return targetSchema(table, names)
+}
+
+// --- Arrow IPC ---
+
+func openArrow(r io.Reader, f *os.File, table *arrow.Schema, opts inputOptions) (*inputReader, error) {
+	br := bufio.NewReaderSize(r, 1<<16)
+	magic, _ := br.Peek(6)
+	if string(magic) == "ARROW1" {
+		var ra ipc.ReadAtSeeker
+		if f != nil {
+			ra = f
+		} else {
+			data, err := io.ReadAll(br)
+			if err != nil {
+				return nil, err
+			}
+			ra = bytes.NewReader(data)
+		}
+		fr, err := ipc.NewFileReader(ra, ipc.WithAllocator(opts.mem))
+		if err != nil {
+			return nil, fmt.Errorf("arrow file: %w", err)
+		}
+		target, err := inputTarget(fr.Schema(), table, opts)
+		if err != nil {
+			fr.Close()
+			return nil, err
+		}
+		i := 0
+		in := &inputReader{schema: target, closers: []func(){func() { fr.Close() }}}
+		in.next = func() (arrow.RecordBatch, error) {
+			if i >= fr.NumRecords() {
+				return nil, io.EOF
+			}
+			rec, err := fr.RecordBatchAt(i)
+			if err != nil {
+				return nil, fmt.Errorf("arrow file: %w", err)
+			}
+			defer rec.Release()
+			i++
+			return conform(rec, target, opts.mem)
+		}
+		return in, nil
+	}
+	sr, err := ipc.NewReader(br, ipc.WithAllocator(opts.mem))
+	if err != nil {
+		return nil, fmt.Errorf("arrow stream: %w", err)
+	}
+	target, err := inputTarget(sr.Schema(), table, opts)
+	if err != nil {
+		sr.Release()
+		return nil, err
+	}
+	in := &inputReader{schema: target, closers: []func(){sr.Release}}
+	in.next = func() (arrow.RecordBatch, error) {
+		if !sr.Next() {
+			if err := sr.Err(); err != nil {
+				return nil, fmt.Errorf("arrow stream: %w", err)
+			}
+			return nil, io.EOF
+		}
+		return conform(sr.RecordBatch(), target, opts.mem)
+	}
+	return in, nil
+}
+
+// --- conversion ---
+
+// conform returns a new record with target's columns, taken by name from rec
+// and converted to target's types where they differ.
+func conform(rec arrow.RecordBatch, target *arrow.Schema, mem memory.Allocator) (arrow.RecordBatch, error) {
+	cols := make([]arrow.Array, 0, target.NumFields())
+	defer func() {
+		for _, c := range cols {
+			c.Release()
+		}
+	}()
+	for _, f := range target.Fields() {
+		idx := rec.Schema().FieldIndices(f.Name)
+		if len(idx) == 0 {
+			return nil, fmt.Errorf("the input has no column %q", f.Name)
+		}
+		col, err := convertColumn(rec.Column(idx[0]), f.Type, mem)
+		if err != nil {
+			return nil, fmt.Errorf("column %s: %w", f.Name, err)
+		}
+		cols = append(cols, col)
+	}
+	return array.NewRecordBatch(target, cols, rec.NumRows()), nil
+}
+
+// convertColumn returns col as type dt (retained if it is already).
+func convertColumn(col arrow.Array, dt arrow.DataType, mem memory.Allocator) (arrow.Array, error) {
+	if arrow.TypeEqual(col.DataType(), dt) {
+		col.Retain()
+		return col, nil
+	}
+	if s, ok := col.(*array.String); ok && !csvReadable(dt) {
+		return fromJSONText(s, dt, mem)
+	}
+	ctx := compute.WithAllocator(context.Background(), mem)
+	out, err := compute.CastArray(ctx, col, compute.SafeCastOptions(dt))
+	if err != nil {
+		return nil, fmt.Errorf("cannot convert %s to %s: %w", col.DataType(), dt, err)
+	}
+	return out, nil
+}
+
+// fromJSONText converts text cells to dt by reading each as a JSON value;
+// a cell that is not JSON is taken as a JSON string, an empty cell as NULL.
+// A JSON object in a MAP<STRING, ...> column becomes its key/value entries.
+func fromJSONText(s *array.String, dt arrow.DataType, mem memory.Allocator) (arrow.Array, error) {
+	var buf bytes.Buffer
+	buf.WriteByte('[')
+	for i := 0; i < s.Len(); i++ {
+		if i > 0 {
+			buf.WriteByte(',')
+		}
+		v := strings.TrimSpace(s.Value(i))
+		switch {
+		case s.IsNull(i) || v == "" || v == "NULL" || v == "null":
+			buf.WriteString("null")
+		case json.Valid([]byte(v)):
+			if m, ok := dt.(*arrow.MapType); ok && strings.HasPrefix(v, "{") {
+				entries, err := objectToEntries(v, m)
+				if err != nil {
+					return nil, fmt.Errorf("row %d: %w", i, err)
+				}
+				buf.Write(entries)
+				continue
+			}
+			buf.WriteString(v)
+		default:
+			q, _ := json.Marshal(v)
+			buf.Write(q)
+		}
+	}
+	buf.WriteByte(']')
+	arr, _, err := array.FromJSON(mem, dt, &buf)
+	if err != nil {
+		return nil, fmt.Errorf("cannot read text as %s: %w", dt, err)
+	}
+	return arr, nil
+}
+
+// objectToEntries turns {"k": v, ...} into arrow's map JSON form
+// [{"key": "k", "value": v}, ...], keys sorted.
+func objectToEntries(v string, m *arrow.MapType) ([]byte, error) {
+	if m.KeyType().ID() != arrow.STRING && m.KeyType().ID() != arrow.LARGE_STRING {
+		return nil, fmt.Errorf("a JSON object needs string map keys, not %s; write [{\"key\": k, \"value\": v}, ...]", m.KeyType())
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(v), &obj); err != nil {
+		return nil, err
+	}
+	keys := make([]string, 0, len(obj))
+	for k := range obj {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	type entry struct {
+		Key   string          `json:"key"`
+		Value json.RawMessage `json:"value"`
+	}
+	entries := make([]entry, len(keys))
+	for i, k := range keys {
+		entries[i] = entry{k, obj[k]}
+	}
+	return json.Marshal(entries)
+}

@@ -1,0 +1,76 @@
+// Command fluxgate is the fluxgate server and its command-line client.
+//
+//	fluxgate serve [flags]          run the server
+//	fluxgate table create|list|describe|drop ...
+//	fluxgate put --table T FILE     write CSV, JSON lines, Parquet or Arrow IPC
+//	fluxgate scan --table T ...     read a table
+//	fluxgate conformance --addr A   run the conformance scenarios against a server
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/signal"
+	"sort"
+	"syscall"
+)
+
+// A verb is one subcommand. It parses its own flags from args.
+type verb struct {
+	summary string
+	run     func(ctx context.Context, args []string) error
+}
+
+var verbs = map[string]verb{
+	"serve": {"run the server", runServe},
+	"table": {"create, list, describe or drop tables", runTable},
+	"put":   {"write a CSV, JSON lines, Parquet or Arrow file to a table", runPut},
+	"scan":  {"read a table: print it, or follow it as it grows", runScan},
+}
+
+func main() {
+	if len(os.Args) < 2 || os.Args[1] == "-h" || os.Args[1] == "--help" || os.Args[1] == "help" {
+		usage()
+		os.Exit(2)
+	}
+	v, ok := verbs[os.Args[1]]
+	if !ok {
+		fmt.Fprintf(os.Stderr, "fluxgate: unknown command %q\n\n", os.Args[1])
+		usage()
+		os.Exit(2)
+	}
+	// The first signal cancels ctx; serve uses it for a graceful stop. A second
+	// signal exits at once.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	go func() {
+		<-ctx.Done()
+		stop()
+		sig := make(chan os.Signal, 1)
+		signal.Notify(sig, os.Interrupt, syscall.SIGTERM)
+		<-sig
+		fmt.Fprintln(os.Stderr, "fluxgate: second signal, exiting now")
+		os.Exit(130)
+	}()
+	if err := v.run(ctx, os.Args[2:]); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			os.Exit(2)
+		}
+		fmt.Fprintf(os.Stderr, "fluxgate %s: %v\n", os.Args[1], err)
+		os.Exit(1)
+	}
+}
+
+func usage() {
+	fmt.Fprintln(os.Stderr, "usage: fluxgate <command> [flags]\n\ncommands:")
+	names := make([]string, 0, len(verbs))
+	for name := range verbs {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		fmt.Fprintf(os.Stderr, "  %-12s %s\n", name, verbs[name].summary)
+	}
+}

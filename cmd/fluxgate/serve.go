@@ -1,0 +1,239 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"google.golang.org/grpc"
+
+	"github.com/fluxgate-io/fluxgate/engine"
+	fgflight "github.com/fluxgate-io/fluxgate/flight"
+	"github.com/fluxgate-io/fluxgate/otel"
+)
+
+// serveConfig is the server's configuration: flags, optionally filled from a
+// JSON config file whose keys are the flag names.
+type serveConfig struct {
+	data            string
+	listen          string
+	http            string
+	maxMessageBytes int
+	bucketNum       int
+	segmentBytes    int64
+	logLevel        string
+	logFormat       string
+	insecureNoAuth  bool
+}
+
+func (c *serveConfig) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.data, "data", "./fluxgate-data", "data directory")
+	fs.StringVar(&c.listen, "listen", "127.0.0.1:8815", "Flight (gRPC) listen address")
+	fs.StringVar(&c.http, "http", "127.0.0.1:8816", "HTTP address for /healthz, /readyz and /metrics (empty: off)")
+	fs.IntVar(&c.maxMessageBytes, "max-message-bytes", 64<<20, "largest gRPC message accepted")
+	fs.IntVar(&c.bucketNum, "default-bucket-num", 1, "bucket.num of tables that do not set it")
+	fs.Int64Var(&c.segmentBytes, "segment-bytes", 256<<20, "log segment size at which a new segment starts")
+	fs.StringVar(&c.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.StringVar(&c.logFormat, "log-format", "text", "log format: text or json")
+	fs.BoolVar(&c.insecureNoAuth, "insecure-no-auth", false, "allow listening on a non-loopback address without authentication")
+}
+
+// parseServeFlags parses args; values from --config apply where a flag was
+// not given on the command line.
+func parseServeFlags(args []string) (*serveConfig, error) {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	cfg := &serveConfig{}
+	cfg.register(fs)
+	configPath := fs.String("config", "", "JSON config file; keys are the flag names, e.g. {\"data\": \"/var/lib/fluxgate\"}")
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if *configPath == "" {
+		return cfg, nil
+	}
+	raw, err := os.ReadFile(*configPath)
+	if err != nil {
+		return nil, err
+	}
+	var values map[string]any
+	if err := json.Unmarshal(raw, &values); err != nil {
+		return nil, fmt.Errorf("config %s: %w", *configPath, err)
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	for key, v := range values {
+		if key == "config" || fs.Lookup(key) == nil {
+			return nil, fmt.Errorf("config %s: unknown key %q", *configPath, key)
+		}
+		if given[key] {
+			continue
+		}
+		if err := fs.Set(key, fmt.Sprint(v)); err != nil {
+			return nil, fmt.Errorf("config %s: %s: %w", *configPath, key, err)
+		}
+	}
+	return cfg, nil
+}
+
+func newLogger(cfg *serveConfig) (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(cfg.logLevel)); err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	switch cfg.logFormat {
+	case "text":
+		return slog.New(slog.NewTextHandler(os.Stderr, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(os.Stderr, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format %q: want text or json", cfg.logFormat)
+}
+
+func runServe(ctx context.Context, args []string) error {
+	cfg, err := parseServeFlags(args)
+	if err != nil {
+		return err
+	}
+	log, err := newLogger(cfg)
+	if err != nil {
+		return err
+	}
+	srv, err := startServer(cfg, log)
+	if err != nil {
+		return err
+	}
+	log.Info("fluxgate serving", "flight", "grpc://"+srv.FlightAddr(), "http", cfg.http, "data", cfg.data)
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down: finishing in-flight writes (a second signal exits at once)")
+	case err := <-srv.failed:
+		log.Error("server failed", "err", err)
+		srv.Stop()
+		return err
+	}
+	return srv.Stop()
+}
+
+// server is a running fluxgate: engine, Flight service and HTTP side.
+type server struct {
+	eng    *engine.Engine
+	grpc   flight.Server
+	http   *http.Server
+	tel    *otel.Telemetry
+	log    *slog.Logger
+	failed chan error
+}
+
+func startServer(cfg *serveConfig, log *slog.Logger) (*server, error) {
+	if err := checkListen(cfg.listen, cfg.insecureNoAuth); err != nil {
+		return nil, err
+	}
+	tel, err := otel.New(otel.Options{ServiceName: "fluxgate"})
+	if err != nil {
+		return nil, err
+	}
+	eng, err := engine.Open(cfg.data, engine.Options{
+		DefaultBucketNum: cfg.bucketNum,
+		Logger:           log,
+	}.WithLogSegmentBytes(cfg.segmentBytes))
+	if err != nil {
+		return nil, err
+	}
+	s := &server{eng: eng, tel: tel, log: log, failed: make(chan error, 2)}
+	s.grpc = flight.NewServerWithMiddleware(nil,
+		grpc.MaxRecvMsgSize(cfg.maxMessageBytes),
+		grpc.MaxSendMsgSize(cfg.maxMessageBytes),
+		// Larger HTTP/2 windows and buffers: about +10 % on bulk transfers.
+		grpc.InitialWindowSize(16<<20),
+		grpc.InitialConnWindowSize(16<<20),
+		grpc.ReadBufferSize(1<<20),
+		grpc.WriteBufferSize(1<<20),
+	)
+	s.grpc.RegisterFlightService(fgflight.New(eng, fgflight.Options{Logger: log}))
+	if err := s.grpc.Init(cfg.listen); err != nil {
+		eng.Close()
+		return nil, fmt.Errorf("listen on %s: %w", cfg.listen, err)
+	}
+	go func() {
+		if err := s.grpc.Serve(); err != nil {
+			s.failed <- err
+		}
+	}()
+	if cfg.http != "" {
+		s.http = otel.NewHTTPServer(cfg.http, tel, eng.Ready)
+		ln, err := net.Listen("tcp", cfg.http)
+		if err != nil {
+			s.Stop()
+			return nil, fmt.Errorf("listen on %s: %w", cfg.http, err)
+		}
+		go func() {
+			if err := s.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				s.failed <- err
+			}
+		}()
+	}
+	return s, nil
+}
+
+// FlightAddr is the address the Flight service listens on.
+func (s *server) FlightAddr() string { return s.grpc.Addr().String() }
+
+// Stop ends followers, lets in-flight RPCs (writes) finish for up to 30
+// seconds, then makes everything durable and closes the data directory.
+func (s *server) Stop() error {
+	s.eng.Drain()
+	done := make(chan struct{})
+	go func() {
+		s.grpc.Shutdown()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		s.log.Warn("in-flight RPCs did not finish in 30s; closing them")
+	}
+	var err error
+	if s.http != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		err = s.http.Shutdown(ctx)
+		cancel()
+	}
+	err = errors.Join(err, s.eng.Close(), s.tel.Shutdown(context.Background()))
+	if err == nil {
+		s.log.Info("fluxgate stopped")
+	}
+	return err
+}
+
+// checkListen enforces PROTOCOL.md §8: without authentication the server
+// listens on loopback only.
+func checkListen(addr string, insecure bool) error {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return fmt.Errorf("--listen %q: %w", addr, err)
+	}
+	if host == "localhost" || strings.HasPrefix(host, "127.") || host == "::1" {
+		return nil
+	}
+	if ip := net.ParseIP(host); ip != nil && ip.IsLoopback() {
+		return nil
+	}
+	if insecure {
+		slog.Warn("listening on a non-loopback address without authentication", "listen", addr)
+		return nil
+	}
+	return fmt.Errorf("--listen %s is not a loopback address and no users are configured: anyone could read and write; pass --insecure-no-auth to do it anyway", addr)
+}

@@ -1,0 +1,337 @@
+package main
+
+// fluxgate table create|list|describe|drop: table definitions through the
+// actions of PROTOCOL.md §3.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+
+	"github.com/fluxgate-io/fluxgate/client"
+)
+
+const tableUsage = `usage: fluxgate table <command> [flags]
+
+commands:
+  create  (--spec FILE.json | --name T --column name:TYPE[:notnull] ... [--pk a,b] [--option k=v ...]) [--if-not-exists]
+  list    [--database D] [--json]
+  describe T
+  drop    T [--if-exists]
+
+Run "fluxgate table <command> -h" for a command's flags.`
+
+func runTable(ctx context.Context, args []string) error {
+	return cliError(tableMain(ctx, args, osStdio()))
+}
+
+func tableMain(ctx context.Context, args []string, std stdio) error {
+	if len(args) == 0 {
+		fmt.Fprintln(std.err, tableUsage)
+		return flag.ErrHelp
+	}
+	switch args[0] {
+	case "create":
+		return tableCreate(ctx, args[1:], std)
+	case "list", "ls":
+		return tableList(ctx, args[1:], std)
+	case "describe", "desc":
+		return tableDescribe(ctx, args[1:], std)
+	case "drop":
+		return tableDrop(ctx, args[1:], std)
+	case "-h", "-help", "--help", "help":
+		fmt.Fprintln(std.err, tableUsage)
+		return flag.ErrHelp
+	}
+	fmt.Fprintln(std.err, tableUsage)
+	return fmt.Errorf("unknown table command %q", args[0])
+}
+
+// createFlags are the flags of table create.
+type createFlags struct {
+	spec        string
+	name        string
+	columns     multiFlag
+	pk          string
+	bucketKey   string
+	buckets     int
+	options     multiFlag
+	comment     string
+	ifNotExists bool
+}
+
+func tableCreate(ctx context.Context, args []string, std stdio) error {
+	var f createFlags
+	var conn connFlags
+	fs := newFlagSet("table create", "table create (--spec FILE.json | --name T --column name:TYPE[:notnull] ...) [flags]")
+	fs.SetOutput(std.err)
+	conn.register(fs)
+	fs.StringVar(&f.spec, "spec", "", "table definition: a JSON TableSpec file (PROTOCOL.md §2), - for stdin")
+	fs.StringVar(&f.name, "name", "", "table name, database.table (or the first argument)")
+	fs.Var(&f.columns, "column", "a column as name:TYPE or name:TYPE:notnull (repeatable), e.g. amount:DECIMAL(10,2)")
+	fs.StringVar(&f.pk, "pk", "", "primary key columns, comma-separated (makes a primary-key table)")
+	fs.StringVar(&f.bucketKey, "bucket-key", "", "bucket key columns, comma-separated (option bucket.key)")
+	fs.IntVar(&f.buckets, "buckets", 0, "number of buckets (option bucket.num)")
+	fs.Var(&f.options, "option", "a table option key=value (repeatable), e.g. table.merge-engine=first_row")
+	fs.StringVar(&f.comment, "comment", "", "table comment")
+	fs.BoolVar(&f.ifNotExists, "if-not-exists", false, "succeed if the table exists already")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) > 1 || (len(pos) == 1 && f.name != "") {
+		return fmt.Errorf("table create: unexpected arguments %q", pos)
+	}
+	if len(pos) == 1 {
+		f.name = pos[0]
+	}
+	var specFile []byte
+	if f.spec != "" {
+		if specFile, err = readFileOrStdin(f.spec, std.in); err != nil {
+			return err
+		}
+	}
+	body, err := createTableBody(f, specFile)
+	if err != nil {
+		return err
+	}
+	c, err := conn.dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	var info client.TableInfo
+	if err := c.Action(ctx, client.ActionCreateTable, body, &info); err != nil {
+		return err
+	}
+	kind := info.Kind
+	if kind == "" {
+		kind = "table"
+	} else {
+		kind = strings.ReplaceAll(kind, "_", "-") + " table"
+	}
+	fmt.Fprintf(std.out, "created %s: %s, %s bucket(s), table_id %d\n", info.Table, kind, orDash(info.Options["bucket.num"]), info.TableID)
+	return nil
+}
+
+// createTableBody builds the create-table body from a spec file or from the
+// flags. A spec file is sent as it is (so the server checks every field),
+// with "table" and "if_not_exists" set from the flags when given.
+func createTableBody(f createFlags, specFile []byte) (json.RawMessage, error) {
+	if specFile != nil {
+		if len(f.columns) > 0 || f.pk != "" || len(f.options) > 0 || f.comment != "" || f.bucketKey != "" || f.buckets != 0 {
+			return nil, errors.New("table create: --spec excludes --column, --pk, --option, --bucket-key, --buckets and --comment")
+		}
+		var obj map[string]json.RawMessage
+		if err := json.Unmarshal(specFile, &obj); err != nil {
+			return nil, fmt.Errorf("table create: spec %s: %w", f.spec, err)
+		}
+		if f.name != "" {
+			obj["table"], _ = json.Marshal(f.name)
+		}
+		if f.ifNotExists {
+			obj["if_not_exists"] = json.RawMessage("true")
+		}
+		if _, ok := obj["table"]; !ok {
+			return nil, fmt.Errorf("table create: spec %s names no table: add \"table\" or --name", f.spec)
+		}
+		return json.Marshal(obj)
+	}
+	if f.name == "" {
+		return nil, errors.New("table create: give --spec FILE or a table name (--name T)")
+	}
+	if len(f.columns) == 0 {
+		return nil, errors.New("table create: no columns: add --column name:TYPE for each")
+	}
+	spec := client.TableSpec{Table: f.name, PrimaryKey: splitList(f.pk), Comment: f.comment}
+	for _, s := range f.columns {
+		col, err := parseColumnFlag(s)
+		if err != nil {
+			return nil, err
+		}
+		spec.Columns = append(spec.Columns, col)
+	}
+	for _, kv := range f.options {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return nil, fmt.Errorf("table create: option %q: want key=value", kv)
+		}
+		if spec.Options == nil {
+			spec.Options = map[string]string{}
+		}
+		spec.Options[strings.TrimSpace(k)] = v
+	}
+	if f.bucketKey != "" || f.buckets != 0 {
+		if spec.Options == nil {
+			spec.Options = map[string]string{}
+		}
+		if f.bucketKey != "" {
+			spec.Options["bucket.key"] = strings.Join(splitList(f.bucketKey), ",")
+		}
+		if f.buckets != 0 {
+			spec.Options["bucket.num"] = fmt.Sprint(f.buckets)
+		}
+	}
+	body := struct {
+		client.TableSpec
+		IfNotExists bool `json:"if_not_exists,omitempty"`
+	}{spec, f.ifNotExists}
+	return json.Marshal(body)
+}
+
+// parseColumnFlag parses name:TYPE, name:TYPE:notnull or name:TYPE NOT NULL.
+func parseColumnFlag(s string) (client.Column, error) {
+	name, typ, ok := strings.Cut(s, ":")
+	name, typ = strings.TrimSpace(name), strings.TrimSpace(typ)
+	if !ok || name == "" || typ == "" {
+		return client.Column{}, fmt.Errorf("column %q: want name:TYPE or name:TYPE:notnull", s)
+	}
+	col := client.Column{Name: name}
+	lower := strings.ToLower(typ)
+	for _, suffix := range []string{":notnull", ":not null", ":not_null", " not null"} {
+		if strings.HasSuffix(lower, suffix) {
+			col.NotNull = true
+			typ = strings.TrimSpace(typ[:len(typ)-len(suffix)])
+			break
+		}
+	}
+	if strings.HasSuffix(lower, ":null") {
+		typ = strings.TrimSpace(typ[:len(typ)-len(":null")])
+	}
+	if typ == "" || strings.Contains(typ, ":") {
+		return client.Column{}, fmt.Errorf("column %q: want name:TYPE or name:TYPE:notnull", s)
+	}
+	col.Type = typ
+	return col, nil
+}
+
+func tableList(ctx context.Context, args []string, std stdio) error {
+	var conn connFlags
+	var database string
+	var asJSON bool
+	fs := newFlagSet("table list", "table list [--database D] [--json]")
+	fs.SetOutput(std.err)
+	conn.register(fs)
+	fs.StringVar(&database, "database", "", "only this database's tables")
+	fs.BoolVar(&asJSON, "json", false, "print the list-tables result as JSON")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) == 1 && database == "" {
+		database = pos[0]
+	} else if len(pos) > 0 {
+		return fmt.Errorf("table list: unexpected arguments %q", pos)
+	}
+	c, err := conn.dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	body := map[string]string{}
+	if database != "" {
+		body["database"] = database
+	}
+	var raw json.RawMessage
+	if err := c.Action(ctx, client.ActionListTables, body, &raw); err != nil {
+		return err
+	}
+	if asJSON {
+		return writeJSON(std.out, raw)
+	}
+	var res struct {
+		Tables []client.TableInfo `json:"tables"`
+	}
+	if err := json.Unmarshal(raw, &res); err != nil {
+		return fmt.Errorf("list-tables result: %w", err)
+	}
+	return writeTableList(std.out, res.Tables)
+}
+
+// writeTableList prints tables as an aligned text table, sorted by name.
+func writeTableList(w io.Writer, tables []client.TableInfo) error {
+	sort.Slice(tables, func(i, j int) bool { return tables[i].Table < tables[j].Table })
+	rows := make([][]string, 0, len(tables))
+	for _, t := range tables {
+		cols := make([]string, len(t.Columns))
+		for i, c := range t.Columns {
+			cols[i] = c.Name + " " + c.Type
+		}
+		rows = append(rows, []string{t.Table, orDash(t.Kind), orDash(t.Options["bucket.num"]),
+			orDash(strings.Join(t.PrimaryKey, ",")), strings.Join(cols, ", ")})
+	}
+	return writeAligned(w, []string{"TABLE", "KIND", "BUCKETS", "PRIMARY KEY", "COLUMNS"}, rows)
+}
+
+func tableDescribe(ctx context.Context, args []string, std stdio) error {
+	var conn connFlags
+	fs := newFlagSet("table describe", "table describe T")
+	fs.SetOutput(std.err)
+	conn.register(fs)
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		fs.Usage()
+		return errors.New("table describe: want one table name")
+	}
+	c, err := conn.dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	var raw json.RawMessage
+	if err := c.Action(ctx, client.ActionDescribeTable, map[string]string{"table": pos[0]}, &raw); err != nil {
+		return err
+	}
+	return writeJSON(std.out, raw)
+}
+
+func tableDrop(ctx context.Context, args []string, std stdio) error {
+	var conn connFlags
+	var ifExists bool
+	fs := newFlagSet("table drop", "table drop T [--if-exists]")
+	fs.SetOutput(std.err)
+	conn.register(fs)
+	fs.BoolVar(&ifExists, "if-exists", false, "succeed if the table does not exist")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 {
+		fs.Usage()
+		return errors.New("table drop: want one table name")
+	}
+	c, err := conn.dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if err := c.DropTable(ctx, pos[0], ifExists); err != nil {
+		return err
+	}
+	fmt.Fprintf(std.out, "dropped %s\n", pos[0])
+	return nil
+}
+
+// readFileOrStdin reads a whole file; "-" is stdin.
+func readFileOrStdin(path string, stdin io.Reader) ([]byte, error) {
+	if path == "-" {
+		return io.ReadAll(stdin)
+	}
+	return os.ReadFile(path)
+}
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
