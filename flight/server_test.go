@@ -95,7 +95,6 @@ func ordersSpec(name string, buckets int, key string) client.TableSpec {
 	}
 }
 
-
 var ordersSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "order_id", Type: arrow.PrimitiveTypes.Int64},
 	{Name: "item", Type: arrow.BinaryTypes.String, Nullable: true},
