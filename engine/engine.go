@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"go.opentelemetry.io/otel/metric"
 
 	"github.com/fluxgate-io/fluxgate/bucketing"
 	"github.com/fluxgate-io/fluxgate/catalog"
@@ -39,6 +40,8 @@ type Options struct {
 	Allocator memory.Allocator
 	// Logger. Default slog.Default().
 	Logger *slog.Logger
+	// Meter receives the engine's metrics. Default: none.
+	Meter metric.Meter
 }
 
 // WithLogSegmentBytes returns o with the log segment size set.
@@ -74,6 +77,7 @@ type Engine struct {
 	dir  string
 	opts Options
 	cat  *catalog.Catalog
+	met  *metrics
 
 	mu     sync.RWMutex
 	tables map[int64]*table // open tables by id; guarded by mu
@@ -107,6 +111,11 @@ func Open(dir string, opts Options) (*Engine, error) {
 		return nil, fmt.Errorf("open catalog: %w", err)
 	}
 	e := &Engine{dir: dir, opts: opts, cat: cat, tables: map[int64]*table{}, draining: make(chan struct{}), stop: make(chan struct{})}
+	if e.met, err = newMetrics(e, opts.Meter); err != nil {
+		cat.Close()
+		return nil, err
+	}
+	e.opts.Log.OnSync = e.met.observeSync
 	infos, err := cat.ListTables("")
 	if err != nil {
 		cat.Close()

@@ -256,6 +256,7 @@ func (rs *ReadStream) sendFrame(f *logstore.Frame, r TicketRange, from int64, se
 	if rs.left > 0 {
 		rs.left -= rows
 	}
+	rs.e.met.rowsRead.Add(context.Background(), rows, tableAttr(rs.info.Path().String()))
 	return nil
 }
 

@@ -139,6 +139,7 @@ func (w *WriteStream) Submit(ctx context.Context, rec arrow.RecordBatch) (*Pendi
 	}
 	defer w.t.putEncoder(enc)
 	batches := make([]logstore.Part, 0, len(parts))
+	size := 0
 	for _, p := range parts {
 		meta := logstore.BatchMeta{SchemaID: w.info.SchemaID, WriterID: writer.ID, WriterSeq: -1}
 		if writer.ID != "" {
@@ -150,12 +151,16 @@ func (w *WriteStream) Submit(ctx context.Context, rec arrow.RecordBatch) (*Pendi
 			return nil, err
 		}
 		batches = append(batches, logstore.Part{Bucket: p.bucket, Batch: b})
+		size += b.Size()
 	}
 	releaseParts(parts)
 	pending, err := w.t.log.AppendAsync(batches, writer)
 	if err != nil {
 		return nil, err
 	}
+	attr := tableAttr(w.info.Path().String())
+	w.e.met.rowsWritten.Add(ctx, rec.NumRows(), attr)
+	w.e.met.bytesWritten.Add(ctx, int64(size), attr)
 	return &PendingWrite{res: WriteResult{Sequence: seq, Rows: rec.NumRows()}, log: pending}, nil
 }
 

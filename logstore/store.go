@@ -36,6 +36,8 @@ type Options struct {
 	Now func() time.Time
 	// Logger receives recovery and retention events. Default slog.Default().
 	Logger *slog.Logger
+	// OnSync, if set, is told how long each group-commit round took.
+	OnSync func(time.Duration)
 }
 
 func (o Options) withDefaults() Options {
@@ -270,6 +272,9 @@ func (t *Table) waitDurable(txn uint64) error {
 // syncRound makes everything appended so far durable, then advances the high
 // watermarks and wakes tailing readers.
 func (t *Table) syncRound() error {
+	if t.opts.OnSync != nil {
+		defer func(start time.Time) { t.opts.OnSync(time.Since(start)) }(time.Now())
+	}
 	t.appendMu.Lock()
 	target := t.lastTxn
 	dirty := t.dirty

@@ -148,6 +148,7 @@ func startServer(cfg *serveConfig, log *slog.Logger) (*server, error) {
 	eng, err := engine.Open(cfg.data, engine.Options{
 		DefaultBucketNum: cfg.bucketNum,
 		Logger:           log,
+		Meter:            tel.Meter("github.com/fluxgate-io/fluxgate/engine"),
 	}.WithLogSegmentBytes(cfg.segmentBytes))
 	if err != nil {
 		return nil, err

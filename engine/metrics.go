@@ -1,0 +1,70 @@
+package engine
+
+import (
+	"context"
+	"time"
+
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/metric/noop"
+)
+
+// metrics are the engine's instruments. Tables are named by attribute.
+type metrics struct {
+	rowsWritten  metric.Int64Counter
+	bytesWritten metric.Int64Counter
+	rowsRead     metric.Int64Counter
+	syncSeconds  metric.Float64Histogram
+}
+
+func newMetrics(e *Engine, m metric.Meter) (*metrics, error) {
+	if m == nil {
+		m = noop.NewMeterProvider().Meter("")
+	}
+	var (
+		mt  metrics
+		err error
+	)
+	if mt.rowsWritten, err = m.Int64Counter("fluxgate.rows.written", metric.WithDescription("rows appended, per table")); err != nil {
+		return nil, err
+	}
+	if mt.bytesWritten, err = m.Int64Counter("fluxgate.bytes.written", metric.WithUnit("By"), metric.WithDescription("encoded bytes appended to the log, per table")); err != nil {
+		return nil, err
+	}
+	if mt.rowsRead, err = m.Int64Counter("fluxgate.rows.read", metric.WithDescription("rows sent by scans, per table")); err != nil {
+		return nil, err
+	}
+	if mt.syncSeconds, err = m.Float64Histogram("fluxgate.log.sync.duration", metric.WithUnit("s"), metric.WithDescription("duration of one group-commit fsync round")); err != nil {
+		return nil, err
+	}
+	hw, err := m.Int64ObservableGauge("fluxgate.log.high_watermark", metric.WithDescription("offset below which a bucket's log is durable and readable"))
+	if err != nil {
+		return nil, err
+	}
+	earliest, err := m.Int64ObservableGauge("fluxgate.log.earliest_offset", metric.WithDescription("first offset a bucket still retains"))
+	if err != nil {
+		return nil, err
+	}
+	_, err = m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
+		e.mu.RLock()
+		defer e.mu.RUnlock()
+		for _, t := range e.tables {
+			name := t.info.Load().Path().String()
+			for b := range t.log.Buckets() {
+				attrs := metric.WithAttributes(attribute.String("table", name), attribute.Int("bucket", b))
+				o.ObserveInt64(hw, t.log.HighWatermark(b), attrs)
+				o.ObserveInt64(earliest, t.log.EarliestOffset(b), attrs)
+			}
+		}
+		return nil
+	}, hw, earliest)
+	return &mt, err
+}
+
+func tableAttr(name string) metric.MeasurementOption {
+	return metric.WithAttributes(attribute.String("table", name))
+}
+
+func (m *metrics) observeSync(d time.Duration) {
+	m.syncSeconds.Record(context.Background(), d.Seconds())
+}
