@@ -8,7 +8,10 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/fluxgate-io/fluxgate/client"
 	"github.com/fluxgate-io/fluxgate/engine"
@@ -256,4 +259,57 @@ func TestFollowHeartbeatAndCancel(t *testing.T) {
 	for sc.Next() {
 	}
 	wantCode(t, sc.Err(), codes.Canceled)
+}
+
+// A client with gRPC's default 4 MiB receive limit reads a table whose
+// batches were written far larger: the server slices what it sends.
+func TestLargeBatchesAreSlicedUnder4MiB(t *testing.T) {
+	ts := start(t, engine.Options{})
+	ctx := ctxT(t)
+	if _, err := ts.cl.CreateTable(ctx, ordersSpec("orders", 1, ""), false); err != nil {
+		t.Fatal(err)
+	}
+	// One 300K-row batch is about 9 MB in Arrow; the client's writer would
+	// split it, so write it with a raw DoPut and a large message limit.
+	rec := orders(ts.mem, 0, 300_000)
+	defer rec.Release()
+	w, err := ts.cl.NewWriter(ctx, client.WriteRequest{Table: "orders"}, client.WithMaxBatchBytes(64<<20))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := flight.NewClientWithMiddleware(ts.addr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	info, err := raw.GetFlightInfo(ctx, &flight.FlightDescriptor{Type: flight.DescriptorPATH, Path: []string{"orders"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stream, err := raw.DoGet(ctx, info.Endpoint[0].Ticket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := flight.NewRecordReader(stream, ipc.WithAllocator(ts.mem))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Release()
+	rows, batches := int64(0), 0
+	for r.Next() {
+		rows += r.RecordBatch().NumRows()
+		batches++
+	}
+	if err := r.Err(); err != nil {
+		t.Fatalf("reading with the default 4 MiB limit: %v", err)
+	}
+	if rows != 300_000 || batches < 3 {
+		t.Fatalf("read %d rows in %d batches, want 300000 in several", rows, batches)
+	}
 }

@@ -136,6 +136,9 @@ func (r *Reader) Close() {
 func (r *Reader) locate() error {
 	s := r.b.segmentFor(r.next)
 	if s == nil {
+		if r.seg != nil {
+			return nil // retention removed the segment under us; it is still open: read on
+		}
 		return errs.New(errs.DataLoss, "offset %d of bucket %d is no longer retained", r.next, r.b.id)
 	}
 	if s == r.seg {
@@ -233,6 +236,11 @@ func (r *Reader) readAt(n int, pos int64, short bool) ([]byte, error) {
 	r.t.bytesRead.Add(int64(m))
 	if err == io.EOF && short && m >= fixedHeaderSize {
 		err = nil
+	}
+	if err == io.EOF {
+		// Only a segment that retention removed ends before the high
+		// watermark: what the reader wanted next has expired.
+		return nil, errs.New(errs.DataLoss, "offset %d of bucket %d expired while the scan was open", r.next, r.b.id)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read %s at %d: %w", r.seg.logPath, pos, err)
