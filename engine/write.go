@@ -156,6 +156,9 @@ func (w *WriteStream) Submit(ctx context.Context, rec arrow.RecordBatch) (*Pendi
 	releaseParts(parts)
 	pending, err := w.t.log.AppendAsync(batches, writer)
 	if err != nil {
+		if w.t.dropped.Load() {
+			return nil, errs.New(errs.NotFound, "table %s was dropped", w.info.Path())
+		}
 		return nil, err
 	}
 	attr := tableAttr(w.info.Path().String())
