@@ -4,6 +4,7 @@ package flight_test
 // (docs/benchmarks.md):
 //
 //	BenchmarkAppend/noop      DoPut of the batches to a server that only acknowledges them
+//	BenchmarkAppend/pwrite    the batches' bytes written to a file and fsynced, no network: the disk's part
 //	BenchmarkAppend/fluxgate  the same batches appended to a log table (fsynced)
 //	BenchmarkScan/memory      DoGet of the same batches held in memory
 //	BenchmarkScan/fluxgate    a full scan of the table
@@ -11,10 +12,13 @@ package flight_test
 //	BenchmarkProjection/2of20 two of them
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"net"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -203,6 +207,38 @@ func BenchmarkAppend(b *testing.B) {
 		b.SetBytes(batchesBytes(recs))
 		for b.Loop() {
 			appendAll(b, cl, "fluss.t", recs)
+		}
+	})
+	b.Run("pwrite", func(b *testing.B) {
+		var payload [][]byte
+		for _, r := range recs {
+			var buf bytes.Buffer
+			w := ipc.NewWriter(&buf, ipc.WithSchema(r.Schema()))
+			if err := w.Write(r); err != nil {
+				b.Fatal(err)
+			}
+			w.Close()
+			payload = append(payload, buf.Bytes())
+		}
+		f, err := os.Create(filepath.Join(b.TempDir(), "log"))
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		var pos int64
+		b.SetBytes(batchesBytes(recs))
+		for b.Loop() {
+			for i, p := range payload {
+				if _, err := f.WriteAt(p, pos); err != nil {
+					b.Fatal(err)
+				}
+				pos += int64(len(p))
+				if i%8 == 7 {
+					if err := f.Sync(); err != nil {
+						b.Fatal(err)
+					}
+				}
+			}
 		}
 	})
 	for _, codec := range []string{"none", "lz4_frame", "zstd"} {

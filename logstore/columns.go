@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"runtime"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -72,6 +73,7 @@ func (e *Encoder) Encode(rec arrow.RecordBatch, meta BatchMeta) (*Batch, error) 
 		return nil, fmt.Errorf("encode batch: %d change types for %d rows", len(meta.ChangeTypes), rows)
 	}
 	ncols := len(e.columns)
+	raw := 0
 	for i, cw := range e.columns {
 		cw.meta, cw.body, cw.packed = cw.meta[:0], cw.body[:0], cw.packed[:0]
 		col := array.NewRecordBatch(cw.schema, []arrow.Array{rec.Column(i)}, rec.NumRows())
@@ -80,11 +82,9 @@ func (e *Encoder) Encode(rec arrow.RecordBatch, meta BatchMeta) (*Batch, error) 
 		if err != nil {
 			return nil, fmt.Errorf("encode column %q: %w", e.schema.Field(i).Name, err)
 		}
-		cw.rawLen = 0
-		if packed, ok := e.comp.compress(cw.packed, cw.body); ok {
-			cw.packed, cw.rawLen = packed, len(cw.body)
-		}
+		raw += len(cw.body)
 	}
+	e.compressColumns(raw)
 
 	h := header{
 		recordCount: uint32(rows),
@@ -126,6 +126,45 @@ func (e *Encoder) Encode(rec arrow.RecordBatch, meta BatchMeta) (*Batch, error) 
 		payloadCRC: crc32.Checksum(frame[fixedHeaderSize:], castagnoli),
 		rows:       rows,
 	}, nil
+}
+
+// parallelCompressBytes is the batch size from which columns are compressed
+// concurrently: below it, goroutines cost more than they save.
+const parallelCompressBytes = 1 << 20
+
+func (e *Encoder) compressColumns(raw int) {
+	compress := func(cw *columnWriter) {
+		cw.rawLen = 0
+		if packed, ok := e.comp.compress(cw.packed, cw.body); ok {
+			cw.packed, cw.rawLen = packed, len(cw.body)
+		}
+	}
+	if e.comp.codec == CodecNone {
+		for _, cw := range e.columns {
+			cw.rawLen = 0
+		}
+		return
+	}
+	if raw < parallelCompressBytes || len(e.columns) == 1 {
+		for _, cw := range e.columns {
+			compress(cw)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	next := make(chan *columnWriter, len(e.columns))
+	for _, cw := range e.columns {
+		next <- cw
+	}
+	close(next)
+	for range min(runtime.GOMAXPROCS(0), len(e.columns)) {
+		wg.Go(func() {
+			for cw := range next {
+				compress(cw)
+			}
+		})
+	}
+	wg.Wait()
 }
 
 // columnWriter captures the IPC payloads of one column: the first is the

@@ -2,6 +2,7 @@ package logstore
 
 import (
 	"fmt"
+	"runtime"
 	"sync"
 
 	"github.com/klauspost/compress/zstd"
@@ -47,7 +48,7 @@ func zstdEncoder(level int) (*zstd.Encoder, error) {
 	if e, ok := zstdEncoders[l]; ok {
 		return e, nil
 	}
-	e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(l), zstd.WithEncoderConcurrency(1), zstd.WithLowerEncoderMem(true))
+	e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(l), zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)), zstd.WithLowerEncoderMem(true))
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +60,6 @@ func zstdEncoder(level int) (*zstd.Encoder, error) {
 type compressor struct {
 	codec Codec
 	zstd  *zstd.Encoder
-	lz4   lz4.Compressor
 }
 
 func newCompressor(codec Codec, zstdLevel int) (*compressor, error) {
@@ -85,7 +85,8 @@ func (c *compressor) compress(dst, src []byte) ([]byte, bool) {
 		dst = c.zstd.EncodeAll(src, dst)
 	case CodecLZ4:
 		dst = append(dst, make([]byte, lz4.CompressBlockBound(len(src)))...)
-		m, err := c.lz4.CompressBlock(src, dst[n:])
+		var lc lz4.Compressor // holds its own hash table: one per call, so columns compress in parallel
+		m, err := lc.CompressBlock(src, dst[n:])
 		if err != nil || m == 0 {
 			return dst[:n], false
 		}
