@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/sqltype"
 )
 
 // Option keys understood by the catalog (PROTOCOL.md §2, Fluss's names).
@@ -136,17 +137,17 @@ var optionParsers = map[string]valueParser{
 
 // aggFunctions maps each aggregate function to the column types it accepts
 // (semantics §4.4).
-var aggFunctions = map[string]func(*sqlType) bool{
-	"sum":                      (*sqlType).numeric,
-	"product":                  (*sqlType).numeric,
-	"max":                      (*sqlType).ordered,
-	"min":                      (*sqlType).ordered,
+var aggFunctions = map[string]func(*sqltype.Type) bool{
+	"sum":                      (*sqltype.Type).Numeric,
+	"product":                  (*sqltype.Type).Numeric,
+	"max":                      (*sqltype.Type).Ordered,
+	"min":                      (*sqltype.Type).Ordered,
 	"last_value":               anyType,
 	AggDefault:                 anyType,
 	"first_value":              anyType,
 	"first_value_ignore_nulls": anyType,
-	"listagg":                  (*sqlType).character,
-	"string_agg":               (*sqlType).character,
+	"listagg":                  (*sqltype.Type).Character,
+	"string_agg":               (*sqltype.Type).Character,
 	"bool_and":                 isRoot("BOOLEAN"),
 	"bool_or":                  isRoot("BOOLEAN"),
 	// Fluss's BYTES; VARBINARY(n) becomes BYTES there, BINARY(n) does not.
@@ -164,12 +165,12 @@ var aggTypeNames = map[string]string{
 	"rbm32": "BYTES", "rbm64": "BYTES",
 }
 
-func anyType(*sqlType) bool { return true }
+func anyType(*sqltype.Type) bool { return true }
 
-func isRoot(roots ...string) func(*sqlType) bool {
-	return func(t *sqlType) bool {
+func isRoot(roots ...string) func(*sqltype.Type) bool {
+	return func(t *sqltype.Type) bool {
 		for _, r := range roots {
-			if t.root == r {
+			if t.Root() == r {
 				return true
 			}
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/sqltype"
 )
 
 // Column is one column of a table definition.
@@ -147,7 +148,7 @@ func NormalizeSpec(spec TableSpec, defaults Defaults) (*TableInfo, error) {
 	if path.View != "" {
 		return nil, errs.New(errs.Invalid, "table %s: cannot create a table with a view suffix; create %s", path.FullName(), path)
 	}
-	n := &normalizer{table: path.String(), types: map[string]*sqlType{}, opts: map[string]string{}}
+	n := &normalizer{table: path.String(), types: map[string]*sqltype.Type{}, opts: map[string]string{}}
 	if len(spec.PartitionKeys) > 0 {
 		return nil, errs.New(errs.Unimplemented, "table %s: partitioned tables are not supported yet (partition_keys %v)", n.table, spec.PartitionKeys)
 	}
@@ -212,7 +213,7 @@ func ValidateAlter(info *TableInfo, set map[string]string, reset []string, addCo
 		}
 		opts[k] = optionDefaults[k]
 	}
-	n := &normalizer{table: table, types: map[string]*sqlType{}, opts: opts}
+	n := &normalizer{table: table, types: map[string]*sqltype.Type{}, opts: opts}
 	for _, c := range info.Columns {
 		n.colNames = append(n.colNames, c.Name)
 		n.types[c.Name] = info.columnType(c.Name)
@@ -258,7 +259,7 @@ type normalizer struct {
 	table    string
 	cols     []Column
 	colNames []string
-	types    map[string]*sqlType
+	types    map[string]*sqltype.Type
 	pk       []string
 	opts     map[string]string
 }
@@ -279,7 +280,7 @@ func (n *normalizer) addColumn(c Column) error {
 		return errs.New(errs.Invalid, "table %s: column %q: %w", n.table, c.Name, err)
 	}
 	nullable := c.Nullable == nil || *c.Nullable
-	c.Type, c.Nullable = t.text, &nullable
+	c.Type, c.Nullable = t.String(), &nullable
 	n.cols = append(n.cols, c)
 	n.colNames = append(n.colNames, c.Name)
 	n.types[c.Name] = t
@@ -294,8 +295,8 @@ func (n *normalizer) primaryKey(pk []string) error {
 			return errs.New(errs.Invalid, "table %s: primary key column %q is not a column (columns: %s)", n.table, k, strings.Join(n.colNames, ", "))
 		case slices.Contains(n.pk, k):
 			return errs.New(errs.Invalid, "table %s: primary key column %q is listed twice", n.table, k)
-		case t.nested():
-			return errs.New(errs.Invalid, "table %s: primary key column %q has type %s; ARRAY, MAP and ROW cannot be keys", n.table, k, t.text)
+		case t.Nested():
+			return errs.New(errs.Invalid, "table %s: primary key column %q has type %s; ARRAY, MAP and ROW cannot be keys", n.table, k, t.String())
 		}
 		n.pk = append(n.pk, k)
 		notNull := false
@@ -362,8 +363,8 @@ func (n *normalizer) bucketKey() error {
 			return n.badOption(OptBucketKey, "column %q does not exist", k)
 		case slices.Contains(seen, k):
 			return n.badOption(OptBucketKey, "column %q is listed twice", k)
-		case t.nested():
-			return n.badOption(OptBucketKey, "column %q has type %s; ARRAY, MAP and ROW cannot be keys", k, t.text)
+		case t.Nested():
+			return n.badOption(OptBucketKey, "column %q has type %s; ARRAY, MAP and ROW cannot be keys", k, t.String())
 		case len(n.pk) > 0 && !slices.Contains(n.pk, k):
 			return n.badOption(OptBucketKey, "column %q is not in the primary key %s; the bucket key of a primary-key table must be a subset of it", k, strings.Join(n.pk, ","))
 		}
@@ -388,7 +389,7 @@ func (n *normalizer) mergeEngine() error {
 		case slices.Contains(n.pk, ver):
 			return n.badOption(OptVersionColumn, "column %q is in the primary key", ver)
 		case !isRoot("INT", "BIGINT", "TIMESTAMP", "TIMESTAMP_LTZ")(t):
-			return n.badOption(OptVersionColumn, "column %q has type %s; expected INT, BIGINT, TIMESTAMP or TIMESTAMP_LTZ", ver, t.text)
+			return n.badOption(OptVersionColumn, "column %q has type %s; expected INT, BIGINT, TIMESTAMP or TIMESTAMP_LTZ", ver, t.String())
 		}
 	}
 	if engine != "" && n.opts[OptDeleteBehavior] == DeleteAllow && engine != MergeAggregation {
@@ -416,8 +417,8 @@ func (n *normalizer) autoIncrement() error {
 		return n.badOption(OptAutoIncrementFields, "column %q does not exist", col)
 	case slices.Contains(n.pk, col):
 		return n.badOption(OptAutoIncrementFields, "column %q is in the primary key", col)
-	case t.root != "INT" && t.root != "BIGINT":
-		return n.badOption(OptAutoIncrementFields, "column %q has type %s; expected INT or BIGINT", col, t.text)
+	case t.Root() != "INT" && t.Root() != "BIGINT":
+		return n.badOption(OptAutoIncrementFields, "column %q has type %s; expected INT or BIGINT", col, t.String())
 	}
 	return nil
 }
@@ -441,7 +442,7 @@ func (n *normalizer) aggColumn(col string) error {
 			return n.badOption(key, "unknown aggregate function; expected one of %s", aggFunctionNames())
 		}
 		if !accepts(t) {
-			return n.badOption(key, "%s does not accept column %q of type %s; expected %s", fn, col, t.text, aggTypeNames[fn])
+			return n.badOption(key, "%s does not accept column %q of type %s; expected %s", fn, col, t.String(), aggTypeNames[fn])
 		}
 	}
 	for _, dfn := range []string{"listagg", "string_agg"} {
@@ -578,7 +579,7 @@ func (t *TableInfo) indexesOf(colIndex map[string]int, names []string) ([]int, e
 }
 
 // columnType re-parses a stored column's canonical type.
-func (t *TableInfo) columnType(name string) *sqlType {
+func (t *TableInfo) columnType(name string) *sqltype.Type {
 	st, _ := parseType(t.Columns[t.ColumnIndex(name)].Type)
 	return st
 }
