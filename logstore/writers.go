@@ -11,10 +11,11 @@ import (
 
 // writerTable remembers, per idempotent writer, the last few batches it
 // applied, so that a retried batch is acknowledged again without being
-// applied twice (Fluss keeps five as well).
+// applied twice. It keeps more than Fluss (five) so that a writer with many
+// batches in flight can retry all of them after a crash.
 type writerTable map[string][]applied
 
-const appliedPerWriter = 5
+const appliedPerWriter = 32
 
 type applied struct {
 	Seq  int64         `json:"seq"`

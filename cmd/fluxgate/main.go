@@ -29,6 +29,8 @@ var verbs = map[string]verb{
 	"table": {"create, list, describe or drop tables", runTable},
 	"put":   {"write a CSV, JSON lines, Parquet or Arrow file to a table", runPut},
 	"scan":  {"read a table: print it, or follow it as it grows", runScan},
+
+	"conformance": {"run the conformance scenarios against a server", runConformance},
 }
 
 func main() {

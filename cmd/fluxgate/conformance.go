@@ -1,0 +1,52 @@
+package main
+
+// fluxgate conformance: runs the conformance scenarios (package conformance)
+// against a running server. It cannot restart that server, so the scenarios
+// that need a restart are reported as skipped.
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"regexp"
+
+	"github.com/fluxgate-io/fluxgate/client"
+	"github.com/fluxgate-io/fluxgate/conformance"
+)
+
+func runConformance(ctx context.Context, args []string) error {
+	fs := newFlagSet("conformance", "conformance [--addr ADDR] [--run REGEXP] [--max-message-bytes N]")
+	var conn connFlags
+	conn.register(fs)
+	filter := fs.String("run", "", "run only the scenarios whose name matches this regular expression")
+	maxMessage := fs.Int("max-message-bytes", client.MaxMessageBytes, "the server's --max-message-bytes (err-message-too-large sends a batch just above it)")
+	list := fs.Bool("list", false, "list the scenarios and exit")
+	rest, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(rest) > 0 {
+		return fmt.Errorf("unexpected argument %q", rest[0])
+	}
+	if _, err := regexp.Compile(*filter); err != nil {
+		return fmt.Errorf("--run: %w", err)
+	}
+	if *list {
+		for _, sc := range conformance.Scenarios() {
+			fmt.Println(sc.Name)
+		}
+		return nil
+	}
+	c, err := conn.dial(ctx)
+	if err != nil {
+		return cliError(err)
+	}
+	defer c.Close()
+	env := conformance.NewEnv(c, conn.addr)
+	env.MaxMessageBytes = *maxMessage
+	_, failed, _ := conformance.Run(ctx, env, *filter, os.Stdout)
+	if failed > 0 {
+		return fmt.Errorf("%d scenarios failed", failed)
+	}
+	return nil
+}
