@@ -17,7 +17,9 @@ import (
 // Batch is one encoded frame, ready to append. The fields that are known only
 // at append time (offset, commit time, txn) are filled in by the log.
 type Batch struct {
-	frame      []byte
+	prefix     []byte   // fixed header, writer id, directory, change types, padding
+	pieces     [][]byte // per column: metadata, then stored body
+	size       int
 	payloadCRC uint32
 	rows       int
 }
@@ -26,7 +28,16 @@ type Batch struct {
 func (b *Batch) Rows() int { return b.rows }
 
 // Size reports the encoded size in bytes.
-func (b *Batch) Size() int { return len(b.frame) }
+func (b *Batch) Size() int { return b.size }
+
+// bytes assembles the frame in one buffer (recovery tests and fuzzing).
+func (b *Batch) bytes() []byte {
+	out := append([]byte(nil), b.prefix...)
+	for _, p := range b.pieces {
+		out = append(out, p...)
+	}
+	return out
+}
 
 // BatchMeta is what a frame says about its rows besides the columns.
 type BatchMeta struct {
@@ -75,7 +86,9 @@ func (e *Encoder) Encode(rec arrow.RecordBatch, meta BatchMeta) (*Batch, error) 
 	ncols := len(e.columns)
 	raw := 0
 	for i, cw := range e.columns {
-		cw.meta, cw.body, cw.packed = cw.meta[:0], cw.body[:0], cw.packed[:0]
+		// Fresh buffers each time: the Batch keeps them until it is written,
+		// and one encoder may encode several parts of a batch before that.
+		cw.meta, cw.body, cw.packed = nil, make([]byte, 0, cw.lastBody), nil
 		col := array.NewRecordBatch(cw.schema, []arrow.Array{rec.Column(i)}, rec.NumRows())
 		err := cw.w.Write(col)
 		col.Release()
@@ -83,6 +96,7 @@ func (e *Encoder) Encode(rec arrow.RecordBatch, meta BatchMeta) (*Batch, error) 
 			return nil, fmt.Errorf("encode column %q: %w", e.schema.Field(i).Name, err)
 		}
 		raw += len(cw.body)
+		cw.lastBody = len(cw.body)
 	}
 	e.compressColumns(raw)
 
@@ -105,27 +119,28 @@ func (e *Encoder) Encode(rec arrow.RecordBatch, meta BatchMeta) (*Batch, error) 
 	}
 	h.length = uint32(size)
 
-	frame := make([]byte, size)
-	h.putFixed(frame)
+	// The columns are not copied into one frame buffer: the log writes the
+	// pieces with one vectored write.
+	prefix := make([]byte, prefixLen)
+	h.putFixed(prefix)
 	pos := fixedHeaderSize
-	pos += copy(frame[pos:], meta.WriterID)
+	pos += copy(prefix[pos:], meta.WriterID)
 	for _, cw := range e.columns {
-		binary.LittleEndian.PutUint32(frame[pos:], uint32(len(cw.meta)))
-		binary.LittleEndian.PutUint32(frame[pos+4:], uint32(len(cw.stored())))
-		binary.LittleEndian.PutUint32(frame[pos+8:], uint32(cw.rawLen))
+		binary.LittleEndian.PutUint32(prefix[pos:], uint32(len(cw.meta)))
+		binary.LittleEndian.PutUint32(prefix[pos+4:], uint32(len(cw.stored())))
+		binary.LittleEndian.PutUint32(prefix[pos+8:], uint32(cw.rawLen))
 		pos += dirEntrySize
 	}
-	pos += copy(frame[pos:], meta.ChangeTypes)
-	pos = prefixLen
+	copy(prefix[pos:], meta.ChangeTypes)
+	b := &Batch{prefix: prefix, size: size, rows: rows}
+	crc := crc32.Checksum(prefix[fixedHeaderSize:], castagnoli)
 	for _, cw := range e.columns {
-		pos += copy(frame[pos:], cw.meta)
-		pos += copy(frame[pos:], cw.stored())
+		b.pieces = append(b.pieces, cw.meta, cw.stored())
+		crc = crc32.Update(crc, castagnoli, cw.meta)
+		crc = crc32.Update(crc, castagnoli, cw.stored())
 	}
-	return &Batch{
-		frame:      frame,
-		payloadCRC: crc32.Checksum(frame[fixedHeaderSize:], castagnoli),
-		rows:       rows,
-	}, nil
+	b.payloadCRC = crc
+	return b, nil
 }
 
 // parallelCompressBytes is the batch size from which columns are compressed
@@ -175,8 +190,9 @@ type columnWriter struct {
 	started bool
 	meta    []byte
 	body    []byte
-	packed  []byte // body compressed, when that saves space
-	rawLen  int    // body length when packed is stored, else 0
+	packed   []byte // body compressed, when that saves space
+	rawLen   int    // body length when packed is stored, else 0
+	lastBody int    // size of the previous body, to size the next one
 }
 
 // stored is the body as the frame stores it.

@@ -23,8 +23,8 @@ func FuzzFrame(f *testing.F) {
 	if err != nil {
 		f.Fatal(err)
 	}
-	f.Add(b.frame)
-	f.Add(b.frame[:fixedHeaderSize])
+	f.Add(b.bytes())
+	f.Add(b.bytes()[:fixedHeaderSize])
 	f.Add([]byte("FGL1"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if h, err := parseHeader(data); err == nil && int(h.length) <= len(data) {

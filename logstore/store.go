@@ -208,8 +208,8 @@ func (t *Table) AppendAsync(parts []Part, w Writer) (*Pending, error) {
 
 func (t *Table) appendLocked(p Part, txn uint64, nparts uint16, now int64) error {
 	b := t.buckets[p.Bucket]
-	frame := p.Batch.frame
-	h, err := parseHeader(frame)
+	prefix := p.Batch.prefix
+	h, err := parseHeader(prefix)
 	if err != nil {
 		return err
 	}
@@ -218,12 +218,12 @@ func (t *Table) appendLocked(p Part, txn uint64, nparts uint16, now int64) error
 	h.txn = txn
 	h.durableTxn = t.durable.Load()
 	h.txnParts = nparts
-	h.putFixed(frame)
-	h.crc = checksum(p.Batch.payloadCRC, frame)
-	h.putFixed(frame)
+	h.putFixed(prefix)
+	h.crc = checksum(p.Batch.payloadCRC, prefix)
+	h.putFixed(prefix)
 
 	seg := b.active()
-	if seg.size > 0 && seg.size+int64(len(frame)) > t.opts.SegmentBytes {
+	if seg.size > 0 && seg.size+int64(p.Batch.size) > t.opts.SegmentBytes {
 		if seg, err = b.roll(t.opts); err != nil {
 			return err
 		}
@@ -231,7 +231,7 @@ func (t *Table) appendLocked(p Part, txn uint64, nparts uint16, now int64) error
 		t.snapshotWanted = true
 	}
 	pos := seg.size
-	if _, err := seg.f.WriteAt(frame, pos); err != nil {
+	if err := writeVec(seg.f, append([][]byte{prefix}, p.Batch.pieces...), pos); err != nil {
 		return fmt.Errorf("write %s: %w", seg.logPath, err)
 	}
 	if err := seg.noteAppended(&h, pos); err != nil {
