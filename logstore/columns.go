@@ -185,11 +185,11 @@ func (e *Encoder) compressColumns(raw int) {
 // columnWriter captures the IPC payloads of one column: the first is the
 // schema message, which the store does not need; the rest are record batches.
 type columnWriter struct {
-	schema  *arrow.Schema
-	w       *ipc.Writer
-	started bool
-	meta    []byte
-	body    []byte
+	schema   *arrow.Schema
+	w        *ipc.Writer
+	started  bool
+	meta     []byte
+	body     []byte
 	packed   []byte // body compressed, when that saves space
 	rawLen   int    // body length when packed is stored, else 0
 	lastBody int    // size of the previous body, to size the next one
