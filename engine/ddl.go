@@ -71,6 +71,9 @@ func (e *Engine) removeTable(info *catalog.TableInfo) error {
 		t.dropped.Store(true)
 		err = t.log.Close()
 	}
+	if info.IsPrimaryKey() {
+		err = errors.Join(err, e.kv.DropTable(info.TableID))
+	}
 	if rmErr := os.RemoveAll(e.tableDir(info.TableID)); rmErr != nil {
 		err = errors.Join(err, fmt.Errorf("remove data of %s: %w", info.Path(), rmErr))
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/fluxgate-io/fluxgate/bucketing"
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/kv"
 	"github.com/fluxgate-io/fluxgate/logstore"
 )
 
@@ -77,6 +78,7 @@ type Engine struct {
 	dir  string
 	opts Options
 	cat  *catalog.Catalog
+	kv   *kv.Store
 	met  *metrics
 
 	mu     sync.RWMutex
@@ -94,9 +96,10 @@ type table struct {
 	assigner *bucketing.Assigner // nil without a bucket key
 	decoder  *logstore.Decoder
 	codec    logstore.Codec
-	encoders chan *logstore.Encoder // a small pool: encoders keep compressors
+	encoders chan *logstore.Encoder // a small pool: encoders keep their buffers
 	rr       atomic.Uint32          // round-robin start for streams without a bucket key
 	dropped  atomic.Bool
+	pk       *pkState // primary-key tables only
 }
 
 // Open opens the data directory dir, creating it if needed, and recovers
@@ -110,14 +113,21 @@ func Open(dir string, opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open catalog: %w", err)
 	}
-	e := &Engine{dir: dir, opts: opts, cat: cat, tables: map[int64]*table{}, draining: make(chan struct{}), stop: make(chan struct{})}
+	store, err := kv.Open(filepath.Join(dir, "kv"), kv.Options{Logger: opts.Logger})
+	if err != nil {
+		cat.Close()
+		return nil, err
+	}
+	e := &Engine{dir: dir, opts: opts, cat: cat, kv: store, tables: map[int64]*table{}, draining: make(chan struct{}), stop: make(chan struct{})}
 	if e.met, err = newMetrics(e, opts.Meter); err != nil {
+		store.Close()
 		cat.Close()
 		return nil, err
 	}
 	e.opts.Log.OnSync = e.met.observeSync
 	infos, err := cat.ListTables("")
 	if err != nil {
+		store.Close()
 		cat.Close()
 		return nil, err
 	}
@@ -162,7 +172,7 @@ func (e *Engine) Close() error {
 		err = errors.Join(err, t.log.Close())
 		delete(e.tables, id)
 	}
-	return errors.Join(err, e.cat.Close())
+	return errors.Join(err, e.kv.Close(), e.cat.Close())
 }
 
 func (e *Engine) tableDir(id int64) string {
@@ -185,6 +195,15 @@ func (e *Engine) openTable(info *catalog.TableInfo) (*table, error) {
 		if t.assigner, err = bucketing.NewAssigner(info.ArrowSchema(), key, info.BucketCount()); err != nil {
 			log.Close()
 			return nil, err
+		}
+	}
+	if info.IsPrimaryKey() {
+		if t.pk, err = newPKState(info, e.kv); err == nil {
+			err = e.replay(t)
+		}
+		if err != nil {
+			log.Close()
+			return nil, fmt.Errorf("open table %s: %w", info.Path(), err)
 		}
 	}
 	e.mu.Lock()

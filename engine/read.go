@@ -87,7 +87,11 @@ func (e *Engine) OpenRead(tk Ticket) (*ReadStream, error) {
 			return nil, errs.New(errs.Invalid, "ticket: view log of primary-key table %s; read view changelog", info.Path())
 		}
 	case ViewChangelog:
-	case ViewSnapshot, ViewLake, ViewUnion:
+	case ViewSnapshot:
+		if !info.IsPrimaryKey() {
+			return nil, errs.New(errs.Invalid, "ticket: view snapshot of log table %s; read view log", info.Path())
+		}
+	case ViewLake, ViewUnion:
 		return nil, errs.New(errs.Unimplemented, "ticket: view %s is not implemented yet", tk.View)
 	default:
 		return nil, errs.New(errs.Invalid, "ticket: unknown view %q", tk.View)
@@ -135,6 +139,16 @@ func (rs *ReadStream) Run(ctx context.Context, send func(arrow.RecordBatch, Batc
 		if rs.left == 0 {
 			return nil
 		}
+		if rs.tk.View == ViewSnapshot || rs.tk.Snapshot {
+			at, err := rs.runSnapshot(ctx, r.Bucket, send)
+			if err != nil || rs.tk.View == ViewSnapshot || (r.Stop != nil && at >= *r.Stop) {
+				if err != nil {
+					return err
+				}
+				continue
+			}
+			r.Start = at
+		}
 		if err := rs.runRange(ctx, r, send); err != nil {
 			return err
 		}
@@ -148,6 +162,15 @@ func (rs *ReadStream) runRange(ctx context.Context, r TicketRange, send func(arr
 		return err
 	}
 	defer reader.Close()
+	// Changelog frames without rows are not sent; if the range ends with
+	// some, an empty batch carries the final offset.
+	sentNext := r.Start
+	send = func(send func(arrow.RecordBatch, BatchMeta) error) func(arrow.RecordBatch, BatchMeta) error {
+		return func(rec arrow.RecordBatch, m BatchMeta) error {
+			sentNext = m.Next
+			return send(rec, m)
+		}
+	}(send)
 	for rs.left != 0 {
 		if err := rs.check(ctx); err != nil {
 			return err
@@ -155,6 +178,9 @@ func (rs *ReadStream) runRange(ctx context.Context, r TicketRange, send func(arr
 		limit := reader.HighWatermark()
 		if r.Stop != nil {
 			if reader.Offset() >= *r.Stop {
+				if sentNext < reader.Offset() {
+					return rs.sendEmpty(reader, r.Bucket, send)
+				}
 				return nil
 			}
 			limit = min(limit, *r.Stop)
@@ -205,6 +231,11 @@ func (rs *ReadStream) idle(ctx context.Context, reader *logstore.Reader, bucket 
 	if err == nil || ctx.Err() != nil {
 		return rs.check(ctx)
 	}
+	return rs.sendEmpty(reader, bucket, send)
+}
+
+// sendEmpty sends a batch without rows whose offsets are the reader's.
+func (rs *ReadStream) sendEmpty(reader *logstore.Reader, bucket int, send func(arrow.RecordBatch, BatchMeta) error) error {
 	empty := emptyRecord(rs.schema, rs.e.opts.Allocator)
 	defer empty.Release()
 	off := reader.Offset()

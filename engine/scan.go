@@ -51,6 +51,9 @@ type Ticket struct {
 	// that a limited scan is one endpoint.
 	Then        []TicketRange `json:"then,omitempty"`
 	Compression string        `json:"compression,omitempty"`
+	// Snapshot makes a changelog ticket start with the bucket's current rows,
+	// as inserts, and go on from the offset they were taken at.
+	Snapshot bool `json:"snapshot,omitempty"`
 }
 
 // TicketRange is one bucket's range of a ticket.
@@ -114,13 +117,27 @@ func (e *Engine) PlanScan(req ScanRequest) (*ScanPlan, error) {
 			startup.Mode = StartEarliest
 		}
 	}
+	if view == ViewSnapshot {
+		if startup.Mode != StartFull {
+			return nil, errs.New(errs.Precondition, "%s has a primary key: reading it by its plain name gives its current rows (startup full); read %s$changelog from %s", path, path, startup.Mode)
+		}
+		if req.Stop.None {
+			return nil, errs.New(errs.Precondition, "%s has a primary key: an unbounded read of its changes is %s$changelog", path, path)
+		}
+	}
+	// full on the changelog of a primary-key table: the current rows first,
+	// then the changes after them.
+	withSnapshot := view == ViewChangelog && info.IsPrimaryKey() && startup.Mode == StartFull
 	plan := &ScanPlan{Schema: schema, TableID: info.TableID, SchemaID: info.SchemaID, Buckets: info.BucketCount(), TotalRecords: 0}
-	base := Ticket{V: 1, TableID: info.TableID, Table: path.FullName(), View: view, Columns: req.Columns, Filter: req.Filter, Compression: req.Compression}
+	base := Ticket{V: 1, TableID: info.TableID, Table: path.FullName(), View: view, Columns: req.Columns, Filter: req.Filter, Compression: req.Compression, Snapshot: withSnapshot}
 	var ranges []TicketRange
 	for _, b := range buckets {
 		start, err := e.startOffset(t, b, startup)
 		if err != nil {
 			return nil, err
+		}
+		if view == ViewSnapshot || withSnapshot {
+			start = 0 // the snapshot's offset, known when the ticket is redeemed
 		}
 		stop, err := stopOffset(t, b, start, req.Stop)
 		if err != nil {
@@ -150,7 +167,7 @@ func (e *Engine) PlanScan(req ScanRequest) (*ScanPlan, error) {
 		}
 	}
 	if info.IsPrimaryKey() {
-		plan.TotalRecords = -1 // changelog offsets include empty batches
+		plan.TotalRecords = -1 // a state's row count is not kept; changelog offsets include empty batches
 	}
 	return plan, nil
 }
@@ -180,7 +197,7 @@ func readView(info *catalog.TableInfo, path catalog.TablePath) (string, error) {
 		return "", errs.New(errs.NotFound, "%s: the table has no lake snapshot", path.FullName())
 	}
 	if info.IsPrimaryKey() {
-		return "", errs.New(errs.Unimplemented, "snapshot reads of primary-key table %s are not implemented yet; read %s$changelog", path, path)
+		return ViewSnapshot, nil
 	}
 	return ViewLog, nil
 }

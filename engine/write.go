@@ -22,8 +22,9 @@ type WriteStream struct {
 	t    *table
 	info *catalog.TableInfo
 	req  WriteRequest
-	seq  int64  // sequence of the next batch
-	rr   uint32 // next bucket for tables without a bucket key
+	seq  int64    // sequence of the next batch
+	rr   uint32   // next bucket for log tables without a bucket key
+	pk   *pkWrite // primary-key tables only
 }
 
 // WriteResult is what one batch did (PROTOCOL.md §5 PutResult).
@@ -61,10 +62,11 @@ func (e *Engine) OpenWrite(req WriteRequest) (*WriteStream, error) {
 		return nil, errs.New(errs.Invalid, "mode %q: want append, upsert, delete or changelog", req.Mode)
 	}
 	if info.IsPrimaryKey() {
-		if req.Mode == ModeAppend {
-			return nil, errs.New(errs.Precondition, "table %s has a primary key: write with mode upsert, delete or changelog, not append", path)
+		pk, err := openPKWrite(info, t.pk, req)
+		if err != nil {
+			return nil, err
 		}
-		return nil, errs.New(errs.Unimplemented, "writes to primary-key table %s are not implemented yet", path)
+		return &WriteStream{e: e, t: t, info: info, req: req, seq: req.FirstSequence, pk: pk}, nil
 	}
 	switch {
 	case req.Mode != "" && req.Mode != ModeAppend:
@@ -116,6 +118,9 @@ func (w *WriteStream) Submit(ctx context.Context, rec arrow.RecordBatch) (*Pendi
 	w.seq++
 	if w.t.dropped.Load() {
 		return nil, errs.New(errs.NotFound, "table %s was dropped", w.info.Path())
+	}
+	if w.pk != nil {
+		return w.submitPK(ctx, rec, seq)
 	}
 	rec, err := conform(w.info, rec)
 	if err != nil {

@@ -31,6 +31,7 @@ var actions = map[string]action{
 	"list-tables":     {"list tables: {\"database\"} (optional); returns {\"tables\": [TableInfo]}", (*Service).listTables},
 	"alter-table":     {"change alterable options: {\"table\", \"set\", \"reset\", \"add_columns\"}", (*Service).alterTable},
 	"list-offsets":    {"offsets per bucket: {\"table\", \"at\": \"earliest\"|\"latest\"|{\"timestamp\": ms}, \"buckets\"}", (*Service).listOffsets},
+	"undo":            {"restore a primary-key table to per-bucket offsets: {\"table\", \"offsets\": {bucket: offset}}", (*Service).undo},
 }
 
 func (s *Service) ListActions(_ *flight.Empty, stream flight.FlightService_ListActionsServer) error {
@@ -68,7 +69,7 @@ func (s *Service) DoAction(a *flight.Action, stream flight.FlightService_DoActio
 }
 
 // Actions of the protocol that later work will add.
-var plannedActions = map[string]bool{"lake-snapshot": true, "tier-now": true, "undo": true}
+var plannedActions = map[string]bool{"lake-snapshot": true, "tier-now": true}
 
 func (s *Service) unknownAction(name string) error {
 	if plannedActions[name] {
@@ -192,4 +193,12 @@ func (s *Service) listOffsets(body []byte) (any, error) {
 		return nil, err
 	}
 	return map[string]any{"offsets": offs}, nil
+}
+
+func (s *Service) undo(body []byte) (any, error) {
+	req, err := decode[engine.UndoRequest](body, "undo")
+	if err != nil {
+		return nil, err
+	}
+	return s.eng.Undo(req)
 }

@@ -1,0 +1,77 @@
+package engine
+
+import (
+	"fmt"
+	"math"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/kv"
+	"github.com/fluxgate-io/fluxgate/merge"
+	"github.com/fluxgate-io/fluxgate/row"
+)
+
+// pkState is what a primary-key table has besides its log: the merger, a
+// write lock per bucket, the types of its columns and key, and its
+// auto-increment ids.
+type pkState struct {
+	merger  *merge.Merger
+	locks   []sync.Mutex // one per bucket: a bucket's writes read and change its state in turn
+	types   []arrow.DataType
+	pkIdx   []int
+	pkTypes []arrow.DataType
+	ids     *kv.IDs // nil without an auto-increment column
+}
+
+func newPKState(info *catalog.TableInfo, store *kv.Store) (*pkState, error) {
+	m, err := merge.New(info)
+	if err != nil {
+		return nil, err
+	}
+	schema := info.ArrowSchema()
+	st := &pkState{merger: m, locks: make([]sync.Mutex, info.BucketCount()), pkIdx: info.PrimaryKeyIndexes()}
+	for _, f := range schema.Fields() {
+		st.types = append(st.types, f.Type)
+	}
+	for _, i := range st.pkIdx {
+		st.pkTypes = append(st.pkTypes, st.types[i])
+	}
+	if col := info.AutoIncrementColumn(); col != "" {
+		ceiling := int64(math.MaxInt64)
+		if schema.Field(info.ColumnIndex(col)).Type.ID() == arrow.INT32 {
+			ceiling = math.MaxInt32
+		}
+		if st.ids, err = store.IDs(info.TableID, info.AutoIncrementCacheSize(), ceiling); err != nil {
+			return nil, fmt.Errorf("auto-increment ids of %s: %w", info.Path(), err)
+		}
+	}
+	return st, nil
+}
+
+// lock takes the write locks of the buckets, in ascending order so that
+// writes spanning several buckets cannot deadlock; unlock releases them.
+func (st *pkState) lock(buckets []int) {
+	for _, b := range buckets {
+		st.locks[b].Lock()
+	}
+}
+
+func (st *pkState) unlock(buckets []int) {
+	for _, b := range buckets {
+		st.locks[b].Unlock()
+	}
+}
+
+// key encodes the primary key of a full-width row.
+func (st *pkState) key(dst []byte, r row.Row) ([]byte, error) {
+	vals := make([]any, len(st.pkIdx))
+	for i, c := range st.pkIdx {
+		vals[i] = r[c]
+	}
+	return row.EncodeKey(dst, st.pkTypes, vals)
+}
+
+// nextID is the merge engines' source of auto-increment ids.
+func (st *pkState) nextID() (int64, error) { return st.ids.Next() }

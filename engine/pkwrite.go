@@ -1,0 +1,362 @@
+package engine
+
+import (
+	"context"
+	"slices"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/fluxgate-io/fluxgate/bucketing"
+	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/kv"
+	"github.com/fluxgate-io/fluxgate/logstore"
+	"github.com/fluxgate-io/fluxgate/merge"
+	"github.com/fluxgate-io/fluxgate/row"
+)
+
+// pkWrite is a write stream's plan for a primary-key table: which table
+// column each batch column fills, and the merge engine's write.
+type pkWrite struct {
+	mode  string
+	write *merge.Write
+
+	// bound to the schema of the batches seen so far
+	schema    *arrow.Schema
+	cols      []int // table column of each batch column; -1 for _change_type
+	changeCol int   // batch column of _change_type, or -1
+	assigner  *bucketing.Assigner
+}
+
+// openPKWrite validates a write request for a primary-key table.
+func openPKWrite(info *catalog.TableInfo, st *pkState, req WriteRequest) (*pkWrite, error) {
+	path := info.Path()
+	if req.Mode == ModeAppend {
+		return nil, errs.New(errs.Precondition, "table %s has a primary key: write with mode upsert, delete or changelog, not append", path)
+	}
+	if req.Mode == "" {
+		req.Mode = ModeUpsert
+	}
+	var target []int
+	for _, name := range req.Columns {
+		c := info.ColumnIndex(name)
+		if c < 0 {
+			return nil, errs.New(errs.Invalid, "write to %s: target column %q does not exist (columns: %s)", path, name, columnNames(info.ArrowSchema()))
+		}
+		if slices.Contains(target, c) {
+			return nil, errs.New(errs.Invalid, "write to %s: target column %q is listed twice", path, name)
+		}
+		target = append(target, c)
+	}
+	slices.Sort(target)
+	w, err := st.merger.NewWrite(target, req.MergeMode == "overwrite")
+	if err != nil {
+		return nil, err
+	}
+	return &pkWrite{mode: req.Mode, write: w, changeCol: -1}, nil
+}
+
+// bind maps the columns of a batch schema to the table's, checking names and
+// types against what the write mode needs.
+func (p *pkWrite) bind(info *catalog.TableInfo, in *arrow.Schema) error {
+	if p.schema != nil && p.schema.Equal(in) {
+		return nil
+	}
+	path := info.Path()
+	table := info.ArrowSchema()
+	cols := make([]int, in.NumFields())
+	changeCol := -1
+	written := map[int]bool{}
+	for j, f := range in.Fields() {
+		if p.mode == ModeChangelog && f.Name == ColChangeType {
+			if f.Type.ID() != arrow.STRING {
+				return errs.New(errs.Invalid, "write to %s: column %s must be STRING, the batch has %s", path, ColChangeType, f.Type)
+			}
+			cols[j], changeCol = -1, j
+			continue
+		}
+		c := info.ColumnIndex(f.Name)
+		if c < 0 {
+			return errs.New(errs.Invalid, "write to %s: the batch has column %q, which the table does not have (columns: %s)", path, f.Name, columnNames(table))
+		}
+		if written[c] {
+			return errs.New(errs.Invalid, "write to %s: column %q appears twice in the batch", path, f.Name)
+		}
+		if !arrow.TypeEqual(f.Type, table.Field(c).Type) {
+			return errs.New(errs.Invalid, "write to %s: column %q is %s in the batch, the table wants %s (%s)", path, f.Name, f.Type, table.Field(c).Type, info.Columns[c].Type)
+		}
+		written[c] = true
+		cols[j] = c
+	}
+	if p.mode == ModeChangelog && changeCol < 0 {
+		return errs.New(errs.Invalid, "write to %s: a changelog batch needs a %s column", path, ColChangeType)
+	}
+	for _, c := range info.PrimaryKeyIndexes() {
+		if !written[c] {
+			return errs.New(errs.Invalid, "write to %s: the batch lacks primary-key column %q", path, table.Field(c).Name)
+		}
+	}
+	if p.mode != ModeDelete {
+		for _, c := range p.write.Target() {
+			if !written[c] {
+				return errs.New(errs.Invalid, "write to %s: the batch lacks column %q", path, table.Field(c).Name)
+			}
+		}
+		for c := range written {
+			if !slices.Contains(p.write.Target(), c) {
+				return errs.New(errs.Invalid, "write to %s: the batch has column %q, which is not among the columns written", path, table.Field(c).Name)
+			}
+		}
+	}
+	var keyCols []int
+	for _, c := range info.BucketKeyIndexes() {
+		keyCols = append(keyCols, slices.Index(cols, c))
+	}
+	assigner, err := bucketing.NewAssigner(in, keyCols, info.BucketCount())
+	if err != nil {
+		return err
+	}
+	p.schema, p.cols, p.changeCol, p.assigner = in, cols, changeCol, assigner
+	return nil
+}
+
+// submitPK applies one batch to a primary-key table: under the write locks of
+// the buckets it touches it merges each row with the stored one, appends the
+// changelog it produced to the log as one atomic unit, waits for it to be
+// durable, and only then commits the new state.
+func (w *WriteStream) submitPK(ctx context.Context, rec arrow.RecordBatch, seq int64) (*PendingWrite, error) {
+	info, p := w.info, w.pk
+	if err := p.bind(info, rec.Schema()); err != nil {
+		return nil, err
+	}
+	if err := checkNulls(info, rec, p.cols); err != nil {
+		return nil, err
+	}
+	res := WriteResult{Sequence: seq, Rows: rec.NumRows(), Buckets: map[int]int64{}}
+	if rec.NumRows() == 0 {
+		return &PendingWrite{res: res}, nil
+	}
+	byBucket := make([][]int, info.BucketCount())
+	for i, b := range p.assigner.Assign(rec, nil) {
+		byBucket[b] = append(byBucket[b], i)
+	}
+	var touched []int
+	for b, rows := range byBucket {
+		if len(rows) > 0 {
+			touched = append(touched, b)
+		}
+	}
+	ops := make([][]op, len(touched))
+	for k, b := range touched {
+		ops[k] = make([]op, 0, len(byBucket[b]))
+		for _, i := range byBucket[b] {
+			o, err := p.rowOp(rec, i, len(info.Columns))
+			if err != nil {
+				return nil, errs.New(errs.Invalid, "write to %s: %w", info.Path(), err)
+			}
+			ops[k] = append(ops[k], o)
+		}
+	}
+	writer := logstore.Writer{}
+	if w.req.WriterID != "" {
+		writer = logstore.Writer{ID: w.req.WriterID, Seq: seq}
+	}
+	ends, err := w.e.applyPK(ctx, w.t, p.write, touched, ops, writer)
+	if err != nil {
+		return nil, err
+	}
+	res.Buckets = ends
+	w.e.met.rowsWritten.Add(ctx, rec.NumRows(), tableAttr(info.Path().String()))
+	return &PendingWrite{res: res}, nil
+}
+
+// op is one row of a write: an upsert of a full-width row (columns not
+// written are nil) or a delete of the key it carries.
+type op struct {
+	del bool
+	row row.Row
+}
+
+func (p *pkWrite) rowOp(rec arrow.RecordBatch, i, width int) (op, error) {
+	o := op{del: p.mode == ModeDelete, row: make(row.Row, width)}
+	for j, c := range p.cols {
+		if c >= 0 {
+			o.row[c] = row.Get(rec.Column(j), i)
+		}
+	}
+	if p.changeCol >= 0 {
+		ct := rec.Column(p.changeCol).(*array.String)
+		if ct.IsNull(i) {
+			return o, errs.New(errs.Invalid, "row %d: %s is null", i, ColChangeType)
+		}
+		switch v := ct.Value(i); v {
+		case "insert", "update_after":
+		case "delete":
+			o.del = true
+		case "update_before":
+			o.row = nil // skipped: its update_after carries the new row
+		default:
+			return o, errs.New(errs.Invalid, "row %d: %s %q: want insert, update_before, update_after or delete", i, ColChangeType, v)
+		}
+	}
+	return o, nil
+}
+
+// checkNulls rejects nulls in NOT NULL columns (primary keys among them).
+func checkNulls(info *catalog.TableInfo, rec arrow.RecordBatch, cols []int) error {
+	for j, c := range cols {
+		if c < 0 || info.ArrowSchema().Field(c).Nullable {
+			continue
+		}
+		if n := rec.Column(j).NullN(); n > 0 {
+			what := "NOT NULL"
+			if slices.Contains(info.PrimaryKeyIndexes(), c) {
+				what = "a primary-key column"
+			}
+			return errs.New(errs.Invalid, "write to %s: column %q is %s but the batch has %d nulls in it", info.Path(), info.Columns[c].Name, what, n)
+		}
+	}
+	return nil
+}
+
+// applyPK runs ops (per touched bucket, ascending) through the merge engine
+// under the buckets' locks, appends the changelog, and commits the state once
+// the changelog is durable. It returns each bucket's log end offset.
+func (e *Engine) applyPK(ctx context.Context, t *table, wr *merge.Write, buckets []int, ops [][]op, writer logstore.Writer) (map[int]int64, error) {
+	t.pk.lock(buckets)
+	defer t.pk.unlock(buckets)
+	return e.applyPKLocked(t, wr, buckets, ops, writer)
+}
+
+// applyPKLocked is applyPK for a caller that holds the buckets' locks.
+func (e *Engine) applyPKLocked(t *table, wr *merge.Write, buckets []int, ops [][]op, writer logstore.Writer) (map[int]int64, error) {
+	st := t.pk
+	txn := e.kv.NewTxn()
+	committed := false
+	defer func() {
+		if !committed {
+			txn.Abort()
+		}
+	}()
+	info := t.info.Load()
+	mem := e.opts.Allocator
+	enc, err := t.getEncoder(mem)
+	if err != nil {
+		return nil, err
+	}
+	defer t.putEncoder(enc)
+	parts := make([]logstore.Part, 0, len(buckets))
+	var key, val []byte
+	for k, b := range buckets {
+		cl := newChangelogBuilder(info.ArrowSchema(), mem)
+		for _, o := range ops[k] {
+			if o.row == nil {
+				continue
+			}
+			if key, err = st.key(key[:0], o.row); err != nil {
+				cl.release()
+				return nil, errs.New(errs.Invalid, "write to %s: %w", info.Path(), err)
+			}
+			rk := kv.RowKey(nil, info.TableID, b, key)
+			var old row.Row
+			if o.del || wr.NeedsOld() {
+				if old, err = e.readRow(txn, rk, st); err != nil {
+					cl.release()
+					return nil, err
+				}
+			}
+			var stored row.Row
+			var changes []merge.Change
+			remove := false
+			if o.del {
+				remove, stored, changes, err = wr.Delete(old)
+			} else {
+				stored, changes, err = wr.Upsert(old, o.row, st.nextID)
+			}
+			if err != nil {
+				cl.release()
+				return nil, err
+			}
+			switch {
+			case remove:
+				err = txn.Delete(rk)
+			case stored != nil:
+				val = row.Encode(val[:0], info.SchemaID, st.types, stored)
+				err = txn.Set(rk, append([]byte(nil), val...))
+			}
+			if err != nil {
+				cl.release()
+				return nil, err
+			}
+			cl.add(changes)
+		}
+		batch, err := cl.encode(enc, info.SchemaID, writer)
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, logstore.Part{Bucket: b, Batch: batch})
+	}
+	pending, err := t.log.AppendAsync(parts, writer)
+	if err != nil {
+		if t.dropped.Load() {
+			return nil, errs.New(errs.NotFound, "table %s was dropped", info.Path())
+		}
+		return nil, err
+	}
+	res, err := pending.Wait()
+	if err != nil || res.Duplicate {
+		return res.Ends, err // a retried batch: the original's state is there already
+	}
+	for _, b := range buckets {
+		if err := txn.SetApplied(info.TableID, b, res.Ends[b]); err != nil {
+			return nil, err
+		}
+	}
+	committed = true
+	return res.Ends, txn.Commit()
+}
+
+// readRow returns the stored row under key, or nil.
+func (e *Engine) readRow(txn *kv.Txn, key []byte, st *pkState) (row.Row, error) {
+	v, ok, err := txn.Get(key)
+	if err != nil || !ok {
+		return nil, err
+	}
+	_, r, err := row.Decode(v, st.types)
+	return r, err
+}
+
+// changelogBuilder collects the changes of one bucket's part of a write into
+// a changelog batch.
+type changelogBuilder struct {
+	b     *array.RecordBuilder
+	kinds []byte
+}
+
+func newChangelogBuilder(schema *arrow.Schema, mem memory.Allocator) *changelogBuilder {
+	return &changelogBuilder{b: array.NewRecordBuilder(mem, schema), kinds: []byte{}}
+}
+
+func (c *changelogBuilder) add(changes []merge.Change) {
+	for _, ch := range changes {
+		row.AppendRow(c.b, ch.Row)
+		c.kinds = append(c.kinds, byte(ch.Kind))
+	}
+}
+
+func (c *changelogBuilder) release() { c.b.Release() }
+
+// encode turns the changes into a changelog frame; a write that changed
+// nothing still yields a frame, without rows, which takes one offset.
+func (c *changelogBuilder) encode(enc *logstore.Encoder, schemaID int32, w logstore.Writer) (*logstore.Batch, error) {
+	rec := c.b.NewRecordBatch()
+	defer rec.Release()
+	c.b.Release()
+	meta := logstore.BatchMeta{SchemaID: schemaID, ChangeTypes: c.kinds, WriterID: w.ID, WriterSeq: -1}
+	if w.ID != "" {
+		meta.WriterSeq = w.Seq
+	}
+	return enc.Encode(rec, meta)
+}

@@ -1,0 +1,93 @@
+package engine
+
+import (
+	"fmt"
+
+	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/kv"
+	"github.com/fluxgate-io/fluxgate/merge"
+	"github.com/fluxgate-io/fluxgate/row"
+)
+
+// replay brings a primary-key table's state up to its log: the state of a
+// bucket is committed only after the changelog that produced it is durable,
+// so after a crash it may lag the log, never lead it. The changelog's
+// after-images are applied from each bucket's applied offset on.
+func (e *Engine) replay(t *table) error {
+	info := t.info.Load()
+	st := t.pk
+	schema := info.ArrowSchema()
+	for b := range info.BucketCount() {
+		applied, err := e.kv.Applied(info.TableID, b)
+		if err != nil {
+			return err
+		}
+		hw := t.log.HighWatermark(b)
+		switch {
+		case applied == hw:
+			continue
+		case applied > hw:
+			return fmt.Errorf("bucket %d: state is ahead of the log (applied %d, log end %d)", b, applied, hw)
+		case applied < t.log.EarliestOffset(b):
+			return errs.New(errs.DataLoss, "bucket %d: the changelog from offset %d, needed to recover the state, has expired", b, applied)
+		}
+		reader, err := t.log.NewReader(b, applied, nil)
+		if err != nil {
+			return err
+		}
+		txn := e.kv.NewTxn()
+		n := 0
+		var key, val []byte
+		for {
+			f, err := reader.Next(hw)
+			if err != nil {
+				reader.Close()
+				txn.Abort()
+				return err
+			}
+			if f == nil {
+				break
+			}
+			rec, err := f.Record(t.decoder, schema)
+			if err != nil {
+				reader.Close()
+				txn.Abort()
+				return err
+			}
+			for i := range f.Rows {
+				kind := merge.Kind(f.ChangeTypes[i])
+				if kind == merge.UpdateBefore {
+					continue
+				}
+				r := row.FromRecord(rec, i, nil)
+				if key, err = st.key(key[:0], r); err == nil {
+					rk := kv.RowKey(nil, info.TableID, b, key)
+					if kind == merge.Delete {
+						err = txn.Delete(rk)
+					} else {
+						val = row.Encode(val[:0], info.SchemaID, st.types, r)
+						err = txn.Set(rk, append([]byte(nil), val...))
+					}
+				}
+				if err != nil {
+					rec.Release()
+					reader.Close()
+					txn.Abort()
+					return err
+				}
+				n++
+			}
+			rec.Release()
+		}
+		reader.Close()
+		if err := txn.SetApplied(info.TableID, b, hw); err != nil {
+			txn.Abort()
+			return err
+		}
+		if err := txn.Commit(); err != nil {
+			return err
+		}
+		e.opts.Logger.Info("recovered primary-key state from the changelog", "table", info.Path().String(), "bucket", b, "from", applied, "to", hw, "changes", n)
+	}
+	return nil
+}

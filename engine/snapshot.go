@@ -1,0 +1,97 @@
+package engine
+
+import (
+	"context"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/fluxgate-io/fluxgate/row"
+)
+
+// snapshotBatchRows bounds the rows of one batch of a snapshot read; batches
+// are also cut at MaxBatchBytes.
+const snapshotBatchRows = 16 << 10
+
+// runSnapshot sends a bucket's current rows, read from a consistent view of
+// its state, as inserts, and returns the log offset the view holds the
+// changelog up to: the offset a changelog read continues from. Every batch's
+// start and next are that offset. In the $changelog view the rows' _log_offset
+// is that offset too, and _commit_timestamp the time the view was taken.
+func (rs *ReadStream) runSnapshot(ctx context.Context, bucket int, send func(arrow.RecordBatch, BatchMeta) error) (int64, error) {
+	info, st := rs.info, rs.t.pk
+	snap := rs.e.kv.Snapshot()
+	defer snap.Close()
+	at, err := snap.Applied(info.TableID, bucket)
+	if err != nil {
+		return 0, err
+	}
+	meta := BatchMeta{Bucket: bucket, Start: at, Next: at}
+	taken := time.Now().UnixMilli()
+	mem := rs.e.opts.Allocator
+	b := array.NewRecordBuilder(mem, rs.schema)
+	defer b.Release()
+	rows, bytes := 0, 0
+	flush := func() error {
+		rec := b.NewRecordBatch()
+		defer rec.Release()
+		meta.HighWatermark = rs.t.log.HighWatermark(bucket)
+		rs.e.met.rowsRead.Add(ctx, rec.NumRows(), tableAttr(info.Path().String()))
+		rows, bytes = 0, 0
+		return send(rec, meta)
+	}
+	sent := false
+	err = snap.Rows(info.TableID, bucket, func(_, value []byte) error {
+		if rs.left == 0 {
+			return errStopScan
+		}
+		if err := rs.check(ctx); err != nil {
+			return err
+		}
+		_, r, err := row.Decode(value, st.types)
+		if err != nil {
+			return err
+		}
+		for i, o := range rs.outs {
+			fb := b.Field(i)
+			switch o.system {
+			case "":
+				row.Append(fb, r[rs.cols[o.pos]])
+			case ColChangeType:
+				fb.(*array.StringBuilder).Append(changeTypeNames[ChangeInsert])
+			case ColLogOffset:
+				fb.(*array.Int64Builder).Append(at)
+			case ColCommitTimestamp:
+				fb.(*array.TimestampBuilder).Append(arrow.Timestamp(taken))
+			}
+		}
+		rows++
+		bytes += len(value)
+		if rs.left > 0 {
+			rs.left--
+		}
+		if rows >= snapshotBatchRows || bytes >= MaxBatchBytes/2 {
+			sent = true
+			return flush()
+		}
+		return nil
+	})
+	if err != nil && err != errStopScan {
+		return 0, err
+	}
+	if rows > 0 || !sent {
+		// The last rows, or an empty batch that tells the snapshot's offset.
+		if err := flush(); err != nil {
+			return 0, err
+		}
+	}
+	return at, nil
+}
+
+// errStopScan ends a snapshot iteration early (the limit was reached).
+var errStopScan = stopScan{}
+
+type stopScan struct{}
+
+func (stopScan) Error() string { return "scan stopped at its limit" }

@@ -1,0 +1,136 @@
+package engine
+
+import (
+	"strconv"
+
+	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/logstore"
+	"github.com/fluxgate-io/fluxgate/merge"
+	"github.com/fluxgate-io/fluxgate/row"
+)
+
+// UndoRequest is the body of the undo action (PROTOCOL.md §5.4).
+type UndoRequest struct {
+	Table   string           `json:"table"`
+	Offsets map[string]int64 `json:"offsets"`
+}
+
+// UndoResult is its answer.
+type UndoResult struct {
+	UndoneKeys int64            `json:"undone_keys"`
+	Offsets    map[string]int64 `json:"offsets"`
+}
+
+// Undo brings a primary-key table back to the state it had at the given
+// per-bucket offsets (Fluss's undo recovery, reference §12): for every key
+// changed since, the first change after the offset tells its state then, and
+// an OVERWRITE write restores it (or deletes the key). The undo writes go
+// through the normal write path and appear in the changelog. No write of the
+// table interleaves: the buckets stay locked from the read to the commit.
+func (e *Engine) Undo(req UndoRequest) (UndoResult, error) {
+	t, path, err := e.resolve(req.Table)
+	if err != nil {
+		return UndoResult{}, err
+	}
+	info := t.info.Load()
+	if path.View != "" || !info.IsPrimaryKey() {
+		return UndoResult{}, errs.New(errs.Precondition, "undo of %s: only a primary-key table can be undone", path.FullName())
+	}
+	n := info.BucketCount()
+	offsets, err := bucketOffsets(req.Offsets, "undo offsets")
+	if err != nil {
+		return UndoResult{}, err
+	}
+	if len(offsets) != n {
+		return UndoResult{}, errs.New(errs.Invalid, "undo of %s: offsets must name each of its %d buckets, got %d", path, n, len(offsets))
+	}
+	buckets := make([]int, n)
+	for b := range buckets {
+		buckets[b] = b
+		if _, ok := offsets[b]; !ok {
+			return UndoResult{}, errs.New(errs.Invalid, "undo of %s: no offset for bucket %d", path, b)
+		}
+	}
+	st := t.pk
+	st.lock(buckets)
+	defer st.unlock(buckets)
+
+	res := UndoResult{Offsets: map[string]int64{}}
+	var touched []int
+	var ops [][]op
+	for _, b := range buckets {
+		first, hw := offsets[b], t.log.HighWatermark(b)
+		if first > hw || first < t.log.EarliestOffset(b) {
+			return UndoResult{}, errs.New(errs.OutOfRange, "undo of %s: offset %d of bucket %d is outside the retained changelog [%d, %d]", path, first, b, t.log.EarliestOffset(b), hw)
+		}
+		bucketOps, err := e.undoOps(t, b, first, hw)
+		if err != nil {
+			return UndoResult{}, err
+		}
+		res.Offsets[strconv.Itoa(b)] = hw
+		if len(bucketOps) > 0 {
+			touched = append(touched, b)
+			ops = append(ops, bucketOps)
+			res.UndoneKeys += int64(len(bucketOps))
+		}
+	}
+	if len(touched) == 0 {
+		return res, nil
+	}
+	w, err := st.merger.NewWrite(nil, true)
+	if err != nil {
+		return UndoResult{}, err
+	}
+	ends, err := e.applyPKLocked(t, w, touched, ops, logstore.Writer{})
+	if err != nil {
+		return UndoResult{}, err
+	}
+	for b, end := range ends {
+		res.Offsets[strconv.Itoa(b)] = end
+	}
+	return res, nil
+}
+
+// undoOps reads a bucket's changelog in [from, to) and returns, per key in
+// order of first change, the write that restores the key's state at from.
+func (e *Engine) undoOps(t *table, bucket int, from, to int64) ([]op, error) {
+	info, st := t.info.Load(), t.pk
+	reader, err := t.log.NewReader(bucket, from, nil)
+	if err != nil {
+		return nil, err
+	}
+	defer reader.Close()
+	seen := map[string]bool{}
+	var ops []op
+	var key []byte
+	for {
+		f, err := reader.Next(to)
+		if err != nil || f == nil {
+			return ops, err
+		}
+		rec, err := f.Record(t.decoder, info.ArrowSchema())
+		if err != nil {
+			return nil, err
+		}
+		skip := int(max(from-f.BaseOffset, 0))
+		for i := skip; i < f.Rows; i++ {
+			r := row.FromRecord(rec, i, nil)
+			if key, err = st.key(key[:0], r); err != nil {
+				rec.Release()
+				return nil, err
+			}
+			if seen[string(key)] {
+				continue
+			}
+			seen[string(key)] = true
+			upsert, del := merge.UndoOf(merge.Change{Kind: merge.Kind(f.ChangeTypes[i]), Row: r})
+			switch {
+			case del:
+				ops = append(ops, op{del: true, row: r})
+			case upsert != nil:
+				ops = append(ops, op{row: upsert})
+			}
+		}
+		rec.Release()
+	}
+}
