@@ -248,18 +248,31 @@ func (e *Engine) applyPKLocked(t *table, wr *merge.Write, buckets []int, ops [][
 	}
 	defer t.putEncoder(enc)
 	parts := make([]logstore.Part, 0, len(buckets))
-	var key, val []byte
+	var key []byte
 	for k, b := range buckets {
-		cl := newChangelogBuilder(info.ArrowSchema(), mem)
-		for _, o := range ops[k] {
+		keys := make([][]byte, len(ops[k]))
+		var wanted [][]byte
+		for j, o := range ops[k] {
 			if o.row == nil {
 				continue
 			}
 			if key, err = st.key(key[:0], o.row); err != nil {
-				cl.release()
 				return nil, errs.New(errs.Invalid, "write to %s: %w", info.Path(), err)
 			}
-			rk := kv.RowKey(nil, info.TableID, b, key)
+			keys[j] = kv.RowKey(nil, info.TableID, b, key)
+			if o.del || wr.NeedsOld() {
+				wanted = append(wanted, keys[j])
+			}
+		}
+		if err := txn.Prefetch(wanted); err != nil {
+			return nil, err
+		}
+		cl := newChangelogBuilder(info.ArrowSchema(), mem)
+		for j, o := range ops[k] {
+			if o.row == nil {
+				continue
+			}
+			rk := keys[j]
 			var old row.Row
 			if o.del || wr.NeedsOld() {
 				if old, err = e.readRow(txn, rk, st); err != nil {
@@ -283,8 +296,7 @@ func (e *Engine) applyPKLocked(t *table, wr *merge.Write, buckets []int, ops [][
 			case remove:
 				err = txn.Delete(rk)
 			case stored != nil:
-				val = row.Encode(val[:0], info.SchemaID, st.types, stored)
-				err = txn.Set(rk, append([]byte(nil), val...))
+				err = txn.Set(rk, row.Encode(nil, info.SchemaID, st.types, stored))
 			}
 			if err != nil {
 				cl.release()

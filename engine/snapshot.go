@@ -41,23 +41,30 @@ func (rs *ReadStream) runSnapshot(ctx context.Context, bucket int, send func(arr
 		rows, bytes = 0, 0
 		return send(rec, meta)
 	}
+	// Table columns decode straight into their builders; the rest are skipped.
+	to := make([]array.Builder, len(st.types))
+	for i, o := range rs.outs {
+		if o.system == "" {
+			to[rs.cols[o.pos]] = b.Field(i)
+		}
+	}
 	sent := false
 	err = snap.Rows(info.TableID, bucket, func(_, value []byte) error {
 		if rs.left == 0 {
 			return errStopScan
 		}
-		if err := rs.check(ctx); err != nil {
-			return err
+		if rows%1024 == 0 {
+			if err := rs.check(ctx); err != nil {
+				return err
+			}
 		}
-		_, r, err := row.Decode(value, st.types)
-		if err != nil {
+		if err := row.DecodeTo(value, st.types, to); err != nil {
 			return err
 		}
 		for i, o := range rs.outs {
 			fb := b.Field(i)
 			switch o.system {
 			case "":
-				row.Append(fb, r[rs.cols[o.pos]])
 			case ColChangeType:
 				fb.(*array.StringBuilder).Append(changeTypeNames[ChangeInsert])
 			case ColLogOffset:

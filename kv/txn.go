@@ -1,44 +1,91 @@
 package kv
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
+	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
 )
 
 // Txn is the state change of one write: it reads through its own pending
 // writes, and commits them together with the buckets' new applied offsets.
-// The caller holds the buckets' write locks (Table.Lock) from the first read
-// to Commit, and commits only once the changelog it produced is durable: the
-// state never runs ahead of the log.
+// The caller holds the buckets' write locks from the first read to Commit, and
+// commits only once the changelog it produced is durable: the state never
+// runs ahead of the log.
 type Txn struct {
-	s *Store
-	b *pebble.Batch
+	s       *Store
+	b       *pebble.Batch
+	pending map[string][]byte // this txn's writes; nil value = deleted
+	loaded  map[string][]byte // prefetched stored values; nil value = absent
 }
 
 // NewTxn starts a write.
-func (s *Store) NewTxn() *Txn { return &Txn{s: s, b: s.db.NewIndexedBatch()} }
+func (s *Store) NewTxn() *Txn {
+	return &Txn{s: s, b: s.db.NewBatch(), pending: map[string][]byte{}, loaded: map[string][]byte{}}
+}
 
-// Get returns the stored value of key, seeing this txn's writes first. The
-// value is a copy.
+// Prefetch reads the stored values of keys with one ordered pass of an
+// iterator, which is several times cheaper than a point lookup per key.
+func (t *Txn) Prefetch(keys [][]byte) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	sorted := slices.Clone(keys)
+	slices.SortFunc(sorted, bytes.Compare)
+	it, err := t.s.db.NewIter(&pebble.IterOptions{LowerBound: sorted[0], UpperBound: append(slices.Clone(sorted[len(sorted)-1]), 0)})
+	if err != nil {
+		return err
+	}
+	for _, k := range sorted {
+		if _, done := t.loaded[string(k)]; done {
+			continue
+		}
+		var v []byte
+		if it.SeekGE(k) && bytes.Equal(it.Key(), k) {
+			if v, err = it.ValueAndErr(); err != nil {
+				it.Close()
+				return err
+			}
+			v = slices.Clone(v)
+		}
+		t.loaded[string(k)] = v
+	}
+	return it.Close()
+}
+
+// Get returns the value of key as this txn sees it. The caller must not
+// modify it.
 func (t *Txn) Get(key []byte) ([]byte, bool, error) {
-	v, closer, err := t.b.Get(key)
+	if v, ok := t.pending[string(key)]; ok {
+		return v, v != nil, nil
+	}
+	if v, ok := t.loaded[string(key)]; ok {
+		return v, v != nil, nil
+	}
+	v, closer, err := t.s.db.Get(key)
 	if errors.Is(err, pebble.ErrNotFound) {
 		return nil, false, nil
 	}
 	if err != nil {
 		return nil, false, err
 	}
-	out := append([]byte(nil), v...)
+	out := slices.Clone(v)
 	return out, true, closer.Close()
 }
 
-// Set stores value under key.
-func (t *Txn) Set(key, value []byte) error { return t.b.Set(key, value, nil) }
+// Set stores value under key; the txn keeps value.
+func (t *Txn) Set(key, value []byte) error {
+	t.pending[string(key)] = value
+	return t.b.Set(key, value, nil)
+}
 
 // Delete removes key.
-func (t *Txn) Delete(key []byte) error { return t.b.Delete(key, nil) }
+func (t *Txn) Delete(key []byte) error {
+	t.pending[string(key)] = nil
+	return t.b.Delete(key, nil)
+}
 
 // SetApplied records the bucket's next unapplied log offset.
 func (t *Txn) SetApplied(table int64, bucket int, offset int64) error {

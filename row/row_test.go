@@ -159,6 +159,8 @@ func TestRoundTrip(t *testing.T) {
 
 			out := array.NewRecordBuilder(mem, schema)
 			defer out.Release()
+			direct := array.NewRecordBuilder(mem, schema) // through DecodeTo
+			defer direct.Release()
 			var buf []byte
 			for i, want := range tt.rows {
 				got := FromRecord(in, i, nil)
@@ -174,11 +176,19 @@ func TestRoundTrip(t *testing.T) {
 					t.Fatalf("row %d decoded:\n got %v\nwant %v", i, dec, want)
 				}
 				AppendRow(out, dec)
+				if err := DecodeTo(buf, types, direct.Fields()); err != nil {
+					t.Fatalf("row %d: DecodeTo: %v", i, err)
+				}
 			}
 			rec := out.NewRecordBatch()
 			defer rec.Release()
 			if !array.RecordEqual(in, rec) {
 				t.Fatalf("round trip changed the record:\n in %v\nout %v", in, rec)
+			}
+			drec := direct.NewRecordBatch()
+			defer drec.Release()
+			if !array.RecordEqual(in, drec) {
+				t.Fatalf("DecodeTo changed the record:\n in %v\nout %v", in, drec)
 			}
 
 			// Rows of a slice, and projected rows.
