@@ -174,7 +174,7 @@ func BenchmarkSnapshotRead(b *testing.B) {
 	for _, table := range []string{"log", "agg"} {
 		name := map[string]string{"log": "log", "agg": "snapshot"}[table]
 		b.Run(name, func(b *testing.B) {
-				for b.Loop() {
+			for b.Loop() {
 				if got := readAllRows(b, e, table); got != int64(n) {
 					b.Fatalf("read %d rows, want %d", got, n)
 				}
