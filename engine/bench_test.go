@@ -3,7 +3,7 @@ package engine
 // Benchmarks of primary-key tables, each beside its baseline in the same run
 // (docs/benchmarks.md):
 //
-//	BenchmarkAggregateUpsert/pebble  the same keys and values written straight into pebble, 10K a batch
+//	BenchmarkAggregateUpsert/pebble  the same keys and values written blindly into the same pebble store, 10K a batch
 //	BenchmarkAggregateUpsert/engine  upserts into an aggregation table (sum and rbm32): merge, changelog, fsync
 //	BenchmarkSnapshotRead/log        a full scan of a log table holding the rows
 //	BenchmarkSnapshotRead/snapshot   a plain-name read of a primary-key table holding the same rows
@@ -20,9 +20,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/kv"
 )
 
 func benchKeys() int {
@@ -102,25 +102,28 @@ func BenchmarkAggregateUpsert(b *testing.B) {
 	n := benchKeys()
 	recs := aggBatches(n)
 	b.Run("pebble", func(b *testing.B) {
-		db, err := pebble.Open(b.TempDir(), &pebble.Options{FormatMajorVersion: pebble.FormatNewest, Cache: pebble.NewCache(256 << 20)})
+		// The same store with the same options, written blindly: no reads,
+		// no merge, no changelog.
+		store, err := kv.Open(b.TempDir(), kv.Options{})
 		if err != nil {
 			b.Fatal(err)
 		}
-		defer db.Close()
+		defer store.Close()
 		for b.Loop() {
 			for _, r := range recs {
-				batch := db.NewBatch()
+				txn := store.NewTxn()
 				keys := r.Column(0).(*array.Int64)
 				bms := r.Column(2).(*array.Binary)
 				for i := range int(r.NumRows()) {
-					key := binary.BigEndian.AppendUint64([]byte("r0000000000000"), uint64(keys.Value(i)))
+					key := kv.RowKey(nil, 1, 0, binary.BigEndian.AppendUint64(nil, uint64(keys.Value(i))))
 					val := binary.LittleEndian.AppendUint64(append([]byte{1, 3, 0}, bms.Value(i)...), 1)
-					batch.Set(key, val, nil)
+					if err := txn.Set(key, val); err != nil {
+						b.Fatal(err)
+					}
 				}
-				if err := batch.Commit(pebble.NoSync); err != nil {
+				if err := txn.Commit(); err != nil {
 					b.Fatal(err)
 				}
-				batch.Close()
 			}
 		}
 		b.ReportMetric(float64(n)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")

@@ -52,7 +52,12 @@ func Open(dir string, opts Options) (*Store, error) {
 	db, err := pebble.Open(dir, &pebble.Options{
 		FormatMajorVersion: pebble.FormatNewest,
 		Cache:              cache,
-		Logger:             pebbleLogger{log.With("component", "kv")},
+		// Aggregations and updates rewrite the same keys over and over: a
+		// larger memtable lets rewrites collapse before they are flushed and
+		// compacted, which was most of the write path's CPU.
+		MemTableSize:                64 << 20,
+		MemTableStopWritesThreshold: 4,
+		Logger:                      pebbleLogger{log.With("component", "kv")},
 	})
 	if err != nil {
 		cache.Unref()

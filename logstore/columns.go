@@ -145,7 +145,7 @@ func (e *Encoder) Encode(rec arrow.RecordBatch, meta BatchMeta) (*Batch, error) 
 
 // parallelCompressBytes is the batch size from which columns are compressed
 // concurrently: below it, goroutines cost more than they save.
-const parallelCompressBytes = 1 << 20
+const parallelCompressBytes = 256 << 10
 
 func (e *Encoder) compressColumns(raw int) {
 	compress := func(cw *columnWriter) {
