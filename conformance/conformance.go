@@ -116,6 +116,14 @@ func Scenarios() []Scenario {
 		{"err-offset-out-of-range", errOffsetOutOfRange},
 		{"err-dropped-during-scan", errDroppedDuringScan},
 		{"err-write-to-view", errWriteToView},
+		{"pk-partial-update-join", pkPartialUpdateJoin},
+		{"pk-aggregation-exactly-once", pkAggregationExactlyOnce},
+		{"pk-merge-engines", pkMergeEngines},
+		{"pk-auto-increment", pkAutoIncrement},
+		{"pk-auto-increment-restart", pkAutoIncrementRestart},
+		{"pk-metamorphic", pkMetamorphic},
+		{"pk-metamorphic-restart", pkMetamorphicRestart},
+		{"pk-bad-input", pkBadInput},
 	}
 }
 

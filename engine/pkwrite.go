@@ -105,6 +105,9 @@ func (p *pkWrite) bind(info *catalog.TableInfo, in *arrow.Schema) error {
 			}
 		}
 		for c := range written {
+			if info.Columns[c].Name == info.AutoIncrementColumn() {
+				return errs.New(errs.Precondition, "write to %s: column %q is the auto-increment column; its values are assigned by the table and may not be written", path, table.Field(c).Name)
+			}
 			if !slices.Contains(p.write.Target(), c) {
 				return errs.New(errs.Invalid, "write to %s: the batch has column %q, which is not among the columns written", path, table.Field(c).Name)
 			}
@@ -232,6 +235,13 @@ func (e *Engine) applyPK(ctx context.Context, t *table, wr *merge.Write, buckets
 
 // applyPKLocked is applyPK for a caller that holds the buckets' locks.
 func (e *Engine) applyPKLocked(t *table, wr *merge.Write, buckets []int, ops [][]op, writer logstore.Writer) (map[int]int64, error) {
+	if writer.ID != "" {
+		// A retried batch must not be merged again: it would take new
+		// auto-increment ids for nothing.
+		if prev, dup, err := t.log.Previous(writer); err != nil || dup {
+			return prev.Ends, err
+		}
+	}
 	st := t.pk
 	txn := e.kv.NewTxn()
 	committed := false

@@ -154,6 +154,19 @@ func (t *Table) Append(parts []Part, w Writer) (Result, error) {
 	return p.Wait()
 }
 
+// Previous reports whether the writer's batch was applied before and, if so,
+// returns its result once it is durable. An error means the sequence is out
+// of order.
+func (t *Table) Previous(w Writer) (Result, bool, error) {
+	t.appendMu.Lock()
+	prev, err := t.writers.check(w)
+	t.appendMu.Unlock()
+	if err != nil || prev == nil {
+		return Result{}, false, err
+	}
+	return Result{Ends: prev.ends, Duplicate: true}, true, t.waitDurable(prev.txn)
+}
+
 // Pending is an append that is written but perhaps not yet durable.
 type Pending struct {
 	t   *Table
