@@ -33,7 +33,9 @@ func (rs *ReadStream) runSnapshot(ctx context.Context, bucket int, send func(arr
 	b := array.NewRecordBuilder(mem, rs.schema)
 	defer b.Release()
 	rows, bytes := 0, 0
+	b.Reserve(snapshotBatchRows)
 	flush := func() error {
+		defer b.Reserve(snapshotBatchRows)
 		rec := b.NewRecordBatch()
 		defer rec.Release()
 		meta.HighWatermark = rs.t.log.HighWatermark(bucket)

@@ -310,3 +310,45 @@ func BenchmarkProjection(b *testing.B) {
 		}
 	})
 }
+
+// BenchmarkPrimaryKeyScan compares, through Flight, a plain-name read of a
+// primary-key table (its current rows, from pebble) with a scan of a log
+// table holding the same rows.
+func BenchmarkPrimaryKeyScan(b *testing.B) {
+	const rows = 1 << 20
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "k", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "n", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
+	}, nil)
+	var recs []arrow.RecordBatch
+	for from := 0; from < rows; from += 16 << 10 {
+		rb := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+		for k := from; k < from+16<<10; k++ {
+			rb.Field(0).(*array.Int64Builder).Append(int64(k))
+			rb.Field(1).(*array.Int64Builder).Append(int64(k % 1000))
+			rb.Field(2).(*array.StringBuilder).Append(fmt.Sprintf("user-%07d", k))
+		}
+		recs = append(recs, rb.NewRecordBatch())
+		rb.Release()
+	}
+	cl, _ := startBench(b)
+	cols := []client.Column{{Name: "k", Type: "BIGINT", NotNull: true}, {Name: "n", Type: "BIGINT"}, {Name: "s", Type: "STRING"}}
+	for _, spec := range []client.TableSpec{
+		{Table: "fluss.log", Columns: cols},
+		{Table: "fluss.pk", Columns: cols, PrimaryKey: []string{"k"}},
+	} {
+		if _, err := cl.CreateTable(context.Background(), spec, false); err != nil {
+			b.Fatal(err)
+		}
+		appendAll(b, cl, spec.Table, recs)
+	}
+	for _, table := range []string{"log", "pk"} {
+		b.Run(table, func(b *testing.B) {
+			for b.Loop() {
+				scanAll(b, cl, client.ScanRequest{Table: "fluss." + table}, rows)
+			}
+			b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+		})
+	}
+}
