@@ -180,6 +180,7 @@ func (w *WriteStream) submitPK(ctx context.Context, rec arrow.RecordBatch, seq i
 type op struct {
 	del bool
 	row row.Row
+	id  int64 // the auto-increment id to give the key if it is new; 0 takes the next one
 }
 
 func (p *pkWrite) rowOp(rec arrow.RecordBatch, i, width int) (op, error) {
@@ -296,7 +297,11 @@ func (e *Engine) applyPKLocked(t *table, wr *merge.Write, buckets []int, ops [][
 			if o.del {
 				remove, stored, changes, err = wr.Delete(old)
 			} else {
-				stored, changes, err = wr.Upsert(old, o.row, st.nextID)
+				nextID := st.nextID
+				if o.id != 0 {
+					nextID = func() (int64, error) { return o.id, nil }
+				}
+				stored, changes, err = wr.Upsert(old, o.row, nextID)
 			}
 			if err != nil {
 				cl.release()

@@ -17,6 +17,7 @@ const (
 	ViewSnapshot  = "snapshot"
 	ViewLake      = "lake"
 	ViewUnion     = "union"
+	ViewLookup    = "lookup" // an inline lookup (PROTOCOL.md §6.3)
 )
 
 // System columns of the $changelog view (PROTOCOL.md §4.5).
@@ -54,6 +55,8 @@ type Ticket struct {
 	// Snapshot makes a changelog ticket start with the bucket's current rows,
 	// as inserts, and go on from the offset they were taken at.
 	Snapshot bool `json:"snapshot,omitempty"`
+	// Lookup is the lookup of a lookup ticket.
+	Lookup *LookupRequest `json:"lookup,omitempty"`
 }
 
 // TicketRange is one bucket's range of a ticket.

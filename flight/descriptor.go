@@ -1,7 +1,6 @@
 package flight
 
 import (
-	"encoding/json"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
@@ -26,7 +25,7 @@ func pathTable(d *flight.FlightDescriptor) (string, error) {
 type command struct {
 	Scan   *engine.ScanRequest  `json:"scan,omitempty"`
 	Write  *engine.WriteRequest `json:"write,omitempty"`
-	Lookup json.RawMessage      `json:"lookup,omitempty"`
+	Lookup *engine.LookupRequest `json:"lookup,omitempty"`
 }
 
 func parseCommand(d *flight.FlightDescriptor) (command, error) {
@@ -46,29 +45,27 @@ func parseCommand(d *flight.FlightDescriptor) (command, error) {
 	return c, nil
 }
 
-// scanRequest reads the scan a GetFlightInfo or GetSchema descriptor asks for.
-func scanRequest(d *flight.FlightDescriptor) (engine.ScanRequest, error) {
+// readRequest reads what a GetFlightInfo or GetSchema descriptor asks for: a
+// scan, or an inline lookup.
+func readRequest(d *flight.FlightDescriptor) (*engine.ScanRequest, *engine.LookupRequest, error) {
 	if d == nil {
-		return engine.ScanRequest{}, errs.New(errs.Invalid, "missing flight descriptor")
+		return nil, nil, errs.New(errs.Invalid, "missing flight descriptor")
 	}
 	switch d.Type {
 	case flight.DescriptorPATH:
 		name, err := pathTable(d)
-		return engine.ScanRequest{Table: name}, err
+		return &engine.ScanRequest{Table: name}, nil, err
 	case flight.DescriptorCMD:
 		c, err := parseCommand(d)
 		if err != nil {
-			return engine.ScanRequest{}, err
+			return nil, nil, err
 		}
-		if c.Lookup != nil {
-			return engine.ScanRequest{}, errs.New(errs.Unimplemented, "lookups are not implemented yet")
+		if c.Scan == nil && c.Lookup == nil {
+			return nil, nil, errs.New(errs.Invalid, `descriptor command: reads take {"scan": ...} or {"lookup": ...}`)
 		}
-		if c.Scan == nil {
-			return engine.ScanRequest{}, errs.New(errs.Invalid, `descriptor command: reads take {"scan": ...} or {"lookup": ...}`)
-		}
-		return *c.Scan, nil
+		return c.Scan, c.Lookup, nil
 	}
-	return engine.ScanRequest{}, errs.New(errs.Invalid, "descriptor type %v: want PATH or CMD", d.Type)
+	return nil, nil, errs.New(errs.Invalid, "descriptor type %v: want PATH or CMD", d.Type)
 }
 
 // writeRequest reads the write a DoPut descriptor asks for.

@@ -26,6 +26,9 @@ func (s *Service) doGet(t *flight.Ticket, stream flight.FlightService_DoGetServe
 	if err != nil {
 		return err
 	}
+	if tk.View == engine.ViewLookup {
+		return s.inlineLookup(tk, stream)
+	}
 	rs, err := s.eng.OpenRead(tk)
 	if err != nil {
 		return err
@@ -46,4 +49,17 @@ func (s *Service) doGet(t *flight.Ticket, stream flight.FlightService_DoGetServe
 		}
 		return w.WriteWithAppMetadata(rec, md)
 	})
+}
+
+// inlineLookup answers an inline lookup ticket with one batch.
+func (s *Service) inlineLookup(tk engine.Ticket, stream flight.FlightService_DoGetServer) error {
+	ans, meta, err := s.eng.InlineLookup(stream.Context(), tk)
+	if err != nil {
+		return err
+	}
+	defer ans.Release()
+	w := flight.NewRecordWriter(stream, ipc.WithSchema(ans.Schema()), ipc.WithAllocator(s.mem))
+	defer w.Close()
+	md, _ := json.Marshal(meta)
+	return w.WriteWithAppMetadata(ans, md)
 }

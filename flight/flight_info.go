@@ -14,9 +14,11 @@ import (
 	"context"
 	"encoding/json"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/engine"
 )
 
 type infoMetadata struct {
@@ -32,11 +34,14 @@ func (s *Service) GetFlightInfo(ctx context.Context, d *flight.FlightDescriptor)
 }
 
 func (s *Service) flightInfo(d *flight.FlightDescriptor) (*flight.FlightInfo, error) {
-	req, err := scanRequest(d)
+	req, lreq, err := readRequest(d)
 	if err != nil {
 		return nil, err
 	}
-	plan, err := s.eng.PlanScan(req)
+	if lreq != nil {
+		return s.lookupInfo(d, *lreq)
+	}
+	plan, err := s.eng.PlanScan(*req)
 	if err != nil {
 		return nil, err
 	}
@@ -60,11 +65,16 @@ func (s *Service) flightInfo(d *flight.FlightDescriptor) (*flight.FlightInfo, er
 }
 
 func (s *Service) GetSchema(ctx context.Context, d *flight.FlightDescriptor) (*flight.SchemaResult, error) {
-	req, err := scanRequest(d)
+	req, lreq, err := readRequest(d)
 	if err != nil {
 		return nil, s.toStatus("GetSchema", err)
 	}
-	sc, err := s.eng.ScanSchema(req)
+	var sc *arrow.Schema
+	if lreq != nil {
+		sc, _, err = s.eng.PlanInlineLookup(*lreq)
+	} else {
+		sc, err = s.eng.ScanSchema(*req)
+	}
 	if err != nil {
 		return nil, s.toStatus("GetSchema", err)
 	}
@@ -108,4 +118,29 @@ func (s *Service) tableFlight(t *catalog.TableInfo) *flight.FlightInfo {
 		TotalBytes:       -1,
 		AppMetadata:      meta,
 	}
+}
+
+// lookupInfo plans an inline lookup: one endpoint whose ticket runs it.
+func (s *Service) lookupInfo(d *flight.FlightDescriptor, req engine.LookupRequest) (*flight.FlightInfo, error) {
+	sc, tk, err := s.eng.PlanInlineLookup(req)
+	if err != nil {
+		return nil, err
+	}
+	b, err := json.Marshal(tk)
+	if err != nil {
+		return nil, err
+	}
+	info, err := s.eng.DescribeTable(req.Table)
+	if err != nil {
+		return nil, err
+	}
+	meta, _ := json.Marshal(infoMetadata{TableID: info.TableID, SchemaID: info.SchemaID, Buckets: info.BucketCount()})
+	return &flight.FlightInfo{
+		Schema:           flight.SerializeSchema(sc, s.mem),
+		FlightDescriptor: d,
+		Endpoint:         []*flight.FlightEndpoint{{Ticket: &flight.Ticket{Ticket: b}}},
+		TotalRecords:     -1,
+		TotalBytes:       -1,
+		AppMetadata:      meta,
+	}, nil
 }

@@ -148,3 +148,33 @@ func (sn *Snapshot) Prefix(table int64, bucket int, pk []byte, fn func(pk, value
 	}
 	return it.Close()
 }
+
+// Get calls fn with the stored value of each of pks (encoded primary keys of
+// the bucket, ascending) that is present, reading them with one ordered
+// iterator pass. The value is valid only during the call.
+func (sn *Snapshot) Get(table int64, bucket int, pks [][]byte, fn func(i int, value []byte) error) error {
+	if len(pks) == 0 {
+		return nil
+	}
+	lo := RowKey(nil, table, bucket, nil)
+	it, err := sn.snap.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: prefixEnd(lo)})
+	if err != nil {
+		return err
+	}
+	key := lo
+	for i, pk := range pks {
+		key = append(key[:len(lo)], pk...)
+		if !it.SeekGE(key) || !bytes.Equal(it.Key(), key) {
+			continue
+		}
+		v, err := it.ValueAndErr()
+		if err == nil {
+			err = fn(i, v)
+		}
+		if err != nil {
+			it.Close()
+			return err
+		}
+	}
+	return it.Close()
+}

@@ -1,0 +1,181 @@
+package engine
+
+import (
+	"context"
+	"maps"
+	"slices"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/logstore"
+	"github.com/fluxgate-io/fluxgate/lookup"
+	"github.com/fluxgate-io/fluxgate/row"
+)
+
+// LookupRequest is a lookup (PROTOCOL.md §6). Keys is set only for an inline
+// lookup through GetFlightInfo.
+type LookupRequest struct {
+	Table             string           `json:"table"`
+	Columns           []string         `json:"columns,omitempty"`
+	Prefix            bool             `json:"prefix,omitempty"`
+	InsertIfNotExists bool             `json:"insert_if_not_exists,omitempty"`
+	Keys              []map[string]any `json:"keys,omitempty"`
+}
+
+// OpenLookup validates a lookup against its table and returns the lookuper
+// that answers its key batches.
+func (e *Engine) OpenLookup(req LookupRequest) (*lookup.Lookuper, error) {
+	t, path, err := e.resolve(req.Table)
+	if err != nil {
+		return nil, err
+	}
+	info := t.info.Load()
+	if path.View != "" {
+		return nil, errs.New(errs.Precondition, "lookup of %s: views cannot be looked up; look up %s", path.FullName(), path)
+	}
+	if !info.IsPrimaryKey() {
+		return nil, errs.New(errs.Precondition, "lookup of %s: it is a log table; only primary-key tables can be looked up", path)
+	}
+	if req.Prefix && !info.HasPrefixIndex() {
+		return nil, errs.New(errs.Precondition, "prefix lookup of %s: its bucket key (%s) is not a strict prefix of its primary key (%s), so it has no prefix index",
+			path, strings.Join(info.BucketKey(), ", "), strings.Join(info.PrimaryKey, ", "))
+	}
+	if req.Prefix && req.InsertIfNotExists {
+		return nil, errs.New(errs.Invalid, "lookup of %s: insert_if_not_exists needs a point lookup, not a prefix lookup", path)
+	}
+	var cols []int
+	for _, name := range req.Columns {
+		c := info.ColumnIndex(name)
+		if c < 0 {
+			return nil, errs.New(errs.NotFound, "lookup of %s: column %q does not exist (columns: %s)", path, name, columnNames(info.ArrowSchema()))
+		}
+		if slices.Contains(cols, c) {
+			return nil, errs.New(errs.Invalid, "lookup of %s: column %q is asked for twice", path, name)
+		}
+		cols = append(cols, c)
+	}
+	st := t.pk
+	lt := lookup.Table{
+		Name: path.String(), ID: info.TableID, Schema: info.ArrowSchema(), Types: st.types,
+		PK: info.PrimaryKeyIndexes(), BucketKey: info.BucketKeyIndexes(), Buckets: info.BucketCount(),
+	}
+	opts := lookup.Options{Columns: cols, Prefix: req.Prefix}
+	if req.InsertIfNotExists {
+		for c, col := range info.Columns {
+			if !*col.Nullable && !slices.Contains(lt.PK, c) && col.Name != info.AutoIncrementColumn() {
+				return nil, errs.New(errs.Precondition, "lookup of %s: insert_if_not_exists inserts keys with NULLs, but column %q is NOT NULL", path, col.Name)
+			}
+		}
+		w, err := st.merger.NewWrite(lt.PK, false)
+		if err != nil {
+			return nil, err
+		}
+		opts.Insert = func(ctx context.Context, keys []lookup.Missing) error {
+			// Ids are taken here, in request order, rather than bucket by
+			// bucket as the write applies them.
+			byBucket := map[int][]op{}
+			for _, k := range keys {
+				o := op{row: k.Row}
+				if st.ids != nil {
+					if o.id, err = st.ids.Next(); err != nil {
+						return err
+					}
+				}
+				byBucket[k.Bucket] = append(byBucket[k.Bucket], o)
+			}
+			buckets := slices.Sorted(maps.Keys(byBucket))
+			ops := make([][]op, len(buckets))
+			for i, b := range buckets {
+				ops[i] = byBucket[b]
+			}
+			_, err := e.applyPK(ctx, t, w, buckets, ops, logstore.Writer{})
+			return err
+		}
+	}
+	return lookup.New(e.kv, lt, opts, e.opts.Allocator), nil
+}
+
+// InlineKeys turns the JSON keys of an inline lookup into a key batch of the
+// table's key (or bucket-key) columns.
+func (e *Engine) InlineKeys(req LookupRequest) (arrow.RecordBatch, error) {
+	t, path, err := e.resolve(req.Table)
+	if err != nil {
+		return nil, err
+	}
+	info := t.info.Load()
+	keyCols := info.PrimaryKeyIndexes()
+	if req.Prefix {
+		keyCols = info.BucketKeyIndexes()
+	}
+	schema := info.ArrowSchema()
+	fields := make([]arrow.Field, len(keyCols))
+	for i, c := range keyCols {
+		fields[i] = schema.Field(c)
+	}
+	b := array.NewRecordBuilder(e.opts.Allocator, arrow.NewSchema(fields, nil))
+	defer b.Release()
+	for k, key := range req.Keys {
+		if len(key) != len(keyCols) {
+			return nil, errs.New(errs.Invalid, "lookup of %s: key %d has %d fields, want the key columns %s", path, k, len(key), columnNames(arrow.NewSchema(fields, nil)))
+		}
+		for i, f := range fields {
+			raw, ok := key[f.Name]
+			if !ok {
+				return nil, errs.New(errs.Invalid, "lookup of %s: key %d lacks column %q", path, k, f.Name)
+			}
+			v, err := row.Coerce(f.Type, raw)
+			if err != nil {
+				return nil, errs.New(errs.Invalid, "lookup of %s: key %d, column %q: %w", path, k, f.Name, err)
+			}
+			if v == nil {
+				return nil, errs.New(errs.Invalid, "lookup of %s: key %d, column %q is null", path, k, f.Name)
+			}
+			row.Append(b.Field(i), v)
+		}
+	}
+	return b.NewRecordBatch(), nil
+}
+
+// PlanInlineLookup checks an inline lookup and returns the schema of its
+// answer and the ticket that runs it; it runs (and inserts, if asked) when
+// the ticket is redeemed.
+func (e *Engine) PlanInlineLookup(req LookupRequest) (*arrow.Schema, Ticket, error) {
+	l, err := e.OpenLookup(req)
+	if err != nil {
+		return nil, Ticket{}, err
+	}
+	keys, err := e.InlineKeys(req)
+	if err != nil {
+		return nil, Ticket{}, err
+	}
+	keys.Release()
+	t, path, _ := e.resolve(req.Table)
+	tk := Ticket{V: 1, TableID: t.info.Load().TableID, Table: path.FullName(), View: ViewLookup, Lookup: &req}
+	return l.Schema(), tk, nil
+}
+
+// InlineLookup redeems an inline lookup ticket: its answer as one batch.
+func (e *Engine) InlineLookup(ctx context.Context, tk Ticket) (arrow.RecordBatch, lookup.Meta, error) {
+	if tk.Lookup == nil {
+		return nil, lookup.Meta{}, errs.New(errs.Invalid, `ticket: view lookup without "lookup"`)
+	}
+	if _, err := e.tableByID(tk.TableID); err != nil {
+		return nil, lookup.Meta{}, err
+	}
+	if t, _, err := e.resolve(tk.Lookup.Table); err != nil || t.info.Load().TableID != tk.TableID {
+		return nil, lookup.Meta{}, errs.New(errs.NotFound, "ticket: table id %d is no longer %s", tk.TableID, tk.Lookup.Table)
+	}
+	l, err := e.OpenLookup(*tk.Lookup)
+	if err != nil {
+		return nil, lookup.Meta{}, err
+	}
+	keys, err := e.InlineKeys(*tk.Lookup)
+	if err != nil {
+		return nil, lookup.Meta{}, err
+	}
+	defer keys.Release()
+	return l.Lookup(ctx, keys)
+}

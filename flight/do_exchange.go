@@ -1,0 +1,85 @@
+package flight
+
+// DoExchange serves streaming lookups (PROTOCOL.md §6.1). Contract: the
+// descriptor is CMD {"lookup": {"table", "columns", "prefix",
+// "insert_if_not_exists"}}; the client writes record batches of keys (the
+// primary-key columns, or the bucket-key columns for a prefix lookup) and the
+// server answers each with one batch: `_key_index` (the key's row in the
+// request) and the requested columns, in ascending `_key_index`, with
+// app_metadata {"keys": n, "rows": m}. A lookup sees every write
+// acknowledged before it was sent.
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+
+	"github.com/fluxgate-io/fluxgate/engine"
+	"github.com/fluxgate-io/fluxgate/errs"
+)
+
+func (s *Service) DoExchange(stream flight.FlightService_DoExchangeServer) error {
+	return s.toStatus("DoExchange", s.doExchange(stream))
+}
+
+func (s *Service) doExchange(stream flight.FlightService_DoExchangeServer) error {
+	r, err := flight.NewRecordReader(stream, ipc.WithAllocator(s.mem))
+	if err != nil {
+		if errors.Is(err, io.EOF) {
+			return errs.New(errs.Invalid, "DoExchange: the stream ended before a schema was sent")
+		}
+		return errs.New(errs.Invalid, "DoExchange: the first message must carry the descriptor and the key schema: %v", err)
+	}
+	defer r.Release()
+	req, err := lookupRequest(r.LatestFlightDescriptor())
+	if err != nil {
+		return err
+	}
+	if req.Keys != nil {
+		return errs.New(errs.Invalid, `DoExchange: "keys" belongs to inline lookups (GetFlightInfo); send key batches instead`)
+	}
+	l, err := s.eng.OpenLookup(req)
+	if err != nil {
+		return err
+	}
+	w := flight.NewRecordWriter(stream, ipc.WithSchema(l.Schema()), ipc.WithAllocator(s.mem))
+	defer w.Close()
+	ctx := stream.Context()
+	for r.Next() {
+		ans, meta, err := l.Lookup(ctx, r.RecordBatch())
+		if err != nil {
+			return err
+		}
+		md, _ := json.Marshal(meta)
+		err = w.WriteWithAppMetadata(ans, md)
+		ans.Release()
+		if err != nil {
+			return err
+		}
+	}
+	if err := r.Err(); err != nil && !errors.Is(err, io.EOF) {
+		if _, ok := grpcStatus(err); ok {
+			return err
+		}
+		return errs.New(errs.Invalid, "DoExchange: malformed stream: %v", err)
+	}
+	return nil
+}
+
+// lookupRequest reads the lookup a descriptor asks for.
+func lookupRequest(d *flight.FlightDescriptor) (engine.LookupRequest, error) {
+	if d == nil || d.Type != flight.DescriptorCMD {
+		return engine.LookupRequest{}, errs.New(errs.Invalid, `DoExchange: the descriptor must be a CMD {"lookup": ...}`)
+	}
+	c, err := parseCommand(d)
+	if err != nil {
+		return engine.LookupRequest{}, err
+	}
+	if c.Lookup == nil {
+		return engine.LookupRequest{}, errs.New(errs.Invalid, `DoExchange: the descriptor command must be {"lookup": ...}`)
+	}
+	return *c.Lookup, nil
+}
