@@ -198,4 +198,3 @@ func BenchmarkPrefixLookup(b *testing.B) {
 	}
 	b.ReportMetric(100*float64(b.N)/b.Elapsed().Seconds(), "prefixes/s")
 }
-

@@ -23,8 +23,8 @@ func pathTable(d *flight.FlightDescriptor) (string, error) {
 
 // command is a CMD descriptor: exactly one of its fields is set.
 type command struct {
-	Scan   *engine.ScanRequest  `json:"scan,omitempty"`
-	Write  *engine.WriteRequest `json:"write,omitempty"`
+	Scan   *engine.ScanRequest   `json:"scan,omitempty"`
+	Write  *engine.WriteRequest  `json:"write,omitempty"`
 	Lookup *engine.LookupRequest `json:"lookup,omitempty"`
 }
 
