@@ -41,7 +41,10 @@ func (b *Batch) bytes() []byte {
 
 // BatchMeta is what a frame says about its rows besides the columns.
 type BatchMeta struct {
-	SchemaID    int32
+	SchemaID int32
+	// Stats is an opaque statistics block that readers use to skip the frame
+	// without reading its columns (package predicate writes and reads it).
+	Stats       []byte
 	ChangeTypes []byte // one per row; nil for append-only batches
 	WriterID    string
 	WriterSeq   int64 // -1 without a writer
@@ -107,11 +110,12 @@ func (e *Encoder) Encode(rec arrow.RecordBatch, meta BatchMeta) (*Batch, error) 
 		writerSeq:   meta.WriterSeq,
 		writerIDLen: uint16(len(meta.WriterID)),
 		columns:     uint16(ncols),
+		statsLen:    uint32(len(meta.Stats)),
 	}
 	if meta.ChangeTypes != nil {
 		h.attributes |= attrChangelog
 	}
-	prefixLen := align8(fixedHeaderSize + len(meta.WriterID) + ncols*dirEntrySize + len(meta.ChangeTypes))
+	prefixLen := align8(fixedHeaderSize + len(meta.WriterID) + ncols*dirEntrySize + len(meta.Stats) + len(meta.ChangeTypes))
 	h.prefixLen = uint32(prefixLen)
 	size := prefixLen
 	for _, cw := range e.columns {
@@ -131,6 +135,7 @@ func (e *Encoder) Encode(rec arrow.RecordBatch, meta BatchMeta) (*Batch, error) 
 		binary.LittleEndian.PutUint32(prefix[pos+8:], uint32(cw.rawLen))
 		pos += dirEntrySize
 	}
+	pos += copy(prefix[pos:], meta.Stats)
 	copy(prefix[pos:], meta.ChangeTypes)
 	b := &Batch{prefix: prefix, size: size, rows: rows}
 	crc := crc32.Checksum(prefix[fixedHeaderSize:], castagnoli)

@@ -22,6 +22,11 @@ type Frame struct {
 	// ChangeTypes has one entry per row for changelog frames, nil otherwise.
 	ChangeTypes []byte
 	WriterID    string
+	// Stats is the frame's statistics block (nil if it has none).
+	Stats []byte
+	// Skipped is set when the reader's skip function ruled the frame out:
+	// its columns were not read, only its offsets are known.
+	Skipped bool
 
 	codec   Codec
 	cols    []int
@@ -60,6 +65,7 @@ type Reader struct {
 	t    *Table
 	b    *bucket
 	cols []int // projection; nil reads every column
+	skip func(stats []byte, rows int) bool
 	next int64 // next offset to deliver
 	seg  *segment
 	pos  int64 // position in seg of the next frame to read
@@ -77,6 +83,11 @@ func (t *Table) NewReader(bucket int, start int64, cols []int) (*Reader, error) 
 	}
 	return &Reader{t: t, b: b, cols: cols, next: start}, nil
 }
+
+// SkipIf makes the reader pass over, without reading their columns, the
+// frames for which skip reports true given their statistics block and row
+// count. Such frames come back from Next with Skipped set.
+func (r *Reader) SkipIf(skip func(stats []byte, rows int) bool) { r.skip = skip }
 
 // Offset returns the offset the reader will deliver next.
 func (r *Reader) Offset() int64 { return r.next }
@@ -180,6 +191,13 @@ func (r *Reader) readFrame() (*Frame, int64, error) {
 		SchemaID:   h.schemaID,
 		Rows:       int(h.recordCount),
 		WriterID:   p.writerID,
+	}
+	if len(p.stats) > 0 {
+		f.Stats = append([]byte(nil), p.stats...)
+	}
+	if r.skip != nil && r.skip(f.Stats, f.Rows) {
+		f.Skipped = true
+		return f, int64(h.length), nil
 	}
 	if p.changeTypes != nil {
 		f.ChangeTypes = append([]byte(nil), p.changeTypes...)

@@ -360,3 +360,59 @@ func TestExpireRemovesOldSegments(t *testing.T) {
 		t.Fatalf("read %d rows from %d, want %d", len(got), first, 100-first)
 	}
 }
+
+// A skip function sees each frame's statistics block and, when it rules the
+// frame out, the frame's columns are not read.
+func TestSkipByStatistics(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	tbl, err := Open(t.TempDir(), 1, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tbl.Close()
+	enc := newEncoder(t, CodecNone, mem)
+	for i := range 4 {
+		rec := makeRecord(t, mem, i*50000, 50000)
+		b, err := enc.Encode(rec, BatchMeta{SchemaID: 1, WriterSeq: -1, Stats: []byte{byte(i)}})
+		rec.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tbl.Append([]Part{{Bucket: 0, Batch: b}}, Writer{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r, err := tbl.NewReader(0, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	r.SkipIf(func(stats []byte, rows int) bool { return stats[0] != 2 || rows != 50000 })
+	before := tbl.BytesRead()
+	var read, skipped int
+	for {
+		f, err := r.Next(tbl.HighWatermark(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f == nil {
+			break
+		}
+		if f.Skipped {
+			skipped++
+			continue
+		}
+		read++
+		if f.BaseOffset != 100000 || f.Stats[0] != 2 {
+			t.Fatalf("read frame at %d with stats %v", f.BaseOffset, f.Stats)
+		}
+	}
+	if read != 1 || skipped != 3 || r.Offset() != 200000 {
+		t.Fatalf("read %d, skipped %d, offset %d", read, skipped, r.Offset())
+	}
+	// One frame's columns (~1.5 MB) plus four small heads.
+	if n := tbl.BytesRead() - before; n > 2_000_000 {
+		t.Fatalf("read %d bytes for one frame of four", n)
+	}
+}
