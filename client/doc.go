@@ -17,6 +17,6 @@
 //	err = w.Close()
 //	tbl, err := c.ReadAll(ctx, client.ScanRequest{Table: "fluss.t"})
 //
-// Lookups (DoExchange, PROTOCOL.md §6) are not implemented yet; they will live
-// in lookup.go beside write.go and read.go.
+//	l, err := c.Lookup(ctx, client.LookupRequest{Table: "fluss.dim"})
+//	ans, meta, err := l.Lookup(keys) // _key_index + the rows found, over one DoExchange stream
 package client

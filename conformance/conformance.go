@@ -124,6 +124,12 @@ func Scenarios() []Scenario {
 		{"pk-metamorphic", pkMetamorphic},
 		{"pk-metamorphic-restart", pkMetamorphicRestart},
 		{"pk-bad-input", pkBadInput},
+		{"lookup-point-and-prefix", lookupPointAndPrefix},
+		{"lookup-global-dictionary", lookupGlobalDictionary},
+		{"lookup-delta-join", lookupDeltaJoin},
+		{"lookup-concurrency", lookupConcurrency},
+		{"lookup-concurrency-restart", lookupConcurrencyRestart},
+		{"lookup-bad-input", lookupBadInput},
 	}
 }
 

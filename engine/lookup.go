@@ -10,8 +10,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/kv"
 	"github.com/fluxgate-io/fluxgate/logstore"
 	"github.com/fluxgate-io/fluxgate/lookup"
+	"github.com/fluxgate-io/fluxgate/merge"
 	"github.com/fluxgate-io/fluxgate/row"
 )
 
@@ -39,12 +41,12 @@ func (e *Engine) OpenLookup(req LookupRequest) (*lookup.Lookuper, error) {
 	if !info.IsPrimaryKey() {
 		return nil, errs.New(errs.Precondition, "lookup of %s: it is a log table; only primary-key tables can be looked up", path)
 	}
+	if req.Prefix && req.InsertIfNotExists {
+		return nil, errs.New(errs.Invalid, "lookup of %s: insert_if_not_exists needs a point lookup, not a prefix lookup", path)
+	}
 	if req.Prefix && !info.HasPrefixIndex() {
 		return nil, errs.New(errs.Precondition, "prefix lookup of %s: its bucket key (%s) is not a strict prefix of its primary key (%s), so it has no prefix index",
 			path, strings.Join(info.BucketKey(), ", "), strings.Join(info.PrimaryKey, ", "))
-	}
-	if req.Prefix && req.InsertIfNotExists {
-		return nil, errs.New(errs.Invalid, "lookup of %s: insert_if_not_exists needs a point lookup, not a prefix lookup", path)
 	}
 	var cols []int
 	for _, name := range req.Columns {
@@ -74,25 +76,7 @@ func (e *Engine) OpenLookup(req LookupRequest) (*lookup.Lookuper, error) {
 			return nil, err
 		}
 		opts.Insert = func(ctx context.Context, keys []lookup.Missing) error {
-			// Ids are taken here, in request order, rather than bucket by
-			// bucket as the write applies them.
-			byBucket := map[int][]op{}
-			for _, k := range keys {
-				o := op{row: k.Row}
-				if st.ids != nil {
-					if o.id, err = st.ids.Next(); err != nil {
-						return err
-					}
-				}
-				byBucket[k.Bucket] = append(byBucket[k.Bucket], o)
-			}
-			buckets := slices.Sorted(maps.Keys(byBucket))
-			ops := make([][]op, len(buckets))
-			for i, b := range buckets {
-				ops[i] = byBucket[b]
-			}
-			_, err := e.applyPK(ctx, t, w, buckets, ops, logstore.Writer{})
-			return err
+			return e.insertKeys(t, w, keys)
 		}
 	}
 	return lookup.New(e.kv, lt, opts, e.opts.Allocator), nil
@@ -118,8 +102,10 @@ func (e *Engine) InlineKeys(req LookupRequest) (arrow.RecordBatch, error) {
 	b := array.NewRecordBuilder(e.opts.Allocator, arrow.NewSchema(fields, nil))
 	defer b.Release()
 	for k, key := range req.Keys {
-		if len(key) != len(keyCols) {
-			return nil, errs.New(errs.Invalid, "lookup of %s: key %d has %d fields, want the key columns %s", path, k, len(key), columnNames(arrow.NewSchema(fields, nil)))
+		for name := range key {
+			if !slices.ContainsFunc(fields, func(f arrow.Field) bool { return f.Name == name }) {
+				return nil, errs.New(errs.Invalid, "lookup of %s: key %d has column %q, which is not one of the key columns %s", path, k, name, columnNames(arrow.NewSchema(fields, nil)))
+			}
 		}
 		for i, f := range fields {
 			raw, ok := key[f.Name]
@@ -178,4 +164,53 @@ func (e *Engine) InlineLookup(ctx context.Context, tk Ticket) (arrow.RecordBatch
 	}
 	defer keys.Release()
 	return l.Lookup(ctx, keys)
+}
+
+// insertKeys inserts the keys a lookup did not find. Under the buckets' locks
+// it skips those another lookup inserted meanwhile and takes ids, in request
+// order, only for the keys it inserts, so ids stay dense.
+func (e *Engine) insertKeys(t *table, w *merge.Write, keys []lookup.Missing) error {
+	st, info := t.pk, t.info.Load()
+	var buckets []int
+	for _, k := range keys {
+		if !slices.Contains(buckets, k.Bucket) {
+			buckets = append(buckets, k.Bucket)
+		}
+	}
+	slices.Sort(buckets)
+	st.lock(buckets)
+	defer st.unlock(buckets)
+	check := e.kv.NewTxn()
+	defer check.Abort()
+	byBucket := map[int][]op{}
+	var pk []byte
+	for _, k := range keys {
+		var err error
+		if pk, err = st.key(pk[:0], k.Row); err != nil {
+			return err
+		}
+		if _, exists, err := check.Get(kv.RowKey(nil, info.TableID, k.Bucket, pk)); err != nil || exists {
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		o := op{row: k.Row}
+		if st.ids != nil {
+			if o.id, err = st.ids.Next(); err != nil {
+				return err
+			}
+		}
+		byBucket[k.Bucket] = append(byBucket[k.Bucket], o)
+	}
+	touched := slices.Sorted(maps.Keys(byBucket))
+	if len(touched) == 0 {
+		return nil
+	}
+	ops := make([][]op, len(touched))
+	for i, b := range touched {
+		ops[i] = byBucket[b]
+	}
+	_, err := e.applyPKLocked(t, w, touched, ops, logstore.Writer{})
+	return err
 }

@@ -19,7 +19,9 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -351,4 +353,54 @@ func BenchmarkPrimaryKeyScan(b *testing.B) {
 			b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 		})
 	}
+}
+
+// BenchmarkLookupRoundTrip looks up one key at a time over one DoExchange
+// stream and reports the round trip's median and 99th percentile.
+func BenchmarkLookupRoundTrip(b *testing.B) {
+	cl, _ := startBench(b)
+	spec := client.TableSpec{
+		Table: "fluss.kv", PrimaryKey: []string{"k"},
+		Columns: []client.Column{{Name: "k", Type: "BIGINT"}, {Name: "v", Type: "STRING"}},
+		Options: map[string]string{"bucket.num": "4"},
+	}
+	if _, err := cl.CreateTable(context.Background(), spec, false); err != nil {
+		b.Fatal(err)
+	}
+	schema := arrow.NewSchema([]arrow.Field{{Name: "k", Type: arrow.PrimitiveTypes.Int64}, {Name: "v", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
+	rb := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	for k := range 100_000 {
+		rb.Field(0).(*array.Int64Builder).Append(int64(k))
+		rb.Field(1).(*array.StringBuilder).Append("v")
+	}
+	rec := rb.NewRecordBatch()
+	rb.Release()
+	appendAll(b, cl, "fluss.kv", []arrow.RecordBatch{rec})
+	l, err := cl.Lookup(context.Background(), client.LookupRequest{Table: "fluss.kv"})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	keys := make([]arrow.RecordBatch, 256)
+	for i := range keys {
+		kb := array.NewRecordBuilder(memory.DefaultAllocator, arrow.NewSchema(schema.Fields()[:1], nil))
+		kb.Field(0).(*array.Int64Builder).Append(int64(i * 331 % 100_000))
+		keys[i] = kb.NewRecordBatch()
+		kb.Release()
+	}
+	var lat []time.Duration
+	i := 0
+	for b.Loop() {
+		start := time.Now()
+		ans, meta, err := l.Lookup(keys[i%len(keys)])
+		if err != nil || meta.Rows != 1 {
+			b.Fatalf("%v, %+v", err, meta)
+		}
+		ans.Release()
+		lat = append(lat, time.Since(start))
+		i++
+	}
+	slices.Sort(lat)
+	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
+	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
 }

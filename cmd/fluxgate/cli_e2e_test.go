@@ -26,10 +26,13 @@ func startTestServer(t *testing.T) string {
 	}
 	addr := ln.Addr().String()
 	ln.Close()
+	// The directory is made before the cleanup below is registered, so that
+	// it is removed only after the server has stopped.
+	data := filepath.Join(t.TempDir(), "data")
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- runServe(ctx, []string{"--data", filepath.Join(t.TempDir(), "data"), "--listen", addr, "--http", "", "--log-level", "warn"})
+		done <- runServe(ctx, []string{"--data", data, "--listen", addr, "--http", "", "--log-level", "warn"})
 	}()
 	t.Cleanup(func() {
 		cancel()

@@ -25,10 +25,11 @@ type verb struct {
 }
 
 var verbs = map[string]verb{
-	"serve": {"run the server", runServe},
-	"table": {"create, list, describe or drop tables", runTable},
-	"put":   {"write a CSV, JSON lines, Parquet or Arrow file to a table", runPut},
-	"scan":  {"read a table: print it, or follow it as it grows", runScan},
+	"serve":  {"run the server", runServe},
+	"table":  {"create, list, describe or drop tables", runTable},
+	"put":    {"write a CSV, JSON lines, Parquet or Arrow file to a table", runPut},
+	"scan":   {"read a table: print it, or follow it as it grows", runScan},
+	"lookup": {"look keys up in a primary-key table (point, prefix, insert-if-not-exists)", runLookup},
 
 	"conformance": {"run the conformance scenarios against a server", runConformance},
 }
