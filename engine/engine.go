@@ -15,6 +15,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"go.opentelemetry.io/otel/metric"
 
@@ -99,7 +100,8 @@ type table struct {
 	encoders chan *logstore.Encoder // a small pool: encoders keep their buffers
 	rr       atomic.Uint32          // round-robin start for streams without a bucket key
 	dropped  atomic.Bool
-	pk       *pkState // primary-key tables only
+	types    []arrow.DataType // of the table's columns
+	pk       *pkState         // primary-key tables only
 }
 
 // Open opens the data directory dir, creating it if needed, and recovers
@@ -191,6 +193,9 @@ func (e *Engine) openTable(info *catalog.TableInfo) (*table, error) {
 		encoders: make(chan *logstore.Encoder, runtime.GOMAXPROCS(0)),
 	}
 	t.info.Store(info)
+	for _, f := range info.ArrowSchema().Fields() {
+		t.types = append(t.types, f.Type)
+	}
 	if key := info.BucketKeyIndexes(); len(key) > 0 {
 		if t.assigner, err = bucketing.NewAssigner(info.ArrowSchema(), key, info.BucketCount()); err != nil {
 			log.Close()

@@ -14,6 +14,7 @@ import (
 	"github.com/fluxgate-io/fluxgate/kv"
 	"github.com/fluxgate-io/fluxgate/logstore"
 	"github.com/fluxgate-io/fluxgate/merge"
+	"github.com/fluxgate-io/fluxgate/predicate"
 	"github.com/fluxgate-io/fluxgate/row"
 )
 
@@ -381,7 +382,7 @@ func (c *changelogBuilder) encode(enc *logstore.Encoder, schemaID int32, w logst
 	rec := c.b.NewRecordBatch()
 	defer rec.Release()
 	c.b.Release()
-	meta := logstore.BatchMeta{SchemaID: schemaID, ChangeTypes: c.kinds, WriterID: w.ID, WriterSeq: -1}
+	meta := logstore.BatchMeta{SchemaID: schemaID, ChangeTypes: c.kinds, WriterID: w.ID, WriterSeq: -1, Stats: predicate.ComputeStats(rec)}
 	if w.ID != "" {
 		meta.WriterSeq = w.Seq
 	}

@@ -3,14 +3,18 @@ package engine
 import (
 	"context"
 	"fmt"
+	"slices"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/logstore"
+	"github.com/fluxgate-io/fluxgate/predicate"
 )
 
 // MaxBatchBytes bounds the batches a scan sends, below gRPC's default 4 MiB
@@ -48,9 +52,8 @@ type ReadStream struct {
 	t      *table
 	info   *catalog.TableInfo
 	tk     Ticket
-	schema *arrow.Schema
-	cols   []int
-	outs   []output
+	plan   *viewPlan
+	outPos []int // position in plan.need of each result column
 	left   int64 // rows the limit still allows; -1 without a limit
 }
 
@@ -96,19 +99,16 @@ func (e *Engine) OpenRead(tk Ticket) (*ReadStream, error) {
 	default:
 		return nil, errs.New(errs.Invalid, "ticket: unknown view %q", tk.View)
 	}
-	if len(tk.Filter) > 0 && string(tk.Filter) != "null" {
-		return nil, errs.New(errs.Unimplemented, "ticket: filters are not implemented yet")
-	}
 	for _, r := range tk.ranges() {
 		if r.Bucket < 0 || r.Bucket >= info.BucketCount() {
 			return nil, errs.New(errs.Invalid, "ticket: bucket %d does not exist in %s", r.Bucket, info.Path())
 		}
 	}
-	schema, cols, outs, err := projection(info, tk.View, tk.Columns)
+	plan, err := planView(info, tk.View, tk.Columns, tk.Filter)
 	if err != nil {
 		return nil, err
 	}
-	rs := &ReadStream{e: e, t: t, info: info, tk: tk, schema: schema, cols: cols, outs: outs, left: -1}
+	rs := &ReadStream{e: e, t: t, info: info, tk: tk, plan: plan, outPos: plan.outPositions(), left: -1}
 	if tk.Limit != nil {
 		rs.left = *tk.Limit
 	}
@@ -116,7 +116,7 @@ func (e *Engine) OpenRead(tk Ticket) (*ReadStream, error) {
 }
 
 // Schema returns the schema of the batches the stream sends.
-func (rs *ReadStream) Schema() *arrow.Schema { return rs.schema }
+func (rs *ReadStream) Schema() *arrow.Schema { return rs.plan.schema }
 
 // Compression returns the IPC compression the ticket asks for.
 func (rs *ReadStream) Compression() string { return rs.tk.Compression }
@@ -157,17 +157,21 @@ func (rs *ReadStream) Run(ctx context.Context, send func(arrow.RecordBatch, Batc
 }
 
 func (rs *ReadStream) runRange(ctx context.Context, r TicketRange, send func(arrow.RecordBatch, BatchMeta) error) error {
-	reader, err := rs.t.log.NewReader(r.Bucket, r.Start, rs.cols)
+	reader, err := rs.t.log.NewReader(r.Bucket, r.Start, rs.plan.read)
 	if err != nil {
 		return err
 	}
 	defer reader.Close()
+	if rs.plan.filter != nil {
+		reader.SkipIf(rs.ruledOut)
+	}
+	lastSend := time.Now()
 	// Changelog frames without rows are not sent; if the range ends with
 	// some, an empty batch carries the final offset.
 	sentNext := r.Start
 	send = func(send func(arrow.RecordBatch, BatchMeta) error) func(arrow.RecordBatch, BatchMeta) error {
 		return func(rec arrow.RecordBatch, m BatchMeta) error {
-			sentNext = m.Next
+			sentNext, lastSend = m.Next, time.Now()
 			return send(rec, m)
 		}
 	}(send)
@@ -196,7 +200,17 @@ func (rs *ReadStream) runRange(ctx context.Context, r TicketRange, send func(arr
 			}
 			continue
 		}
-		if err := rs.sendFrame(f, r, from, send); err != nil {
+		if f.Skipped {
+			// A follower whose filter rules out everything still hears
+			// where the log is.
+			if time.Since(lastSend) >= rs.e.opts.IdleHeartbeat {
+				if err := rs.sendEmpty(reader, r.Bucket, send); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if err := rs.sendFrame(ctx, f, r, from, send); err != nil {
 			return err
 		}
 	}
@@ -236,77 +250,150 @@ func (rs *ReadStream) idle(ctx context.Context, reader *logstore.Reader, bucket 
 
 // sendEmpty sends a batch without rows whose offsets are the reader's.
 func (rs *ReadStream) sendEmpty(reader *logstore.Reader, bucket int, send func(arrow.RecordBatch, BatchMeta) error) error {
-	empty := emptyRecord(rs.schema, rs.e.opts.Allocator)
+	empty := emptyRecord(rs.plan.schema, rs.e.opts.Allocator)
 	defer empty.Release()
 	off := reader.Offset()
 	return send(empty, BatchMeta{Bucket: bucket, Start: off, Next: off, HighWatermark: reader.HighWatermark()})
 }
 
-// sendFrame decodes a frame, trims it to the ticket's range and limit, and
-// sends it in slices under MaxBatchBytes.
-func (rs *ReadStream) sendFrame(f *logstore.Frame, r TicketRange, from int64, send func(arrow.RecordBatch, BatchMeta) error) error {
+// sendFrame decodes a frame, trims it to the ticket's range, filters its
+// rows, applies the limit, and sends the result in slices under
+// MaxBatchBytes. Each batch's start and next cover every offset since the
+// previous batch, filtered rows included.
+func (rs *ReadStream) sendFrame(ctx context.Context, f *logstore.Frame, r TicketRange, from int64, send func(arrow.RecordBatch, BatchMeta) error) error {
 	lo := max(from-f.BaseOffset, 0)
 	hi := int64(f.Rows)
 	if r.Stop != nil {
 		hi = min(hi, *r.Stop-f.BaseOffset)
 	}
-	if rs.left >= 0 {
-		hi = min(hi, lo+rs.left)
-	}
 	if hi <= lo {
 		return nil // an empty changelog batch; the next one carries the offset on
 	}
-	rec, err := rs.build(f)
+	need, err := rs.build(f)
 	if err != nil {
 		return err
 	}
-	defer rec.Release()
+	defer need.Release()
+	sub := need.NewSlice(lo, hi)
+	defer sub.Release()
 	end := f.NextOffset
 	if hi < int64(f.Rows) {
 		end = f.BaseOffset + hi
 	}
-	rows := hi - lo
+	// offset of row k of sub, after filtering
+	offset := func(k int64) int64 { return f.BaseOffset + lo + k }
+	if rs.plan.filter != nil {
+		kept, filtered, err := rs.filterRows(ctx, sub)
+		if err != nil {
+			return err
+		}
+		defer filtered.Release()
+		sub = filtered
+		offset = func(k int64) int64 { return f.BaseOffset + lo + kept[k] }
+	}
+	rows := sub.NumRows()
+	if rs.left >= 0 && rows > rs.left {
+		rows = rs.left
+		end = offset(rows-1) + 1
+	}
+	if rows == 0 {
+		return nil // all filtered out; a later batch or heartbeat carries the offset on
+	}
+	out := rs.project(sub)
+	defer out.Release()
 	step := rows
-	if size := recordBytes(rec) * rows / max(int64(f.Rows), 1); size > MaxBatchBytes {
+	if size := recordBytes(out) * rows / max(out.NumRows(), 1); size > MaxBatchBytes {
 		step = max(rows*MaxBatchBytes/size, 1)
 	}
 	hw := rs.t.log.HighWatermark(r.Bucket)
-	for i := lo; i < hi; i += step {
-		j := min(i+step, hi)
-		part := rec.NewSlice(i, j)
-		next := f.BaseOffset + j
-		if j == hi {
+	start := f.BaseOffset + lo
+	for i := int64(0); i < rows; i += step {
+		j := min(i+step, rows)
+		next := offset(j-1) + 1
+		if j == rows {
 			next = end
 		}
-		err := send(part, BatchMeta{Bucket: r.Bucket, Start: f.BaseOffset + i, Next: next, HighWatermark: hw})
+		part := out.NewSlice(i, j)
+		err := send(part, BatchMeta{Bucket: r.Bucket, Start: start, Next: next, HighWatermark: hw})
 		part.Release()
 		if err != nil {
 			return err
 		}
+		start = next
 	}
 	if rs.left > 0 {
 		rs.left -= rows
 	}
-	rs.e.met.rowsRead.Add(context.Background(), rows, tableAttr(rs.info.Path().String()))
+	rs.e.met.rowsRead.Add(ctx, rows, tableAttr(rs.info.Path().String()))
 	return nil
 }
 
-// build turns a frame into a result record: the read columns in the asked
-// order, with the view's system columns made up from the frame's offsets,
+// ruledOut reports whether a frame's statistics prove that no row of it
+// matches the filter.
+func (rs *ReadStream) ruledOut(stats []byte, rows int) bool {
+	if len(stats) == 0 {
+		return false // written without statistics: may match
+	}
+	table, err := predicate.DecodeStats(stats, rs.t.types)
+	if err != nil || table == nil {
+		return false
+	}
+	// System columns are never null; their ranges are not recorded.
+	view := append(make([]predicate.ColumnStats, rs.plan.system), table...)
+	return !rs.plan.filter.MayMatch(int64(rows), view)
+}
+
+// filterRows keeps the rows of rec that match the filter, and returns their
+// positions.
+func (rs *ReadStream) filterRows(ctx context.Context, rec arrow.RecordBatch) ([]int64, arrow.RecordBatch, error) {
+	mem := rs.e.opts.Allocator
+	mask, err := rs.plan.filter.Filter(ctx, mem, func(v int) arrow.Array {
+		return rec.Column(slices.Index(rs.plan.need, v))
+	}, int(rec.NumRows()))
+	if err != nil {
+		return nil, nil, err
+	}
+	defer mask.Release()
+	var kept []int64
+	for k := range mask.Len() {
+		if mask.IsValid(k) && mask.Value(k) {
+			kept = append(kept, int64(k))
+		}
+	}
+	filtered, err := compute.FilterRecordBatch(compute.WithAllocator(ctx, mem), rec, mask, compute.DefaultFilterOptions())
+	if err != nil {
+		return nil, nil, fmt.Errorf("filter rows: %w", err)
+	}
+	return kept, filtered, nil
+}
+
+// project picks the result columns out of a record of the need columns.
+func (rs *ReadStream) project(rec arrow.RecordBatch) arrow.RecordBatch {
+	cols := make([]arrow.Array, len(rs.outPos))
+	for i, p := range rs.outPos {
+		cols[i] = rec.Column(p)
+	}
+	return array.NewRecordBatch(rs.plan.schema, cols, rec.NumRows())
+}
+
+// build turns a frame into a record of the need columns: the table columns
+// read, and the view's system columns made up from the frame's offsets,
 // commit time and change types.
 func (rs *ReadStream) build(f *logstore.Frame) (arrow.RecordBatch, error) {
-	read, err := f.Record(rs.t.decoder, readSchema(rs.info.ArrowSchema(), rs.cols))
+	read, err := f.Record(rs.t.decoder, readSchema(rs.info.ArrowSchema(), rs.plan.read))
 	if err != nil {
 		return nil, err
 	}
 	defer read.Release()
 	mem := rs.e.opts.Allocator
-	cols := make([]arrow.Array, len(rs.outs))
-	for i, o := range rs.outs {
-		switch o.system {
-		case "":
-			cols[i] = read.Column(o.pos)
+	cols := make([]arrow.Array, len(rs.plan.need))
+	for i, v := range rs.plan.need {
+		if v >= rs.plan.system {
+			cols[i] = read.Column(slices.Index(rs.plan.read, v-rs.plan.system))
 			cols[i].Retain()
+			continue
+		}
+		switch rs.plan.view.Field(v).Name {
 		case ColChangeType:
 			cols[i] = changeTypes(f, mem)
 		case ColLogOffset:
@@ -325,7 +412,7 @@ func (rs *ReadStream) build(f *logstore.Frame) (arrow.RecordBatch, error) {
 			b.Release()
 		}
 	}
-	rec := array.NewRecordBatch(rs.schema, cols, int64(f.Rows))
+	rec := array.NewRecordBatch(rs.plan.needSchema(), cols, int64(f.Rows))
 	for _, c := range cols {
 		c.Release()
 	}

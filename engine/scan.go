@@ -2,7 +2,6 @@ package engine
 
 import (
 	"encoding/json"
-	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -93,18 +92,16 @@ func (e *Engine) PlanScan(req ScanRequest) (*ScanPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	if len(req.Filter) > 0 && string(req.Filter) != "null" {
-		return nil, errs.New(errs.Unimplemented, "scan of %s: filters are not implemented yet", path.FullName())
-	}
 	switch req.Compression {
 	case "", "none", "lz4_frame", "zstd":
 	default:
 		return nil, errs.New(errs.Invalid, "compression %q: want none, lz4_frame or zstd", req.Compression)
 	}
-	schema, _, _, err := projection(info, view, req.Columns)
+	vp, err := planView(info, view, req.Columns, req.Filter)
 	if err != nil {
 		return nil, err
 	}
+	schema := vp.schema
 	if req.Limit != nil && *req.Limit < 0 {
 		return nil, errs.New(errs.Invalid, "limit %d is negative", *req.Limit)
 	}
@@ -187,8 +184,11 @@ func (e *Engine) ScanSchema(req ScanRequest) (*arrow.Schema, error) {
 	if err != nil {
 		return nil, err
 	}
-	schema, _, _, err := projection(info, view, req.Columns)
-	return schema, err
+	vp, err := planView(info, view, req.Columns, req.Filter)
+	if err != nil {
+		return nil, err
+	}
+	return vp.schema, nil
 }
 
 // readView maps a table path to the view a scan of it reads.
@@ -203,59 +203,6 @@ func readView(info *catalog.TableInfo, path catalog.TablePath) (string, error) {
 		return ViewSnapshot, nil
 	}
 	return ViewLog, nil
-}
-
-// output is one column of a scan's result: a system column of the view, or
-// the pos-th column of what is read from the log.
-type output struct {
-	system string
-	pos    int
-}
-
-// projection resolves the columns a scan returns: the result schema, the
-// table columns to read from the log (ascending), and where each result
-// column comes from.
-func projection(info *catalog.TableInfo, view string, columns []string) (*arrow.Schema, []int, []output, error) {
-	table := info.ArrowSchema()
-	var system []arrow.Field
-	if view == ViewChangelog {
-		system = changelogFields
-	}
-	all := append(slices.Clone(system), table.Fields()...)
-	if columns == nil {
-		columns = make([]string, len(all))
-		for i, f := range all {
-			columns[i] = f.Name
-		}
-	}
-	fields := make([]arrow.Field, 0, len(columns))
-	var cols []int
-	seen := map[string]bool{}
-	for _, name := range columns {
-		if seen[name] {
-			return nil, nil, nil, errs.New(errs.Invalid, "column %q is projected twice", name)
-		}
-		seen[name] = true
-		i := slices.IndexFunc(all, func(f arrow.Field) bool { return f.Name == name })
-		if i < 0 {
-			return nil, nil, nil, errs.New(errs.NotFound, "column %q does not exist in %s (columns: %s)", name, info.Path(), columnNames(arrow.NewSchema(all, nil)))
-		}
-		fields = append(fields, all[i])
-		if i >= len(system) {
-			cols = append(cols, i-len(system))
-		}
-	}
-	// The log is read in column order; the result keeps the asked order.
-	slices.Sort(cols)
-	outs := make([]output, len(fields))
-	for i, f := range fields {
-		if j := slices.IndexFunc(system, func(s arrow.Field) bool { return s.Name == f.Name }); j >= 0 {
-			outs[i] = output{system: f.Name}
-			continue
-		}
-		outs[i] = output{pos: slices.Index(cols, table.FieldIndices(f.Name)[0])}
-	}
-	return arrow.NewSchema(fields, nil), cols, outs, nil
 }
 
 func scanBuckets(info *catalog.TableInfo, want []int) ([]int, error) {

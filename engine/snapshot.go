@@ -17,10 +17,11 @@ const snapshotBatchRows = 16 << 10
 // runSnapshot sends a bucket's current rows, read from a consistent view of
 // its state, as inserts, and returns the log offset the view holds the
 // changelog up to: the offset a changelog read continues from. Every batch's
-// start and next are that offset. In the $changelog view the rows' _log_offset
-// is that offset too, and _commit_timestamp the time the view was taken.
+// start and next are that offset. In the $changelog view the rows'
+// _log_offset is that offset too, and _commit_timestamp the time the view was
+// taken. The filter, if any, applies to the rows.
 func (rs *ReadStream) runSnapshot(ctx context.Context, bucket int, send func(arrow.RecordBatch, BatchMeta) error) (int64, error) {
-	info, st := rs.info, rs.t.pk
+	info, p := rs.info, rs.plan
 	snap := rs.e.kv.Snapshot()
 	defer snap.Close()
 	at, err := snap.Applied(info.TableID, bucket)
@@ -30,27 +31,47 @@ func (rs *ReadStream) runSnapshot(ctx context.Context, bucket int, send func(arr
 	meta := BatchMeta{Bucket: bucket, Start: at, Next: at}
 	taken := time.Now().UnixMilli()
 	mem := rs.e.opts.Allocator
-	b := array.NewRecordBuilder(mem, rs.schema)
+	b := array.NewRecordBuilder(mem, p.needSchema())
 	defer b.Release()
-	rows, bytes := 0, 0
+	// Table columns decode straight into their builders; the rest are skipped.
+	to := make([]array.Builder, len(rs.t.types))
+	for i, v := range p.need {
+		if v >= p.system {
+			to[v-p.system] = b.Field(i)
+		}
+	}
+	rows, bytes, sent := 0, 0, false
 	b.Reserve(snapshotBatchRows)
 	flush := func() error {
 		defer b.Reserve(snapshotBatchRows)
-		rec := b.NewRecordBatch()
-		defer rec.Release()
-		meta.HighWatermark = rs.t.log.HighWatermark(bucket)
-		rs.e.met.rowsRead.Add(ctx, rec.NumRows(), tableAttr(info.Path().String()))
+		need := b.NewRecordBatch()
+		defer need.Release()
 		rows, bytes = 0, 0
-		return send(rec, meta)
-	}
-	// Table columns decode straight into their builders; the rest are skipped.
-	to := make([]array.Builder, len(st.types))
-	for i, o := range rs.outs {
-		if o.system == "" {
-			to[rs.cols[o.pos]] = b.Field(i)
+		if p.filter != nil {
+			_, filtered, err := rs.filterRows(ctx, need)
+			if err != nil {
+				return err
+			}
+			defer filtered.Release()
+			need = filtered
 		}
+		if rs.left >= 0 && need.NumRows() > rs.left {
+			need = need.NewSlice(0, rs.left)
+			defer need.Release()
+		}
+		if need.NumRows() == 0 && sent {
+			return nil
+		}
+		out := rs.project(need)
+		defer out.Release()
+		if rs.left > 0 {
+			rs.left -= out.NumRows()
+		}
+		sent = true
+		meta.HighWatermark = rs.t.log.HighWatermark(bucket)
+		rs.e.met.rowsRead.Add(ctx, out.NumRows(), tableAttr(info.Path().String()))
+		return send(out, meta)
 	}
-	sent := false
 	err = snap.Rows(info.TableID, bucket, func(_, value []byte) error {
 		if rs.left == 0 {
 			return errStopScan
@@ -60,28 +81,25 @@ func (rs *ReadStream) runSnapshot(ctx context.Context, bucket int, send func(arr
 				return err
 			}
 		}
-		if err := row.DecodeTo(value, st.types, to); err != nil {
+		if err := row.DecodeTo(value, rs.t.types, to); err != nil {
 			return err
 		}
-		for i, o := range rs.outs {
-			fb := b.Field(i)
-			switch o.system {
-			case "":
+		for i, v := range p.need {
+			if v >= p.system {
+				continue
+			}
+			switch p.view.Field(v).Name {
 			case ColChangeType:
-				fb.(*array.StringBuilder).Append(changeTypeNames[ChangeInsert])
+				b.Field(i).(*array.StringBuilder).Append(changeTypeNames[ChangeInsert])
 			case ColLogOffset:
-				fb.(*array.Int64Builder).Append(at)
+				b.Field(i).(*array.Int64Builder).Append(at)
 			case ColCommitTimestamp:
-				fb.(*array.TimestampBuilder).Append(arrow.Timestamp(taken))
+				b.Field(i).(*array.TimestampBuilder).Append(arrow.Timestamp(taken))
 			}
 		}
 		rows++
 		bytes += len(value)
-		if rs.left > 0 {
-			rs.left--
-		}
 		if rows >= snapshotBatchRows || bytes >= MaxBatchBytes/2 {
-			sent = true
 			return flush()
 		}
 		return nil

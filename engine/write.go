@@ -13,6 +13,7 @@ import (
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/logstore"
+	"github.com/fluxgate-io/fluxgate/predicate"
 )
 
 // WriteStream applies the batches of one write stream to one table, in order.
@@ -146,7 +147,7 @@ func (w *WriteStream) Submit(ctx context.Context, rec arrow.RecordBatch) (*Pendi
 	batches := make([]logstore.Part, 0, len(parts))
 	size := 0
 	for _, p := range parts {
-		meta := logstore.BatchMeta{SchemaID: w.info.SchemaID, WriterID: writer.ID, WriterSeq: -1}
+		meta := logstore.BatchMeta{SchemaID: w.info.SchemaID, WriterID: writer.ID, WriterSeq: -1, Stats: predicate.ComputeStats(p.rec)}
 		if writer.ID != "" {
 			meta.WriterSeq = seq
 		}

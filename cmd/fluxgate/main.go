@@ -30,6 +30,7 @@ var verbs = map[string]verb{
 	"put":    {"write a CSV, JSON lines, Parquet or Arrow file to a table", runPut},
 	"scan":   {"read a table: print it, or follow it as it grows", runScan},
 	"lookup": {"look keys up in a primary-key table (point, prefix, insert-if-not-exists)", runLookup},
+	"bench":  {"run the standard workloads against an embedded server, each beside its baseline", runBench},
 
 	"conformance": {"run the conformance scenarios against a server", runConformance},
 }

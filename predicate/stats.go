@@ -1,0 +1,424 @@
+package predicate
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math"
+	"strings"
+	"unicode/utf8"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/fluxgate-io/fluxgate/row"
+)
+
+// The statistics block of a log frame, version 1:
+//
+//	version   byte    1
+//	columns   uvarint the number of columns of the batch
+//	per column:
+//	  flags   byte    bit 0: min follows, bit 1: max follows
+//	  nulls   uvarint the number of nulls
+//	  min     uvarint length, then row.EncodeKey of the minimum (if flagged)
+//	  max     uvarint length, then row.EncodeKey of the maximum (if flagged)
+//
+// Minimum and maximum are bounds under row.Compare's order: every non-null
+// value of the column lies between them. They are exact except for strings
+// longer than maxStatString bytes: the minimum is cut to a prefix (which sorts
+// no later) and the maximum to the smallest string above every string with
+// its prefix. Floats order NaN above +Inf, so a column with a NaN has NaN as
+// its maximum. Binary and nested columns, and columns whose values are all
+// null, have neither. The block must be read with the batch's column types.
+const statsVersion = 1
+
+// maxStatString caps the bytes of a string minimum or maximum.
+const maxStatString = 64
+
+const (
+	hasMin = 1 << iota
+	hasMax
+)
+
+// ErrCorruptStats is wrapped by the errors of DecodeStats.
+var ErrCorruptStats = errors.New("predicate: corrupt statistics block")
+
+// ColumnStats describes the values of one column of a batch.
+type ColumnStats struct {
+	NullCount int64
+	// Min and Max bound the column's non-null values (row's Go values of the
+	// column type); nil when unknown.
+	Min, Max any
+}
+
+// ComputeStats returns the statistics block of rec. It runs on the write
+// path, so it reads each array with a typed loop and boxes one value per
+// column, not per row.
+func ComputeStats(rec arrow.RecordBatch) []byte {
+	dst := make([]byte, 0, 2+int(rec.NumCols())*20)
+	dst = append(dst, statsVersion)
+	dst = binary.AppendUvarint(dst, uint64(rec.NumCols()))
+	var key []byte
+	for _, arr := range rec.Columns() {
+		lo, hi := minMax(arr)
+		flagsAt := len(dst)
+		dst = append(dst, 0)
+		dst = binary.AppendUvarint(dst, uint64(arr.NullN()))
+		types := []arrow.DataType{arr.DataType()}
+		for i, v := range [2]any{lo, hi} {
+			if v == nil {
+				continue
+			}
+			var err error
+			if key, err = row.EncodeKey(key[:0], types, []any{v}); err != nil {
+				panic(fmt.Sprintf("predicate: statistics of %s: %v", arr.DataType(), err))
+			}
+			dst[flagsAt] |= byte(1 << i)
+			dst = binary.AppendUvarint(dst, uint64(len(key)))
+			dst = append(dst, key...)
+		}
+	}
+	return dst
+}
+
+// DecodeStats decodes a statistics block written by ComputeStats for a batch
+// whose columns have the given types. An empty block (a frame written without
+// statistics) gives nil: nothing is known, so every batch may match. A block
+// that does not decode is an error wrapping ErrCorruptStats; a reader treats
+// that batch as one that may match.
+func DecodeStats(b []byte, types []arrow.DataType) ([]ColumnStats, error) {
+	if len(b) == 0 {
+		return nil, nil
+	}
+	corrupt := func(format string, args ...any) error {
+		return fmt.Errorf("%w: %s", ErrCorruptStats, fmt.Sprintf(format, args...))
+	}
+	if b[0] != statsVersion {
+		return nil, corrupt("version %d, want %d", b[0], statsVersion)
+	}
+	off := 1
+	uvarint := func() (uint64, bool) {
+		v, n := binary.Uvarint(b[off:])
+		if n <= 0 {
+			return 0, false
+		}
+		off += n
+		return v, true
+	}
+	ncols, ok := uvarint()
+	if !ok || ncols != uint64(len(types)) {
+		return nil, corrupt("%d columns for %d column types", ncols, len(types))
+	}
+	stats := make([]ColumnStats, len(types))
+	for i, t := range types {
+		if off >= len(b) {
+			return nil, corrupt("column %d: truncated", i)
+		}
+		flags := b[off]
+		off++
+		if flags&^(hasMin|hasMax) != 0 {
+			return nil, corrupt("column %d: flags %#x", i, flags)
+		}
+		nulls, ok := uvarint()
+		if !ok || nulls > math.MaxInt64 {
+			return nil, corrupt("column %d: bad null count", i)
+		}
+		stats[i].NullCount = int64(nulls)
+		for j, v := range []*any{&stats[i].Min, &stats[i].Max} {
+			if flags&(1<<j) == 0 {
+				continue
+			}
+			n, ok := uvarint()
+			if !ok || n > uint64(len(b)-off) {
+				return nil, corrupt("column %d: bad bound length", i)
+			}
+			vals, err := row.DecodeKey(b[off:off+int(n)], []arrow.DataType{t})
+			if err != nil {
+				return nil, corrupt("column %d: %v", i, err)
+			}
+			off += int(n)
+			*v = vals[0]
+		}
+		if s := stats[i]; s.Min != nil && s.Max != nil && row.Compare(t, s.Min, s.Max) > 0 {
+			return nil, corrupt("column %d: minimum above maximum", i)
+		}
+	}
+	if off != len(b) {
+		return nil, corrupt("%d trailing bytes", len(b)-off)
+	}
+	return stats, nil
+}
+
+// minMax returns bounds of arr's non-null values, nil where there are none.
+func minMax(arr arrow.Array) (lo, hi any) {
+	n := arr.Len()
+	if arr.NullN() == n {
+		return nil, nil
+	}
+	// valid is nil when every value is valid; the typed loops then skip the
+	// bitmap.
+	var valid []byte
+	if arr.NullN() > 0 {
+		valid = arr.NullBitmapBytes()
+	}
+	off := arr.Data().Offset()
+	switch a := arr.(type) {
+	case *array.Boolean:
+		return minMaxBool(a, valid != nil)
+	case *array.Int8:
+		return box(minMaxInt(a.Int8Values(), valid, off))
+	case *array.Int16:
+		return box(minMaxInt(a.Int16Values(), valid, off))
+	case *array.Int32:
+		return box(minMaxInt(a.Int32Values(), valid, off))
+	case *array.Int64:
+		return box(minMaxInt(a.Int64Values(), valid, off))
+	case *array.Date32:
+		return box(minMaxInt(a.Date32Values(), valid, off))
+	case *array.Time32:
+		return box(minMaxInt(a.Time32Values(), valid, off))
+	case *array.Time64:
+		return box(minMaxInt(a.Time64Values(), valid, off))
+	case *array.Timestamp:
+		return box(minMaxInt(a.TimestampValues(), valid, off))
+	case *array.Float32:
+		return box(minMaxFloat(a.Float32Values(), valid, off))
+	case *array.Float64:
+		return box(minMaxFloat(a.Float64Values(), valid, off))
+	case *array.Decimal128:
+		return box(minMaxDecimal(a.Values(), valid, off))
+	case *array.String:
+		return stringBounds(minMaxString(a.ValueOffsets(), a.Data().Buffers()[2].Bytes(), valid, off))
+	case *array.LargeString:
+		return stringBounds(minMaxString(a.ValueOffsets(), a.Data().Buffers()[2].Bytes(), valid, off))
+	}
+	return nil, nil
+}
+
+func box[T any](lo, hi T) (any, any) { return lo, hi }
+
+// validRuns calls fn for each run [i, j) of valid values among n values
+// whose validity bitmap valid starts at bit off; nil valid means all are
+// valid. Runs are found a byte of the bitmap at a time where it can, so that
+// the loops in fn run over long stretches without a branch per value.
+func validRuns(valid []byte, off, n int, fn func(i, j int)) {
+	if valid == nil {
+		if n > 0 {
+			fn(0, n)
+		}
+		return
+	}
+	start := -1
+	for i := 0; i < n; {
+		bit := off + i
+		if bit%8 == 0 && i+8 <= n {
+			switch valid[bit/8] {
+			case 0xff:
+				if start < 0 {
+					start = i
+				}
+				i += 8
+				continue
+			case 0:
+				if start >= 0 {
+					fn(start, i)
+					start = -1
+				}
+				i += 8
+				continue
+			}
+		}
+		if bitutil.BitIsSet(valid, bit) {
+			if start < 0 {
+				start = i
+			}
+		} else if start >= 0 {
+			fn(start, i)
+			start = -1
+		}
+		i++
+	}
+	if start >= 0 {
+		fn(start, n)
+	}
+}
+
+// The loops below keep their running bounds in locals: bounds captured by
+// the closure would live in memory, a load and a store per value.
+
+func minMaxInt[T ~int8 | ~int16 | ~int32 | ~int64](vals []T, valid []byte, off int) (lo, hi T) {
+	first := true
+	validRuns(valid, off, len(vals), func(i, j int) {
+		run := vals[i:j]
+		if first {
+			lo, hi, first = run[0], run[0], false
+		}
+		// Two chains of conditional moves, not one, run in parallel.
+		l0, h0, l1, h1 := lo, hi, lo, hi
+		k := 0
+		for ; k+1 < len(run); k += 2 {
+			l0, h0 = min(l0, run[k]), max(h0, run[k])
+			l1, h1 = min(l1, run[k+1]), max(h1, run[k+1])
+		}
+		if k < len(run) {
+			l0, h0 = min(l0, run[k]), max(h0, run[k])
+		}
+		lo, hi = min(l0, l1), max(h0, h1)
+	})
+	return lo, hi
+}
+
+// minMaxFloat orders as row.Compare does: NaN above +Inf, so a column with
+// a NaN has NaN as its maximum. Comparisons with NaN are false, so the loop
+// passes over NaNs and counts them.
+func minMaxFloat[T float32 | float64](vals []T, valid []byte, off int) (lo, hi T) {
+	lo, hi = T(math.Inf(1)), T(math.Inf(-1))
+	values, nans := 0, 0
+	validRuns(valid, off, len(vals), func(i, j int) {
+		l, h, n := lo, hi, 0
+		for _, v := range vals[i:j] {
+			if v < l {
+				l = v
+			}
+			if v > h {
+				h = v
+			}
+			if v != v {
+				n++
+			}
+		}
+		lo, hi, values, nans = l, h, values+j-i, nans+n
+	})
+	switch nan := T(math.NaN()); {
+	case nans == values:
+		return nan, nan
+	case nans > 0:
+		return lo, nan
+	}
+	return lo, hi
+}
+
+func minMaxDecimal(vals []decimal128.Num, valid []byte, off int) (lo, hi decimal128.Num) {
+	first := true
+	validRuns(valid, off, len(vals), func(i, j int) {
+		run := vals[i:j]
+		if first {
+			lo, hi, first = run[0], run[0], false
+		}
+		l, h := lo, hi
+		for _, v := range run {
+			if v.Less(l) {
+				l = v
+			} else if v.Greater(h) {
+				h = v
+			}
+		}
+		lo, hi = l, h
+	})
+	return lo, hi
+}
+
+// minMaxString finds the least and greatest strings of an array with the
+// given value offsets and data. Most values lie strictly between the two, and
+// the first 8 bytes (as a big-endian integer, zero-padded) mostly show it
+// without comparing strings.
+func minMaxString[O int32 | int64](offs []O, data []byte, valid []byte, off int) (lo, hi string) {
+	first := true
+	var loKey, hiKey uint64
+	validRuns(valid, off, len(offs)-1, func(i, j int) {
+		if first {
+			lo = unsafeString(data[offs[i]:offs[i+1]])
+			hi, loKey, hiKey, first = lo, prefixKey(lo), prefixKey(lo), false
+		}
+		l, h, lk, hk := lo, hi, loKey, hiKey
+		for k := i; k < j; k++ {
+			v := data[offs[k]:offs[k+1]]
+			key := prefixKey(v)
+			if lk < key && key < hk {
+				continue
+			}
+			if string(v) < l {
+				l, lk = unsafeString(v), key
+			} else if string(v) > h {
+				h, hk = unsafeString(v), key
+			}
+		}
+		lo, hi, loKey, hiKey = l, h, lk, hk
+	})
+	return lo, hi
+}
+
+// prefixKey returns the first 8 bytes of s as a big-endian integer, padded
+// with zeros: prefixKey(a) < prefixKey(b) implies a < b.
+func prefixKey[S string | []byte](s S) uint64 {
+	if len(s) >= 8 {
+		return binary.BigEndian.Uint64([]byte(s[:8]))
+	}
+	var k uint64
+	for i := range 8 {
+		k <<= 8
+		if i < len(s) {
+			k |= uint64(s[i])
+		}
+	}
+	return k
+}
+
+// unsafeString returns b as a string without copying; the string lives only
+// as long as b is unchanged (stringBounds copies what it keeps).
+func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
+
+// stringBounds caps lo and hi (which alias Arrow buffers) at maxStatString
+// bytes and copies them.
+func stringBounds(lo, hi string) (any, any) {
+	if len(lo) > maxStatString {
+		cut := maxStatString
+		for cut > 0 && !utf8.RuneStart(lo[cut]) {
+			cut--
+		}
+		lo = lo[:cut]
+	}
+	var max any
+	if len(hi) <= maxStatString {
+		max = strings.Clone(hi)
+	} else if s, ok := successor(hi[:maxStatString]); ok {
+		max = s
+	}
+	return strings.Clone(lo), max
+}
+
+// successor returns the smallest string above every string that starts with
+// p, and false if there is none (p is all 0xff bytes).
+func successor(p string) (string, bool) {
+	b := []byte(p)
+	for i := len(b) - 1; i >= 0; i-- {
+		if b[i] != 0xff {
+			b[i]++
+			return string(b[:i+1]), true
+		}
+	}
+	return "", false
+}
+
+func minMaxBool(a *array.Boolean, hasNulls bool) (lo, hi any) {
+	var hasTrue, hasFalse bool
+	if !hasNulls {
+		n := a.Len()
+		set := bitutil.CountSetBits(a.Data().Buffers()[1].Bytes(), a.Data().Offset(), n)
+		hasTrue, hasFalse = set > 0, set < n
+	} else {
+		for i := range a.Len() {
+			if a.IsValid(i) {
+				if a.Value(i) {
+					hasTrue = true
+				} else {
+					hasFalse = true
+				}
+			}
+		}
+	}
+	return !hasFalse, hasTrue
+}
