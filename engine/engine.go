@@ -348,3 +348,13 @@ func (e *Engine) Ready() bool {
 		return true
 	}
 }
+
+// LogBytesRead reports how many bytes scans have read from a table's log
+// files since it was opened.
+func (e *Engine) LogBytesRead(name string) (int64, error) {
+	t, _, err := e.resolve(name)
+	if err != nil {
+		return 0, err
+	}
+	return t.log.BytesRead(), nil
+}

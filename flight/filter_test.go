@@ -18,8 +18,13 @@ func TestFilteredScan(t *testing.T) {
 	if _, err := ts.cl.CreateTable(ctx, ordersSpec("orders", 1, ""), false); err != nil {
 		t.Fatal(err)
 	}
-	write(t, ts, "orders", 0, 1000, 20) // ids 0..19999, one batch per thousand
-	filter := json.RawMessage(`{"and": [{"ge": ["order_id", 5100]}, {"lt": ["order_id", 5300]}, {"ne": ["item", "item-3"]}]}`)
+	write(t, ts, "orders", 0, 5000, 20) // ids 0..99999, 5000 a batch
+	before, _ := ts.eng.LogBytesRead("orders")
+	if got := ids(t, ts, client.ScanRequest{Table: "orders", Columns: []string{"amount", "order_id"}}); len(got) != 100000 {
+		t.Fatalf("unfiltered scan read %d rows", len(got))
+	}
+	mid, _ := ts.eng.LogBytesRead("orders")
+	filter := json.RawMessage(`{"and": [{"ge": ["order_id", 25100]}, {"lt": ["order_id", 25300]}, {"ne": ["item", "item-3"]}]}`)
 	sc, err := ts.cl.Scan(ctx, client.ScanRequest{Table: "orders", Filter: filter, Columns: []string{"amount", "order_id"}})
 	if err != nil {
 		t.Fatal(err)
@@ -27,10 +32,8 @@ func TestFilteredScan(t *testing.T) {
 	defer sc.Release()
 	var got []int64
 	var last client.BatchMeta
-	batches := 0
 	for sc.Next() {
 		rec := sc.RecordBatch()
-		batches++
 		last = sc.Meta()
 		for i := range int(rec.NumRows()) {
 			got = append(got, rec.Column(1).(interface{ Value(int) int64 }).Value(i))
@@ -40,7 +43,7 @@ func TestFilteredScan(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := 0
-	for id := 5100; id < 5300; id++ {
+	for id := 25100; id < 25300; id++ {
 		if id%7 != 3 {
 			want++
 		}
@@ -49,12 +52,18 @@ func TestFilteredScan(t *testing.T) {
 		t.Fatalf("filtered scan returned %d rows, want %d", len(got), want)
 	}
 	for _, id := range got {
-		if id < 5100 || id >= 5300 || id%7 == 3 {
+		if id < 25100 || id >= 25300 || id%7 == 3 {
 			t.Fatalf("row %d does not match the filter", id)
 		}
 	}
-	if last.Next != 20000 {
-		t.Fatalf("the scan ended at next %d, want the end offset 20000", last.Next)
+	if last.Next != 100000 {
+		t.Fatalf("the scan ended at next %d, want the end offset 100000", last.Next)
+	}
+	after, _ := ts.eng.LogBytesRead("orders")
+	// One batch of twenty has matching rows: the other nineteen are skipped
+	// after their small prefix.
+	if unfiltered, filtered := mid-before, after-mid; filtered*5 > unfiltered {
+		t.Fatalf("the filtered scan read %d bytes, the unfiltered one %d: want at least 5 times fewer", filtered, unfiltered)
 	}
 
 	for _, bad := range []string{`{"gt": ["nope", 1]}`, `{"gt": ["order_id", "x"]}`, `{"between": ["order_id", 1, 2]}`} {

@@ -2,8 +2,11 @@ package logstore
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
+	"runtime"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -46,18 +49,61 @@ func (f *Frame) Record(d *Decoder, schema *arrow.Schema) (arrow.RecordBatch, err
 			}
 		}
 	}()
-	for i, c := range f.cols {
+	errs := make([]error, len(f.cols))
+	decode := func(i int) {
+		c := f.cols[i]
 		a, err := d.Column(c, f.metas[i], f.bodies[i], f.codec, f.rawLens[i])
-		if err != nil {
-			return nil, fmt.Errorf("frame at offset %d: %w", f.BaseOffset, err)
-		}
-		if a.Len() != f.Rows {
+		switch {
+		case err != nil:
+			errs[i] = fmt.Errorf("frame at offset %d: %w", f.BaseOffset, err)
+		case a.Len() != f.Rows:
 			a.Release()
-			return nil, fmt.Errorf("frame at offset %d: column %d has %d rows, want %d", f.BaseOffset, c, a.Len(), f.Rows)
+			errs[i] = fmt.Errorf("frame at offset %d: column %d has %d rows, want %d", f.BaseOffset, c, a.Len(), f.Rows)
+		default:
+			arrs[i] = a
 		}
-		arrs[i] = a
+	}
+	if f.codec == CodecNone || f.compressed() < parallelDecompressBytes {
+		for i := range f.cols {
+			decode(i)
+		}
+	} else {
+		// Decompressing is the bulk of reading a compressed frame, and its
+		// columns are independent.
+		var wg sync.WaitGroup
+		next := make(chan int, len(f.cols))
+		for i := range f.cols {
+			next <- i
+		}
+		close(next)
+		for range min(runtime.GOMAXPROCS(0), len(f.cols)) {
+			wg.Go(func() {
+				for i := range next {
+					decode(i)
+				}
+			})
+		}
+		wg.Wait()
+	}
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
 	}
 	return array.NewRecordBatch(schema, arrs, int64(f.Rows)), nil
+}
+
+// parallelDecompressBytes is the compressed size from which a frame's columns
+// are decoded concurrently.
+const parallelDecompressBytes = 256 << 10
+
+// compressed returns the bytes of the frame's compressed column bodies.
+func (f *Frame) compressed() int {
+	n := 0
+	for i, b := range f.bodies {
+		if f.rawLens[i] > 0 {
+			n += len(b)
+		}
+	}
+	return n
 }
 
 // Reader reads one bucket's frames in offset order.
@@ -69,6 +115,7 @@ type Reader struct {
 	next int64 // next offset to deliver
 	seg  *segment
 	pos  int64 // position in seg of the next frame to read
+	head int   // bytes to read first: the last frame's prefix length
 }
 
 // NewReader returns a reader of bucket from offset start, reading the columns
@@ -161,13 +208,15 @@ func (r *Reader) locate() error {
 	return nil
 }
 
-// readHead is how much a reader reads first: enough for the header, writer
-// id and column directory of any ordinary frame.
-const readHead = 4 << 10
+// minHead is the least a reader reads first. A reader then reads as much as
+// the previous frame's prefix (header, writer id, column directory,
+// statistics, change types): usually the whole prefix in one read, and not
+// much more, so that skipping a frame costs little.
+const minHead = 512
 
 func (r *Reader) readFrame() (*Frame, int64, error) {
 	s := r.seg
-	head, err := r.readAt(readHead, r.pos, true)
+	head, err := r.readAt(max(r.head, minHead), r.pos, true)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -175,6 +224,7 @@ func (r *Reader) readFrame() (*Frame, int64, error) {
 	if err != nil {
 		return nil, 0, fmt.Errorf("%s at %d: %w", s.logPath, r.pos, err)
 	}
+	r.head = int(h.prefixLen)
 	if int(h.prefixLen) > len(head) {
 		if head, err = r.readAt(int(h.prefixLen), r.pos, false); err != nil {
 			return nil, 0, err
