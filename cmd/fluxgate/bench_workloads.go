@@ -284,6 +284,24 @@ func benchFilterNote(e *benchEnv, r *benchResult) {
 	ev := e.eventData()
 	r.Notes = fmt.Sprintf("ts in a %.1f s range: %s rows (%.2f %%), table without compression; rows/s counts the table's rows",
 		float64(ev.hi-ev.lo)/1000, benchInt(ev.matching), 100*float64(ev.matching)/float64(ev.rows))
+	// Bytes the server read from the log for one scan of each kind.
+	ctx, table := context.Background(), e.tables["none"].name
+	read := func(req client.ScanRequest, rows int64) int64 {
+		before, err := e.srv.eng.LogBytesRead(table)
+		if err == nil {
+			_, err = benchScan(ctx, e.fg, req, rows)
+		}
+		after, _ := e.srv.eng.LogBytesRead(table)
+		if err != nil {
+			return 0
+		}
+		return after - before
+	}
+	all := read(client.ScanRequest{Table: table}, ev.rows)
+	some := read(benchFilterRequest(e), ev.matching)
+	if all > 0 && some > 0 {
+		r.Notes += fmt.Sprintf("; log bytes read %.1f MB vs %.1f MB unfiltered (%.0fx fewer)", float64(some)/1e6, float64(all)/1e6, float64(all)/float64(some))
+	}
 }
 
 // Lookups.
