@@ -24,6 +24,7 @@ import (
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/kv"
 	"github.com/fluxgate-io/fluxgate/logstore"
+	"github.com/fluxgate-io/fluxgate/predicate"
 )
 
 // Options configure an engine. The zero value means the defaults.
@@ -70,6 +71,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Log.Logger == nil {
 		o.Log.Logger = o.Logger
+	}
+	if o.Log.Summarize == nil {
+		o.Log.Summarize = predicate.MergeStats
 	}
 	return o
 }

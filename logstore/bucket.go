@@ -64,6 +64,9 @@ func (b *bucket) segments() []*segment {
 
 // roll starts a new active segment at the log end. Called with appendMu held.
 func (b *bucket) roll(opts Options) (*segment, error) {
+	if err := b.active().seal(); err != nil {
+		return nil, fmt.Errorf("seal segment: %w", err)
+	}
 	s, err := openSegment(b.dir, b.logEnd, opts.IndexIntervalBytes)
 	if err != nil {
 		return nil, fmt.Errorf("roll segment: %w", err)

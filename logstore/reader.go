@@ -150,6 +150,9 @@ func (r *Reader) Next(limit int64) (*Frame, error) {
 	if err := r.locate(); err != nil {
 		return nil, err
 	}
+	if f := r.skipSegment(limit); f != nil {
+		return f, nil
+	}
 	for {
 		f, size, err := r.readFrame()
 		if err != nil {
@@ -206,6 +209,22 @@ func (r *Reader) locate() error {
 	r.Close()
 	r.seg, r.pos = s, s.seekOffset(r.next)
 	return nil
+}
+
+// skipSegment passes over the rest of a sealed segment whose summary the
+// skip function rules out, when the reader is at its start and the segment
+// ends within limit.
+func (r *Reader) skipSegment(limit int64) *Frame {
+	if r.skip == nil || r.next != r.seg.base {
+		return nil
+	}
+	sealed, next, rows, summary := r.seg.sealedSummary()
+	if !sealed || summary == nil || next > limit || next <= r.next || !r.skip(summary, int(rows)) {
+		return nil
+	}
+	f := &Frame{BaseOffset: r.next, NextOffset: next, Skipped: true}
+	r.next = next
+	return f
 }
 
 // minHead is the least a reader reads first. A reader then reads as much as

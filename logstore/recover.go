@@ -146,6 +146,9 @@ func (t *Table) recover() error {
 		if err := syncDir(tl.b.dir); err != nil {
 			return err
 		}
+		for _, s := range segs[:len(segs)-1] {
+			s.loadSummary()
+		}
 		act := segs[len(segs)-1]
 		tl.b.logEnd = act.next
 		for _, s := range segs {

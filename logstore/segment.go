@@ -35,11 +35,23 @@ type segment struct {
 	lastIndexed int64 // file position of the last index entry, -1 if none
 	interval    int64 // bytes of log between index entries
 
+	// summary merges the statistics of every frame so far (see
+	// Options.Summarize). Guarded by appendMu.
+	summary     []byte
+	summaryLost bool // a frame had no statistics: no summary
+	summaryRows int64
+
 	mu struct {
 		sync.Mutex
 		index   []indexEntry
 		refs    int
 		removed bool
+		// Set when the segment is sealed (no more appends): what readers
+		// need to pass over it whole.
+		sealed  bool
+		next    int64
+		rows    int64
+		summary []byte
 	}
 	idx *os.File // index file, appended to as frames arrive
 }
@@ -223,6 +235,64 @@ func (s *segment) seekTime(ts int64) int64 {
 	return s.mu.index[i-1].pos
 }
 
+// summarize folds a frame's statistics into the segment's summary. Frames
+// without rows tell nothing; one without statistics makes the summary
+// unknown for good.
+func (s *segment) summarize(stats []byte, rows int64, merge func(a, b []byte) []byte) {
+	switch {
+	case rows == 0 || s.summaryLost:
+	case len(stats) == 0:
+		s.summary, s.summaryLost = nil, true
+	case s.summary == nil:
+		s.summary = append([]byte(nil), stats...)
+	default:
+		s.summary = merge(s.summary, stats)
+		s.summaryLost = s.summary == nil
+	}
+	s.summaryRows += rows
+}
+
+// summaryPath is the file that keeps a sealed segment's summary: its end
+// offset (8 bytes) then the summary. It is a hint, checked against the log.
+func (s *segment) summaryPath() string {
+	return strings.TrimSuffix(s.logPath, ".log") + ".summary"
+}
+
+// seal marks the segment complete and publishes its summary to readers,
+// writing it beside the log so that the next open has it too.
+func (s *segment) seal() error {
+	s.mu.Lock()
+	summary := s.summary
+	if s.summaryLost {
+		summary = nil
+	}
+	s.mu.sealed, s.mu.next, s.mu.rows, s.mu.summary = true, s.next, s.summaryRows, summary
+	s.mu.Unlock()
+	if summary == nil {
+		return nil
+	}
+	b := binary.BigEndian.AppendUint64(nil, uint64(s.next))
+	b = binary.BigEndian.AppendUint64(b, uint64(s.summaryRows))
+	return os.WriteFile(s.summaryPath(), append(b, s.summary...), 0o644)
+}
+
+// loadSummary seals a segment found on open, with its summary file if that
+// describes the log as it is.
+func (s *segment) loadSummary() {
+	if b, err := os.ReadFile(s.summaryPath()); err == nil && len(b) > 16 && int64(binary.BigEndian.Uint64(b)) == s.next {
+		s.summary, s.summaryRows = b[16:], int64(binary.BigEndian.Uint64(b[8:]))
+	}
+	s.seal()
+}
+
+// sealedSummary returns, for a sealed segment, its end offset, row count and
+// summary (nil when unknown).
+func (s *segment) sealedSummary() (sealed bool, next, rows int64, summary []byte) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.mu.sealed, s.mu.next, s.mu.rows, s.mu.summary
+}
+
 // acquire takes a reference for a reader; it fails once the segment is removed.
 func (s *segment) acquire() bool {
 	s.mu.Lock()
@@ -252,6 +322,9 @@ func (s *segment) remove() error {
 	done := s.mu.refs == 0
 	s.mu.Unlock()
 	err := errors.Join(os.Remove(s.logPath), os.Remove(s.indexPath))
+	if rmErr := os.Remove(s.summaryPath()); rmErr != nil && !os.IsNotExist(rmErr) {
+		err = errors.Join(err, rmErr)
+	}
 	if done {
 		s.close()
 	}

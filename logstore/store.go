@@ -38,6 +38,10 @@ type Options struct {
 	Logger *slog.Logger
 	// OnSync, if set, is told how long each group-commit round took.
 	OnSync func(time.Duration)
+	// Summarize, if set, merges two frames' statistics blocks into one that
+	// holds for both. Each segment then keeps the merge of its frames', and a
+	// reader's skip function can pass over a sealed segment whole.
+	Summarize func(a, b []byte) []byte
 }
 
 func (o Options) withDefaults() Options {
@@ -249,6 +253,10 @@ func (t *Table) appendLocked(p Part, txn uint64, nparts uint16, now int64) error
 	}
 	if err := seg.noteAppended(&h, pos); err != nil {
 		return err
+	}
+	if t.opts.Summarize != nil {
+		at := fixedHeaderSize + int(h.writerIDLen) + int(h.columns)*dirEntrySize
+		seg.summarize(prefix[at:at+int(h.statsLen)], int64(h.recordCount), t.opts.Summarize)
 	}
 	b.logEnd, b.lastTs = h.nextOffset(), h.commitTs
 	t.dirty[seg] = struct{}{}

@@ -416,3 +416,68 @@ func TestSkipByStatistics(t *testing.T) {
 		t.Fatalf("read %d bytes for one frame of four", n)
 	}
 }
+
+// A sealed segment whose summary the skip function rules out is passed over
+// whole, also after a reopen.
+func TestSkipWholeSegments(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	dir := t.TempDir()
+	// The "statistics" of a frame is its largest id's thousand; the summary
+	// keeps the largest.
+	opts := Options{SegmentBytes: 64 << 10, Summarize: func(a, b []byte) []byte { return []byte{max(a[0], b[0])} }}
+	tbl, err := Open(dir, 1, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc := newEncoder(t, CodecNone, mem)
+	for i := range 40 {
+		rec := makeRecord(t, mem, i*1000, 1000)
+		b, err := enc.Encode(rec, BatchMeta{SchemaID: 1, WriterSeq: -1, Stats: []byte{byte(i)}})
+		rec.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tbl.Append([]Part{{Bucket: 0, Batch: b}}, Writer{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	scan := func(tbl *Table) (segments, frames int) {
+		r, err := tbl.NewReader(0, 0, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		r.SkipIf(func(stats []byte, rows int) bool { return stats[0] < 35 }) // ids from 35000 on
+		for {
+			f, err := r.Next(tbl.HighWatermark(0))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if f == nil {
+				return
+			}
+			switch {
+			case f.Skipped && f.Stats == nil && f.NextOffset-f.BaseOffset > 1000:
+				segments++
+			case !f.Skipped:
+				frames++
+			}
+		}
+	}
+	check := func(tbl *Table) {
+		segs, frames := scan(tbl)
+		if segs == 0 || frames != 5 {
+			t.Fatalf("skipped %d whole segments and read %d frames; want some segments skipped and the 5 last frames read", segs, frames)
+		}
+	}
+	check(tbl)
+	if err := tbl.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if tbl, err = Open(dir, 1, opts); err != nil {
+		t.Fatal(err)
+	}
+	defer tbl.Close()
+	check(tbl)
+}
