@@ -4,6 +4,9 @@
 //	fluxgate table create|list|describe|drop ...
 //	fluxgate put --table T FILE     write CSV, JSON lines, Parquet or Arrow IPC
 //	fluxgate scan --table T ...     read a table
+//	fluxgate lookup --table T ...   look keys up in a primary-key table
+//	fluxgate bench                  the standard workloads beside their baselines
+//	fluxgate demo                   the five stories, end to end, on an embedded server
 //	fluxgate conformance --addr A   run the conformance scenarios against a server
 package main
 
@@ -31,6 +34,7 @@ var verbs = map[string]verb{
 	"scan":   {"read a table: print it, or follow it as it grows", runScan},
 	"lookup": {"look keys up in a primary-key table (point, prefix, insert-if-not-exists)", runLookup},
 	"bench":  {"run the standard workloads against an embedded server, each beside its baseline", runBench},
+	"demo":   {"run the five stories end to end against an embedded server", runDemo},
 
 	"conformance": {"run the conformance scenarios against a server", runConformance},
 }
