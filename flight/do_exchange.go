@@ -11,8 +11,6 @@ package flight
 
 import (
 	"encoding/json"
-	"errors"
-	"io"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
@@ -26,12 +24,9 @@ func (s *Service) DoExchange(stream flight.FlightService_DoExchangeServer) error
 }
 
 func (s *Service) doExchange(stream flight.FlightService_DoExchangeServer) error {
-	r, err := flight.NewRecordReader(stream, ipc.WithAllocator(s.mem))
+	r, err := s.openStream("DoExchange", stream)
 	if err != nil {
-		if errors.Is(err, io.EOF) {
-			return errs.New(errs.Invalid, "DoExchange: the stream ended before a schema was sent")
-		}
-		return errs.New(errs.Invalid, "DoExchange: the first message must carry the descriptor and the key schema: %v", err)
+		return err
 	}
 	defer r.Release()
 	req, err := lookupRequest(r.LatestFlightDescriptor())
@@ -60,13 +55,7 @@ func (s *Service) doExchange(stream flight.FlightService_DoExchangeServer) error
 			return err
 		}
 	}
-	if err := r.Err(); err != nil && !errors.Is(err, io.EOF) {
-		if _, ok := grpcStatus(err); ok {
-			return err
-		}
-		return errs.New(errs.Invalid, "DoExchange: malformed stream: %v", err)
-	}
-	return nil
+	return streamErr("DoExchange", r)
 }
 
 // lookupRequest reads the lookup a descriptor asks for.

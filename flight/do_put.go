@@ -10,14 +10,10 @@ package flight
 
 import (
 	"encoding/json"
-	"errors"
-	"io"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
-	"github.com/apache/arrow-go/v18/arrow/ipc"
 
 	"github.com/fluxgate-io/fluxgate/engine"
-	"github.com/fluxgate-io/fluxgate/errs"
 )
 
 func (s *Service) DoPut(stream flight.FlightService_DoPutServer) error {
@@ -25,12 +21,9 @@ func (s *Service) DoPut(stream flight.FlightService_DoPutServer) error {
 }
 
 func (s *Service) doPut(stream flight.FlightService_DoPutServer) error {
-	r, err := flight.NewRecordReader(stream, ipc.WithAllocator(s.mem))
+	r, err := s.openStream("DoPut", stream)
 	if err != nil {
-		if errors.Is(err, io.EOF) {
-			return errs.New(errs.Invalid, "DoPut: the stream ended before a schema was sent")
-		}
-		return errs.New(errs.Invalid, "DoPut: the first message must carry the descriptor and an Arrow schema: %v", err)
+		return err
 	}
 	defer r.Release()
 	req, err := writeRequest(r.LatestFlightDescriptor())
@@ -68,13 +61,7 @@ func (s *Service) appendAll(stream flight.FlightService_DoPutServer, r *flight.R
 		}
 		pending <- p
 	}
-	if err := r.Err(); err != nil && !errors.Is(err, io.EOF) {
-		if _, ok := grpcStatus(err); ok {
-			return err
-		}
-		return errs.New(errs.Invalid, "DoPut: malformed stream: %v", err)
-	}
-	return nil
+	return streamErr("DoPut", r)
 }
 
 func ackInOrder(stream flight.FlightService_DoPutServer, pending <-chan *engine.PendingWrite) error {
