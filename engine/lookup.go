@@ -64,7 +64,10 @@ func (e *Engine) OpenLookup(req LookupRequest) (*lookup.Lookuper, error) {
 		Name: path.String(), ID: info.TableID, Schema: info.ArrowSchema(), Types: st.types,
 		PK: info.PrimaryKeyIndexes(), BucketKey: info.BucketKeyIndexes(), Buckets: info.BucketCount(),
 	}
-	opts := lookup.Options{Columns: cols, Prefix: req.Prefix}
+	attr := tableAttr(path.String())
+	opts := lookup.Options{Columns: cols, Prefix: req.Prefix, Observe: func(m lookup.Meta) {
+		e.met.lookupKeys.Add(context.Background(), int64(m.Keys), attr)
+	}}
 	if req.InsertIfNotExists {
 		for c, col := range info.Columns {
 			if !*col.Nullable && !slices.Contains(lt.PK, c) && col.Name != info.AutoIncrementColumn() {

@@ -15,6 +15,8 @@ type metrics struct {
 	bytesWritten metric.Int64Counter
 	rowsRead     metric.Int64Counter
 	syncSeconds  metric.Float64Histogram
+	scans        metric.Int64UpDownCounter
+	lookupKeys   metric.Int64Counter
 }
 
 func newMetrics(e *Engine, m metric.Meter) (*metrics, error) {
@@ -37,6 +39,20 @@ func newMetrics(e *Engine, m metric.Meter) (*metrics, error) {
 	if mt.syncSeconds, err = m.Float64Histogram("fluxgate.log.sync.duration", metric.WithUnit("s"), metric.WithDescription("duration of one group-commit fsync round")); err != nil {
 		return nil, err
 	}
+	if mt.scans, err = m.Int64UpDownCounter("fluxgate.scans.open", metric.WithDescription("scan streams being served")); err != nil {
+		return nil, err
+	}
+	if mt.lookupKeys, err = m.Int64Counter("fluxgate.lookup.keys", metric.WithDescription("keys looked up, per table")); err != nil {
+		return nil, err
+	}
+	logBytes, err := m.Int64ObservableGauge("fluxgate.log.bytes", metric.WithUnit("By"), metric.WithDescription("bytes of a table's log segments on disk"))
+	if err != nil {
+		return nil, err
+	}
+	bytesRead, err := m.Int64ObservableCounter("fluxgate.log.bytes.read", metric.WithUnit("By"), metric.WithDescription("bytes scans read from a table's log files"))
+	if err != nil {
+		return nil, err
+	}
 	hw, err := m.Int64ObservableGauge("fluxgate.log.high_watermark", metric.WithDescription("offset below which a bucket's log is durable and readable"))
 	if err != nil {
 		return nil, err
@@ -50,6 +66,8 @@ func newMetrics(e *Engine, m metric.Meter) (*metrics, error) {
 		defer e.mu.RUnlock()
 		for _, t := range e.tables {
 			name := t.info.Load().Path().String()
+			o.ObserveInt64(logBytes, t.log.Size(), tableAttr(name))
+			o.ObserveInt64(bytesRead, t.log.BytesRead(), tableAttr(name))
 			for b := range t.log.Buckets() {
 				attrs := metric.WithAttributes(attribute.String("table", name), attribute.Int("bucket", b))
 				o.ObserveInt64(hw, t.log.HighWatermark(b), attrs)
@@ -57,7 +75,7 @@ func newMetrics(e *Engine, m metric.Meter) (*metrics, error) {
 			}
 		}
 		return nil
-	}, hw, earliest)
+	}, hw, earliest, logBytes, bytesRead)
 	return &mt, err
 }
 

@@ -128,6 +128,8 @@ func (rs *ReadStream) Compression() string { return rs.tk.Compression }
 func (rs *ReadStream) Run(ctx context.Context, send func(arrow.RecordBatch, BatchMeta) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
+	rs.e.met.scans.Add(ctx, 1)
+	defer rs.e.met.scans.Add(context.Background(), -1)
 	go func() {
 		select {
 		case <-rs.e.draining:

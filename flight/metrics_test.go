@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/fluxgate-io/fluxgate/client"
 	"github.com/fluxgate-io/fluxgate/engine"
 	"github.com/fluxgate-io/fluxgate/otel"
 )
@@ -21,6 +22,9 @@ func TestMetricsCountWritesAndOffsets(t *testing.T) {
 		t.Fatal(err)
 	}
 	write(t, ts, "orders", 0, 10, 3)
+	if got := ids(t, ts, client.ScanRequest{Table: "orders"}); len(got) != 30 {
+		t.Fatalf("scan read %d rows", len(got))
+	}
 
 	rec := httptest.NewRecorder()
 	tel.MetricsHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
@@ -29,6 +33,9 @@ func TestMetricsCountWritesAndOffsets(t *testing.T) {
 		`fluxgate_rows_written_total{otel_scope_name="engine",otel_scope_schema_url="",otel_scope_version="",table="fluss.orders"} 30`,
 		`fluxgate_log_high_watermark{bucket="0",otel_scope_name="engine",otel_scope_schema_url="",otel_scope_version="",table="fluss.orders"} 30`,
 		`fluxgate_log_sync_duration_seconds_count`,
+		`fluxgate_log_bytes{otel_scope_name="engine",otel_scope_schema_url="",otel_scope_version="",table="fluss.orders"}`,
+		`fluxgate_scans_open{otel_scope_name="engine",otel_scope_schema_url="",otel_scope_version=""} 0`,
+		`fluxgate_rows_read_total{otel_scope_name="engine",otel_scope_schema_url="",otel_scope_version="",table="fluss.orders"} 30`,
 	} {
 		if !strings.Contains(string(body), want) {
 			t.Errorf("/metrics lacks %s", want)

@@ -419,3 +419,16 @@ func (t *Table) closeFiles() error {
 	}
 	return err
 }
+
+// Size reports the bytes of the table's log segments on disk.
+func (t *Table) Size() int64 {
+	t.appendMu.Lock()
+	defer t.appendMu.Unlock()
+	var n int64
+	for _, b := range t.buckets {
+		for _, s := range b.segments() {
+			n += s.size
+		}
+	}
+	return n
+}

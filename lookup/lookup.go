@@ -55,6 +55,8 @@ type Options struct {
 	Prefix  bool
 	// Insert, if set, makes a point lookup insert the keys it does not find.
 	Insert Insert
+	// Observe, if set, is told each answer's key and row counts (metrics).
+	Observe func(Meta)
 }
 
 // Lookuper answers the key batches of one lookup stream. Not safe for
@@ -203,7 +205,11 @@ func (l *Lookuper) Lookup(ctx context.Context, keys arrow.RecordBatch) (arrow.Re
 		return rows[a].seq < rows[b].seq
 	})
 	rec, err := l.answer(rows)
-	return rec, Meta{Keys: n, Rows: len(rows)}, err
+	meta := Meta{Keys: n, Rows: len(rows)}
+	if err == nil && l.opts.Observe != nil {
+		l.opts.Observe(meta)
+	}
+	return rec, meta, err
 }
 
 // read reads the keys of each bucket (only those in want, if set) from one
