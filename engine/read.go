@@ -304,7 +304,7 @@ func (rs *ReadStream) sendFrame(ctx context.Context, f *logstore.Frame, r Ticket
 	out := rs.project(sub)
 	defer out.Release()
 	step := rows
-	if size := recordBytes(out) * rows / max(out.NumRows(), 1); size > MaxBatchBytes {
+	if size := RecordBytes(out) * rows / max(out.NumRows(), 1); size > MaxBatchBytes {
 		step = max(rows*MaxBatchBytes/size, 1)
 	}
 	hw := rs.t.log.HighWatermark(r.Bucket)
@@ -458,8 +458,8 @@ func emptyRecord(schema *arrow.Schema, mem memory.Allocator) arrow.RecordBatch {
 	return rec
 }
 
-// recordBytes is the size of a record's buffers.
-func recordBytes(rec arrow.RecordBatch) int64 {
+// RecordBytes is the size of a record's buffers.
+func RecordBytes(rec arrow.RecordBatch) int64 {
 	var n int64
 	for _, c := range rec.Columns() {
 		n += dataBytes(c.Data())

@@ -20,6 +20,11 @@ import (
 )
 
 func (s *Service) DoExchange(stream flight.FlightService_DoExchangeServer) error {
+	done, err := s.limits.openStream(stream.Context(), "DoExchange")
+	if err != nil {
+		return s.toStatus("DoExchange", err)
+	}
+	defer done()
 	return s.toStatus("DoExchange", s.doExchange(stream))
 }
 

@@ -18,6 +18,11 @@ import (
 )
 
 func (s *Service) DoGet(t *flight.Ticket, stream flight.FlightService_DoGetServer) error {
+	done, err := s.limits.openStream(stream.Context(), "DoGet")
+	if err != nil {
+		return s.toStatus("DoGet", err)
+	}
+	defer done()
 	return s.toStatus("DoGet", s.doGet(t, stream))
 }
 

@@ -17,6 +17,11 @@ import (
 )
 
 func (s *Service) DoPut(stream flight.FlightService_DoPutServer) error {
+	done, err := s.limits.openStream(stream.Context(), "DoPut")
+	if err != nil {
+		return s.toStatus("DoPut", err)
+	}
+	defer done()
 	return s.toStatus("DoPut", s.doPut(stream))
 }
 
@@ -37,9 +42,9 @@ func (s *Service) doPut(stream flight.FlightService_DoPutServer) error {
 	// Batches are appended here while an acker goroutine waits for the
 	// earlier ones to become durable and acknowledges them in order, so that
 	// one stream's fsyncs overlap its next batches.
-	pending := make(chan *engine.PendingWrite, maxPendingBatches)
+	pending := make(chan pendingBatch, maxPendingBatches)
 	acked := make(chan error, 1)
-	go func() { acked <- ackInOrder(stream, pending) }()
+	go func() { acked <- s.ackInOrder(stream, pending) }()
 	err = s.appendAll(stream, r, ws, pending)
 	close(pending)
 	if ackErr := <-acked; err == nil {
@@ -52,25 +57,40 @@ func (s *Service) doPut(stream flight.FlightService_DoPutServer) error {
 // not yet acknowledged.
 const maxPendingBatches = 8
 
-func (s *Service) appendAll(stream flight.FlightService_DoPutServer, r *flight.Reader, ws *engine.WriteStream, pending chan<- *engine.PendingWrite) error {
+func (s *Service) appendAll(stream flight.FlightService_DoPutServer, r *flight.Reader, ws *engine.WriteStream, pending chan<- pendingBatch) error {
 	ctx := stream.Context()
 	for r.Next() {
-		p, err := ws.Submit(ctx, r.RecordBatch())
-		if err != nil {
+		// Hold the batch's bytes against the server's write budget until it
+		// is acknowledged; waiting here stops reading, which slows the client.
+		size := engine.RecordBytes(r.RecordBatch())
+		if err := s.limits.bytes.acquire(ctx, size); err != nil {
 			return err
 		}
-		pending <- p
+		p, err := ws.Submit(ctx, r.RecordBatch())
+		if err != nil {
+			s.limits.bytes.release(size)
+			return err
+		}
+		pending <- pendingBatch{p, size}
 	}
 	return streamErr("DoPut", r)
 }
 
-func ackInOrder(stream flight.FlightService_DoPutServer, pending <-chan *engine.PendingWrite) error {
+// pendingBatch is an appended batch awaiting its acknowledgement.
+type pendingBatch struct {
+	*engine.PendingWrite
+	size int64
+}
+
+func (s *Service) ackInOrder(stream flight.FlightService_DoPutServer, pending <-chan pendingBatch) error {
 	var failed error
 	for p := range pending {
 		if failed != nil {
+			s.limits.bytes.release(p.size)
 			continue // drain, so the appender never blocks
 		}
 		res, err := p.Wait()
+		s.limits.bytes.release(p.size)
 		if err != nil {
 			failed = err
 			continue

@@ -16,15 +16,17 @@ import (
 // Service implements the Flight service on top of an engine.
 type Service struct {
 	flight.BaseFlightServer
-	eng *engine.Engine
-	mem memory.Allocator
-	log *slog.Logger
+	eng    *engine.Engine
+	mem    memory.Allocator
+	log    *slog.Logger
+	limits limits
 }
 
 // Options configure a Service. The zero value means the defaults.
 type Options struct {
 	Allocator memory.Allocator // default memory.DefaultAllocator
 	Logger    *slog.Logger     // default slog.Default()
+	Limits    Limits
 }
 
 // New returns the Flight service of eng.
@@ -35,5 +37,5 @@ func New(eng *engine.Engine, opts Options) *Service {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	return &Service{eng: eng, mem: opts.Allocator, log: opts.Logger}
+	return &Service{eng: eng, mem: opts.Allocator, log: opts.Logger, limits: newLimits(opts.Limits)}
 }

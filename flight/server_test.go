@@ -31,6 +31,12 @@ type testServer struct {
 
 func start(t *testing.T, opts engine.Options) *testServer {
 	t.Helper()
+	return startWith(t, opts, fgflight.Options{})
+}
+
+// startWith starts a test server with Flight service options too.
+func startWith(t *testing.T, opts engine.Options, fopts fgflight.Options) *testServer {
+	t.Helper()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	opts.Allocator = mem
 	if opts.IdleHeartbeat == 0 {
@@ -42,7 +48,8 @@ func start(t *testing.T, opts engine.Options) *testServer {
 		t.Fatal(err)
 	}
 	srv := flight.NewServerWithMiddleware(nil, grpc.MaxRecvMsgSize(8<<20))
-	srv.RegisterFlightService(fgflight.New(eng, fgflight.Options{Allocator: mem}))
+	fopts.Allocator = mem
+	srv.RegisterFlightService(fgflight.New(eng, fopts))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)

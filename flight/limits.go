@@ -1,0 +1,115 @@
+package flight
+
+import (
+	"context"
+	"net"
+	"sync"
+
+	"google.golang.org/grpc/peer"
+
+	"github.com/fluxgate-io/fluxgate/errs"
+)
+
+// Limits protect the server from clients that open too much or send too
+// fast. The zero value means the defaults.
+type Limits struct {
+	// StreamsPerClient bounds the streaming calls (DoGet, DoPut, DoExchange)
+	// one client host has open at once; more are RESOURCE_EXHAUSTED.
+	// Default 256; negative means no limit.
+	StreamsPerClient int
+	// WriteBytes bounds the bytes of written batches that are received but
+	// not yet acknowledged, over all streams. A stream that would go over
+	// waits before reading on, which slows its client through gRPC's flow
+	// control. Default 256 MiB.
+	WriteBytes int64
+}
+
+type limits struct {
+	Limits
+	mu      sync.Mutex
+	streams map[string]int // open streaming calls per client host; guarded by mu
+	bytes   *byteBudget
+}
+
+func newLimits(l Limits) limits {
+	if l.StreamsPerClient == 0 {
+		l.StreamsPerClient = 256
+	}
+	if l.WriteBytes <= 0 {
+		l.WriteBytes = 256 << 20
+	}
+	return limits{Limits: l, streams: map[string]int{}, bytes: newByteBudget(l.WriteBytes)}
+}
+
+// openStream counts a streaming call of the client behind ctx; the returned
+// func ends it.
+func (l *limits) openStream(ctx context.Context, rpc string) (func(), error) {
+	if l.StreamsPerClient < 0 {
+		return func() {}, nil
+	}
+	host := "unknown"
+	if p, ok := peer.FromContext(ctx); ok && p.Addr != nil {
+		if h, _, err := net.SplitHostPort(p.Addr.String()); err == nil {
+			host = h
+		} else {
+			host = p.Addr.String()
+		}
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.streams[host] >= l.StreamsPerClient {
+		return nil, errs.New(errs.Exhausted, "%s: client %s has %d streams open, the limit", rpc, host, l.StreamsPerClient)
+	}
+	l.streams[host]++
+	return func() {
+		l.mu.Lock()
+		defer l.mu.Unlock()
+		if l.streams[host]--; l.streams[host] == 0 {
+			delete(l.streams, host)
+		}
+	}, nil
+}
+
+// byteBudget is a counting semaphore of bytes.
+type byteBudget struct {
+	mu    sync.Mutex
+	cond  *sync.Cond
+	free  int64
+	total int64
+}
+
+func newByteBudget(n int64) *byteBudget {
+	b := &byteBudget{free: n, total: n}
+	b.cond = sync.NewCond(&b.mu)
+	return b
+}
+
+// acquire waits until n bytes are free (a batch larger than the whole budget
+// waits for all of it) or ctx ends.
+func (b *byteBudget) acquire(ctx context.Context, n int64) error {
+	n = min(n, b.total)
+	stop := context.AfterFunc(ctx, func() {
+		b.mu.Lock()
+		b.cond.Broadcast()
+		b.mu.Unlock()
+	})
+	defer stop()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for b.free < n {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		b.cond.Wait()
+	}
+	b.free -= n
+	return nil
+}
+
+func (b *byteBudget) release(n int64) {
+	n = min(n, b.total)
+	b.mu.Lock()
+	b.free += n
+	b.cond.Broadcast()
+	b.mu.Unlock()
+}
