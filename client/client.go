@@ -42,6 +42,7 @@ type options struct {
 	user      string
 	pass      string
 	basicAuth bool
+	bearer    string
 	dialOpts  []grpc.DialOption
 }
 
@@ -58,6 +59,11 @@ func WithTLS(cfg *tls.Config) Option { return func(o *options) { o.tls = cfg } }
 func WithBasicAuth(user, pass string) Option {
 	return func(o *options) { o.user, o.pass, o.basicAuth = user, pass, true }
 }
+
+// WithBearerToken sends "authorization: Bearer <token>" on every call, for a
+// static API token (or a token obtained elsewhere) instead of a handshake.
+// WithBasicAuth, if also given, wins.
+func WithBearerToken(token string) Option { return func(o *options) { o.bearer = token } }
 
 // WithDialOptions adds gRPC dial options, applied after the client's own (so
 // they can override the message size limits, say).
@@ -108,6 +114,10 @@ func Dial(ctx context.Context, addr string, opts ...Option) (*Client, error) {
 		return nil, fmt.Errorf("dial %s: %w", addr, err)
 	}
 	c.fc = fc
+	if o.bearer != "" {
+		tok := "Bearer " + o.bearer
+		c.token.Store(&tok)
+	}
 	if o.basicAuth {
 		actx, err := fc.AuthenticateBasicToken(ctx, o.user, o.pass)
 		if err != nil {

@@ -736,3 +736,34 @@ func TestBasicAuth(t *testing.T) {
 		t.Errorf("anonymous call: %v", err)
 	}
 }
+
+// TestBearerToken: WithBearerToken sends the token on every call without a
+// handshake.
+func TestBearerToken(t *testing.T) {
+	fs, c, _ := startServer(t, true, WithBearerToken("tok-fluss"))
+	ctx := testCtx(t)
+	if _, err := c.DescribeTable(ctx, "fluss.orders"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Plan(ctx, ScanRequest{Table: "fluss.orders"}); err != nil {
+		t.Fatal(err)
+	}
+	fs.mu.Lock()
+	if len(fs.authHeaders) == 0 {
+		t.Error("no authorization header seen")
+	}
+	for _, h := range fs.authHeaders {
+		if h != "Bearer tok-fluss" {
+			t.Errorf("authorization header %q", h)
+		}
+	}
+	fs.mu.Unlock()
+	bad, err := Dial(ctx, strings.TrimPrefix(c.Addr(), "grpc://"), WithBearerToken("tok-other"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer bad.Close()
+	if _, err := bad.DescribeTable(ctx, "fluss.orders"); status.Code(err) != codes.Unauthenticated {
+		t.Errorf("bad token: %v", err)
+	}
+}

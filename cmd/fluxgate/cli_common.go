@@ -6,7 +6,10 @@ package main
 
 import (
 	"bytes"
+	"cmp"
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -44,6 +47,8 @@ type connFlags struct {
 	addr     string
 	user     string
 	password string
+	token    string
+	tlsCA    string
 }
 
 func (c *connFlags) register(fs *flag.FlagSet) {
@@ -54,6 +59,8 @@ func (c *connFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.addr, "addr", addr, "server address: host:port, grpc://host:port or grpc+tls://host:port (env FLUXGATE_ADDR)")
 	fs.StringVar(&c.user, "user", os.Getenv("FLUXGATE_USER"), "user for basic authentication (env FLUXGATE_USER)")
 	fs.StringVar(&c.password, "password", "", "password for basic authentication (default: env FLUXGATE_PASSWORD)")
+	fs.StringVar(&c.token, "token", "", "static API token, sent as a bearer token (default: env FLUXGATE_TOKEN)")
+	fs.StringVar(&c.tlsCA, "tls-ca", os.Getenv("FLUXGATE_TLS_CA"), "PEM CA certificates to verify a grpc+tls:// server with, instead of the system roots (env FLUXGATE_TLS_CA)")
 }
 
 func (c *connFlags) dial(ctx context.Context) (*client.Client, error) {
@@ -64,6 +71,20 @@ func (c *connFlags) dial(ctx context.Context) (*client.Client, error) {
 			pass = os.Getenv("FLUXGATE_PASSWORD")
 		}
 		opts = append(opts, client.WithBasicAuth(c.user, pass))
+	}
+	if tok := cmp.Or(c.token, os.Getenv("FLUXGATE_TOKEN")); tok != "" {
+		opts = append(opts, client.WithBearerToken(tok))
+	}
+	if c.tlsCA != "" {
+		pem, err := os.ReadFile(c.tlsCA)
+		if err != nil {
+			return nil, fmt.Errorf("--tls-ca: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--tls-ca %s: no PEM certificates", c.tlsCA)
+		}
+		opts = append(opts, client.WithTLS(&tls.Config{MinVersion: tls.VersionTLS12, RootCAs: pool}))
 	}
 	return client.Dial(ctx, c.addr, opts...)
 }

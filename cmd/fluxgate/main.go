@@ -8,6 +8,7 @@
 //	fluxgate bench                  the standard workloads beside their baselines
 //	fluxgate demo                   the five stories, end to end, on an embedded server
 //	fluxgate conformance --addr A   run the conformance scenarios against a server
+//	fluxgate auth hash-password|hash-token|new-token|new-secret   helpers for serve --users
 package main
 
 import (
@@ -35,6 +36,7 @@ var verbs = map[string]verb{
 	"lookup": {"look keys up in a primary-key table (point, prefix, insert-if-not-exists)", runLookup},
 	"bench":  {"run the standard workloads against an embedded server, each beside its baseline", runBench},
 	"demo":   {"run the five stories end to end against an embedded server", runDemo},
+	"auth":   {"hash a password or API token, or make a token or token secret, for serve --users", runAuth},
 
 	"conformance": {"run the conformance scenarios against a server", runConformance},
 }

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/json"
 	"errors"
 	"flag"
@@ -15,7 +17,9 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials"
 
+	"github.com/fluxgate-io/fluxgate/auth"
 	"github.com/fluxgate-io/fluxgate/engine"
 	fgflight "github.com/fluxgate-io/fluxgate/flight"
 	"github.com/fluxgate-io/fluxgate/otel"
@@ -33,6 +37,11 @@ type serveConfig struct {
 	logLevel        string
 	logFormat       string
 	insecureNoAuth  bool
+	users           string
+	tokenTTL        time.Duration
+	tlsCert         string
+	tlsKey          string
+	tlsClientCA     string
 }
 
 func (c *serveConfig) register(fs *flag.FlagSet) {
@@ -45,6 +54,11 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&c.logFormat, "log-format", "text", "log format: text or json")
 	fs.BoolVar(&c.insecureNoAuth, "insecure-no-auth", false, "allow listening on a non-loopback address without authentication")
+	fs.StringVar(&c.users, "users", "", "JSON users file (users with bcrypt passwords, static API tokens, token_secret); turns authentication on")
+	fs.DurationVar(&c.tokenTTL, "token-ttl", auth.DefaultTTL, "lifetime of the bearer tokens Handshake returns (at least 1s)")
+	fs.StringVar(&c.tlsCert, "tls-cert", "", "PEM certificate (chain) for TLS on the Flight address; with --tls-key")
+	fs.StringVar(&c.tlsKey, "tls-key", "", "PEM private key of --tls-cert")
+	fs.StringVar(&c.tlsClientCA, "tls-client-ca", "", "PEM CA certificates; clients must present a certificate they signed (mutual TLS)")
 }
 
 // parseServeFlags parses args; values from --config apply where a flag was
@@ -115,7 +129,12 @@ func runServe(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	log.Info("fluxgate serving", "flight", "grpc://"+srv.FlightAddr(), "http", cfg.http, "data", cfg.data)
+	scheme := "grpc://"
+	if cfg.tlsCert != "" {
+		scheme = "grpc+tls://"
+	}
+	log.Info("fluxgate serving", "flight", scheme+srv.FlightAddr(), "http", cfg.http, "data", cfg.data,
+		"auth", cfg.users != "", "mutual_tls", cfg.tlsClientCA != "")
 	select {
 	case <-ctx.Done():
 		log.Info("shutting down: finishing in-flight writes (a second signal exits at once)")
@@ -138,8 +157,34 @@ type server struct {
 }
 
 func startServer(cfg *serveConfig, log *slog.Logger) (*server, error) {
-	if err := checkListen(cfg.listen, cfg.insecureNoAuth); err != nil {
+	authn, err := newAuthenticator(cfg, log)
+	if err != nil {
 		return nil, err
+	}
+	if err := checkListen(cfg.listen, authn != nil, cfg.insecureNoAuth, log); err != nil {
+		return nil, err
+	}
+	grpcOpts := []grpc.ServerOption{
+		grpc.MaxRecvMsgSize(cfg.maxMessageBytes),
+		grpc.MaxSendMsgSize(cfg.maxMessageBytes),
+		// Larger HTTP/2 windows and buffers: about +10 % on bulk transfers.
+		grpc.InitialWindowSize(16 << 20),
+		grpc.InitialConnWindowSize(16 << 20),
+		grpc.ReadBufferSize(1 << 20),
+		grpc.WriteBufferSize(1 << 20),
+	}
+	tlsCfg, err := serverTLS(cfg)
+	if err != nil {
+		return nil, err
+	}
+	if tlsCfg != nil {
+		grpcOpts = append(grpcOpts, grpc.Creds(credentials.NewTLS(tlsCfg)))
+	}
+	var middleware []flight.ServerMiddleware
+	if authn != nil {
+		// Handshake takes basic credentials and returns a bearer token; every
+		// other call needs the token. The Principal is in flight.AuthFromContext.
+		middleware = append(middleware, flight.CreateServerBasicAuthMiddleware(authn))
 	}
 	tel, err := otel.New(otel.Options{ServiceName: "fluxgate"})
 	if err != nil {
@@ -154,15 +199,7 @@ func startServer(cfg *serveConfig, log *slog.Logger) (*server, error) {
 		return nil, err
 	}
 	s := &server{eng: eng, tel: tel, log: log, failed: make(chan error, 2)}
-	s.grpc = flight.NewServerWithMiddleware(nil,
-		grpc.MaxRecvMsgSize(cfg.maxMessageBytes),
-		grpc.MaxSendMsgSize(cfg.maxMessageBytes),
-		// Larger HTTP/2 windows and buffers: about +10 % on bulk transfers.
-		grpc.InitialWindowSize(16<<20),
-		grpc.InitialConnWindowSize(16<<20),
-		grpc.ReadBufferSize(1<<20),
-		grpc.WriteBufferSize(1<<20),
-	)
+	s.grpc = flight.NewServerWithMiddleware(middleware, grpcOpts...)
 	s.grpc.RegisterFlightService(fgflight.New(eng, fgflight.Options{Logger: log}))
 	if err := s.grpc.Init(cfg.listen); err != nil {
 		eng.Close()
@@ -219,12 +256,67 @@ func (s *server) Stop() error {
 	return err
 }
 
+// newAuthenticator loads --users; nil without it.
+func newAuthenticator(cfg *serveConfig, log *slog.Logger) (*auth.Authenticator, error) {
+	if cfg.users == "" {
+		return nil, nil
+	}
+	users, err := auth.LoadUsers(cfg.users)
+	if err != nil {
+		return nil, err
+	}
+	a, err := auth.New(users, auth.Options{TTL: cfg.tokenTTL})
+	if err != nil {
+		return nil, fmt.Errorf("--token-ttl: %w", err)
+	}
+	if !users.HasSecret() {
+		log.Warn("no token_secret in the users file: tokens are signed with a random secret, so they end with a restart and other replicas refuse them", "users", cfg.users)
+	}
+	return a, nil
+}
+
+// serverTLS is the TLS configuration of the Flight address; nil without
+// --tls-cert.
+func serverTLS(cfg *serveConfig) (*tls.Config, error) {
+	if cfg.tlsCert == "" && cfg.tlsKey == "" {
+		if cfg.tlsClientCA != "" {
+			return nil, errors.New("--tls-client-ca needs --tls-cert and --tls-key")
+		}
+		return nil, nil
+	}
+	if cfg.tlsCert == "" || cfg.tlsKey == "" {
+		return nil, errors.New("--tls-cert and --tls-key go together")
+	}
+	cert, err := tls.LoadX509KeyPair(cfg.tlsCert, cfg.tlsKey)
+	if err != nil {
+		return nil, fmt.Errorf("--tls-cert/--tls-key: %w", err)
+	}
+	tc := &tls.Config{MinVersion: tls.VersionTLS12, Certificates: []tls.Certificate{cert}}
+	if cfg.tlsClientCA != "" {
+		pem, err := os.ReadFile(cfg.tlsClientCA)
+		if err != nil {
+			return nil, fmt.Errorf("--tls-client-ca: %w", err)
+		}
+		pool := x509.NewCertPool()
+		if !pool.AppendCertsFromPEM(pem) {
+			return nil, fmt.Errorf("--tls-client-ca %s: no PEM certificates", cfg.tlsClientCA)
+		}
+		tc.ClientCAs = pool
+		tc.ClientAuth = tls.RequireAndVerifyClientCert
+	}
+	return tc, nil
+}
+
 // checkListen enforces PROTOCOL.md §8: without authentication the server
-// listens on loopback only.
-func checkListen(addr string, insecure bool) error {
+// listens on loopback only, unless insecure (--insecure-no-auth), which logs a
+// warning.
+func checkListen(addr string, authOn, insecure bool, log *slog.Logger) error {
 	host, _, err := net.SplitHostPort(addr)
 	if err != nil {
 		return fmt.Errorf("--listen %q: %w", addr, err)
+	}
+	if authOn {
+		return nil
 	}
 	if host == "localhost" || strings.HasPrefix(host, "127.") || host == "::1" {
 		return nil
@@ -233,8 +325,8 @@ func checkListen(addr string, insecure bool) error {
 		return nil
 	}
 	if insecure {
-		slog.Warn("listening on a non-loopback address without authentication", "listen", addr)
+		log.Warn("listening on a non-loopback address without authentication (--insecure-no-auth): anyone who can reach it can read and write", "listen", addr)
 		return nil
 	}
-	return fmt.Errorf("--listen %s is not a loopback address and no users are configured: anyone could read and write; pass --insecure-no-auth to do it anyway", addr)
+	return fmt.Errorf("--listen %s is not a loopback address and no users are configured (--users): anyone could read and write; pass --insecure-no-auth to do it anyway", addr)
 }
