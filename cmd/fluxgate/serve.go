@@ -32,6 +32,8 @@ type serveConfig struct {
 	listen          string
 	http            string
 	maxMessageBytes int
+	maxStreams      int
+	maxWriteBytes   int64
 	bucketNum       int
 	segmentBytes    int64
 	logLevel        string
@@ -49,6 +51,8 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.listen, "listen", "127.0.0.1:8815", "Flight (gRPC) listen address")
 	fs.StringVar(&c.http, "http", "127.0.0.1:8816", "HTTP address for /healthz, /readyz and /metrics (empty: off)")
 	fs.IntVar(&c.maxMessageBytes, "max-message-bytes", 64<<20, "largest gRPC message accepted")
+	fs.IntVar(&c.maxStreams, "max-streams-per-client", 256, "streaming calls one client host may have open at once (-1: no limit)")
+	fs.Int64Var(&c.maxWriteBytes, "max-write-bytes", 256<<20, "bytes of written batches held before they are acknowledged, over all writers; writers past it wait")
 	fs.IntVar(&c.bucketNum, "default-bucket-num", 1, "bucket.num of tables that do not set it")
 	fs.Int64Var(&c.segmentBytes, "segment-bytes", 256<<20, "log segment size at which a new segment starts")
 	fs.StringVar(&c.logLevel, "log-level", "info", "log level: debug, info, warn or error")
@@ -200,7 +204,10 @@ func startServer(cfg *serveConfig, log *slog.Logger) (*server, error) {
 	}
 	s := &server{eng: eng, tel: tel, log: log, failed: make(chan error, 2)}
 	s.grpc = flight.NewServerWithMiddleware(middleware, grpcOpts...)
-	s.grpc.RegisterFlightService(fgflight.New(eng, fgflight.Options{Logger: log}))
+	s.grpc.RegisterFlightService(fgflight.New(eng, fgflight.Options{
+		Logger: log,
+		Limits: fgflight.Limits{StreamsPerClient: cfg.maxStreams, WriteBytes: cfg.maxWriteBytes},
+	}))
 	if err := s.grpc.Init(cfg.listen); err != nil {
 		eng.Close()
 		return nil, fmt.Errorf("listen on %s: %w", cfg.listen, err)
