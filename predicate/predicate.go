@@ -96,8 +96,6 @@ var opNames = [...]string{
 
 func (o op) String() string { return opNames[o] }
 
-func (o op) isComparison() bool { return o >= opEq && o <= opGe }
-
 var opByName = func() map[string]op {
 	m := make(map[string]op, len(opNames))
 	for o, name := range opNames {
