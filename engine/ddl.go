@@ -118,3 +118,13 @@ func (e *Engine) AlterTable(name string, set map[string]string, reset []string, 
 	e.mu.RUnlock()
 	return info, nil
 }
+
+// TablePathOf returns the path of the open table with id (a ticket's
+// table_id), for checking permissions on what a ticket reads.
+func (e *Engine) TablePathOf(id int64) (catalog.TablePath, error) {
+	t, err := e.tableByID(id)
+	if err != nil {
+		return catalog.TablePath{}, err
+	}
+	return t.info.Load().Path(), nil
+}

@@ -3,14 +3,17 @@ package flight
 // DoAction and ListActions. Contract: every action takes a JSON body and
 // returns one Result whose body is JSON (PROTOCOL.md §3); unknown fields in a
 // body are INVALID_ARGUMENT. The actions are the rows of the table below, and
-// ListActions lists exactly them.
+// ListActions lists exactly them. Each checks the caller's permission
+// (authorize.go) once its body is decoded, before it touches the engine.
 
 import (
+	"context"
 	"encoding/json"
 	"sort"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 
+	"github.com/fluxgate-io/fluxgate/acl"
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/engine"
 	"github.com/fluxgate-io/fluxgate/errs"
@@ -18,7 +21,9 @@ import (
 
 type action struct {
 	description string
-	run         func(s *Service, body []byte) (any, error)
+	// run decodes the body, checks the caller's permission (authorize.go)
+	// and runs the action.
+	run func(s *Service, ctx context.Context, body []byte) (any, error)
 }
 
 var actions = map[string]action{
@@ -32,6 +37,9 @@ var actions = map[string]action{
 	"alter-table":     {"change alterable options: {\"table\", \"set\", \"reset\", \"add_columns\"}", (*Service).alterTable},
 	"list-offsets":    {"offsets per bucket: {\"table\", \"at\": \"earliest\"|\"latest\"|{\"timestamp\": ms}, \"buckets\"}", (*Service).listOffsets},
 	"undo":            {"restore a primary-key table to per-bucket offsets: {\"table\", \"offsets\": {bucket: offset}}", (*Service).undo},
+	"grant":           {"admins: grant operations: {\"principal\", \"database\" (\"*\": all), \"table\" (optional), \"operations\": [read|write|create|drop|alter|describe]}", (*Service).grant},
+	"revoke":          {"admins: revoke operations: the body of grant", (*Service).revoke},
+	"list-grants":     {"admins: list grants: {\"principal\"} (optional); returns {\"grants\": [grant]}", (*Service).listGrants},
 }
 
 func (s *Service) ListActions(_ *flight.Empty, stream flight.FlightService_ListActionsServer) error {
@@ -57,7 +65,7 @@ func (s *Service) DoAction(a *flight.Action, stream flight.FlightService_DoActio
 	if len(body) == 0 {
 		body = []byte("{}")
 	}
-	res, err := act.run(s, body)
+	res, err := act.run(s, stream.Context(), body)
 	if err != nil {
 		return s.toStatus("DoAction", err)
 	}
@@ -86,12 +94,15 @@ func decode[T any](body []byte, action string) (T, error) {
 
 type empty struct{}
 
-func (s *Service) createDatabase(body []byte) (any, error) {
+func (s *Service) createDatabase(ctx context.Context, body []byte) (any, error) {
 	req, err := decode[struct {
 		Database    string `json:"database"`
 		IfNotExists bool   `json:"if_not_exists"`
 	}](body, "create-database")
 	if err != nil {
+		return nil, err
+	}
+	if err := s.authorize(ctx, "create-database", acl.Create, acl.Resource{Database: req.Database}); err != nil {
 		return nil, err
 	}
 	if err := s.eng.CreateDatabase(req.Database, req.IfNotExists); err != nil {
@@ -100,7 +111,7 @@ func (s *Service) createDatabase(body []byte) (any, error) {
 	return map[string]string{"database": req.Database}, nil
 }
 
-func (s *Service) dropDatabase(body []byte) (any, error) {
+func (s *Service) dropDatabase(ctx context.Context, body []byte) (any, error) {
 	req, err := decode[struct {
 		Database string `json:"database"`
 		IfExists bool   `json:"if_exists"`
@@ -109,22 +120,34 @@ func (s *Service) dropDatabase(body []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := s.authorize(ctx, "drop-database", acl.Drop, acl.Resource{Database: req.Database}); err != nil {
+		return nil, err
+	}
 	return empty{}, s.eng.DropDatabase(req.Database, req.IfExists, req.Cascade)
 }
 
-func (s *Service) listDatabases(body []byte) (any, error) {
+func (s *Service) listDatabases(ctx context.Context, body []byte) (any, error) {
 	if _, err := decode[empty](body, "list-databases"); err != nil {
 		return nil, err
 	}
-	return map[string][]string{"databases": s.eng.ListDatabases()}, nil
+	dbs := []string{}
+	for _, db := range s.eng.ListDatabases() {
+		if s.maysee(ctx, db) {
+			dbs = append(dbs, db)
+		}
+	}
+	return map[string][]string{"databases": dbs}, nil
 }
 
-func (s *Service) createTable(body []byte) (any, error) {
+func (s *Service) createTable(ctx context.Context, body []byte) (any, error) {
 	req, err := decode[struct {
 		catalog.TableSpec
 		IfNotExists bool `json:"if_not_exists"`
 	}](body, "create-table")
 	if err != nil {
+		return nil, err
+	}
+	if err := s.authorizeDatabaseOf(ctx, "create-table", acl.Create, req.Table); err != nil {
 		return nil, err
 	}
 	return s.eng.CreateTable(req.TableSpec, req.IfNotExists)
@@ -134,7 +157,7 @@ type tableRequest struct {
 	Table string `json:"table"`
 }
 
-func (s *Service) dropTable(body []byte) (any, error) {
+func (s *Service) dropTable(ctx context.Context, body []byte) (any, error) {
 	req, err := decode[struct {
 		Table    string `json:"table"`
 		IfExists bool   `json:"if_exists"`
@@ -142,35 +165,47 @@ func (s *Service) dropTable(body []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := s.authorizeTable(ctx, "drop-table", acl.Drop, req.Table); err != nil {
+		return nil, err
+	}
 	return empty{}, s.eng.DropTable(req.Table, req.IfExists)
 }
 
-func (s *Service) describeTable(body []byte) (any, error) {
+func (s *Service) describeTable(ctx context.Context, body []byte) (any, error) {
 	req, err := decode[tableRequest](body, "describe-table")
 	if err != nil {
+		return nil, err
+	}
+	if err := s.authorizeTable(ctx, "describe-table", acl.Describe, req.Table); err != nil {
 		return nil, err
 	}
 	return s.eng.DescribeTable(req.Table)
 }
 
-func (s *Service) listTables(body []byte) (any, error) {
+func (s *Service) listTables(ctx context.Context, body []byte) (any, error) {
 	req, err := decode[struct {
 		Database string `json:"database"`
 	}](body, "list-tables")
 	if err != nil {
 		return nil, err
 	}
-	tables, err := s.eng.ListTables(req.Database)
+	if err := s.authorizeDatabaseListing(ctx, "list-tables", req.Database); err != nil {
+		return nil, err
+	}
+	all, err := s.eng.ListTables(req.Database)
 	if err != nil {
 		return nil, err
 	}
-	if tables == nil {
-		tables = []*catalog.TableInfo{}
+	tables := []*catalog.TableInfo{}
+	for _, t := range all {
+		if p := t.Path(); s.may(ctx, acl.Describe, p.Database, p.Table) {
+			tables = append(tables, t)
+		}
 	}
 	return map[string]any{"tables": tables}, nil
 }
 
-func (s *Service) alterTable(body []byte) (any, error) {
+func (s *Service) alterTable(ctx context.Context, body []byte) (any, error) {
 	req, err := decode[struct {
 		Table      string            `json:"table"`
 		Set        map[string]string `json:"set"`
@@ -180,12 +215,18 @@ func (s *Service) alterTable(body []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := s.authorizeTable(ctx, "alter-table", acl.Alter, req.Table); err != nil {
+		return nil, err
+	}
 	return s.eng.AlterTable(req.Table, req.Set, req.Reset, req.AddColumns)
 }
 
-func (s *Service) listOffsets(body []byte) (any, error) {
+func (s *Service) listOffsets(ctx context.Context, body []byte) (any, error) {
 	req, err := decode[engine.OffsetsRequest](body, "list-offsets")
 	if err != nil {
+		return nil, err
+	}
+	if err := s.authorizeTable(ctx, "list-offsets", acl.Describe, req.Table); err != nil {
 		return nil, err
 	}
 	offs, err := s.eng.ListOffsets(req)
@@ -195,10 +236,77 @@ func (s *Service) listOffsets(body []byte) (any, error) {
 	return map[string]any{"offsets": offs}, nil
 }
 
-func (s *Service) undo(body []byte) (any, error) {
+func (s *Service) undo(ctx context.Context, body []byte) (any, error) {
 	req, err := decode[engine.UndoRequest](body, "undo")
 	if err != nil {
 		return nil, err
 	}
+	if err := s.authorizeTable(ctx, "undo", acl.Write, req.Table); err != nil {
+		return nil, err
+	}
 	return s.eng.Undo(req)
+}
+
+// grantRequest is the body of grant and revoke.
+type grantRequest struct {
+	Principal  string   `json:"principal"`
+	Database   string   `json:"database"`
+	Table      string   `json:"table"`
+	Operations []string `json:"operations"`
+}
+
+func (s *Service) grantBody(ctx context.Context, body []byte, action string) (acl.Grant, error) {
+	if err := s.authorizeAdmin(ctx, action, action); err != nil {
+		return acl.Grant{}, err
+	}
+	req, err := decode[grantRequest](body, action)
+	if err != nil {
+		return acl.Grant{}, err
+	}
+	g := acl.Grant{Principal: req.Principal, Resource: acl.Resource{Database: req.Database, Table: req.Table}}
+	for _, name := range req.Operations {
+		op, err := acl.ParseOperation(name)
+		if err != nil {
+			return acl.Grant{}, err
+		}
+		g.Operations = append(g.Operations, op)
+	}
+	return g, nil
+}
+
+func (s *Service) grant(ctx context.Context, body []byte) (any, error) {
+	g, err := s.grantBody(ctx, body, "grant")
+	if err != nil {
+		return nil, err
+	}
+	if err := s.acl.Grant(g); err != nil {
+		return nil, err
+	}
+	s.log.Info("granted", "principal", g.Principal, "resource", g.Resource.String(), "operations", g.Operations)
+	return empty{}, nil
+}
+
+func (s *Service) revoke(ctx context.Context, body []byte) (any, error) {
+	g, err := s.grantBody(ctx, body, "revoke")
+	if err != nil {
+		return nil, err
+	}
+	if err := s.acl.Revoke(g); err != nil {
+		return nil, err
+	}
+	s.log.Info("revoked", "principal", g.Principal, "resource", g.Resource.String(), "operations", g.Operations)
+	return empty{}, nil
+}
+
+func (s *Service) listGrants(ctx context.Context, body []byte) (any, error) {
+	if err := s.authorizeAdmin(ctx, "list-grants", "list-grants"); err != nil {
+		return nil, err
+	}
+	req, err := decode[struct {
+		Principal string `json:"principal"`
+	}](body, "list-grants")
+	if err != nil {
+		return nil, err
+	}
+	return map[string][]acl.Grant{"grants": s.acl.List(req.Principal)}, nil
 }

@@ -38,6 +38,9 @@ func (s *Service) doExchange(stream flight.FlightService_DoExchangeServer) error
 	if err != nil {
 		return err
 	}
+	if err := s.authorizeTable(stream.Context(), "DoExchange", lookupOp(req.InsertIfNotExists), req.Table); err != nil {
+		return err
+	}
 	if req.Keys != nil {
 		return errs.New(errs.Invalid, `DoExchange: "keys" belongs to inline lookups (GetFlightInfo); send key batches instead`)
 	}

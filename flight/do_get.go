@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 
+	"github.com/fluxgate-io/fluxgate/acl"
 	"github.com/fluxgate-io/fluxgate/engine"
 )
 
@@ -30,6 +31,20 @@ func (s *Service) doGet(t *flight.Ticket, stream flight.FlightService_DoGetServe
 	tk, err := engine.ParseTicket(t.GetTicket())
 	if err != nil {
 		return err
+	}
+	// The ticket's table_id, not its table name, says what it reads.
+	if _, ok := s.caller(stream.Context()); ok {
+		path, err := s.eng.TablePathOf(tk.TableID)
+		if err != nil {
+			return err
+		}
+		op := acl.Read
+		if tk.Lookup != nil {
+			op = lookupOp(tk.Lookup.InsertIfNotExists)
+		}
+		if err := s.authorize(stream.Context(), "DoGet", op, acl.Resource{Database: path.Database, Table: path.Table}); err != nil {
+			return err
+		}
 	}
 	if tk.View == engine.ViewLookup {
 		return s.inlineLookup(tk, stream)

@@ -13,6 +13,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 
+	"github.com/fluxgate-io/fluxgate/acl"
 	"github.com/fluxgate-io/fluxgate/engine"
 )
 
@@ -33,6 +34,9 @@ func (s *Service) doPut(stream flight.FlightService_DoPutServer) error {
 	defer r.Release()
 	req, err := writeRequest(r.LatestFlightDescriptor())
 	if err != nil {
+		return err
+	}
+	if err := s.authorizeTable(stream.Context(), "DoPut", acl.Write, req.Table); err != nil {
 		return err
 	}
 	ws, err := s.eng.OpenWrite(req)

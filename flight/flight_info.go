@@ -7,8 +7,8 @@ package flight
 // in all for a limited scan) whose tickets are JSON and fix the offsets;
 // app_metadata is {"table_id", "schema_id", "buckets", "lake_snapshot_id"}.
 // GetSchema returns the same schema without planning data. ListFlights lists
-// one FlightInfo per table (criteria: an optional database name), without
-// endpoints.
+// one FlightInfo per table the caller may describe (criteria: an optional
+// database name), without endpoints.
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 
+	"github.com/fluxgate-io/fluxgate/acl"
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/engine"
 )
@@ -29,12 +30,12 @@ type infoMetadata struct {
 }
 
 func (s *Service) GetFlightInfo(ctx context.Context, d *flight.FlightDescriptor) (*flight.FlightInfo, error) {
-	info, err := s.flightInfo(d)
+	info, err := s.flightInfo(ctx, "GetFlightInfo", d)
 	return info, s.toStatus("GetFlightInfo", err)
 }
 
-func (s *Service) flightInfo(d *flight.FlightDescriptor) (*flight.FlightInfo, error) {
-	req, lreq, err := readRequest(d)
+func (s *Service) flightInfo(ctx context.Context, rpc string, d *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	req, lreq, err := s.authorizedRead(ctx, rpc, d)
 	if err != nil {
 		return nil, err
 	}
@@ -65,7 +66,7 @@ func (s *Service) flightInfo(d *flight.FlightDescriptor) (*flight.FlightInfo, er
 }
 
 func (s *Service) GetSchema(ctx context.Context, d *flight.FlightDescriptor) (*flight.SchemaResult, error) {
-	req, lreq, err := readRequest(d)
+	req, lreq, err := s.authorizedRead(ctx, "GetSchema", d)
 	if err != nil {
 		return nil, s.toStatus("GetSchema", err)
 	}
@@ -81,9 +82,25 @@ func (s *Service) GetSchema(ctx context.Context, d *flight.FlightDescriptor) (*f
 	return &flight.SchemaResult{Schema: flight.SerializeSchema(sc, s.mem)}, nil
 }
 
+// authorizedRead reads what a descriptor asks for and checks that the caller
+// may: read for a scan or a lookup, write for a lookup that inserts missing
+// keys.
+func (s *Service) authorizedRead(ctx context.Context, rpc string, d *flight.FlightDescriptor) (*engine.ScanRequest, *engine.LookupRequest, error) {
+	req, lreq, err := readRequest(d)
+	if err != nil {
+		return nil, nil, err
+	}
+	if lreq != nil {
+		err = s.authorizeTable(ctx, rpc, lookupOp(lreq.InsertIfNotExists), lreq.Table)
+	} else {
+		err = s.authorizeTable(ctx, rpc, acl.Read, req.Table)
+	}
+	return req, lreq, err
+}
+
 // PollFlightInfo plans at once, so the answer is always complete.
 func (s *Service) PollFlightInfo(ctx context.Context, d *flight.FlightDescriptor) (*flight.PollInfo, error) {
-	info, err := s.flightInfo(d)
+	info, err := s.flightInfo(ctx, "PollFlightInfo", d)
 	if err != nil {
 		return nil, s.toStatus("PollFlightInfo", err)
 	}
@@ -96,11 +113,17 @@ func (s *Service) ListFlights(c *flight.Criteria, stream flight.FlightService_Li
 	if c != nil {
 		database = string(c.Expression)
 	}
+	if err := s.authorizeDatabaseListing(stream.Context(), "ListFlights", database); err != nil {
+		return s.toStatus("ListFlights", err)
+	}
 	infos, err := s.eng.ListTables(database)
 	if err != nil {
 		return s.toStatus("ListFlights", err)
 	}
 	for _, t := range infos {
+		if p := t.Path(); !s.may(stream.Context(), acl.Describe, p.Database, p.Table) {
+			continue
+		}
 		if err := stream.Send(s.tableFlight(t)); err != nil {
 			return err
 		}

@@ -1,7 +1,8 @@
 // Package flight serves the engine over Arrow Flight (PROTOCOL.md). Each RPC
 // lives in a file of its own that opens with its contract; errors.go is the
-// single place where error kinds become gRPC codes. It owns no state beyond
-// the engine it serves.
+// single place where error kinds become gRPC codes. authorize.go is the
+// single place where permissions are checked. It owns no state beyond the
+// engine it serves and the grants it checks.
 package flight
 
 import (
@@ -10,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/fluxgate-io/fluxgate/acl"
 	"github.com/fluxgate-io/fluxgate/engine"
 )
 
@@ -20,6 +22,7 @@ type Service struct {
 	mem    memory.Allocator
 	log    *slog.Logger
 	limits limits
+	acl    *acl.Store // nil: every caller may do everything
 }
 
 // Options configure a Service. The zero value means the defaults.
@@ -27,6 +30,9 @@ type Options struct {
 	Allocator memory.Allocator // default memory.DefaultAllocator
 	Logger    *slog.Logger     // default slog.Default()
 	Limits    Limits
+	// ACL holds the grants checked against authenticated callers
+	// (authorize.go); nil allows everything.
+	ACL *acl.Store
 }
 
 // New returns the Flight service of eng.
@@ -37,5 +43,5 @@ func New(eng *engine.Engine, opts Options) *Service {
 	if opts.Logger == nil {
 		opts.Logger = slog.Default()
 	}
-	return &Service{eng: eng, mem: opts.Allocator, log: opts.Logger, limits: newLimits(opts.Limits)}
+	return &Service{eng: eng, mem: opts.Allocator, log: opts.Logger, limits: newLimits(opts.Limits), acl: opts.ACL}
 }

@@ -12,6 +12,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 
+	"github.com/fluxgate-io/fluxgate/acl"
 	"github.com/fluxgate-io/fluxgate/auth"
 	"github.com/fluxgate-io/fluxgate/engine"
 	fgflight "github.com/fluxgate-io/fluxgate/flight"
@@ -202,11 +204,21 @@ func startServer(cfg *serveConfig, log *slog.Logger) (*server, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Permissions apply with users only: without them every caller may do
+	// everything (PROTOCOL.md §8).
+	var grants *acl.Store
+	if authn != nil {
+		if grants, err = acl.Open(filepath.Join(cfg.data, "acl.json")); err != nil {
+			eng.Close()
+			return nil, err
+		}
+	}
 	s := &server{eng: eng, tel: tel, log: log, failed: make(chan error, 2)}
 	s.grpc = flight.NewServerWithMiddleware(middleware, grpcOpts...)
 	s.grpc.RegisterFlightService(fgflight.New(eng, fgflight.Options{
 		Logger: log,
 		Limits: fgflight.Limits{StreamsPerClient: cfg.maxStreams, WriteBytes: cfg.maxWriteBytes},
+		ACL:    grants,
 	}))
 	if err := s.grpc.Init(cfg.listen); err != nil {
 		eng.Close()

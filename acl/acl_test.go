@@ -1,0 +1,149 @@
+package acl
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"sync"
+	"testing"
+
+	"github.com/fluxgate-io/fluxgate/auth"
+	"github.com/fluxgate-io/fluxgate/errs"
+)
+
+func open(t *testing.T, path string) *Store {
+	t.Helper()
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+func mustGrant(t *testing.T, s *Store, g Grant) {
+	t.Helper()
+	if err := s.Grant(g); err != nil {
+		t.Fatalf("grant %+v: %v", g, err)
+	}
+}
+
+func TestAllowed(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), "acl.json"))
+	ann, bob, cy, root := auth.Principal{Name: "ann"}, auth.Principal{Name: "bob"}, auth.Principal{Name: "cy"}, auth.Principal{Name: "root", Admin: true}
+	mustGrant(t, s, Grant{Principal: "ann", Resource: Resource{Database: "db1"}, Operations: []Operation{Read}})
+	mustGrant(t, s, Grant{Principal: "bob", Resource: Resource{Database: "db1", Table: "t"}, Operations: []Operation{Write}})
+	mustGrant(t, s, Grant{Principal: "cy", Resource: Resource{Database: AllDatabases}, Operations: []Operation{Describe}})
+
+	for _, c := range []struct {
+		p         auth.Principal
+		op        Operation
+		db, table string
+		want      bool
+	}{
+		{ann, Read, "db1", "t", true},      // a database grant covers its tables
+		{ann, Read, "db1", "", true},       // and the database
+		{ann, Describe, "db1", "t", true},  // read implies describe
+		{ann, Describe, "db1", "", true},   //
+		{ann, Write, "db1", "t", false},    // read is not write
+		{ann, Read, "db2", "t", false},     // nor another database
+		{ann, Create, "db1", "", false},    //
+		{bob, Write, "db1", "t", true},     //
+		{bob, Describe, "db1", "t", true},  // write implies describe
+		{bob, Read, "db1", "t", false},     //
+		{bob, Write, "db1", "u", false},    // a table grant covers that table only
+		{bob, Describe, "db1", "", false},  // and not its database
+		{cy, Describe, "db9", "x", true},   // "*" covers every database
+		{cy, Read, "db9", "x", false},      // describe implies nothing
+		{root, Drop, "anything", "", true}, // admins may do everything
+		{auth.Principal{Name: "nobody"}, Describe, "db1", "t", false},
+	} {
+		if got := s.Allowed(c.p, c.op, c.db, c.table); got != c.want {
+			t.Errorf("%s %s %s.%s: %v, want %v", c.p.Name, c.op, c.db, c.table, got, c.want)
+		}
+	}
+	if !s.Visible(bob, "db1") || s.Visible(bob, "db2") || !s.Visible(ann, "db1") || !s.Visible(cy, "x") {
+		t.Error("Visible")
+	}
+}
+
+func TestGrantRevokeList(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "acl.json")
+	s := open(t, path)
+	mustGrant(t, s, Grant{Principal: "ann", Resource: Resource{Database: "db1"}, Operations: []Operation{Write, Read}})
+	mustGrant(t, s, Grant{Principal: "ann", Resource: Resource{Database: "db1"}, Operations: []Operation{Read, Alter}})
+	mustGrant(t, s, Grant{Principal: "bob", Resource: Resource{Database: "db1", Table: "t"}, Operations: []Operation{Read}})
+	want := []Grant{
+		{Principal: "ann", Resource: Resource{Database: "db1"}, Operations: []Operation{Read, Write, Alter}},
+		{Principal: "bob", Resource: Resource{Database: "db1", Table: "t"}, Operations: []Operation{Read}},
+	}
+	if got := s.List(""); !reflect.DeepEqual(got, want) {
+		t.Fatalf("list: %+v", got)
+	}
+	if got := s.List("bob"); !reflect.DeepEqual(got, want[1:]) {
+		t.Fatalf("list bob: %+v", got)
+	}
+
+	// Persisted across a reopen.
+	if got := open(t, path).List(""); !reflect.DeepEqual(got, want) {
+		t.Fatalf("after reopen: %+v", got)
+	}
+
+	if err := s.Revoke(Grant{Principal: "ann", Resource: Resource{Database: "db1"}, Operations: []Operation{Write, Drop}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Revoke(Grant{Principal: "bob", Resource: Resource{Database: "db1", Table: "t"}, Operations: []Operation{Read}}); err != nil {
+		t.Fatal(err)
+	}
+	want = []Grant{{Principal: "ann", Resource: Resource{Database: "db1"}, Operations: []Operation{Read, Alter}}}
+	r := open(t, path)
+	if got := r.List(""); !reflect.DeepEqual(got, want) {
+		t.Fatalf("after revoke and reopen: %+v", got)
+	}
+	if r.Allowed(auth.Principal{Name: "ann"}, Write, "db1", "t") || r.Allowed(auth.Principal{Name: "bob"}, Describe, "db1", "t") {
+		t.Error("revoked operations still allowed")
+	}
+	if entries, _ := os.ReadDir(filepath.Dir(path)); len(entries) != 1 {
+		t.Errorf("left temporary files: %v", entries)
+	}
+}
+
+func TestInvalidGrants(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), "acl.json"))
+	for name, g := range map[string]Grant{
+		"unknown operation": {Principal: "a", Resource: Resource{Database: "d"}, Operations: []Operation{"READ"}},
+		"no operations":     {Principal: "a", Resource: Resource{Database: "d"}},
+		"no principal":      {Resource: Resource{Database: "d"}, Operations: []Operation{Read}},
+		"no database":       {Principal: "a", Operations: []Operation{Read}},
+		"bad database":      {Principal: "a", Resource: Resource{Database: "d.x"}, Operations: []Operation{Read}},
+		"bad table":         {Principal: "a", Resource: Resource{Database: "d", Table: "t$changelog"}, Operations: []Operation{Read}},
+		"table of *":        {Principal: "a", Resource: Resource{Database: "*", Table: "t"}, Operations: []Operation{Read}},
+	} {
+		if err := s.Grant(g); errs.KindOf(err) != errs.Invalid {
+			t.Errorf("%s: %v, want invalid", name, err)
+		}
+	}
+	if len(s.List("")) != 0 {
+		t.Error("an invalid grant was stored")
+	}
+	if _, err := ParseOperation("read"); err != nil {
+		t.Error(err)
+	}
+}
+
+func TestConcurrent(t *testing.T) {
+	s := open(t, filepath.Join(t.TempDir(), "acl.json"))
+	var wg sync.WaitGroup
+	for i := 0; i < 8; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := 0; j < 20; j++ {
+				g := Grant{Principal: "p", Resource: Resource{Database: "d"}, Operations: []Operation{Operations[j%len(Operations)]}}
+				s.Grant(g)
+				s.Allowed(auth.Principal{Name: "p"}, Read, "d", "t")
+				s.Revoke(g)
+			}
+		}()
+	}
+	wg.Wait()
+}
