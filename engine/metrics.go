@@ -14,6 +14,7 @@ type metrics struct {
 	rowsWritten  metric.Int64Counter
 	bytesWritten metric.Int64Counter
 	rowsRead     metric.Int64Counter
+	bytesRead    metric.Int64Counter
 	syncSeconds  metric.Float64Histogram
 	scans        metric.Int64UpDownCounter
 	lookupKeys   metric.Int64Counter
@@ -34,6 +35,9 @@ func newMetrics(e *Engine, m metric.Meter) (*metrics, error) {
 		return nil, err
 	}
 	if mt.rowsRead, err = m.Int64Counter("fluxgate.rows.read", metric.WithDescription("rows sent by scans, per table")); err != nil {
+		return nil, err
+	}
+	if mt.bytesRead, err = m.Int64Counter("fluxgate.bytes.read", metric.WithUnit("By"), metric.WithDescription("bytes of Arrow data sent by scans, per table")); err != nil {
 		return nil, err
 	}
 	if mt.syncSeconds, err = m.Float64Histogram("fluxgate.log.sync.duration", metric.WithUnit("s"), metric.WithDescription("duration of one group-commit fsync round")); err != nil {

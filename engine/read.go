@@ -307,6 +307,14 @@ func (rs *ReadStream) sendFrame(ctx context.Context, f *logstore.Frame, r Ticket
 	if size := RecordBytes(out) * rows / max(out.NumRows(), 1); size > MaxBatchBytes {
 		step = max(rows*MaxBatchBytes/size, 1)
 	}
+	// sent estimates the Arrow bytes of the rows sent, for the metric: out's
+	// buffers are those of the whole decoded frame when out is a slice of it
+	// (no filter), so scale them by the share of the frame's rows sent.
+	bufRows := out.NumRows()
+	if rs.plan.filter == nil {
+		bufRows = int64(f.Rows)
+	}
+	sent := RecordBytes(out) * rows / max(bufRows, 1)
 	hw := rs.t.log.HighWatermark(r.Bucket)
 	start := f.BaseOffset + lo
 	for i := int64(0); i < rows; i += step {
@@ -326,7 +334,9 @@ func (rs *ReadStream) sendFrame(ctx context.Context, f *logstore.Frame, r Ticket
 	if rs.left > 0 {
 		rs.left -= rows
 	}
-	rs.e.met.rowsRead.Add(ctx, rows, tableAttr(rs.info.Path().String()))
+	attr := tableAttr(rs.info.Path().String())
+	rs.e.met.rowsRead.Add(ctx, rows, attr)
+	rs.e.met.bytesRead.Add(ctx, sent, attr)
 	return nil
 }
 

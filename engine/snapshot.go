@@ -55,6 +55,7 @@ func (rs *ReadStream) runSnapshot(ctx context.Context, bucket int, send func(arr
 			defer filtered.Release()
 			need = filtered
 		}
+		bufRows := need.NumRows() // rows of the buffers out may be a slice of
 		if rs.left >= 0 && need.NumRows() > rs.left {
 			need = need.NewSlice(0, rs.left)
 			defer need.Release()
@@ -69,7 +70,9 @@ func (rs *ReadStream) runSnapshot(ctx context.Context, bucket int, send func(arr
 		}
 		sent = true
 		meta.HighWatermark = rs.t.log.HighWatermark(bucket)
-		rs.e.met.rowsRead.Add(ctx, out.NumRows(), tableAttr(info.Path().String()))
+		attr := tableAttr(info.Path().String())
+		rs.e.met.rowsRead.Add(ctx, out.NumRows(), attr)
+		rs.e.met.bytesRead.Add(ctx, RecordBytes(out)*out.NumRows()/max(bufRows, 1), attr)
 		return send(out, meta)
 	}
 	err = snap.Rows(info.TableID, bucket, func(_, value []byte) error {

@@ -147,6 +147,7 @@ func (s *Service) createTable(ctx context.Context, body []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	tagTable(ctx, req.Table)
 	if err := s.authorizeDatabaseOf(ctx, "create-table", acl.Create, req.Table); err != nil {
 		return nil, err
 	}
@@ -165,6 +166,7 @@ func (s *Service) dropTable(ctx context.Context, body []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	tagTable(ctx, req.Table)
 	if err := s.authorizeTable(ctx, "drop-table", acl.Drop, req.Table); err != nil {
 		return nil, err
 	}
@@ -176,6 +178,7 @@ func (s *Service) describeTable(ctx context.Context, body []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	tagTable(ctx, req.Table)
 	if err := s.authorizeTable(ctx, "describe-table", acl.Describe, req.Table); err != nil {
 		return nil, err
 	}
@@ -215,6 +218,7 @@ func (s *Service) alterTable(ctx context.Context, body []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	tagTable(ctx, req.Table)
 	if err := s.authorizeTable(ctx, "alter-table", acl.Alter, req.Table); err != nil {
 		return nil, err
 	}
@@ -226,6 +230,7 @@ func (s *Service) listOffsets(ctx context.Context, body []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	tagTable(ctx, req.Table)
 	if err := s.authorizeTable(ctx, "list-offsets", acl.Describe, req.Table); err != nil {
 		return nil, err
 	}
@@ -241,6 +246,7 @@ func (s *Service) undo(ctx context.Context, body []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
+	tagTable(ctx, req.Table)
 	if err := s.authorizeTable(ctx, "undo", acl.Write, req.Table); err != nil {
 		return nil, err
 	}

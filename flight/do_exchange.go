@@ -38,6 +38,7 @@ func (s *Service) doExchange(stream flight.FlightService_DoExchangeServer) error
 	if err != nil {
 		return err
 	}
+	tagTable(stream.Context(), req.Table)
 	if err := s.authorizeTable(stream.Context(), "DoExchange", lookupOp(req.InsertIfNotExists), req.Table); err != nil {
 		return err
 	}

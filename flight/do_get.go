@@ -32,6 +32,7 @@ func (s *Service) doGet(t *flight.Ticket, stream flight.FlightService_DoGetServe
 	if err != nil {
 		return err
 	}
+	tagTable(stream.Context(), tk.Table)
 	// The ticket's table_id, not its table name, says what it reads.
 	if _, ok := s.caller(stream.Context()); ok {
 		path, err := s.eng.TablePathOf(tk.TableID)

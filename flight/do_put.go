@@ -36,6 +36,7 @@ func (s *Service) doPut(stream flight.FlightService_DoPutServer) error {
 	if err != nil {
 		return err
 	}
+	tagTable(stream.Context(), req.Table)
 	if err := s.authorizeTable(stream.Context(), "DoPut", acl.Write, req.Table); err != nil {
 		return err
 	}

@@ -91,8 +91,10 @@ func (s *Service) authorizedRead(ctx context.Context, rpc string, d *flight.Flig
 		return nil, nil, err
 	}
 	if lreq != nil {
+		tagTable(ctx, lreq.Table)
 		err = s.authorizeTable(ctx, rpc, lookupOp(lreq.InsertIfNotExists), lreq.Table)
 	} else {
+		tagTable(ctx, req.Table)
 		err = s.authorizeTable(ctx, rpc, acl.Read, req.Table)
 	}
 	return req, lreq, err

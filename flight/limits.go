@@ -4,6 +4,7 @@ import (
 	"context"
 	"net"
 	"sync"
+	"time"
 
 	"google.golang.org/grpc/peer"
 
@@ -22,6 +23,11 @@ type Limits struct {
 	// waits before reading on, which slows its client through gRPC's flow
 	// control. Default 256 MiB.
 	WriteBytes int64
+	// IdleTimeout ends a DoPut or DoExchange stream whose client has sent
+	// nothing for that long (not counting time the server itself is not
+	// reading, such as waiting on WriteBytes) with RESOURCE_EXHAUSTED.
+	// Default 10 minutes; negative means never.
+	IdleTimeout time.Duration
 }
 
 type limits struct {
@@ -37,6 +43,9 @@ func newLimits(l Limits) limits {
 	}
 	if l.WriteBytes <= 0 {
 		l.WriteBytes = 256 << 20
+	}
+	if l.IdleTimeout == 0 {
+		l.IdleTimeout = 10 * time.Minute
 	}
 	return limits{Limits: l, streams: map[string]int{}, bytes: newByteBudget(l.WriteBytes)}
 }

@@ -1,21 +1,38 @@
 package flight
 
 import (
+	"context"
 	"errors"
 	"io"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"google.golang.org/grpc/status"
 
 	"github.com/fluxgate-io/fluxgate/errs"
 )
 
+// clientStream is the receiving side of DoPut and DoExchange.
+type clientStream interface {
+	Recv() (*flight.FlightData, error)
+	Context() context.Context
+}
+
 // openStream reads the first message of a client's record stream (DoPut,
-// DoExchange): it must carry the descriptor and the schema.
-func (s *Service) openStream(rpc string, stream flight.DataStreamReader) (*flight.Reader, error) {
-	r, err := flight.NewRecordReader(stream, ipc.WithAllocator(s.mem))
+// DoExchange): it must carry the descriptor and the schema. Waiting for a
+// client message longer than the idle timeout ends the stream.
+func (s *Service) openStream(rpc string, stream clientStream) (*flight.Reader, error) {
+	var src flight.DataStreamReader = stream
+	if s.limits.IdleTimeout > 0 {
+		src = newIdleReader(rpc, stream, s.limits.IdleTimeout)
+	}
+	r, err := flight.NewRecordReader(src, ipc.WithAllocator(s.mem))
 	if err == nil {
 		return r, nil
+	}
+	if errs.Is(err, errs.Exhausted) {
+		return nil, err
 	}
 	if errors.Is(err, io.EOF) {
 		return nil, errs.New(errs.Invalid, "%s: the stream ended before a schema was sent", rpc)
@@ -33,5 +50,67 @@ func streamErr(rpc string, r *flight.Reader) error {
 	if _, ok := grpcStatus(err); ok {
 		return err
 	}
+	if errs.Is(err, errs.Exhausted) { // the idle timeout
+		return err
+	}
 	return errs.New(errs.Invalid, "%s: malformed stream: %v", rpc, err)
+}
+
+// idleReader receives a client's messages with a timeout. gRPC's Recv cannot
+// be interrupted, so a goroutine that owns the stream's receiving side calls
+// it and hands each message over; on a timeout the handler returns the error,
+// gRPC cancels the stream, and that goroutine's Recv fails and it exits. It
+// never sends on the stream.
+type idleReader struct {
+	rpc     string
+	ctx     context.Context
+	timeout time.Duration
+	timer   *time.Timer
+	msgs    chan recvResult
+	err     error // sticky: once set, every Recv returns it
+}
+
+type recvResult struct {
+	msg *flight.FlightData
+	err error
+}
+
+func newIdleReader(rpc string, stream clientStream, timeout time.Duration) *idleReader {
+	r := &idleReader{rpc: rpc, ctx: stream.Context(), timeout: timeout, timer: time.NewTimer(timeout), msgs: make(chan recvResult)}
+	go r.pump(stream)
+	return r
+}
+
+// pump receives until the stream ends or fails, or the handler is gone.
+func (r *idleReader) pump(stream clientStream) {
+	for {
+		msg, err := stream.Recv()
+		select {
+		case r.msgs <- recvResult{msg, err}:
+		case <-r.ctx.Done():
+			return
+		}
+		if err != nil {
+			return
+		}
+	}
+}
+
+func (r *idleReader) Recv() (*flight.FlightData, error) {
+	if r.err != nil {
+		return nil, r.err
+	}
+	r.timer.Reset(r.timeout)
+	select {
+	case m := <-r.msgs:
+		if m.err != nil {
+			r.err = m.err
+		}
+		return m.msg, m.err
+	case <-r.timer.C:
+		r.err = errs.New(errs.Exhausted, "%s: the client sent nothing for %s, the idle timeout", r.rpc, r.timeout)
+	case <-r.ctx.Done():
+		r.err = status.FromContextError(r.ctx.Err()).Err()
+	}
+	return nil, r.err
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracegrpc"
 	otelprom "go.opentelemetry.io/otel/exporters/prometheus"
 	"go.opentelemetry.io/otel/metric"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
@@ -30,6 +31,11 @@ type Options struct {
 	// ServiceName is the service.name resource attribute; "fluxgate" if
 	// empty. OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES override it.
 	ServiceName string
+	// OTLPEndpoint is the host:port of an OTLP/gRPC collector that spans are
+	// exported to, e.g. "localhost:4317"; empty: spans are not exported.
+	OTLPEndpoint string
+	// OTLPInsecure exports to OTLPEndpoint without TLS.
+	OTLPInsecure bool
 }
 
 // Telemetry holds the meter and tracer providers of one server.
@@ -40,7 +46,8 @@ type Telemetry struct {
 }
 
 // New sets up metrics, exported on MetricsHandler along with Go runtime and
-// process metrics, and tracing, which exports nowhere yet.
+// process metrics, and tracing, exported by OTLP/gRPC in batches when
+// opts.OTLPEndpoint is set.
 func New(opts Options) (*Telemetry, error) {
 	res, err := resource.New(context.Background(),
 		resource.WithTelemetrySDK(),
@@ -58,9 +65,23 @@ func New(opts Options) (*Telemetry, error) {
 	if err != nil {
 		return nil, fmt.Errorf("prometheus exporter: %w", err)
 	}
+	tpOpts := []sdktrace.TracerProviderOption{sdktrace.WithResource(res)}
+	if opts.OTLPEndpoint != "" {
+		// The exporter connects lazily: New does not fail when the collector
+		// is down, and spans are dropped (after retries) while it stays down.
+		expOpts := []otlptracegrpc.Option{otlptracegrpc.WithEndpoint(opts.OTLPEndpoint)}
+		if opts.OTLPInsecure {
+			expOpts = append(expOpts, otlptracegrpc.WithInsecure())
+		}
+		spans, err := otlptracegrpc.New(context.Background(), expOpts...)
+		if err != nil {
+			return nil, fmt.Errorf("otlp trace exporter %s: %w", opts.OTLPEndpoint, err)
+		}
+		tpOpts = append(tpOpts, sdktrace.WithBatcher(spans))
+	}
 	return &Telemetry{
 		mp:      sdkmetric.NewMeterProvider(sdkmetric.WithReader(exp), sdkmetric.WithResource(res)),
-		tp:      sdktrace.NewTracerProvider(sdktrace.WithResource(res)),
+		tp:      sdktrace.NewTracerProvider(tpOpts...),
 		metrics: promhttp.HandlerFor(reg, promhttp.HandlerOpts{}),
 	}, nil
 }
@@ -72,14 +93,15 @@ func (t *Telemetry) Meter(name string) metric.Meter { return t.mp.Meter(name) }
 // MeterProvider returns the meter provider, for libraries that take one.
 func (t *Telemetry) MeterProvider() metric.MeterProvider { return t.mp }
 
-// TracerProvider returns the tracer provider. Spans are sampled and recorded
-// but not exported until an exporter is configured.
+// TracerProvider returns the tracer provider. Spans are sampled and recorded;
+// they are exported only with an OTLP endpoint.
 func (t *Telemetry) TracerProvider() trace.TracerProvider { return t.tp }
 
 // MetricsHandler serves all metrics in the Prometheus exposition formats.
 func (t *Telemetry) MetricsHandler() http.Handler { return t.metrics }
 
-// Shutdown flushes and stops both providers.
+// Shutdown flushes and stops both providers: spans still batched are sent
+// to the OTLP endpoint, within ctx's deadline.
 func (t *Telemetry) Shutdown(ctx context.Context) error {
 	return errors.Join(t.mp.Shutdown(ctx), t.tp.Shutdown(ctx))
 }

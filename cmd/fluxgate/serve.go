@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
+	"go.opentelemetry.io/contrib/instrumentation/google.golang.org/grpc/otelgrpc"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/credentials"
 
@@ -36,6 +37,7 @@ type serveConfig struct {
 	maxMessageBytes int
 	maxStreams      int
 	maxWriteBytes   int64
+	idleTimeout     time.Duration
 	bucketNum       int
 	segmentBytes    int64
 	logLevel        string
@@ -46,6 +48,8 @@ type serveConfig struct {
 	tlsCert         string
 	tlsKey          string
 	tlsClientCA     string
+	otlpEndpoint    string
+	otlpInsecure    bool
 }
 
 func (c *serveConfig) register(fs *flag.FlagSet) {
@@ -55,6 +59,7 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.IntVar(&c.maxMessageBytes, "max-message-bytes", 64<<20, "largest gRPC message accepted")
 	fs.IntVar(&c.maxStreams, "max-streams-per-client", 256, "streaming calls one client host may have open at once (-1: no limit)")
 	fs.Int64Var(&c.maxWriteBytes, "max-write-bytes", 256<<20, "bytes of written batches held before they are acknowledged, over all writers; writers past it wait")
+	fs.DurationVar(&c.idleTimeout, "stream-idle-timeout", 10*time.Minute, "end a DoPut or DoExchange stream whose client sent nothing for this long (negative: never)")
 	fs.IntVar(&c.bucketNum, "default-bucket-num", 1, "bucket.num of tables that do not set it")
 	fs.Int64Var(&c.segmentBytes, "segment-bytes", 256<<20, "log segment size at which a new segment starts")
 	fs.StringVar(&c.logLevel, "log-level", "info", "log level: debug, info, warn or error")
@@ -65,6 +70,8 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.tlsCert, "tls-cert", "", "PEM certificate (chain) for TLS on the Flight address; with --tls-key")
 	fs.StringVar(&c.tlsKey, "tls-key", "", "PEM private key of --tls-cert")
 	fs.StringVar(&c.tlsClientCA, "tls-client-ca", "", "PEM CA certificates; clients must present a certificate they signed (mutual TLS)")
+	fs.StringVar(&c.otlpEndpoint, "otlp-endpoint", "", "host:port of an OTLP/gRPC collector to export traces to, e.g. localhost:4317 (empty: no export)")
+	fs.BoolVar(&c.otlpInsecure, "otlp-insecure", false, "export traces to --otlp-endpoint without TLS")
 }
 
 // parseServeFlags parses args; values from --config apply where a flag was
@@ -192,10 +199,15 @@ func startServer(cfg *serveConfig, log *slog.Logger) (*server, error) {
 		// other call needs the token. The Principal is in flight.AuthFromContext.
 		middleware = append(middleware, flight.CreateServerBasicAuthMiddleware(authn))
 	}
-	tel, err := otel.New(otel.Options{ServiceName: "fluxgate"})
+	tel, err := otel.New(otel.Options{ServiceName: "fluxgate", OTLPEndpoint: cfg.otlpEndpoint, OTLPInsecure: cfg.otlpInsecure})
 	if err != nil {
 		return nil, err
 	}
+	// A span per RPC (with the table as fluxgate.table, see flight/trace.go)
+	// and the rpc.server.* metrics, e.g. rpc_server_call_duration_seconds.
+	grpcOpts = append(grpcOpts, grpc.StatsHandler(otelgrpc.NewServerHandler(
+		otelgrpc.WithMeterProvider(tel.MeterProvider()),
+		otelgrpc.WithTracerProvider(tel.TracerProvider()))))
 	eng, err := engine.Open(cfg.data, engine.Options{
 		DefaultBucketNum: cfg.bucketNum,
 		Logger:           log,
@@ -217,7 +229,7 @@ func startServer(cfg *serveConfig, log *slog.Logger) (*server, error) {
 	s.grpc = flight.NewServerWithMiddleware(middleware, grpcOpts...)
 	s.grpc.RegisterFlightService(fgflight.New(eng, fgflight.Options{
 		Logger: log,
-		Limits: fgflight.Limits{StreamsPerClient: cfg.maxStreams, WriteBytes: cfg.maxWriteBytes},
+		Limits: fgflight.Limits{StreamsPerClient: cfg.maxStreams, WriteBytes: cfg.maxWriteBytes, IdleTimeout: cfg.idleTimeout},
 		ACL:    grants,
 	}))
 	if err := s.grpc.Init(cfg.listen); err != nil {
@@ -268,7 +280,9 @@ func (s *server) Stop() error {
 		err = s.http.Shutdown(ctx)
 		cancel()
 	}
-	err = errors.Join(err, s.eng.Close(), s.tel.Shutdown(context.Background()))
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err = errors.Join(err, s.eng.Close(), s.tel.Shutdown(ctx))
 	if err == nil {
 		s.log.Info("fluxgate stopped")
 	}
