@@ -61,6 +61,10 @@ func newMetrics(e *Engine, m metric.Meter) (*metrics, error) {
 	if err != nil {
 		return nil, err
 	}
+	logEnd, err := m.Int64ObservableGauge("fluxgate.log.end_offset", metric.WithDescription("offset a bucket's next append takes (above the high watermark while appends await their fsync)"))
+	if err != nil {
+		return nil, err
+	}
 	earliest, err := m.Int64ObservableGauge("fluxgate.log.earliest_offset", metric.WithDescription("first offset a bucket still retains"))
 	if err != nil {
 		return nil, err
@@ -75,11 +79,12 @@ func newMetrics(e *Engine, m metric.Meter) (*metrics, error) {
 			for b := range t.log.Buckets() {
 				attrs := metric.WithAttributes(attribute.String("table", name), attribute.Int("bucket", b))
 				o.ObserveInt64(hw, t.log.HighWatermark(b), attrs)
+				o.ObserveInt64(logEnd, t.log.LogEnd(b), attrs)
 				o.ObserveInt64(earliest, t.log.EarliestOffset(b), attrs)
 			}
 		}
 		return nil
-	}, hw, earliest, logBytes, bytesRead)
+	}, hw, logEnd, earliest, logBytes, bytesRead)
 	return &mt, err
 }
 

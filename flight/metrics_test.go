@@ -33,6 +33,7 @@ func TestMetricsCountWritesAndOffsets(t *testing.T) {
 		`fluxgate_rows_written_total{otel_scope_name="engine",otel_scope_schema_url="",otel_scope_version="",table="fluss.orders"} 30`,
 		`fluxgate_log_high_watermark{bucket="0",otel_scope_name="engine",otel_scope_schema_url="",otel_scope_version="",table="fluss.orders"} 30`,
 		`fluxgate_log_sync_duration_seconds_count`,
+		`fluxgate_log_end_offset{bucket="0",otel_scope_name="engine",otel_scope_schema_url="",otel_scope_version="",table="fluss.orders"} 30`,
 		`fluxgate_log_bytes{otel_scope_name="engine",otel_scope_schema_url="",otel_scope_version="",table="fluss.orders"}`,
 		`fluxgate_scans_open{otel_scope_name="engine",otel_scope_schema_url="",otel_scope_version=""} 0`,
 		`fluxgate_rows_read_total{otel_scope_name="engine",otel_scope_schema_url="",otel_scope_version="",table="fluss.orders"} 30`,

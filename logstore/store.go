@@ -432,3 +432,11 @@ func (t *Table) Size() int64 {
 	}
 	return n
 }
+
+// LogEnd returns the offset the bucket's next append will take: the high
+// watermark plus what is appended but not yet durable.
+func (t *Table) LogEnd(bucket int) int64 {
+	t.appendMu.Lock()
+	defer t.appendMu.Unlock()
+	return t.buckets[bucket].logEnd
+}
