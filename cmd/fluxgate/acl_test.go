@@ -154,6 +154,16 @@ func TestPermissions(t *testing.T) {
 		callers[n] = c
 	}
 	root := callers["root"]
+	// Callers without a valid token: every call of the surface is
+	// UNAUTHENTICATED for them.
+	anon, err := dial(t, srv.FlightAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	forged, err := dial(t, srv.FlightAddr(), client.WithBearerToken("v1.e30.AAAA"))
+	if err != nil {
+		t.Fatal(err)
+	}
 
 	// Setup, as the admin: db1.t and db2.u, one row each; the grants.
 	for _, db := range []string{"db1", "db2"} {
@@ -288,6 +298,11 @@ func TestPermissions(t *testing.T) {
 			denied := code(err) == codes.PermissionDenied
 			if want := !slices.Contains(allowed, who); denied != want {
 				t.Errorf("%s as %s: %v (want denied: %v)", what, who, err, want)
+			}
+		}
+		for who, cl := range map[string]*client.Client{"no token": anon, "a forged token": forged} {
+			if err := c(cl); code(err) != codes.Unauthenticated {
+				t.Errorf("%s with %s: %v, want UNAUTHENTICATED", what, who, err)
 			}
 		}
 	}
