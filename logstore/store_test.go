@@ -49,6 +49,40 @@ func encode(t testing.TB, enc *Encoder, rec arrow.RecordBatch, w Writer) *Batch 
 	return b
 }
 
+// checkedMem returns an allocator that the test's end checks for leaks.
+func checkedMem(t testing.TB) *memory.CheckedAllocator {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	t.Cleanup(func() { mem.AssertSize(t, 0) })
+	return mem
+}
+
+// mustOpen opens a table log or fails the test.
+func mustOpen(t testing.TB, dir string, buckets int, opts Options) *Table {
+	t.Helper()
+	tbl, err := Open(dir, buckets, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return tbl
+}
+
+// appendRows appends one batch of ids [from, from+n) to bucket, with an
+// optional statistics block.
+func appendRows(t testing.TB, tbl *Table, enc *Encoder, mem memory.Allocator, bucket, from, n int, stats []byte) Result {
+	t.Helper()
+	rec := makeRecord(t, mem, from, n)
+	defer rec.Release()
+	b, err := enc.Encode(rec, BatchMeta{SchemaID: 1, WriterSeq: -1, Stats: stats})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := tbl.Append([]Part{{Bucket: bucket, Batch: b}}, Writer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
 // readAll reads a bucket from start to the high watermark and returns the ids.
 func readAll(t *testing.T, tbl *Table, bucket int, start int64, cols []int, mem memory.Allocator) []int64 {
 	t.Helper()
@@ -89,13 +123,9 @@ func readAll(t *testing.T, tbl *Table, bucket int, start int64, cols []int, mem 
 func TestAppendReadReopen(t *testing.T) {
 	for _, codec := range []Codec{CodecNone, CodecLZ4, CodecZstd} {
 		t.Run(fmt.Sprint(codec), func(t *testing.T) {
-			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-			defer mem.AssertSize(t, 0)
+			mem := checkedMem(t)
 			dir := t.TempDir()
-			tbl, err := Open(dir, 2, Options{SegmentBytes: 4 << 10})
-			if err != nil {
-				t.Fatal(err)
-			}
+			tbl := mustOpen(t, dir, 2, Options{SegmentBytes: 4 << 10})
 			enc := newEncoder(t, codec, mem)
 			var want []int64
 			for i := 0; i < 20; i++ {
@@ -129,10 +159,7 @@ func TestAppendReadReopen(t *testing.T) {
 			if err := tbl.Close(); err != nil {
 				t.Fatal(err)
 			}
-			tbl, err = Open(dir, 2, Options{SegmentBytes: 4 << 10})
-			if err != nil {
-				t.Fatal(err)
-			}
+			tbl = mustOpen(t, dir, 2, Options{SegmentBytes: 4 << 10})
 			defer tbl.Close()
 			check(tbl)
 			if hw := tbl.HighWatermark(1); hw != 200 {
@@ -143,20 +170,12 @@ func TestAppendReadReopen(t *testing.T) {
 }
 
 func TestTornTailIsCut(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	mem := checkedMem(t)
 	dir := t.TempDir()
-	tbl, err := Open(dir, 1, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tbl := mustOpen(t, dir, 1, Options{})
 	enc := newEncoder(t, CodecNone, mem)
-	for i := 0; i < 3; i++ {
-		rec := makeRecord(t, mem, i*10, 10)
-		if _, err := tbl.Append([]Part{{Bucket: 0, Batch: encode(t, enc, rec, Writer{})}}, Writer{}); err != nil {
-			t.Fatal(err)
-		}
-		rec.Release()
+	for i := range 3 {
+		appendRows(t, tbl, enc, mem, 0, i*10, 10, nil)
 	}
 	tbl.closeFiles() // a crash: no clean close
 	path := filepath.Join(dir, "0", "log", segmentName(0)+".log")
@@ -165,10 +184,7 @@ func TestTornTailIsCut(t *testing.T) {
 	if err := os.Truncate(path, st.Size()-7); err != nil {
 		t.Fatal(err)
 	}
-	tbl, err = Open(dir, 1, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tbl = mustOpen(t, dir, 1, Options{})
 	defer tbl.Close()
 	if got := readAll(t, tbl, 0, 0, nil, mem); len(got) != 20 {
 		t.Fatalf("after a torn tail read %d rows, want 20", len(got))
@@ -179,13 +195,9 @@ func TestTornTailIsCut(t *testing.T) {
 }
 
 func TestIncompleteMultiBucketAppendIsCut(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	mem := checkedMem(t)
 	dir := t.TempDir()
-	tbl, err := Open(dir, 2, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tbl := mustOpen(t, dir, 2, Options{})
 	enc := newEncoder(t, CodecNone, mem)
 	rec := makeRecord(t, mem, 0, 10)
 	defer rec.Release()
@@ -205,10 +217,7 @@ func TestIncompleteMultiBucketAppendIsCut(t *testing.T) {
 	tbl.appendMu.Unlock()
 	tbl.closeFiles()
 
-	tbl, err = Open(dir, 2, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tbl = mustOpen(t, dir, 2, Options{})
 	defer tbl.Close()
 	for b := 0; b < 2; b++ {
 		if got := readAll(t, tbl, b, 0, nil, mem); len(got) != 10 {
@@ -218,13 +227,9 @@ func TestIncompleteMultiBucketAppendIsCut(t *testing.T) {
 }
 
 func TestIdempotentWriterAcrossRestart(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	mem := checkedMem(t)
 	dir := t.TempDir()
-	tbl, err := Open(dir, 1, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tbl := mustOpen(t, dir, 1, Options{})
 	enc := newEncoder(t, CodecNone, mem)
 	rec := makeRecord(t, mem, 0, 10)
 	defer rec.Release()
@@ -234,10 +239,7 @@ func TestIdempotentWriterAcrossRestart(t *testing.T) {
 		t.Fatal(err)
 	}
 	tbl.closeFiles() // crash: no writer snapshot
-	tbl, err = Open(dir, 1, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tbl = mustOpen(t, dir, 1, Options{})
 	defer tbl.Close()
 	again, err := tbl.Append([]Part{{Bucket: 0, Batch: encode(t, enc, rec, w)}}, w)
 	if err != nil {
@@ -256,20 +258,12 @@ func TestIdempotentWriterAcrossRestart(t *testing.T) {
 }
 
 func TestProjectionReadsOnlyProjectedColumns(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
-	tbl, err := Open(t.TempDir(), 1, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	mem := checkedMem(t)
+	tbl := mustOpen(t, t.TempDir(), 1, Options{})
 	defer tbl.Close()
 	enc := newEncoder(t, CodecNone, mem)
-	for i := 0; i < 4; i++ {
-		rec := makeRecord(t, mem, i*50000, 50000)
-		if _, err := tbl.Append([]Part{{Bucket: 0, Batch: encode(t, enc, rec, Writer{})}}, Writer{}); err != nil {
-			t.Fatal(err)
-		}
-		rec.Release()
+	for i := range 4 {
+		appendRows(t, tbl, enc, mem, 0, i*50000, 50000, nil)
 	}
 	before := tbl.BytesRead()
 	all := readAll(t, tbl, 0, 0, nil, mem)
@@ -287,12 +281,8 @@ func TestProjectionReadsOnlyProjectedColumns(t *testing.T) {
 }
 
 func TestTailWakesReader(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
-	tbl, err := Open(t.TempDir(), 1, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	mem := checkedMem(t)
+	tbl := mustOpen(t, t.TempDir(), 1, Options{})
 	defer tbl.Close()
 	r, err := tbl.NewReader(0, 0, nil)
 	if err != nil {
@@ -324,22 +314,14 @@ func TestTailWakesReader(t *testing.T) {
 }
 
 func TestExpireRemovesOldSegments(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	mem := checkedMem(t)
 	now := time.Now()
 	clock := func() time.Time { return now }
-	tbl, err := Open(t.TempDir(), 1, Options{SegmentBytes: 2 << 10, Now: clock})
-	if err != nil {
-		t.Fatal(err)
-	}
+	tbl := mustOpen(t, t.TempDir(), 1, Options{SegmentBytes: 2 << 10, Now: clock})
 	defer tbl.Close()
 	enc := newEncoder(t, CodecNone, mem)
-	for i := 0; i < 10; i++ {
-		rec := makeRecord(t, mem, i*10, 10)
-		if _, err := tbl.Append([]Part{{Bucket: 0, Batch: encode(t, enc, rec, Writer{})}}, Writer{}); err != nil {
-			t.Fatal(err)
-		}
-		rec.Release()
+	for i := range 10 {
+		appendRows(t, tbl, enc, mem, 0, i*10, 10, nil)
 	}
 	if n, _ := tbl.Expire(time.Hour); n != 0 {
 		t.Fatalf("expired %d fresh segments", n)
@@ -364,24 +346,12 @@ func TestExpireRemovesOldSegments(t *testing.T) {
 // A skip function sees each frame's statistics block and, when it rules the
 // frame out, the frame's columns are not read.
 func TestSkipByStatistics(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
-	tbl, err := Open(t.TempDir(), 1, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	mem := checkedMem(t)
+	tbl := mustOpen(t, t.TempDir(), 1, Options{})
 	defer tbl.Close()
 	enc := newEncoder(t, CodecNone, mem)
 	for i := range 4 {
-		rec := makeRecord(t, mem, i*50000, 50000)
-		b, err := enc.Encode(rec, BatchMeta{SchemaID: 1, WriterSeq: -1, Stats: []byte{byte(i)}})
-		rec.Release()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tbl.Append([]Part{{Bucket: 0, Batch: b}}, Writer{}); err != nil {
-			t.Fatal(err)
-		}
+		appendRows(t, tbl, enc, mem, 0, i*50000, 50000, []byte{byte(i)})
 	}
 	r, err := tbl.NewReader(0, 0, nil)
 	if err != nil {
@@ -420,27 +390,15 @@ func TestSkipByStatistics(t *testing.T) {
 // A sealed segment whose summary the skip function rules out is passed over
 // whole, also after a reopen.
 func TestSkipWholeSegments(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
+	mem := checkedMem(t)
 	dir := t.TempDir()
 	// The "statistics" of a frame is its largest id's thousand; the summary
 	// keeps the largest.
 	opts := Options{SegmentBytes: 64 << 10, Summarize: func(a, b []byte) []byte { return []byte{max(a[0], b[0])} }}
-	tbl, err := Open(dir, 1, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	tbl := mustOpen(t, dir, 1, opts)
 	enc := newEncoder(t, CodecNone, mem)
 	for i := range 40 {
-		rec := makeRecord(t, mem, i*1000, 1000)
-		b, err := enc.Encode(rec, BatchMeta{SchemaID: 1, WriterSeq: -1, Stats: []byte{byte(i)}})
-		rec.Release()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tbl.Append([]Part{{Bucket: 0, Batch: b}}, Writer{}); err != nil {
-			t.Fatal(err)
-		}
+		appendRows(t, tbl, enc, mem, 0, i*1000, 1000, []byte{byte(i)})
 	}
 	scan := func(tbl *Table) (segments, frames int) {
 		r, err := tbl.NewReader(0, 0, nil)
@@ -475,9 +433,7 @@ func TestSkipWholeSegments(t *testing.T) {
 	if err := tbl.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if tbl, err = Open(dir, 1, opts); err != nil {
-		t.Fatal(err)
-	}
+	tbl = mustOpen(t, dir, 1, opts)
 	defer tbl.Close()
 	check(tbl)
 }

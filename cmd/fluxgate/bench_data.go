@@ -17,6 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/fluxgate-io/fluxgate/client"
+	"github.com/fluxgate-io/fluxgate/engine"
 )
 
 // benchEventColumns are the 20 columns of the event table.
@@ -174,7 +175,7 @@ func benchEventData(rows, batchRows int) *benchEvents {
 		rec := b.NewRecordBatch()
 		b.Release()
 		ev.recs = append(ev.recs, rec)
-		ev.bytes += benchRecordBytes(rec)
+		ev.bytes += engine.RecordBytes(rec)
 	}
 	// The filter: a narrow ts range in the middle holding about 1 % of the
 	// rows, so that batch statistics can skip all the other batches.
@@ -196,27 +197,6 @@ func (e *benchEnv) eventData() *benchEvents {
 	return e.events
 }
 
-// benchRecordBytes is the size of the Arrow buffers of rec's columns.
-func benchRecordBytes(rec arrow.RecordBatch) int64 {
-	var n int64
-	for _, col := range rec.Columns() {
-		n += benchArrayBytes(col.Data())
-	}
-	return n
-}
-
-func benchArrayBytes(d arrow.ArrayData) int64 {
-	var n int64
-	for _, b := range d.Buffers() {
-		if b != nil {
-			n += int64(b.Len())
-		}
-	}
-	for _, c := range d.Children() {
-		n += benchArrayBytes(c)
-	}
-	return n
-}
 
 // The primary-key workloads' data.
 

@@ -20,6 +20,7 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/bucketing"
 	"github.com/fluxgate-io/fluxgate/client"
+	"github.com/fluxgate-io/fluxgate/engine"
 	"github.com/fluxgate-io/fluxgate/kv"
 	"github.com/fluxgate-io/fluxgate/row"
 )
@@ -202,7 +203,7 @@ func benchRead(s client.RecordStream) (rows, bytes int64, err error) {
 	for s.Next() {
 		rec := s.RecordBatch()
 		rows += rec.NumRows()
-		bytes += benchRecordBytes(rec)
+		bytes += engine.RecordBytes(rec)
 	}
 	return rows, bytes, s.Err()
 }
@@ -509,7 +510,7 @@ func benchLookups(ctx context.Context, cl *client.Client, req client.LookupReque
 			return fmt.Errorf("lookup in %s: %d rows for %d keys", req.Table, meta.Rows, meta.Keys)
 		}
 		s.rows += int64(meta.Keys)
-		s.bytes += benchRecordBytes(ans)
+		s.bytes += engine.RecordBytes(ans)
 		return nil
 	}
 	start := time.Now()
@@ -601,7 +602,7 @@ func benchAggPrepare(ctx context.Context, e *benchEnv) error {
 	}
 	st := &benchAgg{table: info.Table, recs: benchAggBatches(schema, e.cfg.keys, e.cfg.batchRows), rows: int64(e.cfg.keys)}
 	for _, r := range st.recs {
-		st.bytes += benchRecordBytes(r)
+		st.bytes += engine.RecordBytes(r)
 	}
 	e.agg = st
 	return nil
