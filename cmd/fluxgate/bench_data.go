@@ -197,7 +197,6 @@ func (e *benchEnv) eventData() *benchEvents {
 	return e.events
 }
 
-
 // The primary-key workloads' data.
 
 // benchLookupBatch is the number of keys in one lookup request.
