@@ -37,6 +37,9 @@ var verbs = map[string]verb{
 	"bench":  {"run the standard workloads against an embedded server, each beside its baseline", runBench},
 	"demo":   {"run the five stories end to end against an embedded server", runDemo},
 	"auth":   {"hash a password or API token, or make a token or token secret, for serve --users", runAuth},
+	"grant":  {"grant a principal operations on a database or table (admins)", runGrant},
+	"revoke": {"revoke a principal's operations on a database or table (admins)", runRevoke},
+	"grants": {"list the grants, of one principal or all (admins)", runGrants},
 
 	"conformance": {"run the conformance scenarios against a server", runConformance},
 }
