@@ -39,18 +39,9 @@ func Encode(dst []byte, schemaID int32, types []arrow.DataType, r Row) []byte {
 // The values do not alias b.
 func Decode(b []byte, types []arrow.DataType) (schemaID int32, r Row, err error) {
 	d := decoder{b: b}
-	sid := d.varint()
-	if sid < math.MinInt32 || sid > math.MaxInt32 {
-		d.fail("schema id %d out of range", sid)
-	}
-	n := d.uvarint()
-	if n > uint64(len(types)) {
-		d.fail("row of %d columns, more than the %d types given", n, len(types))
-		n = 0
-	}
+	sid, n, bm := d.header(len(types))
 	r = make(Row, len(types))
-	bm := d.bitmap(int(n))
-	for i := range int(n) {
+	for i := range n {
 		if !isNull(bm, i) {
 			r[i] = d.value(types[i])
 		}
@@ -61,7 +52,22 @@ func Decode(b []byte, types []arrow.DataType) (schemaID int32, r Row, err error)
 	if d.err != nil {
 		return 0, nil, d.err
 	}
-	return int32(sid), r, nil
+	return sid, r, nil
+}
+
+// header reads a row's schema id, column count (at most ncols) and null
+// bitmap.
+func (d *decoder) header(ncols int) (schemaID int32, n int, nulls []byte) {
+	sid := d.varint()
+	if sid < math.MinInt32 || sid > math.MaxInt32 {
+		d.fail("schema id %d out of range", sid)
+	}
+	cols := d.uvarint()
+	if cols > uint64(ncols) {
+		d.fail("row of %d columns, more than the %d types given", cols, ncols)
+		cols = 0
+	}
+	return int32(sid), int(cols), d.bitmap(int(cols))
 }
 
 var le = binary.LittleEndian

@@ -16,19 +16,10 @@ import (
 // the builders may hold part of the row.
 func DecodeTo(b []byte, types []arrow.DataType, to []array.Builder) error {
 	d := decoder{b: b}
-	sid := d.varint()
-	if sid < math.MinInt32 || sid > math.MaxInt32 {
-		d.fail("schema id %d out of range", sid)
-	}
-	n := d.uvarint()
-	if n > uint64(len(types)) {
-		d.fail("row of %d columns, more than the %d types given", n, len(types))
-		n = 0
-	}
-	bm := d.bitmap(int(n))
+	_, n, bm := d.header(len(types))
 	for i := range types {
 		switch {
-		case i >= int(n) || isNull(bm, i):
+		case i >= n || isNull(bm, i):
 			if to[i] != nil {
 				to[i].AppendNull()
 			}
