@@ -171,16 +171,22 @@ func (e *Encoder) compressColumns(raw int) {
 		}
 		return
 	}
+	inParallel(len(e.columns), func(i int) { compress(e.columns[i]) })
+}
+
+// inParallel calls fn(0), ..., fn(n-1) on up to GOMAXPROCS goroutines and
+// waits for them: a frame's columns compress and decompress independently.
+func inParallel(n int, fn func(i int)) {
 	var wg sync.WaitGroup
-	next := make(chan *columnWriter, len(e.columns))
-	for _, cw := range e.columns {
-		next <- cw
+	next := make(chan int, n)
+	for i := range n {
+		next <- i
 	}
 	close(next)
-	for range min(runtime.GOMAXPROCS(0), len(e.columns)) {
+	for range min(runtime.GOMAXPROCS(0), n) {
 		wg.Go(func() {
-			for cw := range next {
-				compress(cw)
+			for i := range next {
+				fn(i)
 			}
 		})
 	}

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
-	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -68,22 +66,8 @@ func (f *Frame) Record(d *Decoder, schema *arrow.Schema) (arrow.RecordBatch, err
 			decode(i)
 		}
 	} else {
-		// Decompressing is the bulk of reading a compressed frame, and its
-		// columns are independent.
-		var wg sync.WaitGroup
-		next := make(chan int, len(f.cols))
-		for i := range f.cols {
-			next <- i
-		}
-		close(next)
-		for range min(runtime.GOMAXPROCS(0), len(f.cols)) {
-			wg.Go(func() {
-				for i := range next {
-					decode(i)
-				}
-			})
-		}
-		wg.Wait()
+		// Decompressing is the bulk of reading a compressed frame.
+		inParallel(len(f.cols), decode)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
