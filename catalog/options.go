@@ -28,6 +28,10 @@ const (
 	OptDatalakeEnabled        = "table.datalake.enabled"
 	OptDatalakeFormat         = "table.datalake.format"
 	OptDatalakeFreshness      = "table.datalake.freshness"
+
+	// LakeOptionPrefix starts the options passed to the lake table's
+	// properties, without the prefix.
+	LakeOptionPrefix = "iceberg."
 )
 
 // Option values, as stored (lower case).

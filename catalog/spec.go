@@ -311,7 +311,7 @@ func (n *normalizer) options(in map[string]string, d Defaults) error {
 	var aggs []string // columns named by fields.<col>.* keys, checked after the engine
 	for _, k := range slices.Sorted(maps.Keys(in)) {
 		v := in[k]
-		if strings.HasPrefix(k, "iceberg.") {
+		if strings.HasPrefix(k, LakeOptionPrefix) {
 			n.opts[k] = v
 			continue
 		}

@@ -301,3 +301,24 @@ func formatLiteral(t arrow.DataType, v any) string {
 	}
 	return fmt.Sprint(v)
 }
+
+// Term is a bound predicate node as plain data, for translating the
+// predicate into another reader's filter (the lake's scan planning).
+type Term struct {
+	Op     string // as in PROTOCOL.md §4.4: and, or, not, eq, ..., starts_with
+	Terms  []Term // and, or, not
+	Column string
+	Type   arrow.DataType
+	Values []any // the coerced literals as row's Go values; starts_with: the prefix
+}
+
+// Term returns the predicate as a tree of Terms.
+func (b *Bound) Term() Term { return b.root.term() }
+
+func (n *node) term() Term {
+	t := Term{Op: n.op.String(), Column: n.name, Type: n.typ, Values: n.vals}
+	for _, k := range n.kids {
+		t.Terms = append(t.Terms, k.term())
+	}
+	return t
+}

@@ -1,0 +1,94 @@
+package lake
+
+import (
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/iceberg-go"
+
+	"github.com/fluxgate-io/fluxgate/predicate"
+)
+
+// pruning turns a bound predicate into an Iceberg expression that selects
+// a superset of its rows, for partition and file pruning. The caller filters
+// the rows exactly itself: Iceberg's evaluators do not follow SQL's NULL
+// semantics for ne and not_in, so those (and anything under not) prune
+// nothing; neither do literals of types without an Iceberg literal here.
+func pruning(t predicate.Term) iceberg.BooleanExpression {
+	switch t.Op {
+	case "and", "or":
+		kids := make([]iceberg.BooleanExpression, len(t.Terms))
+		for i, k := range t.Terms {
+			kids[i] = pruning(k)
+		}
+		if len(kids) == 1 {
+			return kids[0]
+		}
+		if t.Op == "and" {
+			return iceberg.NewAnd(kids[0], kids[1], kids[2:]...)
+		}
+		return iceberg.NewOr(kids[0], kids[1], kids[2:]...)
+	case "is_null":
+		return iceberg.IsNull(iceberg.Reference(t.Column))
+	case "is_not_null":
+		return iceberg.NotNull(iceberg.Reference(t.Column))
+	case "starts_with":
+		if s, ok := t.Values[0].(string); ok {
+			return iceberg.StartsWith(iceberg.Reference(t.Column), s)
+		}
+		return iceberg.AlwaysTrue{}
+	}
+	ops := map[string]iceberg.Operation{"eq": iceberg.OpEQ, "lt": iceberg.OpLT, "le": iceberg.OpLTEQ,
+		"gt": iceberg.OpGT, "ge": iceberg.OpGTEQ, "in": iceberg.OpIn}
+	op, ok := ops[t.Op]
+	if !ok {
+		return iceberg.AlwaysTrue{}
+	}
+	lits := make([]iceberg.Literal, len(t.Values))
+	for i, v := range t.Values {
+		if lits[i], ok = literal(t.Type, v); !ok {
+			return iceberg.AlwaysTrue{}
+		}
+	}
+	if op == iceberg.OpIn {
+		return iceberg.SetPredicate(op, iceberg.Reference(t.Column), lits)
+	}
+	return iceberg.LiteralPredicate(op, iceberg.Reference(t.Column), lits[0])
+}
+
+// literal converts a row value of a column of type typ to the Iceberg
+// literal of the column's lake type.
+func literal(typ arrow.DataType, v any) (iceberg.Literal, bool) {
+	switch v := v.(type) {
+	case bool:
+		return iceberg.NewLiteral(v), true
+	case int8:
+		return iceberg.NewLiteral(int32(v)), true
+	case int16:
+		return iceberg.NewLiteral(int32(v)), true
+	case int32:
+		return iceberg.NewLiteral(v), true
+	case int64:
+		return iceberg.NewLiteral(v), true
+	case string:
+		return iceberg.NewLiteral(v), true
+	case arrow.Date32:
+		return iceberg.NewLiteral(iceberg.Date(v)), true
+	case arrow.Timestamp:
+		ts, ok := typ.(*arrow.TimestampType)
+		if !ok {
+			return nil, false
+		}
+		var us int64
+		switch ts.Unit {
+		case arrow.Second:
+			us = int64(v) * 1e6
+		case arrow.Millisecond:
+			us = int64(v) * 1e3
+		case arrow.Microsecond:
+			us = int64(v)
+		default:
+			return nil, false
+		}
+		return iceberg.NewLiteral(iceberg.Timestamp(us)), true
+	}
+	return nil, false
+}

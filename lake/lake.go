@@ -1,0 +1,223 @@
+// Package lake keeps fluxgate tables as Iceberg tables through iceberg-go
+// (PROTOCOL.md §7): it maps a table's schema and buckets to an Iceberg schema
+// and partition spec, writes a tiering round's rows and deletes as Parquet
+// files and commits them with the round's offsets in one snapshot, and scans a
+// snapshot back, bucket by bucket, with projection and filter pushed down.
+// The lake is the only record of tiering progress: a snapshot's summary says
+// which offsets it holds.
+package lake
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"maps"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+
+	"github.com/apache/iceberg-go"
+	icecatalog "github.com/apache/iceberg-go/catalog"
+	"github.com/apache/iceberg-go/catalog/hadoop"
+	_ "github.com/apache/iceberg-go/catalog/rest" // registers the REST catalog for Options.Catalog
+	_ "github.com/apache/iceberg-go/catalog/sql"  // registers the SQL catalog for Options.Catalog
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/errs"
+)
+
+// Options say where the lake is.
+type Options struct {
+	// Warehouse is the warehouse location: a directory or an object-store
+	// URI that iceberg-go supports.
+	Warehouse string
+	// Catalog holds iceberg-go catalog properties ("type": "rest" or "sql",
+	// "uri", ...). Empty means the filesystem (hadoop-layout) catalog in
+	// Warehouse, which needs no service.
+	Catalog map[string]string
+}
+
+// Lake is an open Iceberg catalog.
+type Lake struct {
+	cat icecatalog.Catalog
+}
+
+// Open opens the lake's catalog.
+func Open(ctx context.Context, opts Options) (*Lake, error) {
+	props := iceberg.Properties(maps.Clone(opts.Catalog))
+	if len(props) == 0 || props["type"] == "" || props["type"] == string(icecatalog.Hadoop) {
+		if !strings.Contains(opts.Warehouse, "://") {
+			if err := os.MkdirAll(opts.Warehouse, 0o755); err != nil {
+				return nil, fmt.Errorf("create lake warehouse: %w", err)
+			}
+		}
+		cat, err := hadoop.NewCatalog("fluxgate", opts.Warehouse, props)
+		if err != nil {
+			return nil, fmt.Errorf("open lake catalog: %w", err)
+		}
+		return &Lake{cat: cat}, nil
+	}
+	if opts.Warehouse != "" && props["warehouse"] == "" {
+		props["warehouse"] = opts.Warehouse
+	}
+	cat, err := icecatalog.Load(ctx, "fluxgate", props)
+	if err != nil {
+		return nil, fmt.Errorf("open lake catalog (type %s): %w", props["type"], err)
+	}
+	return &Lake{cat: cat}, nil
+}
+
+// DefaultWarehouse is the embedded warehouse inside a data directory.
+func DefaultWarehouse(dataDir string) string {
+	abs, err := filepath.Abs(filepath.Join(dataDir, "lake"))
+	if err != nil {
+		return filepath.Join(dataDir, "lake")
+	}
+	return abs
+}
+
+// Close releases the catalog.
+func (l *Lake) Close() error {
+	if c, ok := l.cat.(icecatalog.Closer); ok {
+		return c.Close()
+	}
+	return nil
+}
+
+func identifier(info *catalog.TableInfo) table.Identifier {
+	p := info.Path()
+	return table.Identifier{p.Database, p.Table}
+}
+
+// Ensure creates the lake table of info, or loads it if it exists. An
+// Iceberg table of the same name that belongs to no fluxgate table, or to a
+// dropped one and already holds data, is FAILED_PRECONDITION: fluxgate does
+// not take over tables it did not make.
+func (l *Lake) Ensure(ctx context.Context, info *catalog.TableInfo) (*Table, error) {
+	m, err := newMapping(info)
+	if err != nil {
+		return nil, err
+	}
+	ident := identifier(info)
+	tbl, err := l.cat.LoadTable(ctx, ident)
+	switch {
+	case errors.Is(err, icecatalog.ErrNoSuchTable):
+		tbl, err = l.create(ctx, ident, m)
+	case err == nil:
+		owner := tbl.Properties()[PropTableID]
+		if owner != strconv.FormatInt(info.TableID, 10) {
+			if owner == "" || tbl.CurrentSnapshot() != nil {
+				return nil, errs.New(errs.Precondition, "%s: the lake already has an Iceberg table %s that is not this table's (table id %q); drop it or rename this table", info.Path(), strings.Join(ident, "."), owner)
+			}
+			// An empty table left by a dropped table of the same name.
+			if err = l.cat.DropTable(ctx, ident); err == nil {
+				tbl, err = l.create(ctx, ident, m)
+			}
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("lake table of %s: %w", info.Path(), err)
+	}
+	return &Table{lake: l, m: m, tableID: info.TableID, tbl: tbl}, nil
+}
+
+func (l *Lake) create(ctx context.Context, ident table.Identifier, m *mapping) (*table.Table, error) {
+	ns := table.Identifier{ident[0]}
+	if err := l.cat.CreateNamespace(ctx, ns, nil); err != nil && !errors.Is(err, icecatalog.ErrNamespaceAlreadyExists) {
+		return nil, err
+	}
+	sort, err := table.NewSortOrder(1, []table.SortField{{SourceIDs: []int{m.fieldID(ColOffset)},
+		Transform: iceberg.IdentityTransform{}, Direction: table.SortASC, NullOrder: table.NullsFirst}})
+	if err != nil {
+		return nil, err
+	}
+	return l.cat.CreateTable(ctx, ident, m.schema, icecatalog.WithPartitionSpec(&m.spec),
+		icecatalog.WithSortOrder(sort), icecatalog.WithProperties(m.props))
+}
+
+// Drop removes the lake table of a dropped fluxgate table, if it is that
+// table's; a missing one is no error.
+func (l *Lake) Drop(ctx context.Context, info *catalog.TableInfo) error {
+	ident := identifier(info)
+	tbl, err := l.cat.LoadTable(ctx, ident)
+	if errors.Is(err, icecatalog.ErrNoSuchTable) {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	if tbl.Properties()[PropTableID] != strconv.FormatInt(info.TableID, 10) {
+		return nil
+	}
+	if p, ok := l.cat.(icecatalog.PurgeableTable); ok {
+		return p.PurgeTable(ctx, ident)
+	}
+	return l.cat.DropTable(ctx, ident)
+}
+
+// Table is one fluxgate table's Iceberg table. Commits are serialized by the
+// caller (one tiering round at a time per table); reads may run at any time.
+type Table struct {
+	lake    *Lake
+	m       *mapping
+	tableID int64
+
+	mu  sync.RWMutex
+	tbl *table.Table // replaced by each commit
+}
+
+// Snapshot is a committed lake snapshot: what it holds of each bucket.
+type Snapshot struct {
+	ID int64
+	// Offsets maps each tiered bucket to the first offset not in the lake.
+	Offsets     map[int]int64
+	CommittedAt int64 // unix ms
+}
+
+func (t *Table) current() *table.Table {
+	t.mu.RLock()
+	defer t.mu.RUnlock()
+	return t.tbl
+}
+
+// Current returns the latest snapshot committed by tiering, or nil if there
+// is none.
+func (t *Table) Current() (*Snapshot, error) {
+	return snapshotOf(t.current().CurrentSnapshot())
+}
+
+// Location is the Iceberg table's location, and MetadataLocation its
+// current metadata file, for readers outside fluxgate.
+func (t *Table) Location() string         { return t.current().Location() }
+func (t *Table) MetadataLocation() string { return t.current().MetadataLocation() }
+
+func snapshotOf(s *table.Snapshot) (*Snapshot, error) {
+	if s == nil {
+		return nil, nil
+	}
+	out := &Snapshot{ID: s.SnapshotID, CommittedAt: s.TimestampMs, Offsets: map[int]int64{}}
+	if s.Summary == nil || s.Summary.Properties[PropOffsets] == "" {
+		return nil, fmt.Errorf("lake snapshot %d has no %s in its summary: it was not committed by fluxgate", s.SnapshotID, PropOffsets)
+	}
+	var raw map[string]int64
+	if err := json.Unmarshal([]byte(s.Summary.Properties[PropOffsets]), &raw); err != nil {
+		return nil, fmt.Errorf("lake snapshot %d: %s: %w", s.SnapshotID, PropOffsets, err)
+	}
+	for k, v := range raw {
+		b, err := strconv.Atoi(k)
+		if err != nil {
+			return nil, fmt.Errorf("lake snapshot %d: %s: bucket %q", s.SnapshotID, PropOffsets, k)
+		}
+		out.Offsets[b] = v
+	}
+	return out, nil
+}
+
+func (m *mapping) fieldID(name string) int {
+	f, _ := m.schema.FindFieldByName(name)
+	return f.ID
+}

@@ -1,0 +1,215 @@
+package lake
+
+import (
+	"context"
+	"slices"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go/catalog/hadoop"
+	"github.com/apache/iceberg-go/table"
+
+	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/errs"
+)
+
+func tableInfo(t *testing.T, spec catalog.TableSpec, id int64) *catalog.TableInfo {
+	t.Helper()
+	info, err := catalog.NormalizeSpec(spec, catalog.Defaults{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	info.TableID = id
+	return info
+}
+
+func col(name, typ string, nullable bool) catalog.Column {
+	return catalog.Column{Name: name, Type: typ, Nullable: &nullable}
+}
+
+// rows builds a record of the table's columns (id BIGINT, name STRING, small SMALLINT).
+func rows(info *catalog.TableInfo, ids []int64, names []string) arrow.RecordBatch {
+	mem := memory.DefaultAllocator
+	b := array.NewRecordBuilder(mem, info.ArrowSchema())
+	defer b.Release()
+	for i, id := range ids {
+		b.Field(0).(*array.Int64Builder).Append(id)
+		b.Field(1).(*array.StringBuilder).Append(names[i])
+		b.Field(2).(*array.Int16Builder).Append(int16(id))
+	}
+	return b.NewRecordBatch()
+}
+
+func commitRows(t *testing.T, lt *Table, info *catalog.TableInfo, bucket int, first int64, ids []int64, names []string, deletes []int64) *Snapshot {
+	t.Helper()
+	ctx := context.Background()
+	mem := memory.DefaultAllocator
+	rec := rows(info, ids, names)
+	defer rec.Release()
+	offs, ts := make([]int64, len(ids)), make([]int64, len(ids))
+	for i := range ids {
+		offs[i], ts[i] = first+int64(i), 1_700_000_000_000+int64(i)
+	}
+	data, err := lt.DataRecord(ctx, mem, rec, bucket, offs, ts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := Commit{
+		Data:    func(yield func(arrow.RecordBatch, error) bool) { yield(data, nil) },
+		Offsets: map[int]int64{bucket: first + int64(len(ids))},
+	}
+	if deletes != nil {
+		drec := rows(info, deletes, make([]string, len(deletes)))
+		offs := make([]int64, len(deletes))
+		dl, err := lt.DataRecord(ctx, mem, drec, bucket, offs, offs)
+		drec.Release()
+		if err != nil {
+			t.Fatal(err)
+		}
+		del := lt.DeleteRecord(dl)
+		dl.Release()
+		c.Deletes = func(yield func(arrow.RecordBatch, error) bool) { yield(del, nil) }
+	}
+	snap, _, err := lt.Commit(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return snap
+}
+
+func scanIDs(t *testing.T, lt *Table, snap int64, bucket int) []int64 {
+	t.Helper()
+	recs, err := lt.Scan(context.Background(), memory.DefaultAllocator, snap, bucket, []string{"id", "small", ColOffset}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	for rec, err := range recs {
+		if err != nil {
+			t.Fatal(err)
+		}
+		if rec.Column(1).DataType().ID() != arrow.INT16 {
+			t.Errorf("small comes back as %s, want the table's SMALLINT (int16)", rec.Column(1).DataType())
+		}
+		for i := range int(rec.NumRows()) {
+			ids = append(ids, rec.Column(0).(*array.Int64).Value(i))
+		}
+		rec.Release()
+	}
+	slices.Sort(ids)
+	return ids
+}
+
+func TestPrimaryKeyRoundsRetireOldRows(t *testing.T) {
+	ctx := context.Background()
+	info := tableInfo(t, catalog.TableSpec{Table: "fluss.users",
+		Columns:    []catalog.Column{col("id", "BIGINT", false), col("name", "STRING", true), col("small", "SMALLINT", true)},
+		PrimaryKey: []string{"id"}, Options: map[string]string{"bucket.num": "2"}}, 7)
+	warehouse := t.TempDir()
+	l, err := Open(ctx, Options{Warehouse: warehouse})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lt, err := l.Ensure(ctx, info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, err := lt.Current(); s != nil || err != nil {
+		t.Fatalf("a new lake table has snapshot %v (err %v), want none", s, err)
+	}
+	// Round 1: ids 1, 2, 3 in bucket 0. Round 2: 2 updated, 3 deleted.
+	commitRows(t, lt, info, 0, 0, []int64{1, 2, 3}, []string{"a", "b", "c"}, nil)
+	snap := commitRows(t, lt, info, 0, 3, []int64{2}, []string{"b2"}, []int64{2, 3})
+	if got, want := snap.Offsets, map[int]int64{0: 4}; !equalMaps(got, want) {
+		t.Errorf("offsets after round 2 = %v, want %v", got, want)
+	}
+	if got := scanIDs(t, lt, snap.ID, 0); !slices.Equal(got, []int64{1, 2}) {
+		t.Errorf("bucket 0 after round 2 holds ids %v, want [1 2]", got)
+	}
+	if got := scanIDs(t, lt, snap.ID, 1); len(got) != 0 {
+		t.Errorf("bucket 1 holds ids %v, want none", got)
+	}
+
+	// An independent reader (iceberg-go's own catalog and scan) sees the same.
+	cat, err := hadoop.NewCatalog("check", warehouse, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := cat.LoadTable(ctx, table.Identifier{"fluss", "users"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at, err := tbl.Scan().ToArrowTable(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer at.Release()
+	if at.NumRows() != 2 {
+		t.Errorf("iceberg-go reads %d rows, want 2", at.NumRows())
+	}
+	if ids := tbl.Schema().IdentifierFieldIDs; len(ids) != 1 || tbl.Schema().Field(0).ID != ids[0] {
+		t.Errorf("identifier field ids %v, want the id of column id (%d)", ids, tbl.Schema().Field(0).ID)
+	}
+
+	// Re-opened, the lake still knows the offsets.
+	lt2, err := l.Ensure(ctx, info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s, _ := lt2.Current(); s == nil || s.ID != snap.ID {
+		t.Errorf("re-opened lake table has snapshot %v, want %d", s, snap.ID)
+	}
+	// A table of the same name with another id does not take it over.
+	other := tableInfo(t, info.TableSpec, 8)
+	if _, err := l.Ensure(ctx, other); !errs.Is(err, errs.Precondition) {
+		t.Errorf("Ensure for another table id: %v, want FAILED_PRECONDITION", err)
+	}
+	if err := l.Drop(ctx, info); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := l.Ensure(ctx, other); err != nil {
+		t.Errorf("Ensure after the old table was dropped: %v", err)
+	}
+}
+
+func equalMaps(a, b map[int]int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || w != v {
+			return false
+		}
+	}
+	return true
+}
+
+func TestCheckRefusesWhatIcebergCannotHold(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		spec catalog.TableSpec
+	}{
+		{"double bucket key", catalog.TableSpec{Table: "d.t", Columns: []catalog.Column{col("x", "DOUBLE", true)}, Options: map[string]string{"bucket.key": "x"}}},
+		{"nanosecond timestamp", catalog.TableSpec{Table: "d.t", Columns: []catalog.Column{col("ts", "TIMESTAMP(9)", true)}}},
+		{"float primary key", catalog.TableSpec{Table: "d.t", Columns: []catalog.Column{col("k", "FLOAT", false), col("v", "INT", true)}, PrimaryKey: []string{"k"}, Options: map[string]string{"bucket.key": "k"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			info, err := catalog.NormalizeSpec(tc.spec, catalog.Defaults{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := Check(info); !errs.Is(err, errs.Precondition) {
+				t.Errorf("Check = %v, want FAILED_PRECONDITION", err)
+			}
+		})
+	}
+	ok := tableInfo(t, catalog.TableSpec{Table: "d.t", Columns: []catalog.Column{
+		col("a", "TINYINT", true), col("b", "TIME(3)", true), col("c", "TIMESTAMP(3)", true), col("d", "TIMESTAMP_LTZ(6)", true),
+		col("e", "DECIMAL(10,2)", true), col("f", "ARRAY<INT>", true), col("g", "MAP<STRING, BIGINT>", true), col("h", "ROW<x INT, y STRING>", true),
+		col("i", "BYTES", true), col("j", "DATE", true), col("k", "BOOLEAN", true)}}, 1)
+	if err := Check(ok); err != nil {
+		t.Errorf("Check of a table of every mappable type: %v", err)
+	}
+}

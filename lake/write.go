@@ -1,0 +1,186 @@
+package lake
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"iter"
+	"maps"
+	"os"
+	"strconv"
+	"syscall"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
+)
+
+// Commit is one tiering round's change to the lake.
+type Commit struct {
+	// Data yields the rows to add, in the lake schema (DataRecord builds
+	// them), bucket after bucket, each bucket in offset order.
+	Data iter.Seq2[arrow.RecordBatch, error]
+	// Deletes yields the primary keys whose earlier rows the round retires,
+	// in the schema DeleteSchema returns. Nil for log tables.
+	Deletes iter.Seq2[arrow.RecordBatch, error]
+	// Offsets are the round's end offsets of the buckets it read; buckets
+	// it did not read keep the previous snapshot's offsets.
+	Offsets map[int]int64
+}
+
+// CommitStats say what a commit wrote.
+type CommitStats struct {
+	Files, Bytes, Rows, DeletedKeys int64
+}
+
+// crashBeforeCommit makes the process kill itself between writing a
+// round's files and committing them, for the crash test of the tiering
+// (FLUXGATE_CRASH_POINT=lake-before-commit).
+var crashBeforeCommit = os.Getenv("FLUXGATE_CRASH_POINT") == "lake-before-commit"
+
+// Commit writes c's files and commits them, with the merged offsets, as one
+// snapshot. Nothing is visible to readers unless the commit succeeds; files
+// written by a failed commit are unreferenced and never read.
+func (t *Table) Commit(ctx context.Context, c Commit) (*Snapshot, CommitStats, error) {
+	var st CommitStats
+	tbl := t.current()
+	prev, err := snapshotOf(tbl.CurrentSnapshot())
+	if err != nil {
+		return nil, st, err
+	}
+	offsets := map[int]int64{}
+	if prev != nil {
+		maps.Copy(offsets, prev.Offsets)
+	}
+	maps.Copy(offsets, c.Offsets)
+	encoded := map[string]int64{}
+	for b, o := range offsets {
+		encoded[strconv.Itoa(b)] = o
+	}
+	js, _ := json.Marshal(encoded)
+	props := iceberg.Properties{PropOffsets: string(js), PropTableID: strconv.FormatInt(t.tableID, 10), PropCommitUser: CommitUser}
+
+	var dataFiles []iceberg.DataFile
+	if c.Data != nil {
+		for df, err := range table.WriteRecords(ctx, tbl, t.m.lake, c.Data, table.WithClusteredWrite()) {
+			if err != nil {
+				return nil, st, fmt.Errorf("write lake data files: %w", err)
+			}
+			dataFiles = append(dataFiles, df)
+			st.Files++
+			st.Bytes += df.FileSizeBytes()
+			st.Rows += df.Count()
+		}
+	}
+	tx := tbl.NewTransaction()
+	var deleteFiles []iceberg.DataFile
+	if c.Deletes != nil {
+		if deleteFiles, err = tx.WriteEqualityDeletes(ctx, t.m.keyIDs, c.Deletes); err != nil {
+			return nil, st, fmt.Errorf("write lake delete files: %w", err)
+		}
+		for _, df := range deleteFiles {
+			st.Files++
+			st.Bytes += df.FileSizeBytes()
+			st.DeletedKeys += df.Count()
+		}
+	}
+	if crashBeforeCommit && st.Files > 0 {
+		syscall.Kill(os.Getpid(), syscall.SIGKILL)
+	}
+	switch {
+	case len(deleteFiles) > 0:
+		err = tx.NewRowDelta(props).AddRows(dataFiles...).AddDeletes(deleteFiles...).Commit(ctx)
+	case len(dataFiles) > 0:
+		err = tx.AddDataFiles(ctx, dataFiles, props)
+	default: // only offsets moved
+		err = tx.AddFiles(ctx, nil, props, false)
+	}
+	if err != nil {
+		return nil, st, fmt.Errorf("lake commit: %w", err)
+	}
+	committed, err := tx.Commit(ctx)
+	if err != nil {
+		return nil, st, fmt.Errorf("lake commit: %w", err)
+	}
+	t.mu.Lock()
+	t.tbl = committed
+	t.mu.Unlock()
+	snap, err := snapshotOf(committed.CurrentSnapshot())
+	return snap, st, err
+}
+
+// DataRecord makes a lake record from a record of the table's columns: the
+// columns in lake types, then the bucket, each row's offset and the commit
+// timestamp (unix ms) of each row.
+func (t *Table) DataRecord(ctx context.Context, mem memory.Allocator, rec arrow.RecordBatch, bucket int, offsets, commitMs []int64) (arrow.RecordBatch, error) {
+	n := int(rec.NumRows())
+	cols := make([]arrow.Array, 0, t.m.lake.NumFields())
+	defer func() {
+		for _, c := range cols {
+			c.Release()
+		}
+	}()
+	for i, c := range rec.Columns() {
+		lc, err := castTo(ctx, mem, c, t.m.lake.Field(i).Type)
+		if err != nil {
+			return nil, fmt.Errorf("column %s: %w", t.m.lake.Field(i).Name, err)
+		}
+		cols = append(cols, lc)
+	}
+	bb := array.NewInt32Builder(mem)
+	defer bb.Release()
+	ob := array.NewInt64Builder(mem)
+	defer ob.Release()
+	tb := array.NewTimestampBuilder(mem, SystemFields[2].Type.(*arrow.TimestampType))
+	defer tb.Release()
+	for k := range n {
+		bb.Append(int32(bucket))
+		ob.Append(offsets[k])
+		tb.Append(arrow.Timestamp(commitMs[k] * 1000))
+	}
+	cols = append(cols, bb.NewArray(), ob.NewArray(), tb.NewArray())
+	return array.NewRecordBatch(t.m.lake, cols, int64(n)), nil
+}
+
+// DeleteSchema is the schema of the records of Commit.Deletes: the primary
+// key columns and the columns the partition spec reads, in lake order.
+func (t *Table) DeleteSchema() *arrow.Schema {
+	want := map[int]bool{}
+	for _, id := range t.m.keyIDs {
+		want[id] = true
+	}
+	for _, f := range t.m.spec.Fields() {
+		for _, id := range f.SourceIDs {
+			want[id] = true
+		}
+	}
+	var fields []arrow.Field
+	for i, f := range t.m.schema.Fields() {
+		if want[f.ID] {
+			fields = append(fields, t.m.lake.Field(i))
+		}
+	}
+	return arrow.NewSchema(fields, nil)
+}
+
+// DeleteRecord picks the columns of DeleteSchema out of a lake record.
+func (t *Table) DeleteRecord(rec arrow.RecordBatch) arrow.RecordBatch {
+	ds := t.DeleteSchema()
+	cols := make([]arrow.Array, ds.NumFields())
+	for i, f := range ds.Fields() {
+		cols[i] = rec.Column(t.m.lake.FieldIndices(f.Name)[0])
+	}
+	return array.NewRecordBatch(ds, cols, rec.NumRows())
+}
+
+// castTo casts arr to typ, or retains it when it already has that type.
+func castTo(ctx context.Context, mem memory.Allocator, arr arrow.Array, typ arrow.DataType) (arrow.Array, error) {
+	if arrow.TypeEqual(arr.DataType(), typ) {
+		arr.Retain()
+		return arr, nil
+	}
+	return compute.CastArray(compute.WithAllocator(ctx, mem), arr, compute.SafeCastOptions(typ))
+}
