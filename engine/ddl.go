@@ -1,12 +1,14 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/lake"
 )
 
 // CreateDatabase creates a database.
@@ -32,11 +34,21 @@ func (e *Engine) CreateTable(spec catalog.TableSpec, ifNotExists bool) (*catalog
 	if path, err := catalog.ParseTablePath(spec.Table); err == nil && path.View != "" {
 		return nil, errs.New(errs.Invalid, "table name %q: a view ($%s) cannot be created", spec.Table, path.View)
 	}
+	// A table the lake cannot hold is refused before it exists.
+	if norm, err := catalog.NormalizeSpec(spec, catalog.Defaults{BucketNum: e.opts.DefaultBucketNum}); err == nil && norm.DatalakeEnabled() {
+		if err := lake.Check(norm); err != nil {
+			return nil, err
+		}
+	}
 	info, created, err := e.cat.CreateTable(spec, ifNotExists)
 	if err != nil || !created {
 		return info, err
 	}
-	if _, err := e.openTable(info); err != nil {
+	err = e.ensureLake(context.Background(), info)
+	if err == nil {
+		_, err = e.openTable(info)
+	}
+	if err != nil {
 		// Leave no half-created table behind.
 		_, dropErr := e.cat.DropTable(info.Path(), true)
 		return nil, errors.Join(err, dropErr)
@@ -74,6 +86,9 @@ func (e *Engine) removeTable(info *catalog.TableInfo) error {
 	if info.IsPrimaryKey() {
 		err = errors.Join(err, e.kv.DropTable(info.TableID))
 	}
+	if info.DatalakeEnabled() || (ok && t.tier.lt != nil) {
+		e.dropLake(info)
+	}
 	if rmErr := os.RemoveAll(e.tableDir(info.TableID)); rmErr != nil {
 		err = errors.Join(err, fmt.Errorf("remove data of %s: %w", info.Path(), rmErr))
 	}
@@ -106,6 +121,17 @@ func (e *Engine) AlterTable(name string, set map[string]string, reset []string, 
 	if len(addColumns) > 0 {
 		// Batches are written and read with one schema per table for now.
 		return nil, errs.New(errs.Unimplemented, "alter table %s: adding columns is not implemented yet", path)
+	}
+	old, err := e.cat.Table(path)
+	if err != nil {
+		return nil, err
+	}
+	next, err := catalog.ValidateAlter(old, set, reset, addColumns)
+	if err != nil {
+		return nil, err
+	}
+	if err := e.ensureLake(context.Background(), next); err != nil {
+		return nil, err
 	}
 	info, err := e.cat.AlterTable(path, set, reset, addColumns)
 	if err != nil {

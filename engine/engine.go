@@ -5,6 +5,7 @@
 package engine
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -23,6 +24,7 @@ import (
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/kv"
+	"github.com/fluxgate-io/fluxgate/lake"
 	"github.com/fluxgate-io/fluxgate/logstore"
 	"github.com/fluxgate-io/fluxgate/predicate"
 )
@@ -45,6 +47,12 @@ type Options struct {
 	Logger *slog.Logger
 	// Meter receives the engine's metrics. Default: none.
 	Meter metric.Meter
+	// Lake is where lake-enabled tables are tiered. Default: the filesystem
+	// catalog in <dir>/lake.
+	Lake lake.Options
+	// TieringInterval is how often the tiering scheduler looks for tables
+	// whose table.datalake.freshness has passed. Default 1 s.
+	TieringInterval time.Duration
 }
 
 // WithLogSegmentBytes returns o with the log segment size set.
@@ -59,6 +67,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.RetentionInterval <= 0 {
 		o.RetentionInterval = time.Minute
+	}
+	if o.TieringInterval <= 0 {
+		o.TieringInterval = time.Second
 	}
 	if o.IdleHeartbeat <= 0 {
 		o.IdleHeartbeat = 4 * time.Second
@@ -84,6 +95,7 @@ type Engine struct {
 	opts Options
 	cat  *catalog.Catalog
 	kv   *kv.Store
+	lake *lake.Lake
 	met  *metrics
 
 	mu     sync.RWMutex
@@ -106,6 +118,7 @@ type table struct {
 	dropped  atomic.Bool
 	types    []arrow.DataType // of the table's columns
 	pk       *pkState         // primary-key tables only
+	tier     lakeTier
 }
 
 // Open opens the data directory dir, creating it if needed, and recovers
@@ -124,8 +137,18 @@ func Open(dir string, opts Options) (*Engine, error) {
 		cat.Close()
 		return nil, err
 	}
-	e := &Engine{dir: dir, opts: opts, cat: cat, kv: store, tables: map[int64]*table{}, draining: make(chan struct{}), stop: make(chan struct{})}
+	if opts.Lake.Warehouse == "" && len(opts.Lake.Catalog) == 0 {
+		opts.Lake.Warehouse = lake.DefaultWarehouse(dir)
+	}
+	lk, err := lake.Open(context.Background(), opts.Lake)
+	if err != nil {
+		store.Close()
+		cat.Close()
+		return nil, err
+	}
+	e := &Engine{dir: dir, opts: opts, cat: cat, kv: store, lake: lk, tables: map[int64]*table{}, draining: make(chan struct{}), stop: make(chan struct{})}
 	if e.met, err = newMetrics(e, opts.Meter); err != nil {
+		lk.Close()
 		store.Close()
 		cat.Close()
 		return nil, err
@@ -146,8 +169,9 @@ func Open(dir string, opts Options) (*Engine, error) {
 	if err := e.removeOrphans(); err != nil {
 		opts.Logger.Warn("could not remove data of dropped tables", "err", err)
 	}
-	e.wg.Add(1)
+	e.wg.Add(2)
 	go e.retentionLoop()
+	go e.tieringLoop()
 	return e, nil
 }
 
@@ -178,7 +202,7 @@ func (e *Engine) Close() error {
 		err = errors.Join(err, t.log.Close())
 		delete(e.tables, id)
 	}
-	return errors.Join(err, e.kv.Close(), e.cat.Close())
+	return errors.Join(err, e.kv.Close(), e.cat.Close(), e.lake.Close())
 }
 
 func (e *Engine) tableDir(id int64) string {
@@ -280,7 +304,7 @@ func (e *Engine) ExpireLogs() {
 	e.mu.RUnlock()
 	for _, t := range tables {
 		info := t.info.Load()
-		n, err := t.log.Expire(info.LogTTL())
+		n, err := t.log.Expire(info.LogTTL(), e.lakeKeep(t))
 		if err != nil {
 			e.opts.Logger.Warn("log retention failed", "table", info.Path().String(), "err", err)
 		} else if n > 0 {

@@ -18,6 +18,11 @@ type metrics struct {
 	syncSeconds  metric.Float64Histogram
 	scans        metric.Int64UpDownCounter
 	lookupKeys   metric.Int64Counter
+
+	lakeRoundSeconds metric.Float64Histogram
+	lakeFiles        metric.Int64Counter
+	lakeBytes        metric.Int64Counter
+	lakeRows         metric.Int64Counter
 }
 
 func newMetrics(e *Engine, m metric.Meter) (*metrics, error) {
@@ -47,6 +52,26 @@ func newMetrics(e *Engine, m metric.Meter) (*metrics, error) {
 		return nil, err
 	}
 	if mt.lookupKeys, err = m.Int64Counter("fluxgate.lookup.keys", metric.WithDescription("keys looked up, per table")); err != nil {
+		return nil, err
+	}
+	if mt.lakeRoundSeconds, err = m.Float64Histogram("fluxgate.lake.round.duration", metric.WithUnit("s"), metric.WithDescription("duration of one tiering round, per table")); err != nil {
+		return nil, err
+	}
+	if mt.lakeFiles, err = m.Int64Counter("fluxgate.lake.files.written", metric.WithDescription("Parquet data and delete files committed to the lake, per table")); err != nil {
+		return nil, err
+	}
+	if mt.lakeBytes, err = m.Int64Counter("fluxgate.lake.bytes.written", metric.WithUnit("By"), metric.WithDescription("bytes of files committed to the lake, per table")); err != nil {
+		return nil, err
+	}
+	if mt.lakeRows, err = m.Int64Counter("fluxgate.lake.rows.tiered", metric.WithDescription("log rows read by committed tiering rounds, per table")); err != nil {
+		return nil, err
+	}
+	lagOffsets, err := m.Int64ObservableGauge("fluxgate.lake.lag.offsets", metric.WithDescription("offsets of a lake-enabled table's log not yet in the lake, summed over buckets"))
+	if err != nil {
+		return nil, err
+	}
+	lagSeconds, err := m.Float64ObservableGauge("fluxgate.lake.lag.seconds", metric.WithUnit("s"), metric.WithDescription("how long a lake-enabled table's lake has been behind its log (0 when caught up)"))
+	if err != nil {
 		return nil, err
 	}
 	logBytes, err := m.Int64ObservableGauge("fluxgate.log.bytes", metric.WithUnit("By"), metric.WithDescription("bytes of a table's log segments on disk"))
@@ -82,9 +107,13 @@ func newMetrics(e *Engine, m metric.Meter) (*metrics, error) {
 				o.ObserveInt64(logEnd, t.log.LogEnd(b), attrs)
 				o.ObserveInt64(earliest, t.log.EarliestOffset(b), attrs)
 			}
+			if offsets, seconds, ok := e.lakeLag(t); ok {
+				o.ObserveInt64(lagOffsets, offsets, tableAttr(name))
+				o.ObserveFloat64(lagSeconds, seconds, tableAttr(name))
+			}
 		}
 		return nil
-	}, hw, logEnd, earliest, logBytes, bytesRead)
+	}, hw, logEnd, earliest, logBytes, bytesRead, lagOffsets, lagSeconds)
 	return &mt, err
 }
 

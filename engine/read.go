@@ -95,7 +95,15 @@ func (e *Engine) OpenRead(tk Ticket) (*ReadStream, error) {
 			return nil, errs.New(errs.Invalid, "ticket: view snapshot of log table %s; read view log", info.Path())
 		}
 	case ViewLake, ViewUnion:
-		return nil, errs.New(errs.Unimplemented, "ticket: view %s is not implemented yet", tk.View)
+		if tk.LakeSnapshotID == nil {
+			return nil, errs.New(errs.Invalid, "ticket: view %s needs a lake_snapshot_id", tk.View)
+		}
+		if tk.View == ViewUnion && info.IsPrimaryKey() {
+			return nil, errs.New(errs.Invalid, "ticket: view union of primary-key table %s; read view snapshot", info.Path())
+		}
+		if tk.Snapshot {
+			return nil, errs.New(errs.Invalid, "ticket: view %s does not start with a state snapshot", tk.View)
+		}
 	default:
 		return nil, errs.New(errs.Invalid, "ticket: unknown view %q", tk.View)
 	}
@@ -150,6 +158,14 @@ func (rs *ReadStream) Run(ctx context.Context, send func(arrow.RecordBatch, Batc
 				continue
 			}
 			r.Start = at
+		}
+		if rs.tk.View == ViewLake || rs.tk.View == ViewUnion {
+			if err := rs.runLake(ctx, r.Bucket, send); err != nil || rs.tk.View == ViewLake {
+				if err != nil {
+					return err
+				}
+				continue
+			}
 		}
 		if err := rs.runRange(ctx, r, send); err != nil {
 			return err
@@ -303,10 +319,6 @@ func (rs *ReadStream) sendFrame(ctx context.Context, f *logstore.Frame, r Ticket
 	}
 	out := rs.project(sub)
 	defer out.Release()
-	step := rows
-	if size := RecordBytes(out) * rows / max(out.NumRows(), 1); size > MaxBatchBytes {
-		step = max(rows*MaxBatchBytes/size, 1)
-	}
 	// sent estimates the Arrow bytes of the rows sent, for the metric: out's
 	// buffers are those of the whole decoded frame when out is a slice of it
 	// (no filter), so scale them by the share of the frame's rows sent.
@@ -315,8 +327,21 @@ func (rs *ReadStream) sendFrame(ctx context.Context, f *logstore.Frame, r Ticket
 		bufRows = int64(f.Rows)
 	}
 	sent := RecordBytes(out) * rows / max(bufRows, 1)
-	hw := rs.t.log.HighWatermark(r.Bucket)
-	start := f.BaseOffset + lo
+	meta := BatchMeta{Bucket: r.Bucket, Start: f.BaseOffset + lo, Next: end, HighWatermark: rs.t.log.HighWatermark(r.Bucket)}
+	return rs.sendRows(ctx, out, rows, meta, offset, sent, send)
+}
+
+// sendRows sends the first rows of out in slices under MaxBatchBytes and
+// counts them against the limit. meta holds the bucket, the high watermark,
+// the start of the first slice and the next of the last; offset(k) is the
+// offset of row k, from which the slices between get theirs. sent is the
+// Arrow bytes to count for the metric.
+func (rs *ReadStream) sendRows(ctx context.Context, out arrow.RecordBatch, rows int64, meta BatchMeta, offset func(k int64) int64, sent int64, send func(arrow.RecordBatch, BatchMeta) error) error {
+	step := rows
+	if size := RecordBytes(out) * rows / max(out.NumRows(), 1); size > MaxBatchBytes {
+		step = max(rows*MaxBatchBytes/size, 1)
+	}
+	start, end := meta.Start, meta.Next
 	for i := int64(0); i < rows; i += step {
 		j := min(i+step, rows)
 		next := offset(j-1) + 1
@@ -324,7 +349,8 @@ func (rs *ReadStream) sendFrame(ctx context.Context, f *logstore.Frame, r Ticket
 			next = end
 		}
 		part := out.NewSlice(i, j)
-		err := send(part, BatchMeta{Bucket: r.Bucket, Start: start, Next: next, HighWatermark: hw})
+		meta.Start, meta.Next = start, next
+		err := send(part, meta)
 		part.Release()
 		if err != nil {
 			return err

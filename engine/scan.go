@@ -1,12 +1,14 @@
 package engine
 
 import (
+	"context"
 	"encoding/json"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/lake"
 )
 
 // Views a ticket can read.
@@ -128,8 +130,32 @@ func (e *Engine) PlanScan(req ScanRequest) (*ScanPlan, error) {
 	// full on the changelog of a primary-key table: the current rows first,
 	// then the changes after them.
 	withSnapshot := view == ViewChangelog && info.IsPrimaryKey() && startup.Mode == StartFull
+	// The lake view, and the union read of a lake-enabled log table: the
+	// lake snapshot first, then the log from its offsets (PROTOCOL.md §7.3).
+	// A primary-key table's plain name is served from its own state, which
+	// always holds every current row.
+	var snap *lake.Snapshot
+	if view == ViewLake || (view == ViewLog && startup.Mode == StartFull && info.DatalakeEnabled()) {
+		if snap, err = e.lakeSnapshot(context.Background(), t); err != nil {
+			return nil, err
+		}
+		switch {
+		case view == ViewLake && snap == nil:
+			return nil, noLakeSnapshot(info, path)
+		case view == ViewLake && startup.Mode != StartFull:
+			return nil, errs.New(errs.Precondition, "%s is the table's lake snapshot: it is read whole (startup full), not from %s", path.FullName(), startup.Mode)
+		case view == ViewLake && (req.Stop.None || req.Stop.Offsets != nil):
+			return nil, errs.New(errs.Precondition, "%s is the table's lake snapshot: it is bounded and has no stop offsets", path.FullName())
+		case snap != nil && view == ViewLog:
+			view = ViewUnion
+		}
+	}
 	plan := &ScanPlan{Schema: schema, TableID: info.TableID, SchemaID: info.SchemaID, Buckets: info.BucketCount(), TotalRecords: 0}
 	base := Ticket{V: 1, TableID: info.TableID, Table: path.FullName(), View: view, Columns: req.Columns, Filter: req.Filter, Compression: req.Compression, Snapshot: withSnapshot}
+	if snap != nil {
+		plan.LakeSnapshotID, base.LakeSnapshotID = &snap.ID, &snap.ID
+		plan.TotalRecords = -1
+	}
 	var ranges []TicketRange
 	for _, b := range buckets {
 		start, err := e.startOffset(t, b, startup)
@@ -138,6 +164,16 @@ func (e *Engine) PlanScan(req ScanRequest) (*ScanPlan, error) {
 		}
 		if view == ViewSnapshot || withSnapshot {
 			start = 0 // the snapshot's offset, known when the ticket is redeemed
+		}
+		if view == ViewLake {
+			stop := snap.Offsets[b]
+			ranges = append(ranges, TicketRange{Bucket: b, Start: 0, Stop: &stop})
+			continue
+		}
+		if view == ViewUnion {
+			if o, ok := snap.Offsets[b]; ok {
+				start = max(start, o)
+			}
 		}
 		stop, err := stopOffset(t, b, start, req.Stop)
 		if err != nil {
@@ -197,7 +233,10 @@ func readView(info *catalog.TableInfo, path catalog.TablePath) (string, error) {
 	case "changelog":
 		return ViewChangelog, nil
 	case "lake":
-		return "", errs.New(errs.NotFound, "%s: the table has no lake snapshot", path.FullName())
+		if !info.DatalakeEnabled() {
+			return "", noLakeSnapshot(info, path)
+		}
+		return ViewLake, nil
 	}
 	if info.IsPrimaryKey() {
 		return ViewSnapshot, nil

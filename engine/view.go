@@ -8,6 +8,7 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/lake"
 	"github.com/fluxgate-io/fluxgate/predicate"
 )
 
@@ -24,13 +25,27 @@ type viewPlan struct {
 	schema *arrow.Schema // the result schema
 }
 
+// needNames are the names of the need columns.
+func (p *viewPlan) needNames() []string {
+	names := make([]string, len(p.need))
+	for i, v := range p.need {
+		names[i] = p.view.Field(v).Name
+	}
+	return names
+}
+
 // planView resolves a scan's columns and filter against the view.
 func planView(info *catalog.TableInfo, view string, columns []string, filter json.RawMessage) (*viewPlan, error) {
-	var system []arrow.Field
-	if view == ViewChangelog {
+	// The changelog's system columns come first, the lake's last.
+	var system, lakeSystem []arrow.Field
+	switch view {
+	case ViewChangelog:
 		system = changelogFields
+	case ViewLake:
+		lakeSystem = lake.SystemFields
 	}
-	p := &viewPlan{view: arrow.NewSchema(append(slices.Clone(system), info.ArrowSchema().Fields()...), nil), system: len(system)}
+	fields := slices.Concat(system, info.ArrowSchema().Fields(), lakeSystem)
+	p := &viewPlan{view: arrow.NewSchema(fields, nil), system: len(system)}
 	if columns == nil {
 		for i := range p.view.NumFields() {
 			p.out = append(p.out, i)
@@ -46,11 +61,11 @@ func planView(info *catalog.TableInfo, view string, columns []string, filter jso
 		}
 		p.out = append(p.out, i)
 	}
-	fields := make([]arrow.Field, len(p.out))
+	out := make([]arrow.Field, len(p.out))
 	for i, v := range p.out {
-		fields[i] = p.view.Field(v)
+		out[i] = p.view.Field(v)
 	}
-	p.schema = arrow.NewSchema(fields, nil)
+	p.schema = arrow.NewSchema(out, nil)
 	p.need = slices.Clone(p.out)
 	if len(filter) > 0 && string(filter) != "null" {
 		e, err := predicate.Parse(filter)
@@ -64,8 +79,9 @@ func planView(info *catalog.TableInfo, view string, columns []string, filter jso
 	}
 	slices.Sort(p.need)
 	p.need = slices.Compact(p.need)
+	ncols := info.ArrowSchema().NumFields()
 	for _, v := range p.need {
-		if v >= p.system {
+		if v >= p.system && v-p.system < ncols {
 			p.read = append(p.read, v-p.system)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/engine"
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/lake"
 )
 
 type action struct {
@@ -36,6 +37,8 @@ var actions = map[string]action{
 	"list-tables":     {"list tables: {\"database\"} (optional); returns {\"tables\": [TableInfo]}", (*Service).listTables},
 	"alter-table":     {"change alterable options: {\"table\", \"set\", \"reset\", \"add_columns\"}", (*Service).alterTable},
 	"list-offsets":    {"offsets per bucket: {\"table\", \"at\": \"earliest\"|\"latest\"|{\"timestamp\": ms}, \"buckets\"}", (*Service).listOffsets},
+	"lake-snapshot":   {"the latest lake snapshot of a table: {\"table\"}; returns {\"snapshot_id\", \"offsets\", \"committed_at\"}", (*Service).lakeSnapshot},
+	"tier-now":        {"run one tiering round of a lake-enabled table now: {\"table\"}; returns what lake-snapshot returns", (*Service).tierNow},
 	"undo":            {"restore a primary-key table to per-bucket offsets: {\"table\", \"offsets\": {bucket: offset}}", (*Service).undo},
 	"grant":           {"admins: grant operations: {\"principal\", \"database\" (\"*\": all), \"table\" (optional), \"operations\": [read|write|create|drop|alter|describe]}", (*Service).grant},
 	"revoke":          {"admins: revoke operations: the body of grant", (*Service).revoke},
@@ -76,13 +79,7 @@ func (s *Service) DoAction(a *flight.Action, stream flight.FlightService_DoActio
 	return stream.Send(&flight.Result{Body: out})
 }
 
-// Actions of the protocol that later work will add.
-var plannedActions = map[string]bool{"lake-snapshot": true, "tier-now": true}
-
 func (s *Service) unknownAction(name string) error {
-	if plannedActions[name] {
-		return errs.New(errs.Unimplemented, "action %q is not implemented yet", name)
-	}
 	return errs.New(errs.Invalid, "unknown action %q (ListActions lists them)", name)
 }
 
@@ -251,6 +248,45 @@ func (s *Service) undo(ctx context.Context, body []byte) (any, error) {
 		return nil, err
 	}
 	return s.eng.Undo(req)
+}
+
+// lakeSnapshotResult is the result of lake-snapshot and tier-now.
+type lakeSnapshotResult struct {
+	SnapshotID  int64         `json:"snapshot_id"`
+	Offsets     map[int]int64 `json:"offsets"`
+	CommittedAt int64         `json:"committed_at"`
+}
+
+func lakeResult(snap *lake.Snapshot, err error) (any, error) {
+	if err != nil {
+		return nil, err
+	}
+	return lakeSnapshotResult{SnapshotID: snap.ID, Offsets: snap.Offsets, CommittedAt: snap.CommittedAt}, nil
+}
+
+func (s *Service) lakeSnapshot(ctx context.Context, body []byte) (any, error) {
+	req, err := decode[tableRequest](body, "lake-snapshot")
+	if err != nil {
+		return nil, err
+	}
+	tagTable(ctx, req.Table)
+	if err := s.authorizeTable(ctx, "lake-snapshot", acl.Describe, req.Table); err != nil {
+		return nil, err
+	}
+	return lakeResult(s.eng.LakeSnapshot(ctx, req.Table))
+}
+
+// tierNow needs write: it writes the table's rows into the lake.
+func (s *Service) tierNow(ctx context.Context, body []byte) (any, error) {
+	req, err := decode[tableRequest](body, "tier-now")
+	if err != nil {
+		return nil, err
+	}
+	tagTable(ctx, req.Table)
+	if err := s.authorizeTable(ctx, "tier-now", acl.Write, req.Table); err != nil {
+		return nil, err
+	}
+	return lakeResult(s.eng.TierNow(ctx, req.Table))
 }
 
 // grantRequest is the body of grant and revoke.

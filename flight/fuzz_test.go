@@ -74,6 +74,8 @@ func FuzzActionBodies(f *testing.F) {
 		"alter-table":    {`{"table":"db1.l","set":{"table.log.ttl":"1h"},"reset":["x"],"add_columns":[{"name":"b","type":"INT"}]}`},
 		"list-offsets":   {`{"table":"db1.l","at":"latest"}`, `{"table":"db1.l","at":{"timestamp":5},"buckets":[0]}`},
 		"undo":           {`{"table":"db1.t","offsets":{"0":0}}`},
+		"lake-snapshot":  {`{"table":"db1.l"}`},
+		"tier-now":       {`{"table":"db1.l"}`},
 		"grant":          {`{"principal":"bob","database":"*","operations":["read","write"]}`},
 		"revoke":         {`{"principal":"bob","database":"db1","table":"t","operations":["read"]}`},
 		"list-grants":    {`{"principal":"bob"}`, `{}`},

@@ -126,13 +126,12 @@ var closedChan = func() chan struct{} { c := make(chan struct{}); close(c); retu
 // expireLocked removes the leading segments whose newest frame is older than
 // cutoff (unix ms). It keeps the active segment and anything not yet durable.
 // Called with appendMu held.
-func (b *bucket) expireLocked(cutoff int64) (int, error) {
-	hw := b.hw.Load()
+func (b *bucket) expireLocked(cutoff, floor int64) (int, error) {
 	b.mu.Lock()
 	var gone []*segment
 	for len(b.mu.segments) > 1 {
 		s := b.mu.segments[0]
-		if s.maxTs >= cutoff || s.next > hw {
+		if s.maxTs >= cutoff || s.next > floor {
 			break
 		}
 		gone = append(gone, s)

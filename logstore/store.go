@@ -365,9 +365,10 @@ func syncDir(dir string) error {
 }
 
 // Expire removes whole segments whose newest batch is older than ttl. The
-// active segment and segments not yet durable stay. It reports how many
-// segments went.
-func (t *Table) Expire(ttl time.Duration) (int, error) {
+// active segment, segments not yet durable and segments holding offsets at
+// or above keep(bucket) stay (the lake tier keeps what it has not copied;
+// keep nil keeps nothing extra). It reports how many segments went.
+func (t *Table) Expire(ttl time.Duration, keep func(bucket int) int64) (int, error) {
 	if ttl <= 0 {
 		return 0, nil
 	}
@@ -375,8 +376,12 @@ func (t *Table) Expire(ttl time.Duration) (int, error) {
 	t.appendMu.Lock()
 	defer t.appendMu.Unlock()
 	removed := 0
-	for _, b := range t.buckets {
-		n, err := b.expireLocked(cutoff)
+	for i, b := range t.buckets {
+		floor := b.hw.Load()
+		if keep != nil {
+			floor = min(floor, keep(i))
+		}
+		n, err := b.expireLocked(cutoff, floor)
 		removed += n
 		if err != nil {
 			return removed, err

@@ -323,11 +323,18 @@ func TestExpireRemovesOldSegments(t *testing.T) {
 	for i := range 10 {
 		appendRows(t, tbl, enc, mem, 0, i*10, 10, nil)
 	}
-	if n, _ := tbl.Expire(time.Hour); n != 0 {
+	if n, _ := tbl.Expire(time.Hour, nil); n != 0 {
 		t.Fatalf("expired %d fresh segments", n)
 	}
 	now = now.Add(2 * time.Hour)
-	n, err := tbl.Expire(time.Hour)
+	// Segments at or above what keep names stay, however old.
+	if n, _ := tbl.Expire(time.Hour, func(int) int64 { return 0 }); n != 0 {
+		t.Fatalf("expired %d segments that keep retains", n)
+	}
+	if n, _ := tbl.Expire(time.Hour, func(int) int64 { return 30 }); n == 0 || tbl.EarliestOffset(0) > 30 {
+		t.Fatalf("with keep 30: expired %d segments, earliest offset %d; want some gone and offset 30 kept", n, tbl.EarliestOffset(0))
+	}
+	n, err := tbl.Expire(time.Hour, nil)
 	if err != nil || n == 0 {
 		t.Fatalf("expired %d segments (%v), want some", n, err)
 	}

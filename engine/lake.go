@@ -1,0 +1,314 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/lake"
+	"github.com/fluxgate-io/fluxgate/tiering"
+)
+
+// lakeTier is a table's place in the lake: its Iceberg table, opened on
+// first use, and the tiering rounds' bookkeeping.
+type lakeTier struct {
+	round sync.Mutex // held for a whole round: one at a time per table
+
+	mu        sync.Mutex
+	lt        *lake.Table
+	snap      *lake.Snapshot // the latest committed snapshot, nil before the first
+	known     bool           // snap has been read from the lake
+	lastRound time.Time      // start of the last round, finished or not
+	caughtUp  time.Time      // start of the last round that succeeded: the lake holds all written before it
+}
+
+// lakeTable returns t's Iceberg table, creating it if needed.
+func (e *Engine) lakeTable(ctx context.Context, t *table) (*lake.Table, error) {
+	t.tier.mu.Lock()
+	defer t.tier.mu.Unlock()
+	if t.tier.lt != nil {
+		return t.tier.lt, nil
+	}
+	lt, err := e.lake.Ensure(ctx, t.info.Load())
+	if err != nil {
+		return nil, err
+	}
+	snap, err := lt.Current()
+	if err != nil {
+		return nil, err
+	}
+	t.tier.lt, t.tier.snap, t.tier.known = lt, snap, true
+	return lt, nil
+}
+
+// lakeSnapshot returns the latest lake snapshot of t, or nil before the
+// first commit.
+func (e *Engine) lakeSnapshot(ctx context.Context, t *table) (*lake.Snapshot, error) {
+	if !t.info.Load().DatalakeEnabled() {
+		t.tier.mu.Lock()
+		known := t.tier.lt != nil
+		t.tier.mu.Unlock()
+		if !known {
+			return nil, nil
+		}
+	}
+	if _, err := e.lakeTable(ctx, t); err != nil {
+		return nil, err
+	}
+	t.tier.mu.Lock()
+	defer t.tier.mu.Unlock()
+	return t.tier.snap, nil
+}
+
+// LakeSnapshot returns the latest lake snapshot of a table (the
+// lake-snapshot action): NOT_FOUND before the first commit.
+func (e *Engine) LakeSnapshot(ctx context.Context, name string) (*lake.Snapshot, error) {
+	t, path, err := e.resolve(name)
+	if err != nil {
+		return nil, err
+	}
+	snap, err := e.lakeSnapshot(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	if snap == nil {
+		return nil, noLakeSnapshot(t.info.Load(), path)
+	}
+	return snap, nil
+}
+
+func noLakeSnapshot(info *catalog.TableInfo, path catalog.TablePath) error {
+	if !info.DatalakeEnabled() {
+		return errs.New(errs.NotFound, "%s has no lake snapshot: the table is not datalake enabled (set %s to true)", path.FullName(), catalog.OptDatalakeEnabled)
+	}
+	return errs.New(errs.NotFound, "%s has no lake snapshot yet: no tiering round has committed (run tier-now, or wait %s)", path.FullName(), info.Freshness())
+}
+
+// TierNow runs one tiering round of a table at once (the tier-now action)
+// and returns the latest lake snapshot after it.
+func (e *Engine) TierNow(ctx context.Context, name string) (*lake.Snapshot, error) {
+	t, path, err := e.resolve(name)
+	if err != nil {
+		return nil, err
+	}
+	if path.View != "" {
+		return nil, errs.New(errs.Invalid, "tier-now names a table, not the view %s", path.FullName())
+	}
+	if !t.info.Load().DatalakeEnabled() {
+		return nil, errs.New(errs.Precondition, "%s is not datalake enabled: set %s to true first", path, catalog.OptDatalakeEnabled)
+	}
+	res, err := e.tierRound(ctx, t)
+	if err != nil {
+		return nil, err
+	}
+	if res.Snapshot == nil {
+		return nil, noLakeSnapshot(t.info.Load(), path)
+	}
+	return res.Snapshot, nil
+}
+
+// tierRound runs one round of t, after any round already running.
+func (e *Engine) tierRound(ctx context.Context, t *table) (tiering.Result, error) {
+	t.tier.round.Lock()
+	defer t.tier.round.Unlock()
+	info := t.info.Load()
+	if t.dropped.Load() {
+		return tiering.Result{}, errs.New(errs.NotFound, "table %s was dropped", info.Path())
+	}
+	start := time.Now()
+	t.tier.mu.Lock()
+	t.tier.lastRound = start
+	t.tier.mu.Unlock()
+	lt, err := e.lakeTable(ctx, t)
+	if err != nil {
+		return tiering.Result{}, err
+	}
+	res, err := tiering.Round(ctx, lt, &tierSource{e: e, t: t}, e.opts.Allocator)
+	attr := tableAttr(info.Path().String())
+	e.met.lakeRoundSeconds.Record(ctx, time.Since(start).Seconds(), attr)
+	if err != nil {
+		e.opts.Logger.Warn("tiering round failed", "table", info.Path().String(), "err", err)
+		return res, err
+	}
+	t.tier.mu.Lock()
+	t.tier.snap, t.tier.caughtUp = res.Snapshot, start
+	t.tier.mu.Unlock()
+	if res.Committed {
+		e.met.lakeFiles.Add(ctx, res.Stats.Files, attr)
+		e.met.lakeBytes.Add(ctx, res.Stats.Bytes, attr)
+		e.met.lakeRows.Add(ctx, res.Rows, attr)
+		e.opts.Logger.Info("tiered", "table", info.Path().String(), "snapshot", res.Snapshot.ID,
+			"rows", res.Rows, "files", res.Stats.Files, "bytes", res.Stats.Bytes, "duration", res.Duration)
+	}
+	return res, nil
+}
+
+// tieringLoop runs a round of every lake-enabled table whose freshness has
+// passed since its last round, one table after another.
+func (e *Engine) tieringLoop() {
+	defer e.wg.Done()
+	tick := time.NewTicker(e.opts.TieringInterval)
+	defer tick.Stop()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	go func() {
+		<-e.stop
+		cancel()
+	}()
+	for {
+		select {
+		case <-e.stop:
+			return
+		case <-tick.C:
+		}
+		for _, t := range e.openTables() {
+			info := t.info.Load()
+			if !info.DatalakeEnabled() || t.dropped.Load() {
+				continue
+			}
+			t.tier.mu.Lock()
+			due := time.Since(t.tier.lastRound) >= info.Freshness()
+			t.tier.mu.Unlock()
+			if due {
+				e.tierRound(ctx, t) // failures are logged; the next due tick retries
+			}
+			if ctx.Err() != nil {
+				return
+			}
+		}
+	}
+}
+
+func (e *Engine) openTables() []*table {
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	tables := make([]*table, 0, len(e.tables))
+	for _, t := range e.tables {
+		tables = append(tables, t)
+	}
+	return tables
+}
+
+// lakeKeep is what log retention must keep of t for the lake: every offset
+// not yet tiered. Nil when t is not tiered.
+func (e *Engine) lakeKeep(t *table) func(bucket int) int64 {
+	if !t.info.Load().DatalakeEnabled() {
+		return nil
+	}
+	snap, err := e.lakeSnapshot(context.Background(), t)
+	if err != nil {
+		return func(int) int64 { return 0 } // keep everything while the lake cannot say
+	}
+	return func(b int) int64 {
+		if snap == nil {
+			return 0
+		}
+		if o, ok := snap.Offsets[b]; ok {
+			return o
+		}
+		return 0
+	}
+}
+
+// lakeLag returns how far the lake is behind t's log: in offsets summed
+// over buckets, and in seconds since the start of the last round that
+// brought it up to date (0 when nothing is behind).
+func (e *Engine) lakeLag(t *table) (offsets int64, seconds float64, ok bool) {
+	t.tier.mu.Lock()
+	snap, known, caughtUp := t.tier.snap, t.tier.known, t.tier.caughtUp
+	t.tier.mu.Unlock()
+	if !known {
+		return 0, 0, false
+	}
+	for b := range t.log.Buckets() {
+		var at int64
+		if snap != nil {
+			at = max(snap.Offsets[b], 0)
+		}
+		offsets += max(t.log.HighWatermark(b)-max(at, t.log.EarliestOffset(b)), 0)
+	}
+	if offsets > 0 {
+		since := caughtUp
+		if since.IsZero() {
+			since = time.UnixMilli(t.info.Load().CreatedAt)
+		}
+		seconds = time.Since(since).Seconds()
+	}
+	return offsets, seconds, true
+}
+
+// ensureLake refuses a lake-enabled table definition that Iceberg cannot
+// hold, and makes its lake table.
+func (e *Engine) ensureLake(ctx context.Context, info *catalog.TableInfo) error {
+	if !info.DatalakeEnabled() {
+		return nil
+	}
+	if err := lake.Check(info); err != nil {
+		return err
+	}
+	_, err := e.lake.Ensure(ctx, info)
+	return err
+}
+
+// dropLake removes a dropped table's lake table; the table is gone either
+// way, so a failure is only logged.
+func (e *Engine) dropLake(info *catalog.TableInfo) {
+	if err := e.lake.Drop(context.Background(), info); err != nil {
+		e.opts.Logger.Warn("could not drop the lake table of a dropped table", "table", info.Path().String(), "err", err)
+	}
+}
+
+// tierSource is a table as a tiering round reads it.
+type tierSource struct {
+	e *Engine
+	t *table
+}
+
+func (s *tierSource) Buckets() int { return s.t.log.Buckets() }
+
+func (s *tierSource) Retained(b int) (int64, int64) {
+	return s.t.log.EarliestOffset(b), s.t.log.HighWatermark(b)
+}
+
+func (s *tierSource) PrimaryKey() []int { return s.t.info.Load().PrimaryKeyIndexes() }
+
+func (s *tierSource) Read(ctx context.Context, bucket int, from, to int64, fn func(tiering.Batch) error) error {
+	info := s.t.info.Load()
+	all := make([]int, len(s.t.types))
+	for i := range all {
+		all[i] = i
+	}
+	reader, err := s.t.log.NewReader(bucket, from, all)
+	if err != nil {
+		return err
+	}
+	defer reader.Close()
+	for reader.Offset() < to {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		f, err := reader.Next(to)
+		if err != nil {
+			return err
+		}
+		if f == nil {
+			return errors.New("the log ended before the high watermark")
+		}
+		if f.Rows == 0 {
+			continue
+		}
+		rec, err := f.Record(s.t.decoder, info.ArrowSchema())
+		if err != nil {
+			return err
+		}
+		err = fn(tiering.Batch{Rec: rec, Offset: f.BaseOffset, CommitMs: f.CommitTs, ChangeTypes: f.ChangeTypes})
+		rec.Release()
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}

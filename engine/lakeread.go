@@ -1,0 +1,89 @@
+package engine
+
+import (
+	"context"
+	"slices"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/fluxgate-io/fluxgate/lake"
+)
+
+// runLake sends a bucket's rows of the ticket's lake snapshot, in offset
+// order: the whole of a $lake ticket, the first part of a union ticket.
+// Each batch's next is the offset after its last row.
+func (rs *ReadStream) runLake(ctx context.Context, bucket int, send func(arrow.RecordBatch, BatchMeta) error) error {
+	if rs.left == 0 {
+		return nil
+	}
+	lt, err := rs.e.lakeTable(ctx, rs.t)
+	if err != nil {
+		return err
+	}
+	// The scan returns the need columns, then __offset if need lacks it.
+	names := rs.plan.needNames()
+	offsetAt := slices.Index(names, lake.ColOffset)
+	if offsetAt < 0 {
+		names = append(names, lake.ColOffset)
+		offsetAt = len(names) - 1
+	}
+	recs, err := lt.Scan(ctx, rs.e.opts.Allocator, *rs.tk.LakeSnapshotID, bucket, names, rs.plan.filter)
+	if err != nil {
+		return err
+	}
+	start := int64(-1)
+	for rec, err := range recs {
+		if err == nil {
+			err = rs.check(ctx)
+		}
+		if err == nil {
+			err = rs.sendLake(ctx, rec, bucket, offsetAt, &start, send)
+		}
+		if rec != nil {
+			rec.Release()
+		}
+		if err != nil || rs.left == 0 {
+			return err
+		}
+	}
+	return nil
+}
+
+// sendLake filters one record of lake rows and sends what is left. *start
+// is where the next batch starts: the first row's offset at first, then the
+// previous batch's next.
+func (rs *ReadStream) sendLake(ctx context.Context, rec arrow.RecordBatch, bucket, offsetAt int, start *int64, send func(arrow.RecordBatch, BatchMeta) error) error {
+	if rec.NumRows() == 0 {
+		return nil
+	}
+	offs := rec.Column(offsetAt).(*array.Int64)
+	if *start < 0 {
+		*start = offs.Value(0)
+	}
+	end := offs.Value(int(rec.NumRows())-1) + 1
+	sub := rec
+	offset := func(k int64) int64 { return offs.Value(int(k)) }
+	if rs.plan.filter != nil {
+		kept, filtered, err := rs.filterRows(ctx, rec)
+		if err != nil {
+			return err
+		}
+		defer filtered.Release()
+		sub = filtered
+		offset = func(k int64) int64 { return offs.Value(int(kept[k])) }
+	}
+	rows := sub.NumRows()
+	if rs.left >= 0 && rows > rs.left {
+		rows = rs.left
+		end = offset(rows-1) + 1
+	}
+	if rows == 0 {
+		return nil
+	}
+	out := rs.project(sub)
+	defer out.Release()
+	meta := BatchMeta{Bucket: bucket, Start: *start, Next: end, HighWatermark: rs.t.log.HighWatermark(bucket)}
+	*start = end
+	return rs.sendRows(ctx, out, rows, meta, offset, RecordBytes(out)*rows/max(out.NumRows(), 1), send)
+}

@@ -1,0 +1,333 @@
+// Package tiering copies tables into the lake (PROTOCOL.md §7.2). A round
+// reads each bucket from its lake offset to the high watermark at the round's
+// start and commits the rows, with the new offsets, as one lake snapshot.
+// Log tables append their records; primary-key tables fold each key's
+// changes in the round to its final row and retire the key's earlier rows
+// with equality deletes, so the snapshot equals the table's rows as of the
+// round's offsets. The lake's snapshot is the only record of progress, so a
+// round that dies before its commit is simply done again.
+package tiering
+
+import (
+	"context"
+	"fmt"
+	"iter"
+	"slices"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/compute"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/fluxgate-io/fluxgate/lake"
+	"github.com/fluxgate-io/fluxgate/row"
+)
+
+// Batch is one stored batch of a bucket's log.
+type Batch struct {
+	Rec      arrow.RecordBatch // the table's columns; valid during the callback
+	Offset   int64             // offset of the first row
+	CommitMs int64             // commit timestamp, unix ms
+	// ChangeTypes holds each row's change (Fluss's byte values) for
+	// changelog batches, nil for appends.
+	ChangeTypes []byte
+}
+
+// Change types as stored in changelog batches.
+const (
+	changeUpdateBefore byte = 2
+	changeUpdateAfter  byte = 3
+	changeDelete       byte = 4
+)
+
+// Source is the table a round reads.
+type Source interface {
+	Buckets() int
+	// Retained returns a bucket's earliest retained offset and its high
+	// watermark.
+	Retained(bucket int) (earliest, hw int64)
+	// Read passes the bucket's batches in [from, to) to fn, in order. A
+	// batch may start before from; rows before from are the caller's to
+	// skip.
+	Read(ctx context.Context, bucket int, from, to int64, fn func(Batch) error) error
+	// PrimaryKey lists the primary-key columns, none for a log table.
+	PrimaryKey() []int
+}
+
+// Result is what a round did.
+type Result struct {
+	Snapshot  *lake.Snapshot // the latest lake snapshot after the round; nil if there is none
+	Committed bool           // whether the round committed a snapshot
+	Stats     lake.CommitStats
+	Rows      int64 // log rows read
+	Duration  time.Duration
+}
+
+// Round runs one tiering round of src into lt. Rounds of one table must not
+// overlap; the caller serializes them.
+func Round(ctx context.Context, lt *lake.Table, src Source, mem memory.Allocator) (Result, error) {
+	start := time.Now()
+	prev, err := lt.Current()
+	if err != nil {
+		return Result{}, err
+	}
+	type span struct{ bucket int; from, to int64 }
+	var spans []span
+	moved := map[int]int64{}
+	for b := range src.Buckets() {
+		earliest, hw := src.Retained(b)
+		from := earliest
+		if prev != nil {
+			if o, ok := prev.Offsets[b]; ok {
+				from = max(o, earliest)
+			}
+			if o := prev.Offsets[b]; o > hw {
+				return Result{}, fmt.Errorf("bucket %d: the lake holds offsets up to %d, beyond the log's high watermark %d", b, o, hw)
+			}
+		}
+		if from < hw {
+			spans = append(spans, span{b, from, hw})
+			moved[b] = hw
+		}
+	}
+	res := Result{Snapshot: prev}
+	if len(spans) == 0 {
+		res.Duration = time.Since(start)
+		return res, nil
+	}
+	r := &rounder{lt: lt, src: src, mem: mem, key: src.PrimaryKey()}
+	c := lake.Commit{Offsets: moved}
+	if len(r.key) == 0 {
+		c.Data = func(yield func(arrow.RecordBatch, error) bool) {
+			for _, s := range spans {
+				if !r.appendBucket(ctx, s.bucket, s.from, s.to, yield) {
+					return
+				}
+			}
+		}
+	} else {
+		var data, deletes []arrow.RecordBatch
+		defer func() {
+			for _, rec := range slices.Concat(data, deletes) {
+				rec.Release()
+			}
+		}()
+		for _, s := range spans {
+			d, del, err := r.foldBucket(ctx, s.bucket, s.from, s.to)
+			data, deletes = append(data, d...), append(deletes, del...)
+			if err != nil {
+				return Result{}, err
+			}
+		}
+		// Data files are written by iceberg-go's WriteRecords, which releases
+		// what it consumes; equality deletes are not released by their writer.
+		c.Data, c.Deletes = each(data, true), each(deletes, false)
+	}
+	snap, st, err := lt.Commit(ctx, c)
+	if err == nil {
+		err = r.err
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	return Result{Snapshot: snap, Committed: true, Stats: st, Rows: r.rows, Duration: time.Since(start)}, nil
+}
+
+// each yields recs, retained first for a consumer that releases them.
+func each(recs []arrow.RecordBatch, retain bool) iter.Seq2[arrow.RecordBatch, error] {
+	return func(yield func(arrow.RecordBatch, error) bool) {
+		for _, rec := range recs {
+			if retain {
+				rec.Retain()
+			}
+			if !yield(rec, nil) {
+				return
+			}
+		}
+	}
+}
+
+type rounder struct {
+	lt   *lake.Table
+	src  Source
+	mem  memory.Allocator
+	key  []int
+	rows int64
+	err  error // a read error the data iterator could not return
+}
+
+// appendBucket yields a log table bucket's rows in [from, to) as lake
+// records.
+func (r *rounder) appendBucket(ctx context.Context, bucket int, from, to int64, yield func(arrow.RecordBatch, error) bool) bool {
+	stopped := false
+	err := r.src.Read(ctx, bucket, from, to, func(b Batch) error {
+		rec, offsets, ts := trim(b, from, to)
+		defer rec.Release()
+		if rec.NumRows() == 0 {
+			return nil
+		}
+		r.rows += rec.NumRows()
+		out, err := r.lt.DataRecord(ctx, r.mem, rec, bucket, offsets, ts)
+		if err != nil {
+			return err
+		}
+		if !yield(out, nil) {
+			stopped = true
+			return errStopped
+		}
+		return nil
+	})
+	if err != nil && err != errStopped {
+		r.err = err
+		yield(nil, err)
+		return false
+	}
+	return !stopped
+}
+
+var errStopped = fmt.Errorf("stopped")
+
+// trim cuts a batch to the rows in [from, to) and lists their offsets and
+// commit times.
+func trim(b Batch, from, to int64) (arrow.RecordBatch, []int64, []int64) {
+	n := int64(b.Rec.NumRows())
+	lo, hi := max(from-b.Offset, 0), min(to-b.Offset, n)
+	if hi < lo {
+		hi = lo
+	}
+	rec := b.Rec.NewSlice(lo, hi)
+	offsets, ts := make([]int64, hi-lo), make([]int64, hi-lo)
+	for i := range offsets {
+		offsets[i], ts[i] = b.Offset+lo+int64(i), b.CommitMs
+	}
+	return rec, offsets, ts
+}
+
+// latest is a key's state at the end of a round's changes.
+type latest struct {
+	batch, row int  // where its last change is
+	live       bool // the last change left a row (insert or update_after)
+	retire     bool // an earlier row of the key may be in the lake
+}
+
+// foldBucket folds a primary-key bucket's changes in [from, to) to one
+// final row per changed key, and the keys whose earlier lake rows must go.
+func (r *rounder) foldBucket(ctx context.Context, bucket int, from, to int64) (data, deletes []arrow.RecordBatch, err error) {
+	type kept struct {
+		rec         arrow.RecordBatch
+		offsets, ts []int64
+	}
+	var batches []kept
+	defer func() {
+		for _, k := range batches {
+			k.rec.Release()
+		}
+	}()
+	state := map[string]latest{}
+	var types []arrow.DataType
+	var keyBuf []byte
+	vals := make([]any, len(r.key))
+	err = r.src.Read(ctx, bucket, from, to, func(b Batch) error {
+		rec, offsets, ts := trim(b, from, to)
+		lo := max(from-b.Offset, 0)
+		if rec.NumRows() == 0 {
+			rec.Release()
+			return nil
+		}
+		if types == nil {
+			for _, k := range r.key {
+				types = append(types, rec.Column(k).DataType())
+			}
+		}
+		bi := len(batches)
+		batches = append(batches, kept{rec, offsets, ts})
+		r.rows += rec.NumRows()
+		for i := range int(rec.NumRows()) {
+			for j, k := range r.key {
+				vals[j] = row.Get(rec.Column(k), i)
+			}
+			var err error
+			if keyBuf, err = row.EncodeKey(keyBuf[:0], types, vals); err != nil {
+				return err
+			}
+			ct := byte(0)
+			if b.ChangeTypes != nil {
+				ct = b.ChangeTypes[lo+int64(i)]
+			}
+			old, seen := state[string(keyBuf)]
+			next := latest{batch: bi, row: i, retire: seen && old.retire}
+			switch ct {
+			case changeUpdateBefore, changeDelete:
+				next.retire = true
+			case changeUpdateAfter:
+				next.live, next.retire = true, true
+			default: // insert
+				next.live = true
+			}
+			state[string(keyBuf)] = next
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, nil, err
+	}
+	keepRows := make([][]int64, len(batches))
+	retireRows := make([][]int64, len(batches))
+	for _, s := range state {
+		if s.live {
+			keepRows[s.batch] = append(keepRows[s.batch], int64(s.row))
+		}
+		if s.retire {
+			retireRows[s.batch] = append(retireRows[s.batch], int64(s.row))
+		}
+	}
+	defer func() {
+		if err != nil {
+			for _, rec := range slices.Concat(data, deletes) {
+				rec.Release()
+			}
+			data, deletes = nil, nil
+		}
+	}()
+	for i, k := range batches {
+		if rows := keepRows[i]; len(rows) > 0 {
+			out, err := r.pick(ctx, bucket, k.rec, k.offsets, k.ts, rows)
+			if err != nil {
+				return data, deletes, err
+			}
+			data = append(data, out)
+		}
+		if rows := retireRows[i]; len(rows) > 0 {
+			out, err := r.pick(ctx, bucket, k.rec, k.offsets, k.ts, rows)
+			if err != nil {
+				return data, deletes, err
+			}
+			deletes = append(deletes, r.lt.DeleteRecord(out))
+			out.Release()
+		}
+	}
+	return data, deletes, nil
+}
+
+// pick makes a lake record of some rows of rec.
+func (r *rounder) pick(ctx context.Context, bucket int, rec arrow.RecordBatch, offsets, ts []int64, rows []int64) (arrow.RecordBatch, error) {
+	slices.Sort(rows) // offset order within the batch
+	ib := array.NewInt64Builder(r.mem)
+	ib.AppendValues(rows, nil)
+	idx := ib.NewArray()
+	ib.Release()
+	defer idx.Release()
+	taken, err := compute.TakeArray(compute.WithAllocator(ctx, r.mem), array.RecordToStructArray(rec), idx)
+	if err != nil {
+		return nil, fmt.Errorf("pick rows: %w", err)
+	}
+	defer taken.Release()
+	sub := array.RecordFromStructArray(taken.(*array.Struct), rec.Schema())
+	defer sub.Release()
+	offs, times := make([]int64, len(rows)), make([]int64, len(rows))
+	for i, k := range rows {
+		offs[i], times[i] = offsets[k], ts[k]
+	}
+	return r.lt.DataRecord(ctx, r.mem, sub, bucket, offs, times)
+}
