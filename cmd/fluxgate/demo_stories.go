@@ -17,8 +17,6 @@ import (
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/fluxgate-io/fluxgate/client"
 )
@@ -449,15 +447,35 @@ func fmtOffsets(offsets map[int]int64) string {
 }
 
 func demoLake(d *demo) error {
-	_, err := d.cl.TierNow(d.ctx, "fluss.orders")
-	switch {
-	case err == nil:
-		d.note("  The server tiered fluss.orders to its lake, but this demo does not yet show a union read.")
-	case status.Code(err) == codes.Unimplemented:
-		d.note("  Not available yet: the Iceberg lake tier is not built (tier-now answers UNIMPLEMENTED), so there is no")
-		d.note("  lake-stream union read to show.")
-	default:
+	d.say("A lake-enabled table is tiered into an Iceberg table (in the server's warehouse, <data>/lake by")
+	d.say("default) at least every table.datalake.freshness; tier-now runs a round at once. Reading the")
+	d.say("table by its name is a union read: the lake snapshot, then the log after it: one table.")
+	if err := d.create(client.TableSpec{
+		Table:   "fluss.clicks",
+		Columns: []client.Column{{Name: "user", Type: "STRING"}, {Name: "page", Type: "STRING"}},
+		Options: map[string]string{"table.datalake.enabled": "true", "table.datalake.freshness": "1h"},
+	}); err != nil {
+		return err
+	}
+	fields := []arrow.Field{demoField("user", "STRING"), demoField("page", "STRING")}
+	if _, err := d.write(client.WriteRequest{Table: "fluss.clicks"}, fields,
+		[][]any{{"ann", "home"}, {"bob", "pricing"}, {"ann", "docs"}}); err != nil {
+		return err
+	}
+	d.say("  append (ann home) (bob pricing) (ann docs)")
+	snap, err := d.cl.TierNow(d.ctx, "fluss.clicks")
+	if err != nil {
 		return fmt.Errorf("tier-now: %w", err)
 	}
-	return nil
+	d.note("  tier-now: lake snapshot committed with offsets %s", fmtOffsets(snap.Offsets))
+	if _, err := d.write(client.WriteRequest{Table: "fluss.clicks"}, fields,
+		[][]any{{"cat", "blog"}, {"bob", "home"}}); err != nil {
+		return err
+	}
+	d.say("  append (cat blog) (bob home), not tiered yet")
+	if err := d.show("fluss.clicks$lake (the Iceberg table; any Iceberg reader sees the same rows):", "fluss.clicks$lake",
+		[]string{"user", "page", "__bucket", "__offset"}, "__offset"); err != nil {
+		return err
+	}
+	return d.show("fluss.clicks (union read: the lake, then the log from offset 3):", "fluss.clicks", nil, "")
 }
