@@ -25,6 +25,7 @@ import (
 	_ "github.com/apache/iceberg-go/catalog/rest" // registers the REST catalog for Options.Catalog
 	_ "github.com/apache/iceberg-go/catalog/sql"  // registers the SQL catalog for Options.Catalog
 	"github.com/apache/iceberg-go/table"
+	_ "modernc.org/sqlite" // the "sqlite" driver, so that the SQL catalog needs no service either
 
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/errs"

@@ -102,11 +102,15 @@ func scanIDs(t *testing.T, lt *Table, snap int64, bucket int) []int64 {
 	return ids
 }
 
-func TestPrimaryKeyRoundsRetireOldRows(t *testing.T) {
-	ctx := context.Background()
-	info := tableInfo(t, catalog.TableSpec{Table: "fluss.users",
+func usersInfo(t *testing.T) *catalog.TableInfo {
+	return tableInfo(t, catalog.TableSpec{Table: "fluss.users",
 		Columns:    []catalog.Column{col("id", "BIGINT", false), col("name", "STRING", true), col("small", "SMALLINT", true)},
 		PrimaryKey: []string{"id"}, Options: map[string]string{"bucket.num": "2"}}, 7)
+}
+
+func TestPrimaryKeyRoundsRetireOldRows(t *testing.T) {
+	ctx := context.Background()
+	info := usersInfo(t)
 	warehouse := t.TempDir()
 	l, err := Open(ctx, Options{Warehouse: warehouse})
 	if err != nil {
@@ -211,5 +215,26 @@ func TestCheckRefusesWhatIcebergCannotHold(t *testing.T) {
 		col("i", "BYTES", true), col("j", "DATE", true), col("k", "BOOLEAN", true)}}, 1)
 	if err := Check(ok); err != nil {
 		t.Errorf("Check of a table of every mappable type: %v", err)
+	}
+}
+
+// The SQL catalog on SQLite: a transactional catalog without a service.
+func TestSQLCatalog(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	l, err := Open(ctx, Options{Warehouse: "file://" + dir, Catalog: map[string]string{
+		"type": "sql", "uri": "file:" + dir + "/catalog.db", "sql.driver": "sqlite", "sql.dialect": "sqlite"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	info := usersInfo(t)
+	lt, err := l.Ensure(ctx, info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap := commitRows(t, lt, info, 1, 0, []int64{5, 6}, []string{"e", "f"}, nil)
+	if got := scanIDs(t, lt, snap.ID, 1); !slices.Equal(got, []int64{5, 6}) {
+		t.Errorf("bucket 1 holds %v, want [5 6]", got)
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/fluxgate-io/fluxgate/acl"
 	"github.com/fluxgate-io/fluxgate/auth"
 	"github.com/fluxgate-io/fluxgate/engine"
+	"github.com/fluxgate-io/fluxgate/lake"
 	fgflight "github.com/fluxgate-io/fluxgate/flight"
 	"github.com/fluxgate-io/fluxgate/otel"
 )
@@ -50,6 +51,9 @@ type serveConfig struct {
 	tlsClientCA     string
 	otlpEndpoint    string
 	otlpInsecure    bool
+	lakeWarehouse   string
+	lakeCatalog     string
+	retention       time.Duration
 }
 
 func (c *serveConfig) register(fs *flag.FlagSet) {
@@ -72,6 +76,9 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.tlsClientCA, "tls-client-ca", "", "PEM CA certificates; clients must present a certificate they signed (mutual TLS)")
 	fs.StringVar(&c.otlpEndpoint, "otlp-endpoint", "", "host:port of an OTLP/gRPC collector to export traces to, e.g. localhost:4317 (empty: no export)")
 	fs.BoolVar(&c.otlpInsecure, "otlp-insecure", false, "export traces to --otlp-endpoint without TLS")
+	fs.StringVar(&c.lakeWarehouse, "lake-warehouse", "", "Iceberg warehouse of the lake tier: a directory or an object-store URI iceberg-go supports (empty: <data>/lake)")
+	fs.StringVar(&c.lakeCatalog, "lake-catalog", "", "Iceberg catalog of the lake tier as iceberg-go catalog properties, e.g. type=rest,uri=http://localhost:8181 or type=sql,uri=file:/var/lib/lake.db,sql.driver=sqlite,sql.dialect=sqlite (empty: the filesystem catalog in the warehouse)")
+	fs.DurationVar(&c.retention, "retention-interval", time.Minute, "how often log segments past table.log.ttl are removed")
 }
 
 // parseServeFlags parses args; values from --config apply where a flag was
@@ -208,10 +215,16 @@ func startServer(cfg *serveConfig, log *slog.Logger) (*server, error) {
 	grpcOpts = append(grpcOpts, grpc.StatsHandler(otelgrpc.NewServerHandler(
 		otelgrpc.WithMeterProvider(tel.MeterProvider()),
 		otelgrpc.WithTracerProvider(tel.TracerProvider()))))
+	lakeCatalog, err := parseProperties(cfg.lakeCatalog)
+	if err != nil {
+		return nil, fmt.Errorf("--lake-catalog: %w", err)
+	}
 	eng, err := engine.Open(cfg.data, engine.Options{
-		DefaultBucketNum: cfg.bucketNum,
-		Logger:           log,
-		Meter:            tel.Meter("github.com/fluxgate-io/fluxgate/engine"),
+		DefaultBucketNum:  cfg.bucketNum,
+		Logger:            log,
+		Meter:             tel.Meter("github.com/fluxgate-io/fluxgate/engine"),
+		Lake:              lake.Options{Warehouse: cfg.lakeWarehouse, Catalog: lakeCatalog},
+		RetentionInterval: cfg.retention,
 	}.WithLogSegmentBytes(cfg.segmentBytes))
 	if err != nil {
 		return nil, err
@@ -362,4 +375,23 @@ func checkListen(addr string, authOn, insecure bool, log *slog.Logger) error {
 		return nil
 	}
 	return fmt.Errorf("--listen %s is not a loopback address and no users are configured (--users): anyone could read and write; pass --insecure-no-auth to do it anyway", addr)
+}
+
+// parseProperties parses key=value pairs separated by commas.
+func parseProperties(s string) (map[string]string, error) {
+	if s == "" {
+		return nil, nil
+	}
+	props := map[string]string{}
+	for _, kv := range strings.Split(s, ",") {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok || strings.TrimSpace(k) == "" {
+			return nil, fmt.Errorf("%q is not key=value", kv)
+		}
+		props[strings.TrimSpace(k)] = strings.TrimSpace(v)
+	}
+	if props["type"] == "" {
+		return nil, fmt.Errorf("name the catalog's type (type=rest, type=sql, ...)")
+	}
+	return props, nil
 }
