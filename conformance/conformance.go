@@ -130,6 +130,8 @@ func Scenarios() []Scenario {
 		{"lookup-concurrency", lookupConcurrency},
 		{"lookup-concurrency-restart", lookupConcurrencyRestart},
 		{"lookup-bad-input", lookupBadInput},
+		{"lake-union-read", lakeUnionRead},
+		{"lake-union-read-after-ttl", lakeUnionReadAfterTTL},
 	}
 }
 

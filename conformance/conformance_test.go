@@ -39,7 +39,10 @@ func TestScenarios(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the fluxgate binary")
 	}
-	srv := startServer(t, "--max-message-bytes", strconv.Itoa(testMaxMessageBytes))
+	// Small segments and frequent retention, so that lake-union-read-after-ttl
+	// sees tiered segments expire.
+	srv := startServer(t, "--max-message-bytes", strconv.Itoa(testMaxMessageBytes),
+		"--segment-bytes", "65536", "--retention-interval", "200ms")
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	env := newEnv(t, srv, mem)
 	env.Restart = func(ctx context.Context) error {
@@ -172,6 +175,7 @@ func fluxgateBinary(t *testing.T) string {
 type server struct {
 	bin, dir, addr string
 	args           []string
+	env            []string // added to the process's environment
 	log            *lockedBuffer // stdout and stderr of every run
 
 	cmd     *exec.Cmd
@@ -213,6 +217,7 @@ func (s *server) start() error {
 	fmt.Fprintf(s.log, "--- start %s\n", time.Now().Format(time.RFC3339Nano))
 	args := append([]string{"serve", "--data", s.dir, "--listen", s.addr, "--http", ""}, s.args...)
 	cmd := exec.Command(s.bin, args...)
+	cmd.Env = append(os.Environ(), s.env...)
 	cmd.Stdout, cmd.Stderr = s.log, s.log
 	if err := cmd.Start(); err != nil {
 		return fmt.Errorf("start %s: %w", s.bin, err)
