@@ -6,9 +6,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow/array"
+
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/lake"
+	"github.com/fluxgate-io/fluxgate/row"
 	"github.com/fluxgate-io/fluxgate/tiering"
 )
 
@@ -311,4 +314,41 @@ func (s *tierSource) Read(ctx context.Context, bucket int, from, to int64, fn fu
 		}
 	}
 	return nil
+}
+
+// tierSnapshotRows is how many rows of a state snapshot go in one batch.
+const tierSnapshotRows = 8192
+
+func (s *tierSource) Snapshot(ctx context.Context, bucket int, fn func(tiering.Batch) error) (int64, error) {
+	info := s.t.info.Load()
+	snap := s.e.kv.Snapshot()
+	defer snap.Close()
+	at, err := snap.Applied(info.TableID, bucket)
+	if err != nil {
+		return 0, err
+	}
+	b := array.NewRecordBuilder(s.e.opts.Allocator, info.ArrowSchema())
+	defer b.Release()
+	flush := func() error {
+		rec := b.NewRecordBatch()
+		defer rec.Release()
+		return fn(tiering.Batch{Rec: rec, Offset: -1, CommitMs: -1})
+	}
+	rows := 0
+	err = snap.Rows(info.TableID, bucket, func(_, value []byte) error {
+		if err := row.DecodeTo(value, s.t.types, b.Fields()); err != nil {
+			return err
+		}
+		if rows++; rows%tierSnapshotRows == 0 {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			return flush()
+		}
+		return nil
+	})
+	if err == nil && rows%tierSnapshotRows != 0 {
+		err = flush()
+	}
+	return at, err
 }

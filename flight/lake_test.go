@@ -3,6 +3,7 @@ package flight_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -251,4 +252,46 @@ func TestLakeRefusesUnmappableTables(t *testing.T) {
 	}
 	_, err = ts.cl.Plan(ctx, client.ScanRequest{Table: "later$lake", Startup: client.Earliest})
 	wantCode(t, err, codes.FailedPrecondition)
+}
+
+// A primary-key table whose log was already cut by retention when its lake
+// was enabled: the first round tiers its current rows (offset -1, as Fluss's
+// snapshot split), and later rounds its changes.
+func TestLakeFirstRoundFromStateWhenTheLogIsCut(t *testing.T) {
+	ts := start(t, engine.Options{}.WithLogSegmentBytes(2<<10))
+	ctx := ctxT(t)
+	if _, err := ts.cl.CreateTable(ctx, pkSpec("kv", map[string]string{"table.log.ttl": "1ms"}), false); err != nil {
+		t.Fatal(err)
+	}
+	all := []string{"k", "v", "s"}
+	for round := range 20 {
+		var rows [][]any
+		for k := range 30 {
+			rows = append(rows, []any{k, float64(round), fmt.Sprintf("r%d", round)})
+		}
+		writePK(t, ts, client.WriteRequest{Table: "kv"}, pkRows(ts.mem, all, rows...))
+	}
+	time.Sleep(5 * time.Millisecond)
+	ts.eng.ExpireLogs()
+	if earliest, _ := ts.cl.ListOffsets(ctx, "kv", client.Earliest, nil); earliest[0] == 0 {
+		t.Fatal("retention removed nothing; the test needs a cut log")
+	}
+	if _, err := ts.cl.AlterTable(ctx, client.AlterRequest{Table: "kv", Set: map[string]string{"table.datalake.enabled": "true"}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ts.cl.TierNow(ctx, "kv"); err != nil {
+		t.Fatal(err)
+	}
+	writePK(t, ts, client.WriteRequest{Table: "kv"}, pkRows(ts.mem, all, []any{3, 99.0, "late"}, []any{40, 1.0, "new"}))
+	if _, err := ts.cl.TierNow(ctx, "kv"); err != nil {
+		t.Fatal(err)
+	}
+	want := dump(t, ts, client.ScanRequest{Table: "kv"})
+	got := dump(t, ts, client.ScanRequest{Table: "kv$lake", Columns: all})
+	slices.Sort(want)
+	slices.Sort(got)
+	wantLines(t, got, want...)
+	if len(want) != 31 {
+		t.Fatalf("kv has %d rows, want 31", len(want))
+	}
 }

@@ -53,6 +53,10 @@ type Source interface {
 	Read(ctx context.Context, bucket int, from, to int64, fn func(Batch) error) error
 	// PrimaryKey lists the primary-key columns, none for a log table.
 	PrimaryKey() []int
+	// Snapshot passes a primary-key bucket's current rows to fn, as
+	// batches without offsets, and returns the offset they are the state
+	// at.
+	Snapshot(ctx context.Context, bucket int, fn func(Batch) error) (at int64, err error)
 }
 
 // Result is what a round did.
@@ -72,22 +76,30 @@ func Round(ctx context.Context, lt *lake.Table, src Source, mem memory.Allocator
 	if err != nil {
 		return Result{}, err
 	}
-	type span struct{ bucket int; from, to int64 }
+	// A span is what a round reads of a bucket: its log in [from, to), or,
+	// for a primary-key bucket never tiered whose log no longer starts at 0,
+	// its current rows (Fluss's snapshot split).
+	type span struct {
+		bucket   int
+		from, to int64
+		snapshot bool
+	}
+	pk := len(src.PrimaryKey()) > 0
 	var spans []span
 	moved := map[int]int64{}
 	for b := range src.Buckets() {
 		earliest, hw := src.Retained(b)
-		from := earliest
+		from, tiered := int64(0), false
 		if prev != nil {
-			if o, ok := prev.Offsets[b]; ok {
-				from = max(o, earliest)
-			}
-			if o := prev.Offsets[b]; o > hw {
-				return Result{}, fmt.Errorf("bucket %d: the lake holds offsets up to %d, beyond the log's high watermark %d", b, o, hw)
-			}
+			from, tiered = prev.Offsets[b]
 		}
-		if from < hw {
-			spans = append(spans, span{b, from, hw})
+		switch {
+		case from > hw:
+			return Result{}, fmt.Errorf("bucket %d: the lake holds offsets up to %d, beyond the log's high watermark %d", b, from, hw)
+		case !tiered && pk && earliest > 0:
+			spans = append(spans, span{bucket: b, snapshot: true})
+		case max(from, earliest) < hw:
+			spans = append(spans, span{bucket: b, from: max(from, earliest), to: hw})
 			moved[b] = hw
 		}
 	}
@@ -98,7 +110,7 @@ func Round(ctx context.Context, lt *lake.Table, src Source, mem memory.Allocator
 	}
 	r := &rounder{lt: lt, src: src, mem: mem, key: src.PrimaryKey()}
 	c := lake.Commit{Offsets: moved}
-	if len(r.key) == 0 {
+	if !pk {
 		c.Data = func(yield func(arrow.RecordBatch, error) bool) {
 			for _, s := range spans {
 				if !r.appendBucket(ctx, s.bucket, s.from, s.to, yield) {
@@ -114,7 +126,13 @@ func Round(ctx context.Context, lt *lake.Table, src Source, mem memory.Allocator
 			}
 		}()
 		for _, s := range spans {
-			d, del, err := r.foldBucket(ctx, s.bucket, s.from, s.to)
+			var d, del []arrow.RecordBatch
+			var err error
+			if s.snapshot {
+				d, moved[s.bucket], err = r.snapshotBucket(ctx, s.bucket)
+			} else {
+				d, del, err = r.foldBucket(ctx, s.bucket, s.from, s.to)
+			}
 			data, deletes = append(data, d...), append(deletes, del...)
 			if err != nil {
 				return Result{}, err
@@ -202,6 +220,24 @@ func trim(b Batch, from, to int64) (arrow.RecordBatch, []int64, []int64) {
 		offsets[i], ts[i] = b.Offset+lo+int64(i), b.CommitMs
 	}
 	return rec, offsets, ts
+}
+
+// snapshotBucket makes lake records of a primary-key bucket's current rows.
+// They have no log record of their own: their offset and timestamp are -1,
+// as in Fluss.
+func (r *rounder) snapshotBucket(ctx context.Context, bucket int) (data []arrow.RecordBatch, at int64, err error) {
+	at, err = r.src.Snapshot(ctx, bucket, func(b Batch) error {
+		n := int(b.Rec.NumRows())
+		none := slices.Repeat([]int64{-1}, n)
+		out, err := r.lt.DataRecord(ctx, r.mem, b.Rec, bucket, none, none)
+		if err != nil {
+			return err
+		}
+		r.rows += int64(n)
+		data = append(data, out)
+		return nil
+	})
+	return data, at, err
 }
 
 // latest is a key's state at the end of a round's changes.
