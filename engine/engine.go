@@ -221,6 +221,7 @@ func (e *Engine) openTable(info *catalog.TableInfo) (*table, error) {
 		encoders: make(chan *logstore.Encoder, runtime.GOMAXPROCS(0)),
 	}
 	t.info.Store(info)
+	t.tier.lastRound = time.Now() // the first round comes a freshness after opening
 	for _, f := range info.ArrowSchema().Fields() {
 		t.types = append(t.types, f.Type)
 	}

@@ -32,16 +32,45 @@ func (rs *ReadStream) runLake(ctx context.Context, bucket int, send func(arrow.R
 	if err != nil {
 		return err
 	}
+	// Decoding the next Parquet pages overlaps sending the last batch.
+	type item struct {
+		rec arrow.RecordBatch
+		err error
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	items := make(chan item, 2)
+	go func() {
+		defer close(items)
+		for rec, err := range recs {
+			select {
+			case items <- item{rec, err}:
+			case <-ctx.Done():
+				if rec != nil {
+					rec.Release()
+				}
+				return
+			}
+		}
+	}()
+	defer func() {
+		cancel()
+		for it := range items {
+			if it.rec != nil {
+				it.rec.Release()
+			}
+		}
+	}()
 	start := int64(-1)
-	for rec, err := range recs {
+	for it := range items {
+		err := it.err
 		if err == nil {
 			err = rs.check(ctx)
 		}
 		if err == nil {
-			err = rs.sendLake(ctx, rec, bucket, offsetAt, &start, send)
+			err = rs.sendLake(ctx, it.rec, bucket, offsetAt, &start, send)
 		}
-		if rec != nil {
-			rec.Release()
+		if it.rec != nil {
+			it.rec.Release()
 		}
 		if err != nil || rs.left == 0 {
 			return err

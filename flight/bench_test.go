@@ -10,6 +10,9 @@ package flight_test
 //	BenchmarkScan/fluxgate    a full scan of the table
 //	BenchmarkProjection/all   all 20 columns
 //	BenchmarkProjection/2of20 two of them
+//	BenchmarkUnionRead/log    a full scan of a table all in the log
+//	BenchmarkUnionRead/union  the same rows, the first half in the lake (a union read)
+//	BenchmarkUnionRead/lake   t$lake of the first half alone
 
 import (
 	"bytes"
@@ -288,6 +291,48 @@ func BenchmarkScan(b *testing.B) {
 			b.SetBytes(batchesBytes(recs))
 			for b.Loop() {
 				scanAll(b, cl, client.ScanRequest{Table: "fluss.t"}, rows)
+			}
+		})
+	}
+}
+
+func BenchmarkUnionRead(b *testing.B) {
+	recs := benchBatchesData(memory.DefaultAllocator)
+	rows := int64(benchRows * benchBatches)
+	cl, _ := startBench(b)
+	ctx := context.Background()
+	for _, name := range []string{"fluss.log", "fluss.lake"} {
+		spec := benchSpec(name, "none")
+		if name == "fluss.lake" {
+			spec.Options["table.datalake.enabled"] = "true"
+		}
+		if _, err := cl.CreateTable(ctx, spec, false); err != nil {
+			b.Fatal(err)
+		}
+	}
+	appendAll(b, cl, "fluss.log", recs)
+	appendAll(b, cl, "fluss.lake", recs[:len(recs)/2])
+	if _, err := cl.TierNow(ctx, "fluss.lake"); err != nil {
+		b.Fatal(err)
+	}
+	appendAll(b, cl, "fluss.lake", recs[len(recs)/2:])
+	var cols []string
+	for _, f := range benchSchema().Fields() {
+		cols = append(cols, f.Name)
+	}
+	for _, c := range []struct {
+		name string
+		req  client.ScanRequest
+		rows int64
+	}{
+		{"log", client.ScanRequest{Table: "fluss.log"}, rows},
+		{"union", client.ScanRequest{Table: "fluss.lake"}, rows},
+		{"lake", client.ScanRequest{Table: "fluss.lake$lake", Columns: cols}, rows / 2},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			b.SetBytes(batchesBytes(recs) * c.rows / rows)
+			for b.Loop() {
+				scanAll(b, cl, c.req, c.rows)
 			}
 		})
 	}

@@ -2,7 +2,7 @@ package main
 
 // The workloads of fluxgate bench. Each is one entry of benchWorkloads: a
 // fluxgate measurement beside its baseline, in the same run. Adding a
-// workload (tiering, once the lake tier exists) is adding an entry.
+// workload is adding an entry.
 
 import (
 	"context"
@@ -87,7 +87,13 @@ var benchWorkloads = []benchWorkload{
 	},
 	{
 		name: "tiering", baseline: "raw iceberg-go appends",
-		unavailable: "the lake tier is not built yet (tier-now is UNIMPLEMENTED, PROTOCOL.md §9)",
+		notes: "tier-now of the events (untimed append first); baseline: WriteRecords and one commit of the same batches",
+		base:  benchIcebergAppend, measure: benchTier,
+	},
+	{
+		name: "union-read", baseline: "log scan",
+		notes:   "full scan of a table whose first half is in the lake, the rest in the log; baseline: the same rows all in the log",
+		prepare: benchUnionPrepare, base: benchTableScan("none", nil), measure: benchUnionScan,
 	},
 }
 
