@@ -83,7 +83,8 @@ func TestTelemetry(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if _, err := c.CreateTable(ctx, client.TableSpec{Table: "events", Columns: []client.Column{{Name: "id", Type: "BIGINT", NotNull: true}}}, false); err != nil {
+	if _, err := c.CreateTable(ctx, client.TableSpec{Table: "events", Columns: []client.Column{{Name: "id", Type: "BIGINT", NotNull: true}},
+		Options: map[string]string{"table.datalake.enabled": "true"}}, false); err != nil {
 		t.Fatal(err)
 	}
 	w, err := c.NewWriter(ctx, client.WriteRequest{Table: "events"})
@@ -118,6 +119,9 @@ func TestTelemetry(t *testing.T) {
 	if rows != 5 {
 		t.Fatalf("scan read %d rows, want 5", rows)
 	}
+	if _, err := c.TierNow(ctx, "events"); err != nil {
+		t.Fatal(err)
+	}
 
 	// /metrics: the server records an RPC's duration as the RPC ends, which
 	// may be just after the client saw its end.
@@ -125,6 +129,12 @@ func TestTelemetry(t *testing.T) {
 		`rpc_server_call_duration_seconds_bucket{`,
 		`rpc_method="arrow.flight.protocol.FlightService/DoGet"`,
 		`fluxgate_bytes_read_total{otel_scope_name="github.com/fluxgate-io/fluxgate/engine",otel_scope_schema_url="",otel_scope_version="",table="fluss.events"}`,
+		// The lake tier's: one round wrote one data file of the 5 rows and
+		// left nothing behind.
+		`fluxgate_lake_files_written_total{otel_scope_name="github.com/fluxgate-io/fluxgate/engine",otel_scope_schema_url="",otel_scope_version="",table="fluss.events"} 1`,
+		`fluxgate_lake_rows_tiered_total{otel_scope_name="github.com/fluxgate-io/fluxgate/engine",otel_scope_schema_url="",otel_scope_version="",table="fluss.events"} 5`,
+		`fluxgate_lake_lag_offsets{otel_scope_name="github.com/fluxgate-io/fluxgate/engine",otel_scope_schema_url="",otel_scope_version="",table="fluss.events"} 0`,
+		`fluxgate_lake_round_duration_seconds_count{otel_scope_name="github.com/fluxgate-io/fluxgate/engine",otel_scope_schema_url="",otel_scope_version="",table="fluss.events"} 1`,
 	}
 	for {
 		rec := httptest.NewRecorder()
