@@ -180,3 +180,33 @@ func (s *syncWriter) String() string {
 	defer s.mu.Unlock()
 	return s.buf.String()
 }
+
+// TestLakeVerb tiers a lake-enabled table and shows its snapshot.
+func TestLakeVerb(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a server")
+	}
+	a := []string{"--addr", startTestServer(t)}
+	if _, err := run(t, tableMain, "", append([]string{"create", "fluss.clicks", "--column", "page:STRING",
+		"--option", "table.datalake.enabled=true"}, a...)...); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run(t, lakeMain, "", append([]string{"snapshot", "fluss.clicks"}, a...)...); status.Code(err) != codes.NotFound {
+		t.Fatalf("lake snapshot before a round: %v, want NOT_FOUND", err)
+	}
+	if _, err := run(t, putMain, "page\nhome\ndocs\n", append([]string{"--table", "fluss.clicks", "--format", "csv", "-"}, a...)...); err != nil {
+		t.Fatal(err)
+	}
+	out, err := run(t, lakeMain, "", append([]string{"tier-now", "fluss.clicks"}, a...)...)
+	if err != nil || !strings.Contains(out, `"offsets"`) || !strings.Contains(out, `"0": 2`) {
+		t.Fatalf("lake tier-now: %v\n%s", err, out)
+	}
+	snap, err := run(t, lakeMain, "", append([]string{"snapshot", "fluss.clicks"}, a...)...)
+	if err != nil || snap != out {
+		t.Fatalf("lake snapshot = %s (%v), want what tier-now printed:\n%s", snap, err, out)
+	}
+	out, err = run(t, scanMain, "", append([]string{"--table", "fluss.clicks$lake", "--columns", "page,__offset", "--format", "csv"}, a...)...)
+	if err != nil || !strings.Contains(out, "home,0") || !strings.Contains(out, "docs,1") {
+		t.Fatalf("scan fluss.clicks$lake: %v\n%s", err, out)
+	}
+}

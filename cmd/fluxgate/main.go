@@ -5,6 +5,7 @@
 //	fluxgate put --table T FILE     write CSV, JSON lines, Parquet or Arrow IPC
 //	fluxgate scan --table T ...     read a table
 //	fluxgate lookup --table T ...   look keys up in a primary-key table
+//	fluxgate lake tier-now|snapshot T   tier a table into the lake now, or show its lake snapshot
 //	fluxgate bench                  the standard workloads beside their baselines
 //	fluxgate demo                   the five stories, end to end, on an embedded server
 //	fluxgate conformance --addr A   run the conformance scenarios against a server
@@ -40,6 +41,7 @@ var verbs = map[string]verb{
 	"grant":  {"grant a principal operations on a database or table (admins)", runGrant},
 	"revoke": {"revoke a principal's operations on a database or table (admins)", runRevoke},
 	"grants": {"list the grants, of one principal or all (admins)", runGrants},
+	"lake":   {"tier a lake-enabled table now, or show its lake snapshot", runLake},
 
 	"conformance": {"run the conformance scenarios against a server", runConformance},
 }

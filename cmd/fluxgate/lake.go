@@ -1,0 +1,39 @@
+package main
+
+// fluxgate lake tier-now|snapshot TABLE: the lake tier's actions
+// (PROTOCOL.md §3, §7), printing the lake snapshot as JSON.
+
+import (
+	"context"
+	"fmt"
+)
+
+func runLake(ctx context.Context, args []string) error {
+	return cliError(lakeMain(ctx, args, osStdio()))
+}
+
+func lakeMain(ctx context.Context, args []string, std stdio) error {
+	var conn connFlags
+	fs := newFlagSet("lake", "lake tier-now|snapshot DATABASE.TABLE")
+	fs.SetOutput(std.err)
+	conn.register(fs)
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	actions := map[string]string{"tier-now": "tier-now", "snapshot": "lake-snapshot"}
+	if len(pos) != 2 || actions[pos[0]] == "" {
+		fs.Usage()
+		return fmt.Errorf("lake: want tier-now or snapshot, then a table")
+	}
+	c, err := conn.dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	var snap any
+	if err := c.Action(ctx, actions[pos[0]], map[string]string{"table": pos[1]}, &snap); err != nil {
+		return err
+	}
+	return writeJSON(std.out, snap)
+}
