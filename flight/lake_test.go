@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/iceberg-go/catalog/hadoop"
 	icetable "github.com/apache/iceberg-go/table"
 	"google.golang.org/grpc/codes"
@@ -293,5 +294,69 @@ func TestLakeFirstRoundFromStateWhenTheLogIsCut(t *testing.T) {
 	wantLines(t, got, want...)
 	if len(want) != 31 {
 		t.Fatalf("kv has %d rows, want 31", len(want))
+	}
+}
+
+// The README's pyarrow calls, made with arrow-go's Flight client: tier-now
+// as a raw action, then PATH descriptors for t$lake and the union read.
+func TestLakeThroughPlainFlight(t *testing.T) {
+	ts := start(t, engine.Options{})
+	ctx := ctxT(t)
+	if _, err := ts.cl.CreateTable(ctx, lakeOrdersSpec("clicks", nil), false); err != nil {
+		t.Fatal(err)
+	}
+	write(t, ts, "clicks", 0, 10, 1)
+	fc := ts.cl.Flight()
+	act, err := fc.DoAction(ctx, &flight.Action{Type: "tier-now", Body: []byte(`{"table": "fluss.clicks"}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := act.Recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var snap struct {
+		SnapshotID  int64            `json:"snapshot_id"`
+		Offsets     map[string]int64 `json:"offsets"`
+		CommittedAt int64            `json:"committed_at"`
+	}
+	if err := json.Unmarshal(res.Body, &snap); err != nil || snap.CommittedAt == 0 || snap.Offsets["0"]+snap.Offsets["1"] != 10 {
+		t.Fatalf("tier-now result %s (%v)", res.Body, err)
+	}
+	write(t, ts, "clicks", 10, 5, 1)
+	read := func(path ...string) (int64, map[string]any) {
+		info, err := fc.GetFlightInfo(ctx, &flight.FlightDescriptor{Type: flight.DescriptorPATH, Path: path})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var meta map[string]any
+		if err := json.Unmarshal(info.AppMetadata, &meta); err != nil {
+			t.Fatal(err)
+		}
+		rows := int64(0)
+		for _, ep := range info.Endpoint {
+			stream, err := fc.DoGet(ctx, ep.Ticket)
+			if err != nil {
+				t.Fatal(err)
+			}
+			r, err := flight.NewRecordReader(stream)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for r.Next() {
+				rows += r.RecordBatch().NumRows()
+			}
+			if err := r.Err(); err != nil {
+				t.Fatal(err)
+			}
+			r.Release()
+		}
+		return rows, meta
+	}
+	if rows, meta := read("fluss", "clicks$lake"); rows != 10 || meta["lake_snapshot_id"] != float64(snap.SnapshotID) {
+		t.Errorf("clicks$lake: %d rows, app_metadata %v; want 10 rows of snapshot %d", rows, meta, snap.SnapshotID)
+	}
+	if rows, meta := read("fluss", "clicks"); rows != 15 || meta["lake_snapshot_id"] != float64(snap.SnapshotID) {
+		t.Errorf("clicks: %d rows, app_metadata %v; want 15 rows and snapshot %d", rows, meta, snap.SnapshotID)
 	}
 }
