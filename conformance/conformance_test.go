@@ -175,7 +175,7 @@ func fluxgateBinary(t *testing.T) string {
 type server struct {
 	bin, dir, addr string
 	args           []string
-	env            []string // added to the process's environment
+	env            []string      // added to the process's environment
 	log            *lockedBuffer // stdout and stderr of every run
 
 	cmd     *exec.Cmd

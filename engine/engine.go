@@ -51,7 +51,8 @@ type Options struct {
 	// catalog in <dir>/lake.
 	Lake lake.Options
 	// TieringInterval is how often the tiering scheduler looks for tables
-	// whose table.datalake.freshness has passed. Default 1 s.
+	// whose table.datalake.freshness has passed: a round starts at most this
+	// late. Default 100 ms.
 	TieringInterval time.Duration
 }
 
@@ -69,7 +70,7 @@ func (o Options) withDefaults() Options {
 		o.RetentionInterval = time.Minute
 	}
 	if o.TieringInterval <= 0 {
-		o.TieringInterval = time.Second
+		o.TieringInterval = 100 * time.Millisecond
 	}
 	if o.IdleHeartbeat <= 0 {
 		o.IdleHeartbeat = 4 * time.Second

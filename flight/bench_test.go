@@ -13,6 +13,7 @@ package flight_test
 //	BenchmarkUnionRead/log    a full scan of a table all in the log
 //	BenchmarkUnionRead/union  the same rows, the first half in the lake (a union read)
 //	BenchmarkUnionRead/lake   t$lake of the first half alone
+//	BenchmarkLakeLag          the largest lake lag under a steady write load, against the freshness
 
 import (
 	"bytes"
@@ -23,6 +24,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 	"time"
 
@@ -448,4 +450,76 @@ func BenchmarkLookupRoundTrip(b *testing.B) {
 	slices.Sort(lat)
 	b.ReportMetric(float64(lat[len(lat)/2].Microseconds()), "p50-µs")
 	b.ReportMetric(float64(lat[len(lat)*99/100].Microseconds()), "p99-µs")
+}
+
+// BenchmarkLakeLag writes a lake-enabled log table steadily (a batch every
+// 20 ms) for 10 s with table.datalake.freshness 1s, and reports the largest
+// lake lag seen: at each poll, how long ago the oldest row not yet in the
+// lake was acknowledged. PROTOCOL.md §7.2 promises freshness plus one round.
+func BenchmarkLakeLag(b *testing.B) {
+	const (
+		runFor    = 10 * time.Second
+		freshness = time.Second
+		rows      = 2000
+	)
+	for b.Loop() {
+		cl, _ := startBench(b)
+		ctx := context.Background()
+		spec := benchSpec("fluss.lag", "zstd")
+		spec.Options["table.datalake.enabled"] = "true"
+		spec.Options["table.datalake.freshness"] = freshness.String()
+		if _, err := cl.CreateTable(ctx, spec, false); err != nil {
+			b.Fatal(err)
+		}
+		data := benchBatchesData(memory.DefaultAllocator)
+		var acked []time.Time // acked[i]: when row i*rows.. was acknowledged
+		var mu sync.Mutex
+		done := make(chan error, 1)
+		go func() {
+			w, err := cl.NewWriter(ctx, client.WriteRequest{Table: "fluss.lag"})
+			if err != nil {
+				done <- err
+				return
+			}
+			defer w.Close()
+			for i := 0; time.Duration(i)*20*time.Millisecond < runFor; i++ {
+				rec := data[i%len(data)].NewSlice(0, rows)
+				_, err := w.Write(rec)
+				rec.Release()
+				if err != nil {
+					done <- err
+					return
+				}
+				mu.Lock()
+				acked = append(acked, time.Now())
+				mu.Unlock()
+				time.Sleep(20 * time.Millisecond)
+			}
+			done <- nil
+		}()
+		var worst time.Duration
+	poll:
+		for {
+			select {
+			case err := <-done:
+				if err != nil {
+					b.Fatal(err)
+				}
+				break poll
+			case <-time.After(50 * time.Millisecond):
+			}
+			snap, err := cl.LakeSnapshot(ctx, "fluss.lag")
+			tiered := int64(0)
+			if err == nil {
+				tiered = snap.Offsets[0]
+			}
+			mu.Lock()
+			if k := int(tiered / rows); k < len(acked) {
+				worst = max(worst, time.Since(acked[k]))
+			}
+			mu.Unlock()
+		}
+		b.ReportMetric(worst.Seconds(), "max-lag-s")
+		b.ReportMetric(freshness.Seconds(), "freshness-s")
+	}
 }

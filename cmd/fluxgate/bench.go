@@ -13,7 +13,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -158,32 +157,13 @@ type benchResult struct {
 	// StoredBytes is the size of the table's directory after the workload
 	// (append workloads).
 	StoredBytes int64 `json:"stored_bytes,omitempty"`
-
-	available bool
 }
-
-// benchUnavailable is returned by a workload whose capability the server does
-// not have (yet): the workload is listed as not available.
-type benchUnavailable struct{ why string }
-
-func (u *benchUnavailable) Error() string { return "not available: " + u.why }
 
 // runWorkload runs w's baseline and measurement interleaved, cfg.reps times.
 func (e *benchEnv) runWorkload(ctx context.Context, w benchWorkload) (benchResult, error) {
 	r := benchResult{Workload: w.name, Baseline: w.baseline, Notes: w.notes}
-	unavailable := func(why string) (benchResult, error) {
-		r.Notes = "not available: " + why
-		return r, nil
-	}
-	if w.unavailable != "" {
-		return unavailable(w.unavailable)
-	}
 	if w.prepare != nil {
 		if err := w.prepare(ctx, e); err != nil {
-			var u *benchUnavailable
-			if errors.As(err, &u) {
-				return unavailable(u.why)
-			}
 			return r, err
 		}
 	}
@@ -214,7 +194,6 @@ func (e *benchEnv) runWorkload(ctx context.Context, w benchWorkload) (benchResul
 			}
 		}
 	}
-	r.available = true
 	r.RowsPerS = benchMedian(fg, benchSample.rowsPerS)
 	r.MBPerS = benchMedian(fg, benchSample.mbPerS)
 	r.BaselineRowsPerS = benchMedian(base, benchSample.rowsPerS)
@@ -248,10 +227,6 @@ func writeBenchTable(w io.Writer, e *benchEnv, results []benchResult) error {
 	header := []string{"WORKLOAD", "ROWS/S", "MB/S", "BASELINE", "BASELINE ROWS/S", "RATIO", "NOTES"}
 	var rows [][]string
 	for _, r := range results {
-		if !r.available {
-			rows = append(rows, []string{r.Workload, "-", "-", r.Baseline, "-", "-", r.Notes})
-			continue
-		}
 		rows = append(rows, []string{r.Workload, humanCount(r.RowsPerS), fmt.Sprintf("%.1f", r.MBPerS), r.Baseline,
 			humanCount(r.BaselineRowsPerS), fmt.Sprintf("%.2f", r.Ratio), r.Notes})
 	}

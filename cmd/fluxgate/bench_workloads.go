@@ -7,7 +7,6 @@ package main
 import (
 	"context"
 	"encoding/binary"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -15,8 +14,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/fluxgate-io/fluxgate/bucketing"
 	"github.com/fluxgate-io/fluxgate/client"
@@ -30,11 +27,7 @@ type benchWorkload struct {
 	name     string // what --run matches
 	baseline string // what the baseline measures
 	notes    string
-	// unavailable, when set, lists the workload as not available (the
-	// capability is not built yet) without running anything.
-	unavailable string
-	// prepare runs once, untimed, before the runs. It returns a
-	// *benchUnavailable when the server does not have the capability.
+	// prepare runs once, untimed, before the runs.
 	prepare func(ctx context.Context, e *benchEnv) error
 	// base and measure are one timed run of the baseline and of fluxgate.
 	base    func(ctx context.Context, e *benchEnv, rep int) (benchSample, error)
@@ -95,12 +88,6 @@ var benchWorkloads = []benchWorkload{
 		notes:   "full scan of a table whose first half is in the lake, the rest in the log; baseline: the same rows all in the log",
 		prepare: benchUnionPrepare, base: benchTableScan("none", nil), measure: benchUnionScan,
 	},
-}
-
-// isUnimplemented reports whether err carries the gRPC code UNIMPLEMENTED.
-func isUnimplemented(err error) bool {
-	var se interface{ GRPCStatus() *status.Status }
-	return errors.As(err, &se) && se.GRPCStatus().Code() == codes.Unimplemented
 }
 
 // Appends and scans of the event table.
@@ -266,16 +253,12 @@ func benchFilterRequest(e *benchEnv) client.ScanRequest {
 	}
 }
 
-// benchFilterPrepare loads the table and tries the filter once: a server
-// without predicate pushdown answers UNIMPLEMENTED.
+// benchFilterPrepare loads the table and checks the filter's row count once.
 func benchFilterPrepare(ctx context.Context, e *benchEnv) error {
 	if err := benchLoadEvents("none")(ctx, e); err != nil {
 		return err
 	}
 	_, err := benchScan(ctx, e.fg, benchFilterRequest(e), e.eventData().matching)
-	if isUnimplemented(err) {
-		return &benchUnavailable{"the server does not filter yet (filter is UNIMPLEMENTED)"}
-	}
 	return err
 }
 
