@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/iceberg-go/catalog/hadoop"
@@ -335,21 +336,7 @@ func TestLakeThroughPlainFlight(t *testing.T) {
 		}
 		rows := int64(0)
 		for _, ep := range info.Endpoint {
-			stream, err := fc.DoGet(ctx, ep.Ticket)
-			if err != nil {
-				t.Fatal(err)
-			}
-			r, err := flight.NewRecordReader(stream)
-			if err != nil {
-				t.Fatal(err)
-			}
-			for r.Next() {
-				rows += r.RecordBatch().NumRows()
-			}
-			if err := r.Err(); err != nil {
-				t.Fatal(err)
-			}
-			r.Release()
+			doGet(t, fc, ep.Ticket, func(rec arrow.RecordBatch, _ []byte) { rows += rec.NumRows() })
 		}
 		return rows, meta
 	}

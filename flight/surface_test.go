@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"google.golang.org/grpc"
@@ -17,6 +18,27 @@ import (
 	"github.com/fluxgate-io/fluxgate/engine"
 	"github.com/fluxgate-io/fluxgate/logstore"
 )
+
+// doGet redeems a ticket with plain Flight, as pyarrow's do_get does, and
+// passes each batch and its app_metadata to fn.
+func doGet(t *testing.T, fc flight.Client, tk *flight.Ticket, fn func(arrow.RecordBatch, []byte)) {
+	t.Helper()
+	stream, err := fc.DoGet(ctxT(t), tk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := flight.NewRecordReader(stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Release()
+	for r.Next() {
+		fn(r.RecordBatch(), r.LatestAppMetadata())
+	}
+	if err := r.Err(); err != nil {
+		t.Fatal(err)
+	}
+}
 
 // The calls a pyarrow user makes: get_flight_info on a PATH descriptor, then
 // do_get on each endpoint and read_all.
@@ -41,25 +63,16 @@ func TestPathDescriptorReadsWholeTable(t *testing.T) {
 	}
 	rows := int64(0)
 	for _, ep := range info.Endpoint {
-		stream, err := fc.DoGet(ctx, ep.Ticket)
-		if err != nil {
-			t.Fatal(err)
-		}
-		r, err := flight.NewRecordReader(stream)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for r.Next() {
-			rows += r.RecordBatch().NumRows()
+		doGet(t, fc, ep.Ticket, func(rec arrow.RecordBatch, appMeta []byte) {
+			rows += rec.NumRows()
 			var bm engine.BatchMeta
-			if err := json.Unmarshal(r.LatestAppMetadata(), &bm); err != nil {
-				t.Fatalf("batch app_metadata %q: %v", r.LatestAppMetadata(), err)
+			if err := json.Unmarshal(appMeta, &bm); err != nil {
+				t.Fatalf("batch app_metadata %q: %v", appMeta, err)
 			}
-			if bm.Next-bm.Start != r.RecordBatch().NumRows() || bm.HighWatermark < bm.Next {
-				t.Fatalf("batch of %d rows has metadata %+v", r.RecordBatch().NumRows(), bm)
+			if bm.Next-bm.Start != rec.NumRows() || bm.HighWatermark < bm.Next {
+				t.Fatalf("batch of %d rows has metadata %+v", rec.NumRows(), bm)
 			}
-		}
-		r.Release()
+		})
 	}
 	if rows != 100 {
 		t.Fatalf("read %d rows, want 100", rows)
