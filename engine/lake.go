@@ -139,6 +139,9 @@ func (e *Engine) tierRound(ctx context.Context, t *table) (tiering.Result, error
 	t.tier.mu.Lock()
 	t.tier.snap, t.tier.caughtUp = res.Snapshot, start
 	t.tier.mu.Unlock()
+	if res.Skipped > 0 {
+		e.opts.Logger.Warn("tiering skipped offsets that retention removed while the lake was disabled", "table", info.Path().String(), "offsets", res.Skipped)
+	}
 	if res.Committed {
 		e.met.lakeFiles.Add(ctx, res.Stats.Files, attr)
 		e.met.lakeBytes.Add(ctx, res.Stats.Bytes, attr)
@@ -174,7 +177,13 @@ func (e *Engine) tieringLoop() {
 			}
 			t.tier.mu.Lock()
 			due := time.Since(t.tier.lastRound) >= info.Freshness()
+			opened := t.tier.lt != nil
 			t.tier.mu.Unlock()
+			if !opened && !due {
+				// Open the lake table early, so that its lag is known; a
+				// failure shows in the round.
+				e.lakeTable(ctx, t)
+			}
 			if due {
 				e.tierRound(ctx, t) // failures are logged; the next due tick retries
 			}

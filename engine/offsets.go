@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"strconv"
 
 	"github.com/fluxgate-io/fluxgate/errs"
@@ -15,20 +16,36 @@ func (e *Engine) ListOffsets(req OffsetsRequest) (map[string]int64, error) {
 	if err != nil {
 		return nil, err
 	}
-	if path.View == "lake" {
-		return nil, errs.New(errs.NotFound, "%s: the table has no lake snapshot", path.FullName())
-	}
 	startup := Startup{Mode: StartLatest}
 	if len(req.At) > 0 {
 		if err := startup.UnmarshalJSON(req.At); err != nil || startup.Mode == StartFull || startup.Mode == StartOffsets {
 			return nil, errs.New(errs.Invalid, `list-offsets "at": want "earliest", "latest" or {"timestamp": ms}`)
 		}
 	}
-	buckets, err := scanBuckets(t.info.Load(), req.Buckets)
+	info := t.info.Load()
+	buckets, err := scanBuckets(info, req.Buckets)
 	if err != nil {
 		return nil, err
 	}
 	out := make(map[string]int64, len(buckets))
+	if path.View == "lake" {
+		// The lake's latest offsets are its snapshot's: where tiering and a
+		// union read's log part go on from.
+		if startup.Mode != StartLatest {
+			return nil, errs.New(errs.Precondition, "%s: list-offsets of the lake view knows \"latest\" (the lake snapshot's offsets) only", path.FullName())
+		}
+		snap, err := e.lakeSnapshot(context.Background(), t)
+		if err != nil {
+			return nil, err
+		}
+		if snap == nil {
+			return nil, noLakeSnapshot(info, path)
+		}
+		for _, b := range buckets {
+			out[strconv.Itoa(b)] = snap.Offsets[b]
+		}
+		return out, nil
+	}
 	for _, b := range buckets {
 		off, err := e.startOffset(t, b, startup)
 		if err != nil {

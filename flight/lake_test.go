@@ -68,6 +68,9 @@ func TestLakeLogTableUnionRead(t *testing.T) {
 	}
 	write(t, ts, "orders", 200, 50, 2) // ids 200..299, not tiered
 
+	if lakeAt, err := ts.cl.ListOffsets(ctx, "orders$lake", client.Latest, nil); err != nil || lakeAt[0] != snap.Offsets[0] || lakeAt[1] != snap.Offsets[1] {
+		t.Errorf("list-offsets of orders$lake = %v (%v), want the snapshot's %v", lakeAt, err, snap.Offsets)
+	}
 	if got := sorted(ids(t, ts, client.ScanRequest{Table: "orders$lake"})); !slices.Equal(got, span(0, 200)) {
 		t.Errorf("orders$lake has %d ids, want 0..199", len(got))
 	}

@@ -65,7 +65,10 @@ type Result struct {
 	Committed bool           // whether the round committed a snapshot
 	Stats     lake.CommitStats
 	Rows      int64 // log rows read
-	Duration  time.Duration
+	// Skipped counts offsets of a log table that retention removed before
+	// they were tiered (while the lake was disabled): they are in neither.
+	Skipped  int64
+	Duration time.Duration
 }
 
 // Round runs one tiering round of src into lt. Rounds of one table must not
@@ -86,6 +89,7 @@ func Round(ctx context.Context, lt *lake.Table, src Source, mem memory.Allocator
 	}
 	pk := len(src.PrimaryKey()) > 0
 	var spans []span
+	var skipped int64
 	moved := map[int]int64{}
 	for b := range src.Buckets() {
 		earliest, hw := src.Retained(b)
@@ -96,14 +100,19 @@ func Round(ctx context.Context, lt *lake.Table, src Source, mem memory.Allocator
 		switch {
 		case from > hw:
 			return Result{}, fmt.Errorf("bucket %d: the lake holds offsets up to %d, beyond the log's high watermark %d", b, from, hw)
+		case tiered && from < earliest && pk:
+			return Result{}, fmt.Errorf("bucket %d: the lake holds changes up to offset %d but the log now starts at %d (retention ran while the lake was disabled): the lake cannot be brought up to date from the changelog", b, from, earliest)
 		case !tiered && pk && earliest > 0:
 			spans = append(spans, span{bucket: b, snapshot: true})
 		case max(from, earliest) < hw:
+			if tiered && from < earliest {
+				skipped += earliest - from // gone from the log before it reached the lake
+			}
 			spans = append(spans, span{bucket: b, from: max(from, earliest), to: hw})
 			moved[b] = hw
 		}
 	}
-	res := Result{Snapshot: prev}
+	res := Result{Snapshot: prev, Skipped: skipped}
 	if len(spans) == 0 {
 		res.Duration = time.Since(start)
 		return res, nil
@@ -149,7 +158,7 @@ func Round(ctx context.Context, lt *lake.Table, src Source, mem memory.Allocator
 	if err != nil {
 		return Result{}, err
 	}
-	return Result{Snapshot: snap, Committed: true, Stats: st, Rows: r.rows, Duration: time.Since(start)}, nil
+	return Result{Snapshot: snap, Committed: true, Stats: st, Rows: r.rows, Skipped: skipped, Duration: time.Since(start)}, nil
 }
 
 // each yields recs, retained first for a consumer that releases them.
