@@ -2,6 +2,7 @@ package flight_test
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -84,6 +85,30 @@ func TestLakeLogTableUnionRead(t *testing.T) {
 	if got := sorted(ids(t, ts, client.ScanRequest{Table: "orders"})); !slices.Equal(got, span(0, 300)) {
 		t.Errorf("union read has %d ids, want 0..299 once each", len(got))
 	}
+	// Lake partition = fluxgate bucket: iceberg-go's own bucket[2] transform
+	// of order_id puts every data file where its rows' __bucket says.
+	cat, err := hadoop.NewCatalog("reader", filepath.Join(ts.dir, "lake"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := cat.LoadTable(ctx, icetable.Identifier{"fluss", "orders"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tasks, err := tbl.Scan().PlanFiles(ctx)
+	if err != nil || len(tasks) != 2 {
+		t.Fatalf("iceberg-go plans %d files (%v), want one per bucket", len(tasks), err)
+	}
+	bucketField, _ := tbl.Schema().FindFieldByName("__bucket")
+	for _, task := range tasks {
+		lo, hi := task.File.LowerBoundValues()[bucketField.ID], task.File.UpperBoundValues()[bucketField.ID]
+		spec := tbl.Spec()
+		part := task.File.Partition()[spec.Field(0).FieldID]
+		if len(lo) != 4 || string(lo) != string(hi) || part != int32(binary.LittleEndian.Uint32(lo)) {
+			t.Errorf("file %s: partition %v, __bucket from %v to %v", task.File.FilePath(), part, lo, hi)
+		}
+	}
+
 	// The lake view's system columns, projection and an exact filter.
 	lines := dump(t, ts, client.ScanRequest{Table: "orders$lake", Columns: []string{"order_id", "__bucket"},
 		Filter: json.RawMessage(`{"and": [{"ge": ["order_id", 10]}, {"lt": ["order_id", 13]}]}`)})

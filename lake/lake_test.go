@@ -13,6 +13,7 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/predicate"
 )
 
 func tableInfo(t *testing.T, spec catalog.TableSpec, id int64) *catalog.TableInfo {
@@ -236,5 +237,68 @@ func TestSQLCatalog(t *testing.T) {
 	snap := commitRows(t, lt, info, 1, 0, []int64{5, 6}, []string{"e", "f"}, nil)
 	if got := scanIDs(t, lt, snap.ID, 1); !slices.Equal(got, []int64{5, 6}) {
 		t.Errorf("bucket 1 holds %v, want [5 6]", got)
+	}
+}
+
+// A filter prunes files by their column statistics before any is read,
+// and the bucket picks the partition; ne prunes nothing (NULL semantics).
+func TestScanPrunesFiles(t *testing.T) {
+	ctx := context.Background()
+	// No bucket key: the partition is identity(__bucket).
+	info := tableInfo(t, catalog.TableSpec{Table: "fluss.events",
+		Columns: []catalog.Column{col("id", "BIGINT", false), col("name", "STRING", true), col("small", "SMALLINT", true)},
+		Options: map[string]string{"bucket.num": "2"}}, 9)
+	l, err := Open(ctx, Options{Warehouse: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lt, err := l.Ensure(ctx, info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var snap *Snapshot
+	for r := range int64(3) { // three files of ids 100r..100r+9
+		ids := make([]int64, 10)
+		for i := range ids {
+			ids[i] = 100*r + int64(i)
+		}
+		snap = commitRows(t, lt, info, 0, 10*r, ids, make([]string, 10), nil)
+	}
+	files := func(bucket int, filter string) int {
+		t.Helper()
+		var b *predicate.Bound
+		if filter != "" {
+			e, err := predicate.Parse([]byte(filter))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if b, err = predicate.Bind(e, info.ArrowSchema()); err != nil {
+				t.Fatal(err)
+			}
+		}
+		scan, tasks, err := lt.plan(ctx, snap.ID, bucket, []string{"id"}, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		scan.Close()
+		return len(tasks)
+	}
+	for _, c := range []struct {
+		bucket int
+		filter string
+		want   int
+	}{
+		{0, "", 3},
+		{1, "", 0},
+		{0, `{"eq": ["id", 105]}`, 1},
+		{0, `{"and": [{"ge": ["id", 100]}, {"lt": ["id", 250]}]}`, 2},
+		{0, `{"in": ["id", [1, 205]]}`, 2},
+		{0, `{"or": [{"eq": ["id", 1]}, {"starts_with": ["name", "x"]}]}`, 3},
+		{0, `{"ne": ["id", 105]}`, 3},
+		{0, `{"not": {"eq": ["id", 105]}}`, 3},
+	} {
+		if got := files(c.bucket, c.filter); got != c.want {
+			t.Errorf("bucket %d, filter %s: %d files planned, want %d", c.bucket, c.filter, got, c.want)
+		}
 	}
 }

@@ -46,24 +46,10 @@ func (t *Table) Scan(ctx context.Context, mem memory.Allocator, snapshotID int64
 		fields[i] = f
 	}
 	out := arrow.NewSchema(fields, nil)
-	tbl := t.current()
-	if tbl.SnapshotByID(snapshotID) == nil {
-		return nil, errs.New(errs.NotFound, "lake snapshot %d does not exist (expired or never made)", snapshotID)
-	}
-	expr := iceberg.BooleanExpression(iceberg.EqualTo(iceberg.Reference(ColBucket), int32(bucket)))
-	if filter != nil {
-		expr = iceberg.NewAnd(expr, pruning(filter.Term()))
-	}
-	scan := tbl.Scan(table.WithSnapshotID(snapshotID), table.WithSelectedFields(columns...), table.WithRowFilter(expr))
-	tasks, err := scan.PlanFiles(ctx)
+	scan, tasks, err := t.plan(ctx, snapshotID, bucket, columns, filter)
 	if err != nil {
-		scan.Close()
-		return nil, fmt.Errorf("plan lake scan: %w", err)
+		return nil, err
 	}
-	offsetID := t.m.fieldID(ColOffset)
-	slices.SortStableFunc(tasks, func(a, b table.FileScanTask) int {
-		return cmp.Compare(lowerBound(a.File, offsetID), lowerBound(b.File, offsetID))
-	})
 	_, recs, err := scan.ReadTasks(ctx, tasks)
 	if err != nil {
 		scan.Close()
@@ -83,6 +69,31 @@ func (t *Table) Scan(ctx context.Context, mem memory.Allocator, snapshotID int64
 			}
 		}
 	}, nil
+}
+
+// plan plans a bucket's scan of a snapshot: the files that may hold rows
+// matching filter, pruned by partition and column statistics, in offset
+// order. The caller closes the scan.
+func (t *Table) plan(ctx context.Context, snapshotID int64, bucket int, columns []string, filter *predicate.Bound) (*table.Scan, []table.FileScanTask, error) {
+	tbl := t.current()
+	if tbl.SnapshotByID(snapshotID) == nil {
+		return nil, nil, errs.New(errs.NotFound, "lake snapshot %d does not exist (expired or never made)", snapshotID)
+	}
+	expr := iceberg.BooleanExpression(iceberg.EqualTo(iceberg.Reference(ColBucket), int32(bucket)))
+	if filter != nil {
+		expr = iceberg.NewAnd(expr, pruning(filter.Term()))
+	}
+	scan := tbl.Scan(table.WithSnapshotID(snapshotID), table.WithSelectedFields(columns...), table.WithRowFilter(expr))
+	tasks, err := scan.PlanFiles(ctx)
+	if err != nil {
+		scan.Close()
+		return nil, nil, fmt.Errorf("plan lake scan: %w", err)
+	}
+	offsetID := t.m.fieldID(ColOffset)
+	slices.SortStableFunc(tasks, func(a, b table.FileScanTask) int {
+		return cmp.Compare(lowerBound(a.File, offsetID), lowerBound(b.File, offsetID))
+	})
+	return scan, tasks, nil
 }
 
 // lowerBound is a data file's lower bound of a long column, or 0.
