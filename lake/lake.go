@@ -24,6 +24,7 @@ import (
 	"github.com/apache/iceberg-go/catalog/hadoop"
 	_ "github.com/apache/iceberg-go/catalog/rest" // registers the REST catalog for Options.Catalog
 	_ "github.com/apache/iceberg-go/catalog/sql"  // registers the SQL catalog for Options.Catalog
+	_ "github.com/apache/iceberg-go/io/gocloud/s3" // s3:// warehouses (AWS S3, MinIO, ...)
 	"github.com/apache/iceberg-go/table"
 	_ "modernc.org/sqlite" // the "sqlite" driver, so that the SQL catalog needs no service either
 
@@ -51,6 +52,9 @@ type Lake struct {
 func Open(ctx context.Context, opts Options) (*Lake, error) {
 	props := iceberg.Properties(maps.Clone(opts.Catalog))
 	if len(props) == 0 || props["type"] == "" || props["type"] == string(icecatalog.Hadoop) {
+		if strings.Contains(opts.Warehouse, "://") && !strings.HasPrefix(opts.Warehouse, "file://") && props["allow-unsafe-commits"] != "true" {
+			return nil, fmt.Errorf("lake warehouse %s: the filesystem catalog cannot commit atomically on an object store; use a SQL or REST catalog (--lake-catalog type=sql,... or type=rest,...) with it", opts.Warehouse)
+		}
 		if !strings.Contains(opts.Warehouse, "://") {
 			if err := os.MkdirAll(opts.Warehouse, 0o755); err != nil {
 				return nil, fmt.Errorf("create lake warehouse: %w", err)

@@ -3,6 +3,7 @@ package lake
 import (
 	"context"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -300,5 +301,12 @@ func TestScanPrunesFiles(t *testing.T) {
 		if got := files(c.bucket, c.filter); got != c.want {
 			t.Errorf("bucket %d, filter %s: %d files planned, want %d", c.bucket, c.filter, got, c.want)
 		}
+	}
+}
+
+func TestObjectStoreNeedsATransactionalCatalog(t *testing.T) {
+	_, err := Open(context.Background(), Options{Warehouse: "s3://bucket/lake"})
+	if err == nil || !strings.Contains(err.Error(), "SQL or REST catalog") {
+		t.Fatalf("Open with an s3 warehouse and the filesystem catalog: %v", err)
 	}
 }
