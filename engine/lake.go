@@ -152,45 +152,52 @@ func (e *Engine) tierRound(ctx context.Context, t *table) (tiering.Result, error
 	return res, nil
 }
 
-// tieringLoop runs a round of every lake-enabled table whose freshness has
-// passed since its last round, one table after another.
+// tieringLoop runs the tiering scheduler over the lake-enabled tables.
 func (e *Engine) tieringLoop() {
 	defer e.wg.Done()
-	tick := time.NewTicker(e.opts.TieringInterval)
-	defer tick.Stop()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	go func() {
 		<-e.stop
 		cancel()
 	}()
-	for {
-		select {
-		case <-e.stop:
-			return
-		case <-tick.C:
-		}
+	tiering.Schedule(ctx, e.opts.TieringInterval, func() []tiering.Tiered {
+		var due []tiering.Tiered
 		for _, t := range e.openTables() {
-			info := t.info.Load()
-			if !info.DatalakeEnabled() || t.dropped.Load() {
-				continue
-			}
-			t.tier.mu.Lock()
-			due := time.Since(t.tier.lastRound) >= info.Freshness()
-			opened := t.tier.lt != nil
-			t.tier.mu.Unlock()
-			if !opened && !due {
-				// Open the lake table early, so that its lag is known; a
-				// failure shows in the round.
-				e.lakeTable(ctx, t)
-			}
-			if due {
-				e.tierRound(ctx, t) // failures are logged; the next due tick retries
-			}
-			if ctx.Err() != nil {
-				return
+			if t.info.Load().DatalakeEnabled() && !t.dropped.Load() {
+				due = append(due, scheduled{e, t})
 			}
 		}
+		return due
+	})
+}
+
+// scheduled is a lake-enabled table as the scheduler sees it.
+type scheduled struct {
+	e *Engine
+	t *table
+}
+
+func (s scheduled) Freshness() time.Duration { return s.t.info.Load().Freshness() }
+
+func (s scheduled) LastRound() time.Time {
+	s.t.tier.mu.Lock()
+	defer s.t.tier.mu.Unlock()
+	return s.t.tier.lastRound
+}
+
+func (s scheduled) Round(ctx context.Context) {
+	s.e.tierRound(ctx, s.t) // failures are logged
+}
+
+// Idle opens the lake table early, so that its lag is known before its first
+// round; a failure shows in the round.
+func (s scheduled) Idle(ctx context.Context) {
+	s.t.tier.mu.Lock()
+	opened := s.t.tier.lt != nil
+	s.t.tier.mu.Unlock()
+	if !opened {
+		s.e.lakeTable(ctx, s.t)
 	}
 }
 
