@@ -118,17 +118,26 @@ func (e *Engine) AlterTable(name string, set map[string]string, reset []string, 
 	if path.View != "" {
 		return nil, errs.New(errs.Precondition, "%s is a view and cannot be altered", path.FullName())
 	}
-	if len(addColumns) > 0 {
-		// Batches are written and read with one schema per table for now.
-		return nil, errs.New(errs.Unimplemented, "alter table %s: adding columns is not implemented yet", path)
-	}
+	e.alterMu.Lock()
+	defer e.alterMu.Unlock()
 	old, err := e.cat.Table(path)
+	if err != nil {
+		return nil, err
+	}
+	t, err := e.table(old)
 	if err != nil {
 		return nil, err
 	}
 	next, err := catalog.ValidateAlter(old, set, reset, addColumns)
 	if err != nil {
 		return nil, err
+	}
+	if next.SchemaID != old.SchemaID && t.pk != nil {
+		// No primary-key write may interleave with a schema change: each
+		// reads and stores rows in one schema (applyPKLocked).
+		all := indexes(next.BucketCount())
+		t.pk.lock(all)
+		defer t.pk.unlock(all)
 	}
 	if err := e.ensureLake(context.Background(), next); err != nil {
 		return nil, err
@@ -137,11 +146,19 @@ func (e *Engine) AlterTable(name string, set map[string]string, reset []string, 
 	if err != nil {
 		return nil, err
 	}
-	e.mu.RLock()
-	if t, ok := e.tables[info.TableID]; ok {
-		t.info.Store(info)
+	// Options change in place; added columns make a new schema, which
+	// streams opened from now on read and write with. Open streams go on
+	// in theirs: log batches keep their schema id, and rows written before
+	// read their added columns as NULL.
+	cur := t.current()
+	sch := &tableSchema{}
+	if info.SchemaID == cur.info.SchemaID {
+		*sch = *cur
+		sch.info = info
+	} else if sch, err = e.newTableSchema(info); err != nil {
+		return nil, err
 	}
-	e.mu.RUnlock()
+	t.sch.Store(sch)
 	return info, nil
 }
 
@@ -152,5 +169,5 @@ func (e *Engine) TablePathOf(id int64) (catalog.TablePath, error) {
 	if err != nil {
 		return catalog.TablePath{}, err
 	}
-	return t.info.Load().Path(), nil
+	return t.current().info.Path(), nil
 }

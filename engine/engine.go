@@ -26,6 +26,7 @@ import (
 	"github.com/fluxgate-io/fluxgate/kv"
 	"github.com/fluxgate-io/fluxgate/lake"
 	"github.com/fluxgate-io/fluxgate/logstore"
+	"github.com/fluxgate-io/fluxgate/merge"
 	"github.com/fluxgate-io/fluxgate/predicate"
 )
 
@@ -102,6 +103,8 @@ type Engine struct {
 	mu     sync.RWMutex
 	tables map[int64]*table // open tables by id; guarded by mu
 
+	alterMu sync.Mutex // serializes alter-table, so that schemas are stored in order
+
 	draining chan struct{} // closed by Drain
 	stop     chan struct{} // closed by Close
 	wg       sync.WaitGroup
@@ -109,18 +112,59 @@ type Engine struct {
 
 // table is an open table: its definition and its log.
 type table struct {
-	info     atomic.Pointer[catalog.TableInfo] // replaced by alter-table
+	sch      atomic.Pointer[tableSchema] // replaced by alter-table
 	log      *logstore.Table
 	assigner *bucketing.Assigner // nil without a bucket key
-	decoder  *logstore.Decoder
 	codec    logstore.Codec
-	encoders chan *logstore.Encoder // a small pool: encoders keep their buffers
-	rr       atomic.Uint32          // round-robin start for streams without a bucket key
+	rr       atomic.Uint32 // round-robin start for streams without a bucket key
 	dropped  atomic.Bool
-	types    []arrow.DataType // of the table's columns
-	pk       *pkState         // primary-key tables only
+	pk       *pkState // primary-key tables only
 	tier     lakeTier
 }
+
+// tableSchema is a table definition and what is made from it to read and
+// write under its schema. alter-table replaces it whole; an operation loads
+// it once and uses that one throughout, so that a schema change in between
+// never mixes two schemas.
+type tableSchema struct {
+	info     *catalog.TableInfo
+	types    []arrow.DataType // of the table's columns
+	decoder  *logstore.Decoder
+	encoders chan *logstore.Encoder // a small pool: encoders keep their buffers
+	merger   *merge.Merger          // primary-key tables only
+}
+
+func (e *Engine) newTableSchema(info *catalog.TableInfo) (*tableSchema, error) {
+	s := &tableSchema{
+		info:     info,
+		decoder:  logstore.NewDecoder(info.ArrowSchema(), e.opts.Allocator),
+		encoders: make(chan *logstore.Encoder, runtime.GOMAXPROCS(0)),
+	}
+	for _, f := range info.ArrowSchema().Fields() {
+		s.types = append(s.types, f.Type)
+	}
+	if info.IsPrimaryKey() {
+		var err error
+		if s.merger, err = merge.New(info); err != nil {
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+// indexes returns 0, 1, ..., n-1: all of a schema's columns (for a log
+// reader: frames written before columns were added have fewer), or all of
+// a table's buckets.
+func indexes(n int) []int {
+	cols := make([]int, n)
+	for i := range cols {
+		cols[i] = i
+	}
+	return cols
+}
+
+// current returns the table's current definition and schema.
+func (t *table) current() *tableSchema { return t.sch.Load() }
 
 // Open opens the data directory dir, creating it if needed, and recovers
 // every table's log.
@@ -215,17 +259,14 @@ func (e *Engine) openTable(info *catalog.TableInfo) (*table, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open table %s: %w", info.Path(), err)
 	}
-	t := &table{
-		log:      log,
-		decoder:  logstore.NewDecoder(info.ArrowSchema(), e.opts.Allocator),
-		codec:    codecOf(info.Compression()),
-		encoders: make(chan *logstore.Encoder, runtime.GOMAXPROCS(0)),
+	sch, err := e.newTableSchema(info)
+	if err != nil {
+		log.Close()
+		return nil, fmt.Errorf("open table %s: %w", info.Path(), err)
 	}
-	t.info.Store(info)
+	t := &table{log: log, codec: codecOf(info.Compression())}
+	t.sch.Store(sch)
 	t.tier.lastRound = time.Now() // the first round comes a freshness after opening
-	for _, f := range info.ArrowSchema().Fields() {
-		t.types = append(t.types, f.Type)
-	}
 	if key := info.BucketKeyIndexes(); len(key) > 0 {
 		if t.assigner, err = bucketing.NewAssigner(info.ArrowSchema(), key, info.BucketCount()); err != nil {
 			log.Close()
@@ -305,7 +346,7 @@ func (e *Engine) ExpireLogs() {
 	}
 	e.mu.RUnlock()
 	for _, t := range tables {
-		info := t.info.Load()
+		info := t.current().info
 		n, err := t.log.Expire(info.LogTTL(), e.lakeKeep(t))
 		if err != nil {
 			e.opts.Logger.Warn("log retention failed", "table", info.Path().String(), "err", err)
@@ -351,19 +392,18 @@ func (e *Engine) tableByID(id int64) (*table, error) {
 	return t, nil
 }
 
-func (t *table) getEncoder(mem memory.Allocator) (*logstore.Encoder, error) {
+func (s *tableSchema) getEncoder(codec logstore.Codec, mem memory.Allocator) (*logstore.Encoder, error) {
 	select {
-	case enc := <-t.encoders:
+	case enc := <-s.encoders:
 		return enc, nil
 	default:
-		info := t.info.Load()
-		return logstore.NewEncoder(info.ArrowSchema(), t.codec, info.ZstdLevel(), mem)
+		return logstore.NewEncoder(s.info.ArrowSchema(), codec, s.info.ZstdLevel(), mem)
 	}
 }
 
-func (t *table) putEncoder(enc *logstore.Encoder) {
+func (s *tableSchema) putEncoder(enc *logstore.Encoder) {
 	select {
-	case t.encoders <- enc:
+	case s.encoders <- enc:
 	default:
 	}
 }

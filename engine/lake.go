@@ -22,20 +22,22 @@ type lakeTier struct {
 
 	mu        sync.Mutex
 	lt        *lake.Table
+	ltSchema  int32          // the table schema id lt maps
 	snap      *lake.Snapshot // the latest committed snapshot, nil before the first
 	known     bool           // snap has been read from the lake
 	lastRound time.Time      // start of the last round, finished or not
 	caughtUp  time.Time      // start of the last round that succeeded: the lake holds all written before it
 }
 
-// lakeTable returns t's Iceberg table, creating it if needed.
-func (e *Engine) lakeTable(ctx context.Context, t *table) (*lake.Table, error) {
+// lakeTable returns t's Iceberg table as it maps info's schema, creating it,
+// or adding the columns added since, if needed.
+func (e *Engine) lakeTable(ctx context.Context, t *table, info *catalog.TableInfo) (*lake.Table, error) {
 	t.tier.mu.Lock()
 	defer t.tier.mu.Unlock()
-	if t.tier.lt != nil {
+	if t.tier.lt != nil && t.tier.ltSchema == info.SchemaID {
 		return t.tier.lt, nil
 	}
-	lt, err := e.lake.Ensure(ctx, t.info.Load())
+	lt, err := e.lake.Ensure(ctx, info)
 	if err != nil {
 		return nil, err
 	}
@@ -43,14 +45,14 @@ func (e *Engine) lakeTable(ctx context.Context, t *table) (*lake.Table, error) {
 	if err != nil {
 		return nil, err
 	}
-	t.tier.lt, t.tier.snap, t.tier.known = lt, snap, true
+	t.tier.lt, t.tier.ltSchema, t.tier.snap, t.tier.known = lt, info.SchemaID, snap, true
 	return lt, nil
 }
 
 // lakeSnapshot returns the latest lake snapshot of t, or nil before the
 // first commit.
 func (e *Engine) lakeSnapshot(ctx context.Context, t *table) (*lake.Snapshot, error) {
-	if !t.info.Load().DatalakeEnabled() {
+	if !t.current().info.DatalakeEnabled() {
 		t.tier.mu.Lock()
 		known := t.tier.lt != nil
 		t.tier.mu.Unlock()
@@ -58,7 +60,7 @@ func (e *Engine) lakeSnapshot(ctx context.Context, t *table) (*lake.Snapshot, er
 			return nil, nil
 		}
 	}
-	if _, err := e.lakeTable(ctx, t); err != nil {
+	if _, err := e.lakeTable(ctx, t, t.current().info); err != nil {
 		return nil, err
 	}
 	t.tier.mu.Lock()
@@ -78,7 +80,7 @@ func (e *Engine) LakeSnapshot(ctx context.Context, name string) (*lake.Snapshot,
 		return nil, err
 	}
 	if snap == nil {
-		return nil, noLakeSnapshot(t.info.Load(), path)
+		return nil, noLakeSnapshot(t.current().info, path)
 	}
 	return snap, nil
 }
@@ -100,7 +102,7 @@ func (e *Engine) TierNow(ctx context.Context, name string) (*lake.Snapshot, erro
 	if path.View != "" {
 		return nil, errs.New(errs.Invalid, "tier-now names a table, not the view %s", path.FullName())
 	}
-	if !t.info.Load().DatalakeEnabled() {
+	if !t.current().info.DatalakeEnabled() {
 		return nil, errs.New(errs.Precondition, "%s is not datalake enabled: set %s to true first", path, catalog.OptDatalakeEnabled)
 	}
 	res, err := e.tierRound(ctx, t)
@@ -108,7 +110,7 @@ func (e *Engine) TierNow(ctx context.Context, name string) (*lake.Snapshot, erro
 		return nil, err
 	}
 	if res.Snapshot == nil {
-		return nil, noLakeSnapshot(t.info.Load(), path)
+		return nil, noLakeSnapshot(t.current().info, path)
 	}
 	return res.Snapshot, nil
 }
@@ -117,7 +119,8 @@ func (e *Engine) TierNow(ctx context.Context, name string) (*lake.Snapshot, erro
 func (e *Engine) tierRound(ctx context.Context, t *table) (tiering.Result, error) {
 	t.tier.round.Lock()
 	defer t.tier.round.Unlock()
-	info := t.info.Load()
+	sch := t.current()
+	info := sch.info
 	if t.dropped.Load() {
 		return tiering.Result{}, errs.New(errs.NotFound, "table %s was dropped", info.Path())
 	}
@@ -125,11 +128,11 @@ func (e *Engine) tierRound(ctx context.Context, t *table) (tiering.Result, error
 	t.tier.mu.Lock()
 	t.tier.lastRound = start
 	t.tier.mu.Unlock()
-	lt, err := e.lakeTable(ctx, t)
+	lt, err := e.lakeTable(ctx, t, info)
 	if err != nil {
 		return tiering.Result{}, err
 	}
-	res, err := tiering.Round(ctx, lt, &tierSource{e: e, t: t}, e.opts.Allocator)
+	res, err := tiering.Round(ctx, lt, &tierSource{e: e, t: t, sch: sch}, e.opts.Allocator)
 	attr := tableAttr(info.Path().String())
 	e.met.lakeRoundSeconds.Record(ctx, time.Since(start).Seconds(), attr)
 	if err != nil {
@@ -164,7 +167,7 @@ func (e *Engine) tieringLoop() {
 	tiering.Schedule(ctx, e.opts.TieringInterval, func() []tiering.Tiered {
 		var due []tiering.Tiered
 		for _, t := range e.openTables() {
-			if t.info.Load().DatalakeEnabled() && !t.dropped.Load() {
+			if t.current().info.DatalakeEnabled() && !t.dropped.Load() {
 				due = append(due, scheduled{e, t})
 			}
 		}
@@ -178,7 +181,7 @@ type scheduled struct {
 	t *table
 }
 
-func (s scheduled) Freshness() time.Duration { return s.t.info.Load().Freshness() }
+func (s scheduled) Freshness() time.Duration { return s.t.current().info.Freshness() }
 
 func (s scheduled) LastRound() time.Time {
 	s.t.tier.mu.Lock()
@@ -197,7 +200,7 @@ func (s scheduled) Idle(ctx context.Context) {
 	opened := s.t.tier.lt != nil
 	s.t.tier.mu.Unlock()
 	if !opened {
-		s.e.lakeTable(ctx, s.t)
+		s.e.lakeTable(ctx, s.t, s.t.current().info)
 	}
 }
 
@@ -214,7 +217,7 @@ func (e *Engine) openTables() []*table {
 // lakeKeep is what log retention must keep of t for the lake: every offset
 // not yet tiered. Nil when t is not tiered.
 func (e *Engine) lakeKeep(t *table) func(bucket int) int64 {
-	if !t.info.Load().DatalakeEnabled() {
+	if !t.current().info.DatalakeEnabled() {
 		return nil
 	}
 	snap, err := e.lakeSnapshot(context.Background(), t)
@@ -252,7 +255,7 @@ func (e *Engine) lakeLag(t *table) (offsets int64, seconds float64, ok bool) {
 	if offsets > 0 {
 		since := caughtUp
 		if since.IsZero() {
-			since = time.UnixMilli(t.info.Load().CreatedAt)
+			since = time.UnixMilli(t.current().info.CreatedAt)
 		}
 		seconds = time.Since(since).Seconds()
 	}
@@ -280,10 +283,11 @@ func (e *Engine) dropLake(info *catalog.TableInfo) {
 	}
 }
 
-// tierSource is a table as a tiering round reads it.
+// tierSource is a table as a tiering round reads it, in one schema.
 type tierSource struct {
-	e *Engine
-	t *table
+	e   *Engine
+	t   *table
+	sch *tableSchema
 }
 
 func (s *tierSource) Buckets() int { return s.t.log.Buckets() }
@@ -292,15 +296,11 @@ func (s *tierSource) Retained(b int) (int64, int64) {
 	return s.t.log.EarliestOffset(b), s.t.log.HighWatermark(b)
 }
 
-func (s *tierSource) PrimaryKey() []int { return s.t.info.Load().PrimaryKeyIndexes() }
+func (s *tierSource) PrimaryKey() []int { return s.sch.info.PrimaryKeyIndexes() }
 
 func (s *tierSource) Read(ctx context.Context, bucket int, from, to int64, fn func(tiering.Batch) error) error {
-	info := s.t.info.Load()
-	all := make([]int, len(s.t.types))
-	for i := range all {
-		all[i] = i
-	}
-	reader, err := s.t.log.NewReader(bucket, from, all)
+	info := s.sch.info
+	reader, err := s.t.log.NewReader(bucket, from, indexes(len(s.sch.types)))
 	if err != nil {
 		return err
 	}
@@ -319,7 +319,7 @@ func (s *tierSource) Read(ctx context.Context, bucket int, from, to int64, fn fu
 		if f.Rows == 0 {
 			continue
 		}
-		rec, err := f.Record(s.t.decoder, info.ArrowSchema())
+		rec, err := f.Record(s.sch.decoder, info.ArrowSchema())
 		if err != nil {
 			return err
 		}
@@ -336,7 +336,7 @@ func (s *tierSource) Read(ctx context.Context, bucket int, from, to int64, fn fu
 const tierSnapshotRows = 8192
 
 func (s *tierSource) Snapshot(ctx context.Context, bucket int, fn func(tiering.Batch) error) (int64, error) {
-	info := s.t.info.Load()
+	info := s.sch.info
 	snap := s.e.kv.Snapshot()
 	defer snap.Close()
 	at, err := snap.Applied(info.TableID, bucket)
@@ -352,7 +352,7 @@ func (s *tierSource) Snapshot(ctx context.Context, bucket int, fn func(tiering.B
 	}
 	rows := 0
 	err = snap.Rows(info.TableID, bucket, func(_, value []byte) error {
-		if err := row.DecodeTo(value, s.t.types, b.Fields()); err != nil {
+		if err := row.DecodeTo(value, s.sch.types, b.Fields()); err != nil {
 			return err
 		}
 		if rows++; rows%tierSnapshotRows == 0 {

@@ -17,7 +17,7 @@ func (rs *ReadStream) runLake(ctx context.Context, bucket int, send func(arrow.R
 	if rs.left == 0 {
 		return nil
 	}
-	lt, err := rs.e.lakeTable(ctx, rs.t)
+	lt, err := rs.e.lakeTable(ctx, rs.t, rs.t.current().info)
 	if err != nil {
 		return err
 	}

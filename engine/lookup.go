@@ -13,7 +13,6 @@ import (
 	"github.com/fluxgate-io/fluxgate/kv"
 	"github.com/fluxgate-io/fluxgate/logstore"
 	"github.com/fluxgate-io/fluxgate/lookup"
-	"github.com/fluxgate-io/fluxgate/merge"
 	"github.com/fluxgate-io/fluxgate/row"
 )
 
@@ -34,7 +33,7 @@ func (e *Engine) OpenLookup(req LookupRequest) (*lookup.Lookuper, error) {
 	if err != nil {
 		return nil, err
 	}
-	info := t.info.Load()
+	info := t.current().info
 	if path.View != "" {
 		return nil, errs.New(errs.Precondition, "lookup of %s: views cannot be looked up; look up %s", path.FullName(), path)
 	}
@@ -59,9 +58,8 @@ func (e *Engine) OpenLookup(req LookupRequest) (*lookup.Lookuper, error) {
 		}
 		cols = append(cols, c)
 	}
-	st := t.pk
 	lt := lookup.Table{
-		Name: path.String(), ID: info.TableID, Schema: info.ArrowSchema(), Types: st.types,
+		Name: path.String(), ID: info.TableID, Schema: info.ArrowSchema(), Types: func() []arrow.DataType { return t.current().types },
 		PK: info.PrimaryKeyIndexes(), BucketKey: info.BucketKeyIndexes(), Buckets: info.BucketCount(),
 	}
 	attr := tableAttr(path.String())
@@ -74,12 +72,8 @@ func (e *Engine) OpenLookup(req LookupRequest) (*lookup.Lookuper, error) {
 				return nil, errs.New(errs.Precondition, "lookup of %s: insert_if_not_exists inserts keys with NULLs, but column %q is NOT NULL", path, col.Name)
 			}
 		}
-		w, err := st.merger.NewWrite(lt.PK, false)
-		if err != nil {
-			return nil, err
-		}
 		opts.Insert = func(ctx context.Context, keys []lookup.Missing) error {
-			return e.insertKeys(t, w, keys)
+			return e.insertKeys(t, keys)
 		}
 	}
 	return lookup.New(e.kv, lt, opts, e.opts.Allocator), nil
@@ -92,7 +86,7 @@ func (e *Engine) InlineKeys(req LookupRequest) (arrow.RecordBatch, error) {
 	if err != nil {
 		return nil, err
 	}
-	info := t.info.Load()
+	info := t.current().info
 	keyCols := info.PrimaryKeyIndexes()
 	if req.Prefix {
 		keyCols = info.BucketKeyIndexes()
@@ -142,7 +136,7 @@ func (e *Engine) PlanInlineLookup(req LookupRequest) (*arrow.Schema, Ticket, err
 	}
 	keys.Release()
 	t, path, _ := e.resolve(req.Table)
-	tk := Ticket{V: 1, TableID: t.info.Load().TableID, Table: path.FullName(), View: ViewLookup, Lookup: &req}
+	tk := Ticket{V: 1, TableID: t.current().info.TableID, Table: path.FullName(), View: ViewLookup, Lookup: &req}
 	return l.Schema(), tk, nil
 }
 
@@ -154,7 +148,7 @@ func (e *Engine) InlineLookup(ctx context.Context, tk Ticket) (arrow.RecordBatch
 	if _, err := e.tableByID(tk.TableID); err != nil {
 		return nil, lookup.Meta{}, err
 	}
-	if t, _, err := e.resolve(tk.Lookup.Table); err != nil || t.info.Load().TableID != tk.TableID {
+	if t, _, err := e.resolve(tk.Lookup.Table); err != nil || t.current().info.TableID != tk.TableID {
 		return nil, lookup.Meta{}, errs.New(errs.NotFound, "ticket: table id %d is no longer %s", tk.TableID, tk.Lookup.Table)
 	}
 	l, err := e.OpenLookup(*tk.Lookup)
@@ -172,8 +166,8 @@ func (e *Engine) InlineLookup(ctx context.Context, tk Ticket) (arrow.RecordBatch
 // insertKeys inserts the keys a lookup did not find. Under the buckets' locks
 // it skips those another lookup inserted meanwhile and takes ids, in request
 // order, only for the keys it inserts, so ids stay dense.
-func (e *Engine) insertKeys(t *table, w *merge.Write, keys []lookup.Missing) error {
-	st, info := t.pk, t.info.Load()
+func (e *Engine) insertKeys(t *table, keys []lookup.Missing) error {
+	st := t.pk
 	var buckets []int
 	for _, k := range keys {
 		if !slices.Contains(buckets, k.Bucket) {
@@ -183,6 +177,13 @@ func (e *Engine) insertKeys(t *table, w *merge.Write, keys []lookup.Missing) err
 	slices.Sort(buckets)
 	st.lock(buckets)
 	defer st.unlock(buckets)
+	// Under the locks the schema cannot change: the rows take its width.
+	sch := t.current()
+	info := sch.info
+	w, err := sch.merger.NewWrite(info.PrimaryKeyIndexes(), false)
+	if err != nil {
+		return err
+	}
 	check := e.kv.NewTxn()
 	defer check.Abort()
 	byBucket := map[int][]op{}
@@ -198,7 +199,7 @@ func (e *Engine) insertKeys(t *table, w *merge.Write, keys []lookup.Missing) err
 			}
 			continue
 		}
-		o := op{row: k.Row}
+		o := op{row: append(k.Row, make(row.Row, len(sch.types)-len(k.Row))...)}
 		if st.ids != nil {
 			if o.id, err = st.ids.Next(); err != nil {
 				return err
@@ -214,6 +215,6 @@ func (e *Engine) insertKeys(t *table, w *merge.Write, keys []lookup.Missing) err
 	for i, b := range touched {
 		ops[i] = byBucket[b]
 	}
-	_, err := e.applyPKLocked(t, w, touched, ops, logstore.Writer{})
+	_, err = e.applyPKLocked(t, sch, w, touched, ops, logstore.Writer{})
 	return err
 }

@@ -98,7 +98,7 @@ func newMetrics(e *Engine, m metric.Meter) (*metrics, error) {
 		e.mu.RLock()
 		defer e.mu.RUnlock()
 		for _, t := range e.tables {
-			name := t.info.Load().Path().String()
+			name := t.current().info.Path().String()
 			o.ObserveInt64(logBytes, t.log.Size(), tableAttr(name))
 			o.ObserveInt64(bytesRead, t.log.BytesRead(), tableAttr(name))
 			for b := range t.log.Buckets() {

@@ -22,7 +22,7 @@ func (e *Engine) ListOffsets(req OffsetsRequest) (map[string]int64, error) {
 			return nil, errs.New(errs.Invalid, `list-offsets "at": want "earliest", "latest" or {"timestamp": ms}`)
 		}
 	}
-	info := t.info.Load()
+	info := t.current().info
 	buckets, err := scanBuckets(info, req.Buckets)
 	if err != nil {
 		return nil, err

@@ -9,35 +9,26 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/kv"
-	"github.com/fluxgate-io/fluxgate/merge"
 	"github.com/fluxgate-io/fluxgate/row"
 )
 
-// pkState is what a primary-key table has besides its log: the merger, a
-// write lock per bucket, the types of its columns and key, and its
-// auto-increment ids.
+// pkState is what a primary-key table has besides its log: a write lock per
+// bucket, the types of its key, and its auto-increment ids. (The merger and
+// the column types go with the schema: tableSchema.)
 type pkState struct {
-	merger  *merge.Merger
 	locks   []sync.Mutex // one per bucket: a bucket's writes read and change its state in turn
-	types   []arrow.DataType
 	pkIdx   []int
 	pkTypes []arrow.DataType
 	ids     *kv.IDs // nil without an auto-increment column
 }
 
 func newPKState(info *catalog.TableInfo, store *kv.Store) (*pkState, error) {
-	m, err := merge.New(info)
-	if err != nil {
-		return nil, err
-	}
 	schema := info.ArrowSchema()
-	st := &pkState{merger: m, locks: make([]sync.Mutex, info.BucketCount()), pkIdx: info.PrimaryKeyIndexes()}
-	for _, f := range schema.Fields() {
-		st.types = append(st.types, f.Type)
-	}
+	st := &pkState{locks: make([]sync.Mutex, info.BucketCount()), pkIdx: info.PrimaryKeyIndexes()}
 	for _, i := range st.pkIdx {
-		st.pkTypes = append(st.pkTypes, st.types[i])
+		st.pkTypes = append(st.pkTypes, schema.Field(i).Type)
 	}
+	var err error
 	if col := info.AutoIncrementColumn(); col != "" {
 		ceiling := int64(math.MaxInt64)
 		if schema.Field(info.ColumnIndex(col)).Type.ID() == arrow.INT32 {

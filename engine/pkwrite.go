@@ -32,7 +32,8 @@ type pkWrite struct {
 }
 
 // openPKWrite validates a write request for a primary-key table.
-func openPKWrite(info *catalog.TableInfo, st *pkState, req WriteRequest) (*pkWrite, error) {
+func openPKWrite(sch *tableSchema, req WriteRequest) (*pkWrite, error) {
+	info := sch.info
 	path := info.Path()
 	if req.Mode == ModeAppend {
 		return nil, errs.New(errs.Precondition, "table %s has a primary key: write with mode upsert, delete or changelog, not append", path)
@@ -52,7 +53,7 @@ func openPKWrite(info *catalog.TableInfo, st *pkState, req WriteRequest) (*pkWri
 		target = append(target, c)
 	}
 	slices.Sort(target)
-	w, err := st.merger.NewWrite(target, req.MergeMode == "overwrite")
+	w, err := sch.merger.NewWrite(target, req.MergeMode == "overwrite")
 	if err != nil {
 		return nil, err
 	}
@@ -167,7 +168,7 @@ func (w *WriteStream) submitPK(ctx context.Context, rec arrow.RecordBatch, seq i
 	if w.req.WriterID != "" {
 		writer = logstore.Writer{ID: w.req.WriterID, Seq: seq}
 	}
-	ends, err := w.e.applyPK(ctx, w.t, p.write, touched, ops, writer)
+	ends, err := w.e.applyPK(ctx, w.t, w.sch, p.write, touched, ops, writer)
 	if err != nil {
 		return nil, err
 	}
@@ -229,14 +230,20 @@ func checkNulls(info *catalog.TableInfo, rec arrow.RecordBatch, cols []int) erro
 // applyPK runs ops (per touched bucket, ascending) through the merge engine
 // under the buckets' locks, appends the changelog, and commits the state once
 // the changelog is durable. It returns each bucket's log end offset.
-func (e *Engine) applyPK(ctx context.Context, t *table, wr *merge.Write, buckets []int, ops [][]op, writer logstore.Writer) (map[int]int64, error) {
+func (e *Engine) applyPK(ctx context.Context, t *table, sch *tableSchema, wr *merge.Write, buckets []int, ops [][]op, writer logstore.Writer) (map[int]int64, error) {
 	t.pk.lock(buckets)
 	defer t.pk.unlock(buckets)
-	return e.applyPKLocked(t, wr, buckets, ops, writer)
+	return e.applyPKLocked(t, sch, wr, buckets, ops, writer)
 }
 
-// applyPKLocked is applyPK for a caller that holds the buckets' locks.
-func (e *Engine) applyPKLocked(t *table, wr *merge.Write, buckets []int, ops [][]op, writer logstore.Writer) (map[int]int64, error) {
+// applyPKLocked is applyPK for a caller that holds the buckets' locks. wr
+// and ops are of sch; a write whose schema is no longer the table's (columns
+// were added since it was opened) is FAILED_PRECONDITION, since its rows
+// would be stored narrower than the table.
+func (e *Engine) applyPKLocked(t *table, sch *tableSchema, wr *merge.Write, buckets []int, ops [][]op, writer logstore.Writer) (map[int]int64, error) {
+	if now := t.current().info; now.SchemaID != sch.info.SchemaID {
+		return nil, errs.New(errs.Precondition, "write to %s: the table's columns changed (schema %d, now %d) while the write was open; open it again", now.Path(), sch.info.SchemaID, now.SchemaID)
+	}
 	if writer.ID != "" {
 		// A retried batch must not be merged again: it would take new
 		// auto-increment ids for nothing.
@@ -252,13 +259,13 @@ func (e *Engine) applyPKLocked(t *table, wr *merge.Write, buckets []int, ops [][
 			txn.Abort()
 		}
 	}()
-	info := t.info.Load()
+	info := sch.info
 	mem := e.opts.Allocator
-	enc, err := t.getEncoder(mem)
+	enc, err := sch.getEncoder(t.codec, mem)
 	if err != nil {
 		return nil, err
 	}
-	defer t.putEncoder(enc)
+	defer sch.putEncoder(enc)
 	parts := make([]logstore.Part, 0, len(buckets))
 	var key []byte
 	for k, b := range buckets {
@@ -287,7 +294,7 @@ func (e *Engine) applyPKLocked(t *table, wr *merge.Write, buckets []int, ops [][
 			rk := keys[j]
 			var old row.Row
 			if o.del || wr.NeedsOld() {
-				if old, err = e.readRow(txn, rk, st); err != nil {
+				if old, err = e.readRow(txn, rk, sch.types); err != nil {
 					cl.release()
 					return nil, err
 				}
@@ -312,7 +319,7 @@ func (e *Engine) applyPKLocked(t *table, wr *merge.Write, buckets []int, ops [][
 			case remove:
 				err = txn.Delete(rk)
 			case stored != nil:
-				err = txn.Set(rk, row.Encode(nil, info.SchemaID, st.types, stored))
+				err = txn.Set(rk, row.Encode(nil, info.SchemaID, sch.types, stored))
 			}
 			if err != nil {
 				cl.release()
@@ -347,12 +354,12 @@ func (e *Engine) applyPKLocked(t *table, wr *merge.Write, buckets []int, ops [][
 }
 
 // readRow returns the stored row under key, or nil.
-func (e *Engine) readRow(txn *kv.Txn, key []byte, st *pkState) (row.Row, error) {
+func (e *Engine) readRow(txn *kv.Txn, key []byte, types []arrow.DataType) (row.Row, error) {
 	v, ok, err := txn.Get(key)
 	if err != nil || !ok {
 		return nil, err
 	}
-	_, r, err := row.Decode(v, st.types)
+	_, r, err := row.Decode(v, types)
 	return r, err
 }
 

@@ -50,6 +50,7 @@ var changeTypeNames = [...]string{
 type ReadStream struct {
 	e      *Engine
 	t      *table
+	sch    *tableSchema // the table's when the stream opened: it reads in that schema
 	info   *catalog.TableInfo
 	tk     Ticket
 	plan   *viewPlan
@@ -83,7 +84,8 @@ func (e *Engine) OpenRead(tk Ticket) (*ReadStream, error) {
 	if err != nil {
 		return nil, err
 	}
-	info := t.info.Load()
+	sch := t.current()
+	info := sch.info
 	switch tk.View {
 	case ViewLog:
 		if info.IsPrimaryKey() {
@@ -116,7 +118,7 @@ func (e *Engine) OpenRead(tk Ticket) (*ReadStream, error) {
 	if err != nil {
 		return nil, err
 	}
-	rs := &ReadStream{e: e, t: t, info: info, tk: tk, plan: plan, outPos: plan.outPositions(), left: -1}
+	rs := &ReadStream{e: e, t: t, sch: sch, info: info, tk: tk, plan: plan, outPos: plan.outPositions(), left: -1}
 	if tk.Limit != nil {
 		rs.left = *tk.Limit
 	}
@@ -372,7 +374,7 @@ func (rs *ReadStream) ruledOut(stats []byte, rows int) bool {
 	if len(stats) == 0 {
 		return false // written without statistics: may match
 	}
-	table, err := predicate.DecodeStats(stats, rs.t.types)
+	table, err := predicate.DecodeStats(stats, rs.sch.types)
 	if err != nil || table == nil {
 		return false
 	}
@@ -418,7 +420,7 @@ func (rs *ReadStream) project(rec arrow.RecordBatch) arrow.RecordBatch {
 // read, and the view's system columns made up from the frame's offsets,
 // commit time and change types.
 func (rs *ReadStream) build(f *logstore.Frame) (arrow.RecordBatch, error) {
-	read, err := f.Record(rs.t.decoder, readSchema(rs.info.ArrowSchema(), rs.plan.read))
+	read, err := f.Record(rs.sch.decoder, readSchema(rs.info.ArrowSchema(), rs.plan.read))
 	if err != nil {
 		return nil, err
 	}

@@ -14,8 +14,8 @@ import (
 // so after a crash it may lag the log, never lead it. The changelog's
 // after-images are applied from each bucket's applied offset on.
 func (e *Engine) replay(t *table) error {
-	info := t.info.Load()
-	st := t.pk
+	sch := t.current()
+	info, st := sch.info, t.pk
 	schema := info.ArrowSchema()
 	for b := range info.BucketCount() {
 		applied, err := e.kv.Applied(info.TableID, b)
@@ -31,7 +31,7 @@ func (e *Engine) replay(t *table) error {
 		case applied < t.log.EarliestOffset(b):
 			return errs.New(errs.DataLoss, "bucket %d: the changelog from offset %d, needed to recover the state, has expired", b, applied)
 		}
-		reader, err := t.log.NewReader(b, applied, nil)
+		reader, err := t.log.NewReader(b, applied, indexes(len(sch.types)))
 		if err != nil {
 			return err
 		}
@@ -48,7 +48,7 @@ func (e *Engine) replay(t *table) error {
 			if f == nil {
 				break
 			}
-			rec, err := f.Record(t.decoder, schema)
+			rec, err := f.Record(sch.decoder, schema)
 			if err != nil {
 				reader.Close()
 				txn.Abort()
@@ -65,7 +65,7 @@ func (e *Engine) replay(t *table) error {
 					if kind == merge.Delete {
 						err = txn.Delete(rk)
 					} else {
-						val = row.Encode(val[:0], info.SchemaID, st.types, r)
+						val = row.Encode(val[:0], info.SchemaID, sch.types, r)
 						err = txn.Set(rk, append([]byte(nil), val...))
 					}
 				}

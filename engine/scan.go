@@ -89,7 +89,7 @@ func (e *Engine) PlanScan(req ScanRequest) (*ScanPlan, error) {
 	if err != nil {
 		return nil, err
 	}
-	info := t.info.Load()
+	info := t.current().info
 	view, err := readView(info, path)
 	if err != nil {
 		return nil, err
@@ -215,7 +215,7 @@ func (e *Engine) ScanSchema(req ScanRequest) (*arrow.Schema, error) {
 	if err != nil {
 		return nil, err
 	}
-	info := t.info.Load()
+	info := t.current().info
 	view, err := readView(info, path)
 	if err != nil {
 		return nil, err

@@ -34,7 +34,7 @@ func (rs *ReadStream) runSnapshot(ctx context.Context, bucket int, send func(arr
 	b := array.NewRecordBuilder(mem, p.needSchema())
 	defer b.Release()
 	// Table columns decode straight into their builders; the rest are skipped.
-	to := make([]array.Builder, len(rs.t.types))
+	to := make([]array.Builder, len(rs.sch.types))
 	for i, v := range p.need {
 		if v >= p.system {
 			to[v-p.system] = b.Field(i)
@@ -84,7 +84,7 @@ func (rs *ReadStream) runSnapshot(ctx context.Context, bucket int, send func(arr
 				return err
 			}
 		}
-		if err := row.DecodeTo(value, rs.t.types, to); err != nil {
+		if err := row.DecodeTo(value, rs.sch.types, to); err != nil {
 			return err
 		}
 		for i, v := range p.need {

@@ -32,7 +32,7 @@ func (e *Engine) Undo(req UndoRequest) (UndoResult, error) {
 	if err != nil {
 		return UndoResult{}, err
 	}
-	info := t.info.Load()
+	info := t.current().info
 	if path.View != "" || !info.IsPrimaryKey() {
 		return UndoResult{}, errs.New(errs.Precondition, "undo of %s: only a primary-key table can be undone", path.FullName())
 	}
@@ -54,6 +54,7 @@ func (e *Engine) Undo(req UndoRequest) (UndoResult, error) {
 	st := t.pk
 	st.lock(buckets)
 	defer st.unlock(buckets)
+	sch := t.current() // fixed while the buckets are locked
 
 	res := UndoResult{Offsets: map[string]int64{}}
 	var touched []int
@@ -63,7 +64,7 @@ func (e *Engine) Undo(req UndoRequest) (UndoResult, error) {
 		if first > hw || first < t.log.EarliestOffset(b) {
 			return UndoResult{}, errs.New(errs.OutOfRange, "undo of %s: offset %d of bucket %d is outside the retained changelog [%d, %d]", path, first, b, t.log.EarliestOffset(b), hw)
 		}
-		bucketOps, err := e.undoOps(t, b, first, hw)
+		bucketOps, err := e.undoOps(t, sch, b, first, hw)
 		if err != nil {
 			return UndoResult{}, err
 		}
@@ -77,11 +78,11 @@ func (e *Engine) Undo(req UndoRequest) (UndoResult, error) {
 	if len(touched) == 0 {
 		return res, nil
 	}
-	w, err := st.merger.NewWrite(nil, true)
+	w, err := sch.merger.NewWrite(nil, true)
 	if err != nil {
 		return UndoResult{}, err
 	}
-	ends, err := e.applyPKLocked(t, w, touched, ops, logstore.Writer{})
+	ends, err := e.applyPKLocked(t, sch, w, touched, ops, logstore.Writer{})
 	if err != nil {
 		return UndoResult{}, err
 	}
@@ -93,9 +94,9 @@ func (e *Engine) Undo(req UndoRequest) (UndoResult, error) {
 
 // undoOps reads a bucket's changelog in [from, to) and returns, per key in
 // order of first change, the write that restores the key's state at from.
-func (e *Engine) undoOps(t *table, bucket int, from, to int64) ([]op, error) {
-	info, st := t.info.Load(), t.pk
-	reader, err := t.log.NewReader(bucket, from, nil)
+func (e *Engine) undoOps(t *table, sch *tableSchema, bucket int, from, to int64) ([]op, error) {
+	info, st := sch.info, t.pk
+	reader, err := t.log.NewReader(bucket, from, indexes(len(sch.types)))
 	if err != nil {
 		return nil, err
 	}
@@ -108,7 +109,7 @@ func (e *Engine) undoOps(t *table, bucket int, from, to int64) ([]op, error) {
 		if err != nil || f == nil {
 			return ops, err
 		}
-		rec, err := f.Record(t.decoder, info.ArrowSchema())
+		rec, err := f.Record(sch.decoder, info.ArrowSchema())
 		if err != nil {
 			return nil, err
 		}

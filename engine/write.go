@@ -21,6 +21,7 @@ import (
 type WriteStream struct {
 	e    *Engine
 	t    *table
+	sch  *tableSchema // the schema the stream writes with: the table's when it opened
 	info *catalog.TableInfo
 	req  WriteRequest
 	seq  int64    // sequence of the next batch
@@ -45,7 +46,8 @@ func (e *Engine) OpenWrite(req WriteRequest) (*WriteStream, error) {
 	if path.View != "" {
 		return nil, errs.New(errs.Precondition, "%s is a read-only view; write to %s", path.FullName(), path)
 	}
-	info := t.info.Load()
+	sch := t.current()
+	info := sch.info
 	if req.FirstSequence < 0 {
 		return nil, errs.New(errs.Invalid, "first_sequence %d is negative", req.FirstSequence)
 	}
@@ -63,11 +65,11 @@ func (e *Engine) OpenWrite(req WriteRequest) (*WriteStream, error) {
 		return nil, errs.New(errs.Invalid, "mode %q: want append, upsert, delete or changelog", req.Mode)
 	}
 	if info.IsPrimaryKey() {
-		pk, err := openPKWrite(info, t.pk, req)
+		pk, err := openPKWrite(sch, req)
 		if err != nil {
 			return nil, err
 		}
-		return &WriteStream{e: e, t: t, info: info, req: req, seq: req.FirstSequence, pk: pk}, nil
+		return &WriteStream{e: e, t: t, sch: sch, info: info, req: req, seq: req.FirstSequence, pk: pk}, nil
 	}
 	switch {
 	case req.Mode != "" && req.Mode != ModeAppend:
@@ -78,7 +80,7 @@ func (e *Engine) OpenWrite(req WriteRequest) (*WriteStream, error) {
 		return nil, errs.New(errs.Precondition, "table %s is a log table: merge_mode overwrite needs a primary key", path)
 	}
 	req.Mode = ModeAppend
-	return &WriteStream{e: e, t: t, info: info, req: req, seq: req.FirstSequence, rr: t.rr.Add(1)}, nil
+	return &WriteStream{e: e, t: t, sch: sch, info: info, req: req, seq: req.FirstSequence, rr: t.rr.Add(1)}, nil
 }
 
 // Table returns the table the stream writes to.
@@ -138,12 +140,12 @@ func (w *WriteStream) Submit(ctx context.Context, rec arrow.RecordBatch) (*Pendi
 	if w.req.WriterID != "" {
 		writer = logstore.Writer{ID: w.req.WriterID, Seq: seq}
 	}
-	enc, err := w.t.getEncoder(mem)
+	enc, err := w.sch.getEncoder(w.t.codec, mem)
 	if err != nil {
 		releaseParts(parts)
 		return nil, err
 	}
-	defer w.t.putEncoder(enc)
+	defer w.sch.putEncoder(enc)
 	batches := make([]logstore.Part, 0, len(parts))
 	size := 0
 	for _, p := range parts {

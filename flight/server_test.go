@@ -22,11 +22,14 @@ import (
 
 // testServer is an engine served over Flight on loopback, with a client.
 type testServer struct {
-	eng  *engine.Engine
-	cl   *client.Client
-	mem  *memory.CheckedAllocator
-	dir  string
-	addr string
+	eng   *engine.Engine
+	cl    *client.Client
+	srv   flight.Server
+	mem   *memory.CheckedAllocator
+	dir   string
+	addr  string
+	opts  engine.Options
+	fopts fgflight.Options
 }
 
 func start(t *testing.T, opts engine.Options) *testServer {
@@ -42,34 +45,52 @@ func startWith(t *testing.T, opts engine.Options, fopts fgflight.Options) *testS
 	if opts.IdleHeartbeat == 0 {
 		opts.IdleHeartbeat = 200 * time.Millisecond
 	}
-	dir := t.TempDir()
-	eng, err := engine.Open(dir, opts)
+	fopts.Allocator = mem
+	ts := &testServer{mem: mem, dir: t.TempDir(), opts: opts, fopts: fopts}
+	ts.open(t)
+	t.Cleanup(func() {
+		ts.close(t)
+		mem.AssertSize(t, 0)
+	})
+	return ts
+}
+
+// open starts the engine on ts.dir, a Flight server and a client.
+func (ts *testServer) open(t *testing.T) {
+	t.Helper()
+	eng, err := engine.Open(ts.dir, ts.opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv := flight.NewServerWithMiddleware(nil, grpc.MaxRecvMsgSize(8<<20))
-	fopts.Allocator = mem
-	srv.RegisterFlightService(fgflight.New(eng, fopts))
+	srv.RegisterFlightService(fgflight.New(eng, ts.fopts))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	srv.InitListener(ln)
 	go srv.Serve()
-	cl, err := client.Dial(context.Background(), ln.Addr().String(), client.WithAllocator(mem))
+	cl, err := client.Dial(context.Background(), ln.Addr().String(), client.WithAllocator(ts.mem))
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts := &testServer{eng: eng, cl: cl, mem: mem, dir: dir, addr: ln.Addr().String()}
-	t.Cleanup(func() {
-		cl.Close()
-		srv.Shutdown()
-		if err := eng.Close(); err != nil {
-			t.Error(err)
-		}
-		mem.AssertSize(t, 0)
-	})
-	return ts
+	ts.eng, ts.cl, ts.srv, ts.addr = eng, cl, srv, ln.Addr().String()
+}
+
+func (ts *testServer) close(t *testing.T) {
+	t.Helper()
+	ts.cl.Close()
+	ts.srv.Shutdown()
+	if err := ts.eng.Close(); err != nil {
+		t.Error(err)
+	}
+}
+
+// restart stops the server and engine and opens them again on the same data.
+func (ts *testServer) restart(t *testing.T) {
+	t.Helper()
+	ts.close(t)
+	ts.open(t)
 }
 
 func ctxT(t *testing.T) context.Context {

@@ -124,10 +124,37 @@ func (l *Lake) Ensure(ctx context.Context, info *catalog.TableInfo) (*Table, err
 			}
 		}
 	}
+	if err == nil {
+		tbl, err = evolve(ctx, tbl, m)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("lake table of %s: %w", info.Path(), err)
 	}
+	m.bind(tbl.Schema(), tbl.Spec())
 	return &Table{lake: l, m: m, tableID: info.TableID, tbl: tbl}, nil
+}
+
+// evolve adds the table's columns that the Iceberg table lacks (added by
+// alter-table since it was made), before the system columns, as Fluss does.
+func evolve(ctx context.Context, tbl *table.Table, m *mapping) (*table.Table, error) {
+	var missing []iceberg.NestedField
+	for _, f := range m.schema.Fields() {
+		if _, ok := tbl.Schema().FindFieldByName(f.Name); !ok {
+			missing = append(missing, f)
+		}
+	}
+	if len(missing) == 0 {
+		return tbl, nil
+	}
+	tx := tbl.NewTransaction()
+	us := tx.UpdateSchema(true, false)
+	for _, f := range missing {
+		us = us.AddColumn([]string{f.Name}, f.Type, f.Doc, false, nil).MoveBefore([]string{f.Name}, []string{ColBucket})
+	}
+	if err := us.Commit(); err != nil {
+		return nil, fmt.Errorf("add columns to the lake table: %w", err)
+	}
+	return tx.Commit(ctx)
 }
 
 func (l *Lake) create(ctx context.Context, ident table.Identifier, m *mapping) (*table.Table, error) {

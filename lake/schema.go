@@ -47,7 +47,18 @@ type mapping struct {
 	schema *iceberg.Schema
 	spec   iceberg.PartitionSpec
 	props  iceberg.Properties
-	keyIDs []int // Iceberg field ids of the primary key; nil for log tables
+	keys   []string // the primary key's columns; nil for log tables
+	keyIDs []int    // their Iceberg field ids
+}
+
+// bind makes m refer to the Iceberg table as it is: its schema, field ids and
+// partition spec (which differ from a fresh mapping's once columns were
+// added).
+func (m *mapping) bind(sc *iceberg.Schema, spec iceberg.PartitionSpec) {
+	m.schema, m.spec, m.keyIDs = sc, spec, nil
+	for _, k := range m.keys {
+		m.keyIDs = append(m.keyIDs, m.fieldID(k))
+	}
 }
 
 // Check reports why a table cannot be tiered into Iceberg, as a
@@ -89,6 +100,7 @@ func newMapping(info *catalog.TableInfo) (*mapping, error) {
 		case arrow.FLOAT32, arrow.FLOAT64:
 			return nil, errs.New(errs.Precondition, "%s cannot be tiered into Iceberg: primary-key column %s is %s, and Iceberg cannot use floating-point columns as identifier fields or equality-delete keys", info.Path(), f.Name, f.Type)
 		}
+		m.keys = append(m.keys, f.Name)
 		m.keyIDs = append(m.keyIDs, idOf(f.Name))
 	}
 	m.schema = iceberg.NewSchemaWithIdentifiers(0, m.keyIDs, cols...)

@@ -269,6 +269,12 @@ func (d *Decoder) init() {
 	}
 }
 
+// Nulls returns an all-NULL column i of n rows, for frames written before
+// the column was added.
+func (d *Decoder) Nulls(i, n int) arrow.Array {
+	return array.MakeArrayOfNull(d.mem, d.schema.Field(i).Type, n)
+}
+
 // Column decodes column i of a frame from its metadata and stored body
 // (compressed with codec when rawLen > 0). The returned array may reference
 // the bytes: uncompressed columns are not copied.

@@ -50,6 +50,10 @@ func (f *Frame) Record(d *Decoder, schema *arrow.Schema) (arrow.RecordBatch, err
 	errs := make([]error, len(f.cols))
 	decode := func(i int) {
 		c := f.cols[i]
+		if f.rawLens[i] == missingColumn {
+			arrs[i] = d.Nulls(c, f.Rows)
+			return
+		}
 		a, err := d.Column(c, f.metas[i], f.bodies[i], f.codec, f.rawLens[i])
 		switch {
 		case err != nil:
@@ -74,6 +78,10 @@ func (f *Frame) Record(d *Decoder, schema *arrow.Schema) (arrow.RecordBatch, err
 	}
 	return array.NewRecordBatch(schema, arrs, int64(f.Rows)), nil
 }
+
+// missingColumn marks, in Frame.rawLens, a column the frame was written
+// without.
+const missingColumn = -1
 
 // parallelDecompressBytes is the compressed size from which a frame's columns
 // are decoded concurrently.
@@ -269,13 +277,20 @@ func (r *Reader) readFrame() (*Frame, int64, error) {
 
 	// Read the wanted columns, one read per run of adjacent columns. Bytes
 	// already in head are reused.
+	// Columns the frame does not have were added to the table after it was
+	// written: they read as NULL (rawLens -1).
 	for i := 0; i < len(f.cols); {
 		c := f.cols[i]
-		if c < 0 || c >= int(h.columns) {
-			return nil, 0, fmt.Errorf("frame at offset %d has %d columns, column %d asked for", h.baseOffset, h.columns, c)
+		if c < 0 {
+			return nil, 0, fmt.Errorf("frame at offset %d: column %d asked for", h.baseOffset, c)
+		}
+		if c >= int(h.columns) {
+			f.rawLens[i] = missingColumn
+			i++
+			continue
 		}
 		j := i + 1
-		for j < len(f.cols) && f.cols[j] == f.cols[j-1]+1 {
+		for j < len(f.cols) && f.cols[j] == f.cols[j-1]+1 && f.cols[j] < int(h.columns) {
 			j++
 		}
 		lastCol := f.cols[j-1]

@@ -29,10 +29,12 @@ const KeyIndexColumn = "_key_index"
 
 // Table is what a lookup needs to know of its table.
 type Table struct {
-	Name      string
-	ID        int64
-	Schema    *arrow.Schema
-	Types     []arrow.DataType
+	Name   string
+	ID     int64
+	Schema *arrow.Schema
+	// Types returns the types of the table's columns as they are now: rows
+	// written after columns were added have more of them than Schema.
+	Types     func() []arrow.DataType
 	PK        []int // primary-key columns, in key order
 	BucketKey []int // bucket-key columns, in order; a prefix of PK for prefix lookups
 	Buckets   int
@@ -169,7 +171,7 @@ func (l *Lookuper) Lookup(ctx context.Context, keys arrow.RecordBatch) (arrow.Re
 	// Encode every key and group them by bucket, in key order.
 	types := make([]arrow.DataType, len(l.keyCol))
 	for i, c := range l.keyCol {
-		types[i] = l.t.Types[c]
+		types[i] = l.t.Schema.Field(c).Type
 	}
 	enc := make([][]byte, n)
 	vals := make([]any, len(l.inCols))
@@ -281,7 +283,7 @@ func (l *Lookuper) insertMissing(ctx context.Context, keys arrow.RecordBatch, by
 			continue // the same new key twice in one batch: inserted once
 		}
 		inserted[string(enc[i])] = true
-		r := make(row.Row, len(l.t.Types))
+		r := make(row.Row, l.t.Schema.NumFields())
 		for j, c := range l.inCols {
 			r[l.keyCol[j]] = row.Get(keys.Column(c), i)
 		}
@@ -308,14 +310,15 @@ func (l *Lookuper) answer(rows []found) (arrow.RecordBatch, error) {
 	b := array.NewRecordBuilder(l.mem, l.schema)
 	defer b.Release()
 	b.Reserve(len(rows))
-	to := make([]array.Builder, len(l.t.Types))
+	types := l.t.Types()
+	to := make([]array.Builder, len(types))
 	for i, c := range l.opts.Columns {
 		to[c] = b.Field(i + 1)
 	}
 	ki := b.Field(0).(*array.Int32Builder)
 	for _, r := range rows {
 		ki.Append(int32(r.key))
-		if err := row.DecodeTo(r.value, l.t.Types, to); err != nil {
+		if err := row.DecodeTo(r.value, types, to); err != nil {
 			return nil, fmt.Errorf("lookup of %s: %w", l.t.Name, err)
 		}
 	}

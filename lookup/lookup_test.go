@@ -24,7 +24,9 @@ var testTable = Table{
 		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
 		{Name: "v", Type: arrow.BinaryTypes.String, Nullable: true},
 	}, nil),
-	Types:     []arrow.DataType{arrow.BinaryTypes.String, arrow.PrimitiveTypes.Int64, arrow.BinaryTypes.String},
+	Types: func() []arrow.DataType {
+		return []arrow.DataType{arrow.BinaryTypes.String, arrow.PrimitiveTypes.Int64, arrow.BinaryTypes.String}
+	},
 	PK:        []int{0, 1},
 	BucketKey: []int{0},
 	Buckets:   1,
@@ -34,11 +36,11 @@ func seed(t *testing.T, s *kv.Store, rows ...row.Row) {
 	t.Helper()
 	txn := s.NewTxn()
 	for _, r := range rows {
-		pk, err := row.EncodeKey(nil, testTable.Types[:2], []any{r[0], r[1]})
+		pk, err := row.EncodeKey(nil, testTable.Types()[:2], []any{r[0], r[1]})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := txn.Set(kv.RowKey(nil, testTable.ID, 0, pk), row.Encode(nil, 1, testTable.Types, r)); err != nil {
+		if err := txn.Set(kv.RowKey(nil, testTable.ID, 0, pk), row.Encode(nil, 1, testTable.Types(), r)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -1,0 +1,253 @@
+package flight_test
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"slices"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/iceberg-go/catalog/hadoop"
+	icetable "github.com/apache/iceberg-go/table"
+	"google.golang.org/grpc/codes"
+
+	"github.com/fluxgate-io/fluxgate/client"
+	"github.com/fluxgate-io/fluxgate/engine"
+)
+
+// withNote is a batch of orders with the added column note.
+func withNote(t *testing.T, ts *testServer, from, n int) arrow.RecordBatch {
+	t.Helper()
+	base := orders(ts.mem, from, n)
+	defer base.Release()
+	b := array.NewStringBuilder(ts.mem)
+	defer b.Release()
+	for i := range n {
+		b.Append("note-" + string(rune('a'+(from+i)%26)))
+	}
+	note := b.NewArray()
+	defer note.Release()
+	schema := arrow.NewSchema(append(slices.Clone(base.Schema().Fields()), arrow.Field{Name: "note", Type: arrow.BinaryTypes.String, Nullable: true}), nil)
+	return array.NewRecordBatch(schema, append(slices.Clone(base.Columns()), note), int64(n))
+}
+
+// Adding a column: batches written before read it as NULL, a stream opened
+// before goes on in its schema, new streams write it, and all of it holds
+// across a restart; filters and projection see the new column.
+func TestAddColumnToLogTable(t *testing.T) {
+	ts := start(t, engine.Options{})
+	ctx := ctxT(t)
+	if _, err := ts.cl.CreateTable(ctx, ordersSpec("orders", 2, "order_id"), false); err != nil {
+		t.Fatal(err)
+	}
+	write(t, ts, "orders", 0, 10, 2) // 0..19 before
+	old, err := ts.cl.NewWriter(ctx, client.WriteRequest{Table: "orders"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := orders(ts.mem, 20, 2) // the stream opens in the old schema
+	_, err = old.Write(rec)
+	rec.Release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	info, err := ts.cl.AlterTable(ctx, client.AlterRequest{Table: "orders", AddColumns: []client.Column{{Name: "note", Type: "STRING"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if info.SchemaID != 2 || len(info.Columns) != 4 {
+		t.Fatalf("after add_columns: schema id %d, %d columns; want 2 and 4", info.SchemaID, len(info.Columns))
+	}
+	rec = orders(ts.mem, 22, 3) // the open stream goes on in the old schema
+	_, err = old.Write(rec)
+	rec.Release()
+	if err == nil {
+		err = old.Close()
+	}
+	if err != nil {
+		t.Fatalf("a stream opened before the column was added: %v", err)
+	}
+	w, err := ts.cl.NewWriter(ctx, client.WriteRequest{Table: "orders"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec = withNote(t, ts, 25, 5)
+	_, err = w.Write(rec)
+	rec.Release()
+	if err == nil {
+		err = w.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(when string) {
+		t.Helper()
+		lines := dump(t, ts, client.ScanRequest{Table: "orders", Columns: []string{"order_id", "note"}})
+		slices.Sort(lines)
+		nulls, notes := 0, 0
+		for _, l := range lines {
+			if l[len(l)-4:] == "NULL" {
+				nulls++
+			} else {
+				notes++
+			}
+		}
+		if nulls != 25 || notes != 5 {
+			t.Fatalf("%s: %d rows with a NULL note and %d with one; want 25 and 5:\n%q", when, nulls, notes, lines)
+		}
+		if got := ids(t, ts, client.ScanRequest{Table: "orders", Filter: json.RawMessage(`{"is_not_null": "note"}`)}); len(got) != 5 {
+			t.Fatalf("%s: filter note IS NOT NULL gives %v, want the 5 new rows", when, got)
+		}
+		if got := ids(t, ts, client.ScanRequest{Table: "orders", Filter: json.RawMessage(`{"is_null": "note"}`)}); len(got) != 25 {
+			t.Fatalf("%s: filter note IS NULL gives %d rows, want 25", when, len(got))
+		}
+		cl := dump(t, ts, client.ScanRequest{Table: "orders$changelog", Columns: []string{"note"}})
+		if len(cl) != 30 {
+			t.Fatalf("%s: orders$changelog has %d rows, want 30", when, len(cl))
+		}
+	}
+	check("after the alter")
+	ts.restart(t)
+	check("after a restart")
+}
+
+// A primary-key table: rows stored before read the new column as NULL, a
+// partial update fills it, an aggregation table sums into it, a write
+// stream opened before the change must reopen, and lookups return it.
+func TestAddColumnToPrimaryKeyTable(t *testing.T) {
+	ts := start(t, engine.Options{})
+	ctx := ctxT(t)
+	if _, err := ts.cl.CreateTable(ctx, pkSpec("fruit", nil), false); err != nil {
+		t.Fatal(err)
+	}
+	all := []string{"k", "v", "s"}
+	writePK(t, ts, client.WriteRequest{Table: "fruit"}, pkRows(ts.mem, all, []any{1, 1.0, "apple"}, []any{2, 2.0, "pear"}))
+	open, err := ts.cl.NewWriter(ctx, client.WriteRequest{Table: "fruit"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := pkRows(ts.mem, all, []any{3, 3.0, "plum"})
+	_, err = open.Write(rec)
+	rec.Release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ts.cl.AlterTable(ctx, client.AlterRequest{Table: "fruit", AddColumns: []client.Column{{Name: "n", Type: "BIGINT"}}}); err != nil {
+		t.Fatal(err)
+	}
+	rec = pkRows(ts.mem, all, []any{4, 4.0, "fig"})
+	_, err = open.Write(rec)
+	rec.Release()
+	wantCode(t, err, codes.FailedPrecondition)
+	open.Close()
+
+	// A partial update of k and the new column n.
+	schema := arrow.NewSchema([]arrow.Field{{Name: "k", Type: arrow.PrimitiveTypes.Int64}, {Name: "n", Type: arrow.PrimitiveTypes.Int64, Nullable: true}}, nil)
+	b := array.NewRecordBuilder(ts.mem, schema)
+	b.Field(0).(*array.Int64Builder).Append(2)
+	b.Field(1).(*array.Int64Builder).Append(42)
+	writePK(t, ts, client.WriteRequest{Table: "fruit", Columns: []string{"k", "n"}}, b.NewRecordBatch())
+	b.Release()
+	wantLines(t, dump(t, ts, client.ScanRequest{Table: "fruit"}), "1 1 apple NULL", "2 2 pear 42", "3 3 plum NULL")
+	ts.restart(t)
+	wantLines(t, dump(t, ts, client.ScanRequest{Table: "fruit"}), "1 1 apple NULL", "2 2 pear 42", "3 3 plum NULL")
+	got, err := ts.cl.LookupInline(ctx, client.LookupRequest{Table: "fruit", Columns: []string{"k", "n"}}, []map[string]any{{"k": 1}, {"k": 2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer got.Release()
+	if got.NumRows() != 2 || got.NumCols() != 3 {
+		t.Fatalf("lookup after add_columns: %d rows, %d columns", got.NumRows(), got.NumCols())
+	}
+}
+
+func TestAddColumnBadInput(t *testing.T) {
+	ts := start(t, engine.Options{})
+	ctx := ctxT(t)
+	if _, err := ts.cl.CreateTable(ctx, ordersSpec("orders", 1, ""), false); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		req  client.AlterRequest
+		code codes.Code
+	}{
+		{client.AlterRequest{Table: "orders", AddColumns: []client.Column{{Name: "x", Type: "INT", NotNull: true}}}, codes.InvalidArgument},
+		{client.AlterRequest{Table: "orders", AddColumns: []client.Column{{Name: "item", Type: "INT"}}}, codes.InvalidArgument},
+		{client.AlterRequest{Table: "orders", AddColumns: []client.Column{{Name: "x", Type: "NOPE"}}}, codes.InvalidArgument},
+		{client.AlterRequest{Table: "orders$changelog", AddColumns: []client.Column{{Name: "x", Type: "INT"}}}, codes.FailedPrecondition},
+	} {
+		_, err := ts.cl.AlterTable(ctx, c.req)
+		wantCode(t, err, c.code)
+	}
+}
+
+// A lake-enabled table: the Iceberg table gets the column too, before the
+// system columns, and rows tiered before read it as NULL, through fluxgate
+// and through iceberg-go alike.
+func TestAddColumnToLakeTable(t *testing.T) {
+	ts := start(t, engine.Options{})
+	ctx := ctxT(t)
+	if _, err := ts.cl.CreateTable(ctx, lakeOrdersSpec("orders", nil), false); err != nil {
+		t.Fatal(err)
+	}
+	write(t, ts, "orders", 0, 10, 1)
+	if _, err := ts.cl.TierNow(ctx, "orders"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ts.cl.AlterTable(ctx, client.AlterRequest{Table: "orders", AddColumns: []client.Column{{Name: "note", Type: "STRING"}}}); err != nil {
+		t.Fatal(err)
+	}
+	w, err := ts.cl.NewWriter(ctx, client.WriteRequest{Table: "orders"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := withNote(t, ts, 10, 4)
+	_, err = w.Write(rec)
+	rec.Release()
+	if err == nil {
+		err = w.Close()
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ts.cl.TierNow(ctx, "orders"); err != nil {
+		t.Fatal(err)
+	}
+	count := func(lines []string) (nulls, notes int) {
+		for _, l := range lines {
+			if l[len(l)-4:] == "NULL" {
+				nulls++
+			} else {
+				notes++
+			}
+		}
+		return nulls, notes
+	}
+	if nulls, notes := count(dump(t, ts, client.ScanRequest{Table: "orders$lake", Columns: []string{"order_id", "note"}})); nulls != 10 || notes != 4 {
+		t.Errorf("orders$lake: %d NULL notes and %d notes, want 10 and 4", nulls, notes)
+	}
+	cat, err := hadoop.NewCatalog("reader", filepath.Join(ts.dir, "lake"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tbl, err := cat.LoadTable(ctx, icetable.Identifier{"fluss", "orders"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range tbl.Schema().Fields() {
+		names = append(names, f.Name)
+	}
+	if want := []string{"order_id", "item", "amount", "note", "__bucket", "__offset", "__timestamp"}; !slices.Equal(names, want) {
+		t.Errorf("the Iceberg table's columns are %v, want %v", names, want)
+	}
+	at, err := tbl.Scan(icetable.WithSelectedFields("order_id", "note")).ToArrowTable(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer at.Release()
+	if at.NumRows() != 14 || at.Column(1).NullN() != 10 {
+		t.Errorf("iceberg-go reads %d rows with %d NULL notes, want 14 and 10", at.NumRows(), at.Column(1).NullN())
+	}
+}
