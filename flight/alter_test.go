@@ -2,8 +2,10 @@ package flight_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -11,6 +13,7 @@ import (
 	"github.com/apache/iceberg-go/catalog/hadoop"
 	icetable "github.com/apache/iceberg-go/table"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/fluxgate-io/fluxgate/client"
 	"github.com/fluxgate-io/fluxgate/engine"
@@ -249,5 +252,62 @@ func TestAddColumnToLakeTable(t *testing.T) {
 	defer at.Release()
 	if at.NumRows() != 14 || at.Column(1).NullN() != 10 {
 		t.Errorf("iceberg-go reads %d rows with %d NULL notes, want 14 and 10", at.NumRows(), at.Column(1).NullN())
+	}
+}
+
+// Writers and readers keep going while columns are added: every write is
+// applied or refused whole (a primary-key write opened before the change is
+// FAILED_PRECONDITION), every acknowledged row is there once, and scans
+// opened before finish in their schema.
+func TestAddColumnUnderLoad(t *testing.T) {
+	ts := start(t, engine.Options{})
+	ctx := ctxT(t)
+	if _, err := ts.cl.CreateTable(ctx, pkSpec("kv", map[string]string{"bucket.num": "2"}), false); err != nil {
+		t.Fatal(err)
+	}
+	all := []string{"k", "v", "s"}
+	var wg sync.WaitGroup
+	acked := make([]int, 4)
+	for wr := range 4 {
+		wg.Go(func() {
+			for round := range 40 {
+				w, err := ts.cl.NewWriter(ctx, client.WriteRequest{Table: "kv", Columns: all})
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				for i := range 5 {
+					k := wr*1000 + round*5 + i
+					rec := pkRows(ts.mem, all, []any{k, float64(k), "x"})
+					_, err = w.Write(rec)
+					rec.Release()
+					if status.Code(err) == codes.FailedPrecondition {
+						break // the schema changed under this stream: open another
+					}
+					if err != nil {
+						t.Error(err)
+						return
+					}
+					acked[wr]++
+				}
+				w.Close()
+			}
+		})
+	}
+	for i := range 5 {
+		if _, err := ts.cl.AlterTable(ctx, client.AlterRequest{Table: "kv", AddColumns: []client.Column{{Name: fmt.Sprintf("c%d", i), Type: "INT"}}}); err != nil {
+			t.Fatal(err)
+		}
+		dump(t, ts, client.ScanRequest{Table: "kv"})
+	}
+	wg.Wait()
+	rows := dump(t, ts, client.ScanRequest{Table: "kv"})
+	total := acked[0] + acked[1] + acked[2] + acked[3]
+	if len(rows) != total {
+		t.Fatalf("kv has %d rows, %d writes were acknowledged", len(rows), total)
+	}
+	info, err := ts.cl.DescribeTable(ctx, "kv")
+	if err != nil || info.SchemaID != 6 {
+		t.Fatalf("schema id %v (%v), want 6", info, err)
 	}
 }

@@ -209,4 +209,13 @@ func TestLakeVerb(t *testing.T) {
 	if err != nil || !strings.Contains(out, "home,0") || !strings.Contains(out, "docs,1") {
 		t.Fatalf("scan fluss.clicks$lake: %v\n%s", err, out)
 	}
+
+	// table alter: an option and a column.
+	out, err = run(t, tableMain, "", append([]string{"alter", "fluss.clicks", "--set", "table.datalake.freshness=1h", "--add-column", "user:STRING"}, a...)...)
+	if err != nil || !strings.Contains(out, `"1h"`) || !strings.Contains(out, `"user"`) {
+		t.Fatalf("table alter: %v\n%s", err, out)
+	}
+	if _, err := run(t, tableMain, "", append([]string{"alter", "fluss.clicks", "--add-column", "x:INT:notnull"}, a...)...); status.Code(err) != codes.InvalidArgument {
+		t.Fatalf("table alter adding a NOT NULL column: %v, want INVALID_ARGUMENT", err)
+	}
 }

@@ -23,6 +23,7 @@ commands:
   create  (--spec FILE.json | --name T --column name:TYPE[:notnull] ... [--pk a,b] [--option k=v ...]) [--if-not-exists]
   list    [--database D] [--json]
   describe T
+  alter   T [--set k=v ...] [--reset k ...] [--add-column name:TYPE ...]
   drop    T [--if-exists]
 
 Run "fluxgate table <command> -h" for a command's flags.`
@@ -43,6 +44,8 @@ func tableMain(ctx context.Context, args []string, std stdio) error {
 		return tableList(ctx, args[1:], std)
 	case "describe", "desc":
 		return tableDescribe(ctx, args[1:], std)
+	case "alter":
+		return tableAlter(ctx, args[1:], std)
 	case "drop":
 		return tableDrop(ctx, args[1:], std)
 	case "-h", "-help", "--help", "help":
@@ -289,6 +292,52 @@ func tableDescribe(ctx context.Context, args []string, std stdio) error {
 	defer c.Close()
 	var raw json.RawMessage
 	if err := c.Action(ctx, client.ActionDescribeTable, map[string]string{"table": pos[0]}, &raw); err != nil {
+		return err
+	}
+	return writeJSON(std.out, raw)
+}
+
+// tableAlter changes options or adds (nullable) columns and prints the
+// table's new TableInfo.
+func tableAlter(ctx context.Context, args []string, std stdio) error {
+	var conn connFlags
+	var set, reset, add multiFlag
+	fs := newFlagSet("table alter", "table alter T [--set k=v ...] [--reset k ...] [--add-column name:TYPE ...]")
+	fs.SetOutput(std.err)
+	conn.register(fs)
+	fs.Var(&set, "set", "set an alterable option, k=v (repeatable)")
+	fs.Var(&reset, "reset", "reset an option to its default (repeatable)")
+	fs.Var(&add, "add-column", "add a nullable column at the end, name:TYPE (repeatable)")
+	pos, err := parseArgs(fs, args)
+	if err != nil {
+		return err
+	}
+	if len(pos) != 1 || len(set)+len(reset)+len(add) == 0 {
+		fs.Usage()
+		return errors.New("table alter: want one table name and something to change")
+	}
+	req := client.AlterRequest{Table: pos[0], Reset: reset, Set: map[string]string{}}
+	for _, kv := range set {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return fmt.Errorf("--set %q: want k=v", kv)
+		}
+		req.Set[k] = v
+	}
+	for _, a := range add {
+		col, err := parseColumnFlag(a)
+		if err != nil {
+			return err
+		}
+		req.AddColumns = append(req.AddColumns, col)
+	}
+	c, err := conn.dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	var raw json.RawMessage
+	if err := c.Action(ctx, "alter-table", req, &raw); err != nil {
 		return err
 	}
 	return writeJSON(std.out, raw)
