@@ -22,8 +22,8 @@ import (
 	"github.com/apache/iceberg-go"
 	icecatalog "github.com/apache/iceberg-go/catalog"
 	"github.com/apache/iceberg-go/catalog/hadoop"
-	_ "github.com/apache/iceberg-go/catalog/rest" // registers the REST catalog for Options.Catalog
-	_ "github.com/apache/iceberg-go/catalog/sql"  // registers the SQL catalog for Options.Catalog
+	_ "github.com/apache/iceberg-go/catalog/rest"  // registers the REST catalog for Options.Catalog
+	_ "github.com/apache/iceberg-go/catalog/sql"   // registers the SQL catalog for Options.Catalog
 	_ "github.com/apache/iceberg-go/io/gocloud/s3" // s3:// warehouses (AWS S3, MinIO, ...)
 	"github.com/apache/iceberg-go/table"
 	_ "modernc.org/sqlite" // the "sqlite" driver, so that the SQL catalog needs no service either
