@@ -71,19 +71,7 @@ func TestAddColumnToLogTable(t *testing.T) {
 	if err != nil {
 		t.Fatalf("a stream opened before the column was added: %v", err)
 	}
-	w, err := ts.cl.NewWriter(ctx, client.WriteRequest{Table: "orders"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec = withNote(t, ts, 25, 5)
-	_, err = w.Write(rec)
-	rec.Release()
-	if err == nil {
-		err = w.Close()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	writePK(t, ts, client.WriteRequest{Table: "orders"}, withNote(t, ts, 25, 5))
 	check := func(when string) {
 		t.Helper()
 		lines := dump(t, ts, client.ScanRequest{Table: "orders", Columns: []string{"order_id", "note"}})
@@ -201,19 +189,7 @@ func TestAddColumnToLakeTable(t *testing.T) {
 	if _, err := ts.cl.AlterTable(ctx, client.AlterRequest{Table: "orders", AddColumns: []client.Column{{Name: "note", Type: "STRING"}}}); err != nil {
 		t.Fatal(err)
 	}
-	w, err := ts.cl.NewWriter(ctx, client.WriteRequest{Table: "orders"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	rec := withNote(t, ts, 10, 4)
-	_, err = w.Write(rec)
-	rec.Release()
-	if err == nil {
-		err = w.Close()
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
+	writePK(t, ts, client.WriteRequest{Table: "orders"}, withNote(t, ts, 10, 4))
 	if _, err := ts.cl.TierNow(ctx, "orders"); err != nil {
 		t.Fatal(err)
 	}

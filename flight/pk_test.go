@@ -56,7 +56,8 @@ func pkSpec(name string, opts map[string]string) client.TableSpec {
 	}
 }
 
-// writePK sends each batch as its own write.
+// writePK writes the batches through one stream, each acknowledged before
+// the next, and releases them (log tables too).
 func writePK(t *testing.T, ts *testServer, req client.WriteRequest, recs ...arrow.RecordBatch) []client.PutResult {
 	t.Helper()
 	w, err := ts.cl.NewWriter(ctxT(t), req)
