@@ -10,6 +10,7 @@ package tiering
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"iter"
 	"slices"
@@ -213,7 +214,7 @@ func (r *rounder) appendBucket(ctx context.Context, bucket int, from, to int64, 
 	return !stopped
 }
 
-var errStopped = fmt.Errorf("stopped")
+var errStopped = errors.New("stopped")
 
 // trim cuts a batch to the rows in [from, to) and lists their offsets and
 // commit times.
