@@ -81,12 +81,16 @@ func (e *Engine) removeTable(info *catalog.TableInfo) error {
 	var err error
 	if ok {
 		t.dropped.Store(true)
+		// A tiering round in progress ends before the log and the lake
+		// table go, so that it cannot write into a dropped lake table.
+		t.tier.round.Lock()
+		defer t.tier.round.Unlock()
 		err = t.log.Close()
 	}
 	if info.IsPrimaryKey() {
 		err = errors.Join(err, e.kv.DropTable(info.TableID))
 	}
-	if info.DatalakeEnabled() || (ok && t.tier.lt != nil) {
+	if info.DatalakeEnabled() || (ok && t.tier.opened()) {
 		e.dropLake(info)
 	}
 	if rmErr := os.RemoveAll(e.tableDir(info.TableID)); rmErr != nil {

@@ -29,6 +29,13 @@ type lakeTier struct {
 	caughtUp  time.Time      // start of the last round that succeeded: the lake holds all written before it
 }
 
+// opened reports whether the table's lake table has been opened.
+func (lt *lakeTier) opened() bool {
+	lt.mu.Lock()
+	defer lt.mu.Unlock()
+	return lt.lt != nil
+}
+
 // lakeTable returns t's Iceberg table as it maps info's schema, creating it,
 // or adding the columns added since, if needed.
 func (e *Engine) lakeTable(ctx context.Context, t *table, info *catalog.TableInfo) (*lake.Table, error) {
@@ -52,13 +59,8 @@ func (e *Engine) lakeTable(ctx context.Context, t *table, info *catalog.TableInf
 // lakeSnapshot returns the latest lake snapshot of t, or nil before the
 // first commit.
 func (e *Engine) lakeSnapshot(ctx context.Context, t *table) (*lake.Snapshot, error) {
-	if !t.current().info.DatalakeEnabled() {
-		t.tier.mu.Lock()
-		known := t.tier.lt != nil
-		t.tier.mu.Unlock()
-		if !known {
-			return nil, nil
-		}
+	if !t.current().info.DatalakeEnabled() && !t.tier.opened() {
+		return nil, nil
 	}
 	if _, err := e.lakeTable(ctx, t, t.current().info); err != nil {
 		return nil, err
@@ -196,10 +198,7 @@ func (s scheduled) Round(ctx context.Context) {
 // Idle opens the lake table early, so that its lag is known before its first
 // round; a failure shows in the round.
 func (s scheduled) Idle(ctx context.Context) {
-	s.t.tier.mu.Lock()
-	opened := s.t.tier.lt != nil
-	s.t.tier.mu.Unlock()
-	if !opened {
+	if !s.t.tier.opened() {
 		s.e.lakeTable(ctx, s.t, s.t.current().info)
 	}
 }
