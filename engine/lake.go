@@ -144,6 +144,9 @@ func (e *Engine) tierRound(ctx context.Context, t *table) (tiering.Result, error
 	t.tier.mu.Lock()
 	t.tier.snap, t.tier.caughtUp = res.Snapshot, start
 	t.tier.mu.Unlock()
+	if res.Stats.ExpireErr != nil {
+		e.opts.Logger.Warn("could not expire old lake snapshots", "table", info.Path().String(), "err", res.Stats.ExpireErr)
+	}
 	if res.Skipped > 0 {
 		e.opts.Logger.Warn("tiering skipped offsets that retention removed while the lake was disabled", "table", info.Path().String(), "offsets", res.Skipped)
 	}

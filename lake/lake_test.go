@@ -2,9 +2,11 @@ package lake
 
 import (
 	"context"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -308,5 +310,39 @@ func TestObjectStoreNeedsATransactionalCatalog(t *testing.T) {
 	_, err := Open(context.Background(), Options{Warehouse: "s3://bucket/lake"})
 	if err == nil || !strings.Contains(err.Error(), "SQL or REST catalog") {
 		t.Fatalf("Open with an s3 warehouse and the filesystem catalog: %v", err)
+	}
+}
+
+// Snapshots older than history.expire.max-snapshot-age-ms are expired after
+// a commit; the current one always stays and reads the same; old metadata
+// files are removed.
+func TestOldSnapshotsExpire(t *testing.T) {
+	ctx := context.Background()
+	info := tableInfo(t, catalog.TableSpec{Table: "fluss.events",
+		Columns: []catalog.Column{col("id", "BIGINT", false), col("name", "STRING", true), col("small", "SMALLINT", true)},
+		Options: map[string]string{"iceberg.history.expire.max-snapshot-age-ms": "1", "iceberg.write.metadata.previous-versions-max": "2"}}, 3)
+	warehouse := t.TempDir()
+	l, err := Open(ctx, Options{Warehouse: warehouse})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lt, err := l.Ensure(ctx, info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var snap *Snapshot
+	for r := range int64(5) {
+		snap = commitRows(t, lt, info, 0, 2*r, []int64{2 * r, 2*r + 1}, []string{"a", "b"}, nil)
+		time.Sleep(2 * time.Millisecond)
+	}
+	if n := len(lt.current().Metadata().Snapshots()); n > 2 {
+		t.Errorf("%d snapshots kept, want the old ones expired", n)
+	}
+	if got := scanIDs(t, lt, snap.ID, 0); len(got) != 10 {
+		t.Errorf("the current snapshot reads %d rows, want 10", len(got))
+	}
+	metas, _ := filepath.Glob(filepath.Join(warehouse, "fluss", "events", "metadata", "*.metadata.json"))
+	if len(metas) > 4 {
+		t.Errorf("%d metadata files kept, want old ones removed", len(metas))
 	}
 }

@@ -122,7 +122,9 @@ func newMapping(info *catalog.TableInfo) (*mapping, error) {
 
 	// Pass-through properties first, so that they cannot change what the
 	// tiering relies on.
-	m.props = iceberg.Properties{}
+	// Old metadata files go after each commit (the last
+	// write.metadata.previous-versions-max stay), unless set otherwise.
+	m.props = iceberg.Properties{table.MetadataDeleteAfterCommitEnabledKey: "true"}
 	for k, v := range info.Options {
 		if name, ok := strings.CutPrefix(k, catalog.LakeOptionPrefix); ok {
 			m.props[name] = v

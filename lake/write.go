@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"syscall"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -34,6 +35,8 @@ type Commit struct {
 // CommitStats say what a commit wrote.
 type CommitStats struct {
 	Files, Bytes, Rows, DeletedKeys int64
+	// ExpireErr is why expiring old snapshots after the commit failed.
+	ExpireErr error
 }
 
 // crashBeforeCommit makes the process kill itself between writing a
@@ -105,11 +108,35 @@ func (t *Table) Commit(ctx context.Context, c Commit) (*Snapshot, CommitStats, e
 	if err != nil {
 		return nil, st, fmt.Errorf("lake commit: %w", err)
 	}
+	if expired, err := expire(ctx, committed); err != nil {
+		st.ExpireErr = err // the round's commit stands; the next one tries again
+	} else {
+		committed = expired
+	}
 	t.mu.Lock()
 	t.tbl = committed
 	t.mu.Unlock()
 	snap, err := snapshotOf(committed.CurrentSnapshot())
 	return snap, st, err
+}
+
+// expire keeps the lake's history bounded, as Iceberg's own maintenance
+// would (Fluss leaves it to the user): snapshots older than the table's
+// history.expire.max-snapshot-age-ms (Iceberg's default, 5 days; settable
+// as iceberg.history.expire.max-snapshot-age-ms) go, keeping at least
+// history.expire.min-snapshots-to-keep, with the manifests and files only
+// they referenced. Union reads hold a snapshot for seconds, not days.
+func expire(ctx context.Context, tbl *table.Table) (*table.Table, error) {
+	maxAge := tbl.Properties().GetInt64(table.MaxSnapshotAgeMsKey, table.MaxSnapshotAgeMsDefault)
+	snaps := tbl.Metadata().Snapshots()
+	if len(snaps) < 2 || time.Now().UnixMilli()-snaps[0].TimestampMs <= maxAge {
+		return tbl, nil
+	}
+	tx := tbl.NewTransaction()
+	if err := tx.ExpireSnapshots(); err != nil {
+		return nil, fmt.Errorf("expire lake snapshots: %w", err)
+	}
+	return tx.Commit(ctx)
 }
 
 // DataRecord makes a lake record from a record of the table's columns: the
