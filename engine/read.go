@@ -378,7 +378,11 @@ func (rs *ReadStream) ruledOut(stats []byte, rows int) bool {
 	if err != nil || table == nil {
 		return false
 	}
-	// System columns are never null; their ranges are not recorded.
+	// System columns are never null; their ranges are not recorded. Columns
+	// added after the frame was written are NULL in all its rows.
+	for len(table) < len(rs.sch.types) {
+		table = append(table, predicate.ColumnStats{NullCount: int64(rows)})
+	}
 	view := append(make([]predicate.ColumnStats, rs.plan.system), table...)
 	return !rs.plan.filter.MayMatch(int64(rows), view)
 }

@@ -88,7 +88,9 @@ func ComputeStats(rec arrow.RecordBatch) []byte {
 // whose columns have the given types. An empty block (a frame written without
 // statistics) gives nil: nothing is known, so every batch may match. A block
 // that does not decode is an error wrapping ErrCorruptStats; a reader treats
-// that batch as one that may match.
+// that batch as one that may match. types may be longer than the block's
+// columns (columns were added after the batch was written): only the batch's
+// columns get statistics.
 func DecodeStats(b []byte, types []arrow.DataType) ([]ColumnStats, error) {
 	if len(b) == 0 {
 		return nil, nil
@@ -109,11 +111,11 @@ func DecodeStats(b []byte, types []arrow.DataType) ([]ColumnStats, error) {
 		return v, true
 	}
 	ncols, ok := uvarint()
-	if !ok || ncols != uint64(len(types)) {
+	if !ok || ncols > uint64(len(types)) {
 		return nil, corrupt("%d columns for %d column types", ncols, len(types))
 	}
-	stats := make([]ColumnStats, len(types))
-	for i, t := range types {
+	stats := make([]ColumnStats, ncols)
+	for i, t := range types[:ncols] {
 		if off >= len(b) {
 			return nil, corrupt("column %d: truncated", i)
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
@@ -214,6 +215,12 @@ func TestDecodeStats(t *testing.T) {
 		if g.NullCount != w.NullCount || !sameValue(types[i], g.Min, w.Min) || !sameValue(types[i], g.Max, w.Max) {
 			t.Errorf("column %d: %+v, want %+v", i, g, w)
 		}
+	}
+
+	// A batch written before columns were added: its columns get statistics,
+	// the added ones none.
+	if wider, err := DecodeStats(block, append(slices.Clone(types), arrow.BinaryTypes.String)); err != nil || len(wider) != len(types) {
+		t.Errorf("DecodeStats with an added column: %d statistics (%v), want %d", len(wider), err, len(types))
 	}
 
 	for _, bad := range []struct {
