@@ -19,7 +19,6 @@ type lakeTier struct {
 	lt        *lake.Table
 	ltSchema  int32          // the table schema id lt maps
 	snap      *lake.Snapshot // the latest committed snapshot, nil before the first
-	known     bool           // snap has been read from the lake
 	lastRound time.Time      // start of the last round, finished or not
 	caughtUp  time.Time      // start of the last round that succeeded: the lake holds all written before it
 }
@@ -47,7 +46,7 @@ func (e *Engine) lakeTable(ctx context.Context, t *table, info *catalog.TableInf
 	if err != nil {
 		return nil, err
 	}
-	t.tier.lt, t.tier.ltSchema, t.tier.snap, t.tier.known = lt, info.SchemaID, snap, true
+	t.tier.lt, t.tier.ltSchema, t.tier.snap = lt, info.SchemaID, snap
 	return lt, nil
 }
 
@@ -115,7 +114,7 @@ func (e *Engine) lakeKeep(t *table) func(bucket int) int64 {
 // brought it up to date (0 when nothing is behind).
 func (e *Engine) lakeLag(t *table) (offsets int64, seconds float64, ok bool) {
 	t.tier.mu.Lock()
-	snap, known, caughtUp := t.tier.snap, t.tier.known, t.tier.caughtUp
+	snap, known, caughtUp := t.tier.snap, t.tier.lt != nil, t.tier.caughtUp
 	t.tier.mu.Unlock()
 	if !known {
 		return 0, 0, false
