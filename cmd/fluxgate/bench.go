@@ -21,6 +21,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"time"
@@ -29,18 +30,19 @@ import (
 	"github.com/fluxgate-io/fluxgate/kv"
 )
 
-const benchUsage = "bench [--rows N] [--batch-rows N] [--keys N] [--reps N] [--run REGEXP] [--json] [--quick] [--dir DIR]"
+const benchUsage = "bench [--rows N] [--batch-rows N] [--keys N] [--reps N] [--run REGEXP] [--json] [--quick] [--dir DIR] [--cpuprofile FILE]"
 
 // benchConfig is the flags of bench.
 type benchConfig struct {
-	rows      int
-	batchRows int
-	keys      int
-	reps      int
-	run       string
-	json      bool
-	quick     bool
-	dir       string
+	rows       int
+	batchRows  int
+	keys       int
+	reps       int
+	run        string
+	json       bool
+	quick      bool
+	dir        string
+	cpuprofile string
 }
 
 // Sizes of --quick (flags given explicitly still win): a run takes about ten
@@ -66,6 +68,7 @@ func benchMain(ctx context.Context, args []string, std stdio) error {
 	fs.BoolVar(&cfg.json, "json", false, "print a JSON array instead of a table")
 	fs.BoolVar(&cfg.quick, "quick", false, fmt.Sprintf("small sizes (--rows %d --keys %d unless given): under a minute", benchQuickRows, benchQuickKeys))
 	fs.StringVar(&cfg.dir, "dir", "", "where to create the temporary data directory (default: the system's temporary directory)")
+	fs.StringVar(&cfg.cpuprofile, "cpuprofile", "", "write a CPU profile of the workloads' runs (baselines included) to this file, for go tool pprof")
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
@@ -116,6 +119,13 @@ func benchMain(ctx context.Context, args []string, std stdio) error {
 		return err
 	}
 	defer env.close()
+	if cfg.cpuprofile != "" {
+		stop, err := startCPUProfile(cfg.cpuprofile)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
 	var results []benchResult
 	for _, w := range selected {
 		if err := ctx.Err(); err != nil {
@@ -383,4 +393,20 @@ func dirSize(dir string) (int64, error) {
 		return nil
 	})
 	return n, err
+}
+
+// startCPUProfile profiles the process into file until stop is called.
+func startCPUProfile(file string) (stop func(), err error) {
+	f, err := os.Create(file)
+	if err != nil {
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("--cpuprofile: %w", err)
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
 }
