@@ -267,6 +267,11 @@ func (e *Engine) applyPKLocked(t *table, sch *tableSchema, wr *merge.Write, buck
 	}
 	defer sch.putEncoder(enc)
 	parts := make([]logstore.Part, 0, len(buckets))
+	defer func() {
+		if !committed {
+			releaseBatches(parts)
+		}
+	}()
 	var key []byte
 	for k, b := range buckets {
 		keys := make([][]byte, len(ops[k]))
@@ -334,6 +339,7 @@ func (e *Engine) applyPKLocked(t *table, sch *tableSchema, wr *merge.Write, buck
 		parts = append(parts, logstore.Part{Bucket: b, Batch: batch})
 	}
 	pending, err := t.log.AppendAsync(parts, writer)
+	parts = nil // the log has them
 	if err != nil {
 		if t.dropped.Load() {
 			return nil, errs.New(errs.NotFound, "table %s was dropped", info.Path())

@@ -156,6 +156,7 @@ func (w *WriteStream) Submit(ctx context.Context, rec arrow.RecordBatch) (*Pendi
 		b, err := enc.Encode(p.rec, meta)
 		if err != nil {
 			releaseParts(parts)
+			releaseBatches(batches)
 			return nil, err
 		}
 		batches = append(batches, logstore.Part{Bucket: p.bucket, Batch: b})
@@ -173,6 +174,13 @@ func (w *WriteStream) Submit(ctx context.Context, rec arrow.RecordBatch) (*Pendi
 	w.e.met.rowsWritten.Add(ctx, rec.NumRows(), attr)
 	w.e.met.bytesWritten.Add(ctx, int64(size), attr)
 	return &PendingWrite{res: WriteResult{Sequence: seq, Rows: rec.NumRows()}, log: pending}, nil
+}
+
+// releaseBatches releases encoded batches that were not appended.
+func releaseBatches(parts []logstore.Part) {
+	for _, p := range parts {
+		p.Batch.Release()
+	}
 }
 
 func releaseParts(parts []bucketRecord) {

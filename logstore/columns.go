@@ -7,6 +7,7 @@ import (
 	"io"
 	"runtime"
 	"sync"
+	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -15,13 +16,16 @@ import (
 )
 
 // Batch is one encoded frame, ready to append. The fields that are known only
-// at append time (offset, commit time, txn) are filled in by the log.
+// at append time (offset, commit time, txn) are filled in by the log. Its
+// uncompressed column bodies reference the record's own buffers, so the
+// Batch holds the record until the frame is written (or Release is called).
 type Batch struct {
 	prefix     []byte   // fixed header, writer id, directory, change types, padding
-	pieces     [][]byte // per column: metadata, then stored body
+	pieces     [][]byte // per column: metadata, then stored body (maybe several slices)
 	size       int
 	payloadCRC uint32
 	rows       int
+	hold       arrow.RecordBatch
 }
 
 // Rows reports the number of rows in the batch.
@@ -29,6 +33,15 @@ func (b *Batch) Rows() int { return b.rows }
 
 // Size reports the encoded size in bytes.
 func (b *Batch) Size() int { return b.size }
+
+// Release lets go of the record the batch references. Appending a batch
+// releases it once written; a batch that is not appended must be released.
+func (b *Batch) Release() {
+	if b.hold != nil {
+		b.hold.Release()
+		b.hold = nil
+	}
+}
 
 // bytes assembles the frame in one buffer (recovery tests and fuzzing).
 func (b *Batch) bytes() []byte {
@@ -89,17 +102,17 @@ func (e *Encoder) Encode(rec arrow.RecordBatch, meta BatchMeta) (*Batch, error) 
 	ncols := len(e.columns)
 	raw := 0
 	for i, cw := range e.columns {
-		// Fresh buffers each time: the Batch keeps them until it is written,
+		// Fresh slices each time: the Batch keeps them until it is written,
 		// and one encoder may encode several parts of a batch before that.
-		cw.meta, cw.body, cw.packed = nil, make([]byte, 0, cw.lastBody), nil
+		cw.meta, cw.body, cw.bodyLen, cw.packed = nil, nil, 0, nil
+		cw.owned = memRanges(cw.owned[:0], rec.Column(i).Data())
 		col := array.NewRecordBatch(cw.schema, []arrow.Array{rec.Column(i)}, rec.NumRows())
 		err := cw.w.Write(col)
 		col.Release()
 		if err != nil {
 			return nil, fmt.Errorf("encode column %q: %w", e.schema.Field(i).Name, err)
 		}
-		raw += len(cw.body)
-		cw.lastBody = len(cw.body)
+		raw += cw.bodyLen
 	}
 	e.compressColumns(raw)
 
@@ -119,7 +132,7 @@ func (e *Encoder) Encode(rec arrow.RecordBatch, meta BatchMeta) (*Batch, error) 
 	h.prefixLen = uint32(prefixLen)
 	size := prefixLen
 	for _, cw := range e.columns {
-		size += len(cw.meta) + len(cw.stored())
+		size += len(cw.meta) + cw.storedLen()
 	}
 	h.length = uint32(size)
 
@@ -131,7 +144,7 @@ func (e *Encoder) Encode(rec arrow.RecordBatch, meta BatchMeta) (*Batch, error) 
 	pos += copy(prefix[pos:], meta.WriterID)
 	for _, cw := range e.columns {
 		binary.LittleEndian.PutUint32(prefix[pos:], uint32(len(cw.meta)))
-		binary.LittleEndian.PutUint32(prefix[pos+4:], uint32(len(cw.stored())))
+		binary.LittleEndian.PutUint32(prefix[pos+4:], uint32(cw.storedLen()))
 		binary.LittleEndian.PutUint32(prefix[pos+8:], uint32(cw.rawLen))
 		pos += dirEntrySize
 	}
@@ -140,11 +153,16 @@ func (e *Encoder) Encode(rec arrow.RecordBatch, meta BatchMeta) (*Batch, error) 
 	b := &Batch{prefix: prefix, size: size, rows: rows}
 	crc := crc32.Checksum(prefix[fixedHeaderSize:], castagnoli)
 	for _, cw := range e.columns {
-		b.pieces = append(b.pieces, cw.meta, cw.stored())
+		b.pieces = append(b.pieces, cw.meta)
 		crc = crc32.Update(crc, castagnoli, cw.meta)
-		crc = crc32.Update(crc, castagnoli, cw.stored())
+		for _, p := range cw.stored() {
+			b.pieces = append(b.pieces, p)
+			crc = crc32.Update(crc, castagnoli, p)
+		}
 	}
 	b.payloadCRC = crc
+	rec.Retain()
+	b.hold = rec
 	return b, nil
 }
 
@@ -155,8 +173,19 @@ const parallelCompressBytes = 256 << 10
 func (e *Encoder) compressColumns(raw int) {
 	compress := func(cw *columnWriter) {
 		cw.rawLen = 0
-		if packed, ok := e.comp.compress(cw.packed, cw.body); ok {
-			cw.packed, cw.rawLen = packed, len(cw.body)
+		if cw.bodyLen == 0 {
+			return
+		}
+		src := cw.body[0]
+		if len(cw.body) > 1 {
+			cw.flat = cw.flat[:0]
+			for _, p := range cw.body {
+				cw.flat = append(cw.flat, p...)
+			}
+			src = cw.flat
+		}
+		if packed, ok := e.comp.compress(cw.packed, src); ok {
+			cw.packed, cw.rawLen = packed, cw.bodyLen
 		}
 	}
 	if e.comp.codec == CodecNone {
@@ -195,23 +224,35 @@ func inParallel(n int, fn func(i int)) {
 
 // columnWriter captures the IPC payloads of one column: the first is the
 // schema message, which the store does not need; the rest are record batches.
+// A body is kept as the slices the IPC writer hands over: those inside the
+// column's own buffers are referenced, not copied (the Batch holds the
+// record), and the rest (padding, buffers the writer made) are copied.
 type columnWriter struct {
-	schema   *arrow.Schema
-	w        *ipc.Writer
-	started  bool
-	meta     []byte
-	body     []byte
-	packed   []byte // body compressed, when that saves space
-	rawLen   int    // body length when packed is stored, else 0
-	lastBody int    // size of the previous body, to size the next one
+	schema  *arrow.Schema
+	w       *ipc.Writer
+	started bool
+	owned   []memRange // the column's buffers, as address ranges
+	meta    []byte
+	body    [][]byte
+	bodyLen int
+	flat    []byte // the body in one piece, as compression input; reused
+	packed  []byte // body compressed, when that saves space
+	rawLen  int    // body length when packed is stored, else 0
 }
 
 // stored is the body as the frame stores it.
-func (cw *columnWriter) stored() []byte {
+func (cw *columnWriter) stored() [][]byte {
 	if cw.rawLen > 0 {
-		return cw.packed
+		return [][]byte{cw.packed}
 	}
 	return cw.body
+}
+
+func (cw *columnWriter) storedLen() int {
+	if cw.rawLen > 0 {
+		return len(cw.packed)
+	}
+	return cw.bodyLen
 }
 
 func (cw *columnWriter) Start() error { return nil }
@@ -228,14 +269,67 @@ func (cw *columnWriter) WritePayload(p ipc.Payload) error {
 	// Pad the metadata so that the body, and so every Arrow buffer, stays
 	// 8-byte aligned within the frame.
 	cw.meta = append(cw.meta, make([]byte, align8(len(cw.meta))-len(cw.meta))...)
-	return p.SerializeBody((*appendWriter)(&cw.body))
+	return p.SerializeBody((*bodyWriter)(cw))
 }
 
-type appendWriter []byte
+// bodyWriter is the io.Writer SerializeBody writes a column's body to.
+type bodyWriter columnWriter
 
-func (w *appendWriter) Write(p []byte) (int, error) {
-	*w = append(*w, p...)
+// referenceBytes is the size from which a slice inside the column's buffers
+// is referenced rather than copied.
+const referenceBytes = 4 << 10
+
+func (w *bodyWriter) Write(p []byte) (int, error) {
+	cw := (*columnWriter)(w)
+	cw.bodyLen += len(p)
+	if len(p) >= referenceBytes && within(cw.owned, p) {
+		cw.body = append(cw.body, p)
+		return len(p), nil
+	}
+	// Small pieces are appended to the last copied piece.
+	if n := len(cw.body); n > 0 && cap(cw.body[n-1]) > len(cw.body[n-1]) && !within(cw.owned, cw.body[n-1]) {
+		cw.body[n-1] = append(cw.body[n-1], p...)
+		return len(p), nil
+	}
+	cw.body = append(cw.body, append(make([]byte, 0, max(len(p), 256)), p...))
 	return len(p), nil
+}
+
+// memRange is the address range of one Arrow buffer.
+type memRange struct{ start, end uintptr }
+
+// memRanges appends the address ranges of the buffers of data and its
+// children.
+func memRanges(dst []memRange, data arrow.ArrayData) []memRange {
+	for _, b := range data.Buffers() {
+		if b == nil || b.Len() == 0 {
+			continue
+		}
+		start := uintptr(unsafe.Pointer(unsafe.SliceData(b.Bytes())))
+		dst = append(dst, memRange{start, start + uintptr(b.Len())})
+	}
+	for _, c := range data.Children() {
+		dst = memRanges(dst, c)
+	}
+	if data.DataType().ID() == arrow.DICTIONARY {
+		dst = memRanges(dst, data.Dictionary())
+	}
+	return dst
+}
+
+// within reports whether p lies inside one of the ranges.
+func within(ranges []memRange, p []byte) bool {
+	if len(p) == 0 {
+		return false
+	}
+	start := uintptr(unsafe.Pointer(unsafe.SliceData(p)))
+	end := start + uintptr(len(p))
+	for _, r := range ranges {
+		if start >= r.start && end <= r.end {
+			return true
+		}
+	}
+	return false
 }
 
 // Decoder turns the columns of frames back into Arrow arrays. It caches the

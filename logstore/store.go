@@ -97,6 +97,7 @@ type Table struct {
 	snapshotWanted bool                  // guarded by appendMu
 	broken         bool                  // a part of an append failed; guarded by appendMu
 	closed         bool                  // guarded by appendMu
+	frames         *frameWriter          // writes what appends queue
 
 	durable atomic.Uint64 // every txn <= durable is synced
 	sync    struct {
@@ -127,6 +128,7 @@ func Open(dir string, n int, opts Options) (*Table, error) {
 		t.closeFiles()
 		return nil, fmt.Errorf("recover %s: %w", dir, err)
 	}
+	t.frames = startFrameWriter()
 	return t, nil
 }
 
@@ -189,8 +191,20 @@ func (p *Pending) Wait() (Result, error) {
 func (t *Table) AppendAsync(parts []Part, w Writer) (*Pending, error) {
 	t.appendMu.Lock()
 	defer t.appendMu.Unlock()
+	queued := 0 // parts handed to the frame writer, which releases them
+	defer func() {
+		for _, p := range parts[queued:] {
+			p.Batch.Release()
+		}
+	}()
 	if t.closed || t.broken {
 		return nil, errs.New(errs.Unavailable, "table log %s is closed", t.dir)
+	}
+	if err := t.frames.failed(); err != nil {
+		// A frame is missing from its segment; recovery will cut there.
+		// Until then this log accepts nothing more.
+		t.broken = true
+		return nil, errs.New(errs.Unavailable, "append to %s: %w", t.dir, err)
 	}
 	if w.ID != "" {
 		prev, err := t.writers.check(w)
@@ -215,6 +229,7 @@ func (t *Table) AppendAsync(parts []Part, w Writer) (*Pending, error) {
 			t.broken = true
 			return nil, errs.New(errs.Unavailable, "append to %s: %w", t.dir, err)
 		}
+		queued++
 		ends[p.Bucket] = t.buckets[p.Bucket].logEnd
 	}
 	if w.ID != "" {
@@ -248,9 +263,6 @@ func (t *Table) appendLocked(p Part, txn uint64, nparts uint16, now int64) error
 		t.snapshotWanted = true
 	}
 	pos := seg.size
-	if err := writeVec(seg.f, append([][]byte{prefix}, p.Batch.pieces...), pos); err != nil {
-		return fmt.Errorf("write %s: %w", seg.logPath, err)
-	}
 	if err := seg.noteAppended(&h, pos); err != nil {
 		return err
 	}
@@ -258,6 +270,7 @@ func (t *Table) appendLocked(p Part, txn uint64, nparts uint16, now int64) error
 		at := fixedHeaderSize + int(h.writerIDLen) + int(h.columns)*dirEntrySize
 		seg.summarize(prefix[at:at+int(h.statsLen)], int64(h.recordCount), t.opts.Summarize)
 	}
+	t.frames.queue(frameWrite{seg: seg, bufs: append([][]byte{prefix}, p.Batch.pieces...), pos: pos, batch: p.Batch})
 	b.logEnd, b.lastTs = h.nextOffset(), h.commitTs
 	t.dirty[seg] = struct{}{}
 	return nil
@@ -298,6 +311,7 @@ func (t *Table) syncRound() error {
 	}
 	t.appendMu.Lock()
 	target := t.lastTxn
+	queued := t.frames.queued
 	dirty := t.dirty
 	t.dirty = map[*segment]struct{}{}
 	newDirs := t.newDirs
@@ -313,6 +327,9 @@ func (t *Table) syncRound() error {
 	}
 	t.appendMu.Unlock()
 
+	if err := t.frames.wait(queued); err != nil {
+		return err
+	}
 	if err := syncAll(dirty); err != nil {
 		return err
 	}
@@ -411,6 +428,7 @@ func (t *Table) Close() error {
 	} else {
 		t.appendMu.Unlock()
 	}
+	t.frames.stop()
 	for _, b := range t.buckets {
 		b.closeTail()
 	}

@@ -177,7 +177,7 @@ func TestTornTailIsCut(t *testing.T) {
 	for i := range 3 {
 		appendRows(t, tbl, enc, mem, 0, i*10, 10, nil)
 	}
-	tbl.closeFiles() // a crash: no clean close
+	crash(tbl) // no clean close
 	path := filepath.Join(dir, "0", "log", segmentName(0)+".log")
 	st, _ := os.Stat(path)
 	// Tear the last frame and corrupt nothing else.
@@ -215,7 +215,8 @@ func TestIncompleteMultiBucketAppendIsCut(t *testing.T) {
 		t.Fatal(err)
 	}
 	tbl.appendMu.Unlock()
-	tbl.closeFiles()
+	p[1].Batch.Release()
+	crash(tbl)
 
 	tbl = mustOpen(t, dir, 2, Options{})
 	defer tbl.Close()
@@ -238,7 +239,7 @@ func TestIdempotentWriterAcrossRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tbl.closeFiles() // crash: no writer snapshot
+	crash(tbl) // no writer snapshot
 	tbl = mustOpen(t, dir, 1, Options{})
 	defer tbl.Close()
 	again, err := tbl.Append([]Part{{Bucket: 0, Batch: encode(t, enc, rec, w)}}, w)
@@ -443,4 +444,14 @@ func TestSkipWholeSegments(t *testing.T) {
 	tbl = mustOpen(t, dir, 1, opts)
 	defer tbl.Close()
 	check(tbl)
+}
+
+// crash leaves the table as a killed process would once its queued frames
+// reached the page cache: nothing synced, no writer snapshot, files closed.
+func crash(tbl *Table) {
+	tbl.appendMu.Lock()
+	defer tbl.appendMu.Unlock()
+	tbl.frames.wait(tbl.frames.queued)
+	tbl.frames.stop()
+	tbl.closeFiles()
 }
