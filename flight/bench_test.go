@@ -142,9 +142,11 @@ func (s *noopServer) DoGet(_ *flight.Ticket, stream flight.FlightService_DoGetSe
 	return nil
 }
 
-func serve(b *testing.B, svc flight.FlightServer) string {
-	srv := flight.NewServerWithMiddleware(nil, grpc.MaxRecvMsgSize(64<<20),
-		grpc.InitialWindowSize(16<<20), grpc.InitialConnWindowSize(16<<20))
+// serve runs svc on a gRPC server with opts besides the sizes both sides
+// share.
+func serve(b *testing.B, svc flight.FlightServer, opts ...grpc.ServerOption) string {
+	srv := flight.NewServerWithMiddleware(nil, append([]grpc.ServerOption{grpc.MaxRecvMsgSize(64 << 20),
+		grpc.InitialWindowSize(16 << 20), grpc.InitialConnWindowSize(16 << 20)}, opts...)...)
 	srv.RegisterFlightService(svc)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -171,7 +173,7 @@ func startBench(b *testing.B) (*client.Client, *engine.Engine) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { eng.Close() })
-	return dial(b, serve(b, fgflight.New(eng, fgflight.Options{}))), eng
+	return dial(b, serve(b, fgflight.New(eng, fgflight.Options{}), fgflight.ServerOptions()...)), eng
 }
 
 func appendAll(b *testing.B, cl *client.Client, table string, recs []arrow.RecordBatch) {

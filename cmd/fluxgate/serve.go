@@ -200,6 +200,7 @@ func startServer(cfg *serveConfig, log *slog.Logger) (*server, error) {
 	if tlsCfg != nil {
 		grpcOpts = append(grpcOpts, grpc.Creds(credentials.NewTLS(tlsCfg)))
 	}
+	grpcOpts = append(grpcOpts, fgflight.ServerOptions()...)
 	var middleware []flight.ServerMiddleware
 	if authn != nil {
 		// Handshake takes basic credentials and returns a bearer token; every

@@ -1,0 +1,84 @@
+package flight
+
+import (
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/encoding"
+	"google.golang.org/grpc/mem"
+	"google.golang.org/protobuf/encoding/protowire"
+	"google.golang.org/protobuf/proto"
+)
+
+// ServerOptions are the gRPC server options the Flight service is built
+// for; a server that registers it should pass them (cmd/fluxgate does).
+func ServerOptions() []grpc.ServerOption {
+	return []grpc.ServerOption{grpc.ForceServerCodecV2(codec{encoding.GetCodecV2("proto")})}
+}
+
+// codec is gRPC's protobuf codec, except that it decodes the FlightData of
+// DoPut and DoExchange itself: gRPC's codec copies a message into a pooled
+// buffer and protobuf then copies the body out of it, while this one copies
+// the message once, into memory of its own that data_body (and so the
+// batch's Arrow buffers) then points into.
+type codec struct{ encoding.CodecV2 }
+
+func (c codec) Unmarshal(data mem.BufferSlice, v any) error {
+	fd, ok := v.(*flight.FlightData)
+	if !ok {
+		return c.CodecV2.Unmarshal(data, v)
+	}
+	return unmarshalFlightData(data.Materialize(), fd)
+}
+
+// Field numbers of FlightData (Flight.proto).
+const (
+	fieldDescriptor  = 1
+	fieldDataHeader  = 2
+	fieldAppMetadata = 3
+	fieldDataBody    = 1000
+)
+
+// unmarshalFlightData decodes b into fd; the byte fields alias b.
+func unmarshalFlightData(b []byte, fd *flight.FlightData) error {
+	fd.Reset()
+	for len(b) > 0 {
+		num, typ, n := protowire.ConsumeTag(b)
+		if n < 0 {
+			return fmt.Errorf("FlightData: %w", protowire.ParseError(n))
+		}
+		b = b[n:]
+		if typ != protowire.BytesType || (num != fieldDescriptor && num != fieldDataHeader && num != fieldAppMetadata && num != fieldDataBody) {
+			// Not a field this decoder knows: skip it, as protobuf keeps
+			// unknown fields out of the way.
+			if n = protowire.ConsumeFieldValue(num, typ, b); n < 0 {
+				return fmt.Errorf("FlightData field %d: %w", num, protowire.ParseError(n))
+			}
+			b = b[n:]
+			continue
+		}
+		v, n := protowire.ConsumeBytes(b)
+		if n < 0 {
+			return fmt.Errorf("FlightData field %d: %w", num, protowire.ParseError(n))
+		}
+		b = b[n:]
+		switch num {
+		case fieldDescriptor:
+			if fd.FlightDescriptor == nil {
+				fd.FlightDescriptor = &flight.FlightDescriptor{}
+			}
+			// A message field that occurs twice is merged, as protobuf does.
+			if err := (proto.UnmarshalOptions{Merge: true}).Unmarshal(v, fd.FlightDescriptor); err != nil {
+				return fmt.Errorf("FlightData descriptor: %w", err)
+			}
+		case fieldDataHeader:
+			fd.DataHeader = v
+		case fieldAppMetadata:
+			fd.AppMetadata = v
+		case fieldDataBody:
+			fd.DataBody = v
+		}
+	}
+	return nil
+}
