@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
-	"runtime"
 	"sync"
 	"unsafe"
 
@@ -13,6 +12,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/fluxgate-io/fluxgate/internal/parallel"
 )
 
 // Batch is one encoded frame, ready to append. The fields that are known only
@@ -200,26 +201,7 @@ func (e *Encoder) compressColumns(raw int) {
 		}
 		return
 	}
-	inParallel(len(e.columns), func(i int) { compress(e.columns[i]) })
-}
-
-// inParallel calls fn(0), ..., fn(n-1) on up to GOMAXPROCS goroutines and
-// waits for them: a frame's columns compress and decompress independently.
-func inParallel(n int, fn func(i int)) {
-	var wg sync.WaitGroup
-	next := make(chan int, n)
-	for i := range n {
-		next <- i
-	}
-	close(next)
-	for range min(runtime.GOMAXPROCS(0), n) {
-		wg.Go(func() {
-			for i := range next {
-				fn(i)
-			}
-		})
-	}
-	wg.Wait()
+	parallel.For(len(e.columns), func(i int) { compress(e.columns[i]) })
 }
 
 // columnWriter captures the IPC payloads of one column: the first is the

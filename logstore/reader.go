@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/internal/parallel"
 )
 
 // Frame is one batch read back from the log, with the bytes of the columns
@@ -71,7 +72,7 @@ func (f *Frame) Record(d *Decoder, schema *arrow.Schema) (arrow.RecordBatch, err
 		}
 	} else {
 		// Decompressing is the bulk of reading a compressed frame.
-		inParallel(len(f.cols), decode)
+		parallel.For(len(f.cols), decode)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err

@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/fluxgate-io/fluxgate/internal/parallel"
 	"github.com/fluxgate-io/fluxgate/row"
 )
 
@@ -61,9 +62,18 @@ func ComputeStats(rec arrow.RecordBatch) []byte {
 	dst := make([]byte, 0, 2+int(rec.NumCols())*20)
 	dst = append(dst, statsVersion)
 	dst = binary.AppendUvarint(dst, uint64(rec.NumCols()))
+	bounds := make([][2]any, rec.NumCols())
+	bound := func(i int) { bounds[i][0], bounds[i][1] = minMax(rec.Column(i)) }
+	if rec.NumRows()*rec.NumCols() >= parallelStatsCells {
+		parallel.For(int(rec.NumCols()), bound)
+	} else {
+		for i := range bounds {
+			bound(i)
+		}
+	}
 	var key []byte
-	for _, arr := range rec.Columns() {
-		lo, hi := minMax(arr)
+	for c, arr := range rec.Columns() {
+		lo, hi := bounds[c][0], bounds[c][1]
 		flagsAt := len(dst)
 		dst = append(dst, 0)
 		dst = binary.AppendUvarint(dst, uint64(arr.NullN()))
@@ -83,6 +93,10 @@ func ComputeStats(rec arrow.RecordBatch) []byte {
 	}
 	return dst
 }
+
+// parallelStatsCells is the batch size (rows × columns) from which the columns'
+// statistics are computed concurrently.
+const parallelStatsCells = 64 << 10
 
 // DecodeStats decodes a statistics block written by ComputeStats for a batch
 // whose columns have the given types. An empty block (a frame written without
@@ -324,9 +338,10 @@ func minMaxDecimal(vals []decimal128.Num, valid []byte, off int) (lo, hi decimal
 }
 
 // minMaxString finds the least and greatest strings of an array with the
-// given value offsets and data. Most values lie strictly between the two, and
-// the first 8 bytes (as a big-endian integer, zero-padded) mostly show it
-// without comparing strings.
+// given value offsets and data. Most values lie strictly between the two, or
+// equal one of them (low-cardinality columns), and the first 8 bytes (as a
+// big-endian integer, zero-padded) mostly show which without comparing
+// strings.
 func minMaxString[O int32 | int64](offs []O, data []byte, valid []byte, off int) (lo, hi string) {
 	first := true
 	var loKey, hiKey uint64
@@ -337,20 +352,42 @@ func minMaxString[O int32 | int64](offs []O, data []byte, valid []byte, off int)
 		}
 		l, h, lk, hk := lo, hi, loKey, hiKey
 		for k := i; k < j; k++ {
-			v := data[offs[k]:offs[k+1]]
-			key := prefixKey(v)
-			if lk < key && key < hk {
-				continue
-			}
-			if string(v) < l {
-				l, lk = unsafeString(v), key
-			} else if string(v) > h {
-				h, hk = unsafeString(v), key
+			start, end := int(offs[k]), int(offs[k+1])
+			key := prefixKeyAt(data, start, end)
+			switch {
+			case lk < key && key < hk:
+			case key < lk || key == lk && lessSamePrefix(data[start:end], l):
+				l, lk = unsafeString(data[start:end]), key
+			case key > hk || key == hk && lessSamePrefix(h, data[start:end]):
+				h, hk = unsafeString(data[start:end]), key
 			}
 		}
 		lo, hi, loKey, hiKey = l, h, lk, hk
 	})
 	return lo, hi
+}
+
+// lessSamePrefix reports a < b for strings of equal prefix keys: two of at
+// most 8 bytes then differ only in trailing zero bytes, so the shorter is
+// less.
+func lessSamePrefix[A, B string | []byte](a A, b B) bool {
+	if len(a) <= 8 && len(b) <= 8 {
+		return len(a) < len(b)
+	}
+	return string(a) < string(b)
+}
+
+// prefixKeyAt is prefixKey(data[start:end]), reading 8 bytes at once where
+// data has them and masking off those past end.
+func prefixKeyAt(data []byte, start, end int) uint64 {
+	if start+8 > len(data) {
+		return prefixKey(data[start:end])
+	}
+	key := binary.BigEndian.Uint64(data[start : start+8])
+	if n := end - start; n < 8 {
+		key &^= 1<<(8*(8-n)) - 1
+	}
+	return key
 }
 
 // prefixKey returns the first 8 bytes of s as a big-endian integer, padded
