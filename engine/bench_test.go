@@ -86,7 +86,7 @@ func createAgg(b *testing.B, e *Engine) {
 	}
 }
 
-func writeAll(b *testing.B, e *Engine, table string, recs []arrow.RecordBatch) {
+func writeAll(b testing.TB, e *Engine, table string, recs []arrow.RecordBatch) {
 	ws, err := e.OpenWrite(WriteRequest{Table: table})
 	if err != nil {
 		b.Fatal(err)

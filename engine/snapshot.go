@@ -75,15 +75,8 @@ func (rs *ReadStream) runSnapshot(ctx context.Context, bucket int, send func(arr
 		rs.e.met.bytesRead.Add(ctx, RecordBytes(out)*out.NumRows()/max(bufRows, 1), attr)
 		return send(out, meta)
 	}
-	err = snap.Rows(info.TableID, bucket, func(_, value []byte) error {
-		if rs.left == 0 {
-			return errStopScan
-		}
-		if rows%1024 == 0 {
-			if err := rs.check(ctx); err != nil {
-				return err
-			}
-		}
+	values := streamValues(snap, info.TableID, bucket)
+	err = rs.decodeValues(ctx, values, func(value []byte) error {
 		if err := row.DecodeTo(value, rs.sch.types, to); err != nil {
 			return err
 		}
@@ -107,6 +100,9 @@ func (rs *ReadStream) runSnapshot(ctx context.Context, bucket int, send func(arr
 		}
 		return nil
 	})
+	if cerr := values.close(); err == nil {
+		err = cerr
+	}
 	if err != nil && err != errStopScan {
 		return 0, err
 	}
@@ -117,6 +113,28 @@ func (rs *ReadStream) runSnapshot(ctx context.Context, bucket int, send func(arr
 		}
 	}
 	return at, nil
+}
+
+// decodeValues calls fn with each value of the stream until the limit is
+// reached (errStopScan), fn fails or the read is cancelled.
+func (rs *ReadStream) decodeValues(ctx context.Context, values *valueStream, fn func(value []byte) error) error {
+	var c *valueChunk
+	for {
+		if c = values.next(c); c == nil {
+			return nil
+		}
+		if err := rs.check(ctx); err != nil {
+			return err
+		}
+		for i := range c.ends {
+			if rs.left == 0 {
+				return errStopScan
+			}
+			if err := fn(c.value(i)); err != nil {
+				return err
+			}
+		}
+	}
 }
 
 // errStopScan ends a snapshot iteration early (the limit was reached).

@@ -1,0 +1,114 @@
+package engine
+
+import (
+	"github.com/fluxgate-io/fluxgate/kv"
+)
+
+// Reading a bucket's state is half iterating pebble and half decoding rows
+// into Arrow builders. valueStream iterates on a goroutine of its own and
+// hands the values over in chunks, so that on two cores the halves overlap.
+
+// valueChunk is a run of stored values copied out of the iterator.
+type valueChunk struct {
+	data []byte
+	ends []int // ends[i] is where value i ends in data
+}
+
+func (c *valueChunk) value(i int) []byte {
+	start := 0
+	if i > 0 {
+		start = c.ends[i-1]
+	}
+	return c.data[start:c.ends[i]]
+}
+
+// chunkValues is the number of values in a chunk; a few chunks in flight
+// keep both goroutines busy without holding much of the bucket in memory.
+const (
+	chunkValues    = 2048
+	chunksInFlight = 4
+)
+
+type valueStream struct {
+	chunks chan *valueChunk
+	free   chan *valueChunk
+	stop   chan struct{}
+	done   chan struct{}
+	err    error // of the iteration; read after done is closed
+}
+
+// streamValues starts iterating the bucket's rows of snap.
+func streamValues(snap *kv.Snapshot, table int64, bucket int) *valueStream {
+	s := &valueStream{
+		chunks: make(chan *valueChunk, chunksInFlight),
+		free:   make(chan *valueChunk, chunksInFlight+1),
+		stop:   make(chan struct{}),
+		done:   make(chan struct{}),
+	}
+	go s.run(snap, table, bucket)
+	return s
+}
+
+func (s *valueStream) run(snap *kv.Snapshot, table int64, bucket int) {
+	defer close(s.done)
+	defer close(s.chunks)
+	c := s.chunk()
+	s.err = snap.Rows(table, bucket, func(_, value []byte) error {
+		c.data = append(c.data, value...)
+		c.ends = append(c.ends, len(c.data))
+		if len(c.ends) < chunkValues {
+			return nil
+		}
+		if !s.hand(c) {
+			return errStopScan
+		}
+		c = s.chunk()
+		return nil
+	})
+	if s.err == nil && len(c.ends) > 0 {
+		s.hand(c)
+	}
+}
+
+// chunk returns an empty chunk, reusing one the reader is done with.
+func (s *valueStream) chunk() *valueChunk {
+	select {
+	case c := <-s.free:
+		c.data, c.ends = c.data[:0], c.ends[:0]
+		return c
+	default:
+		return &valueChunk{}
+	}
+}
+
+// hand passes c to the reader; false means the reader stopped.
+func (s *valueStream) hand(c *valueChunk) bool {
+	select {
+	case s.chunks <- c:
+		return true
+	case <-s.stop:
+		return false
+	}
+}
+
+// next returns the next chunk, or nil at the end. The chunk stays valid
+// until the next call.
+func (s *valueStream) next(prev *valueChunk) *valueChunk {
+	if prev != nil {
+		select {
+		case s.free <- prev:
+		default:
+		}
+	}
+	return <-s.chunks
+}
+
+// close stops the iteration and returns its error, if it failed.
+func (s *valueStream) close() error {
+	close(s.stop)
+	<-s.done
+	if s.err == errStopScan {
+		return nil
+	}
+	return s.err
+}
