@@ -43,7 +43,23 @@ func (rs *ReadStream) runSnapshot(ctx context.Context, bucket int, send func(arr
 	rows, bytes, sent := 0, 0, false
 	b.Reserve(snapshotBatchRows)
 	flush := func() error {
-		defer b.Reserve(snapshotBatchRows)
+		// The next batch is sized like this one, so that its builders
+		// seldom grow (and copy) as it fills.
+		var dataLens []int
+		for _, f := range b.Fields() {
+			if bb, ok := f.(varWidthBuilder); ok {
+				dataLens = append(dataLens, bb.DataLen())
+			}
+		}
+		defer func() {
+			b.Reserve(snapshotBatchRows)
+			for _, f := range b.Fields() {
+				if bb, ok := f.(varWidthBuilder); ok && len(dataLens) > 0 {
+					bb.ReserveData(dataLens[0])
+					dataLens = dataLens[1:]
+				}
+			}
+		}()
 		need := b.NewRecordBatch()
 		defer need.Release()
 		rows, bytes = 0, 0
@@ -135,6 +151,12 @@ func (rs *ReadStream) decodeValues(ctx context.Context, values *valueStream, fn 
 			}
 		}
 	}
+}
+
+// varWidthBuilder is a builder of strings or binary values.
+type varWidthBuilder interface {
+	DataLen() int
+	ReserveData(n int)
 }
 
 // errStopScan ends a snapshot iteration early (the limit was reached).
