@@ -15,16 +15,23 @@ import (
 // commits only once the changelog it produced is durable: the state never
 // runs ahead of the log.
 type Txn struct {
-	s       *Store
-	b       *pebble.Batch
-	pending map[string][]byte // this txn's writes; nil value = deleted
-	loaded  map[string][]byte // prefetched stored values; nil value = absent
+	s *Store
+	b *pebble.Batch
+	// view is what the txn knows of keys: the values Prefetch read, and its
+	// own writes over them. A nil value is absent (or deleted).
+	view  map[string][]byte
+	arena []byte // Prefetch copies values here rather than one allocation each
 }
 
 // NewTxn starts a write.
 func (s *Store) NewTxn() *Txn {
-	return &Txn{s: s, b: s.db.NewBatch(), pending: map[string][]byte{}, loaded: map[string][]byte{}}
+	return &Txn{s: s, b: s.db.NewBatch()}
 }
+
+// prefetchSteps is how many Next calls Prefetch tries before it seeks: the
+// keys of a batch are often close together in the store, and stepping to a
+// near key is several times cheaper than a seek.
+const prefetchSteps = 4
 
 // Prefetch reads the stored values of keys with one ordered pass of an
 // iterator, which is several times cheaper than a point lookup per key.
@@ -32,36 +39,57 @@ func (t *Txn) Prefetch(keys [][]byte) error {
 	if len(keys) == 0 {
 		return nil
 	}
+	if t.view == nil {
+		t.view = make(map[string][]byte, len(keys))
+	}
 	sorted := slices.Clone(keys)
 	slices.SortFunc(sorted, bytes.Compare)
 	it, err := t.s.db.NewIter(&pebble.IterOptions{LowerBound: sorted[0], UpperBound: append(slices.Clone(sorted[len(sorted)-1]), 0)})
 	if err != nil {
 		return err
 	}
+	// The iterator stays at the first stored key at or after the last key
+	// looked up, so for the next (greater) key it steps forward, or seeks.
+	valid := it.SeekGE(sorted[0])
 	for _, k := range sorted {
-		if _, done := t.loaded[string(k)]; done {
+		if _, done := t.view[string(k)]; done {
 			continue
 		}
+		for steps := 0; valid && bytes.Compare(it.Key(), k) < 0; steps++ {
+			if steps == prefetchSteps {
+				valid = it.SeekGE(k)
+				break
+			}
+			valid = it.Next()
+		}
 		var v []byte
-		if it.SeekGE(k) && bytes.Equal(it.Key(), k) {
-			if v, err = it.ValueAndErr(); err != nil {
+		if valid && bytes.Equal(it.Key(), k) {
+			raw, err := it.ValueAndErr()
+			if err != nil {
 				it.Close()
 				return err
 			}
-			v = slices.Clone(v)
+			v = t.keep(raw)
 		}
-		t.loaded[string(k)] = v
+		t.view[string(k)] = v
 	}
 	return it.Close()
+}
+
+// keep copies v into the txn's arena; the copy's capacity ends with it.
+func (t *Txn) keep(v []byte) []byte {
+	if len(t.arena)+len(v) > cap(t.arena) {
+		t.arena = make([]byte, 0, max(64<<10, len(v)))
+	}
+	n := len(t.arena)
+	t.arena = append(t.arena, v...)
+	return t.arena[n:len(t.arena):len(t.arena)]
 }
 
 // Get returns the value of key as this txn sees it. The caller must not
 // modify it.
 func (t *Txn) Get(key []byte) ([]byte, bool, error) {
-	if v, ok := t.pending[string(key)]; ok {
-		return v, v != nil, nil
-	}
-	if v, ok := t.loaded[string(key)]; ok {
+	if v, ok := t.view[string(key)]; ok {
 		return v, v != nil, nil
 	}
 	v, closer, err := t.s.db.Get(key)
@@ -77,14 +105,21 @@ func (t *Txn) Get(key []byte) ([]byte, bool, error) {
 
 // Set stores value under key; the txn keeps value.
 func (t *Txn) Set(key, value []byte) error {
-	t.pending[string(key)] = value
+	t.note(key, value)
 	return t.b.Set(key, value, nil)
 }
 
 // Delete removes key.
 func (t *Txn) Delete(key []byte) error {
-	t.pending[string(key)] = nil
+	t.note(key, nil)
 	return t.b.Delete(key, nil)
+}
+
+func (t *Txn) note(key, value []byte) {
+	if t.view == nil {
+		t.view = map[string][]byte{}
+	}
+	t.view[string(key)] = value
 }
 
 // SetApplied records the bucket's next unapplied log offset.

@@ -2,6 +2,7 @@ package kv
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"testing"
 )
 
@@ -68,5 +69,51 @@ func TestTxnReadsItsOwnWritesAndCommitsWithOffset(t *testing.T) {
 	snap2.Rows(3, 1, func(pk, _ []byte) error { n++; return nil })
 	if off, _ := snap2.Applied(3, 1); n != 0 || off != 0 {
 		t.Fatalf("after drop: %d rows, applied %d", n, off)
+	}
+}
+
+// Prefetch steps or seeks between the keys it is asked for: whatever the
+// gaps between them, and with repeats, it reads what point lookups read.
+func TestPrefetchReadsWhatGetReads(t *testing.T) {
+	s, err := Open(t.TempDir(), Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	key := func(i int) []byte { return RowKey(nil, 5, 0, fmt.Appendf(nil, "k%05d", i)) }
+	const n = 2000
+	stored := s.NewTxn()
+	for i := 0; i < n; i += 3 { // every third key is stored
+		if err := stored.Set(key(i), fmt.Appendf(nil, "v%d", i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := stored.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	for round := range 50 {
+		var keys [][]byte
+		for range 1 + rng.IntN(200) {
+			// Mostly near one another, sometimes far, sometimes past the end.
+			keys = append(keys, key(rng.IntN(n+20)))
+		}
+		if round%2 == 0 {
+			keys = append(keys, keys[0]) // a repeat
+		}
+		txn := s.NewTxn()
+		if err := txn.Prefetch(keys); err != nil {
+			t.Fatal(err)
+		}
+		fresh := s.NewTxn() // no prefetch: each Get reads the store
+		for _, k := range keys {
+			got, gotOK, _ := txn.Get(k)
+			want, wantOK, _ := fresh.Get(k)
+			if gotOK != wantOK || string(got) != string(want) {
+				t.Fatalf("round %d, key %s: prefetched %q %v, stored %q %v", round, k, got, gotOK, want, wantOK)
+			}
+		}
+		txn.Abort()
+		fresh.Abort()
 	}
 }
