@@ -41,6 +41,11 @@ func orBitmap32(bm *bitmaps, acc, in any) (out any, err error) {
 	if err := read32(&bm.in32, &bm.inBuf, y, "the written value", errs.Invalid); err != nil {
 		return nil, err
 	}
+	if bm.in32.AndCardinality(&bm.acc32) == bm.in32.GetCardinality() {
+		// Nothing new (a repeat visitor of a distinct count): the stored
+		// bitmap is the union as it is.
+		return x, nil
+	}
 	bm.acc32.Or(&bm.in32)
 	bm.acc32.RunOptimize()
 	w := sliceWriter(make([]byte, 0, bm.acc32.GetSerializedSizeInBytes()))
