@@ -86,13 +86,28 @@ func createAgg(b *testing.B, e *Engine) {
 	}
 }
 
+// writeAll writes recs as a Flight DoPut stream does: up to 8 batches
+// submitted ahead of the one awaited.
 func writeAll(b testing.TB, e *Engine, table string, recs []arrow.RecordBatch) {
 	ws, err := e.OpenWrite(WriteRequest{Table: table})
 	if err != nil {
 		b.Fatal(err)
 	}
+	var pending []*PendingWrite
 	for _, r := range recs {
-		if _, err := ws.Write(context.Background(), r); err != nil {
+		p, err := ws.Submit(context.Background(), r)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if pending = append(pending, p); len(pending) == 8 {
+			if _, err := pending[0].Wait(); err != nil {
+				b.Fatal(err)
+			}
+			pending = pending[1:]
+		}
+	}
+	for _, p := range pending {
+		if _, err := p.Wait(); err != nil {
 			b.Fatal(err)
 		}
 	}

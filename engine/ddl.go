@@ -79,6 +79,14 @@ func (e *Engine) removeTable(info *catalog.TableInfo) error {
 	delete(e.tables, info.TableID)
 	e.mu.Unlock()
 	var err error
+	if ok && t.pk != nil {
+		// Writes in flight commit before the state goes, or they would
+		// leave rows of the dropped table behind.
+		all := indexes(info.BucketCount())
+		t.pk.lock(all)
+		defer t.pk.unlock(all)
+		t.pk.flight.drain(all)
+	}
 	if ok {
 		t.dropped.Store(true)
 		// A tiering round in progress ends before the log and the lake
@@ -142,6 +150,7 @@ func (e *Engine) AlterTable(name string, set map[string]string, reset []string, 
 		all := indexes(next.BucketCount())
 		t.pk.lock(all)
 		defer t.pk.unlock(all)
+		t.pk.flight.drain(all)
 	}
 	if err := e.ensureLake(context.Background(), next); err != nil {
 		return nil, err

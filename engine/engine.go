@@ -244,6 +244,12 @@ func (e *Engine) Close() error {
 	defer e.mu.Unlock()
 	var err error
 	for id, t := range e.tables {
+		if t.pk != nil {
+			all := indexes(t.log.Buckets())
+			t.pk.lock(all)
+			t.pk.flight.drain(all)
+			t.pk.unlock(all)
+		}
 		err = errors.Join(err, t.log.Close())
 		delete(e.tables, id)
 	}

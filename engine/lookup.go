@@ -186,6 +186,7 @@ func (e *Engine) insertKeys(t *table, keys []lookup.Missing) error {
 	}
 	check := e.kv.NewTxn()
 	defer check.Abort()
+	check.ReadThrough(st.flight.through(buckets)) // keys being inserted count as there
 	byBucket := map[int][]op{}
 	var pk []byte
 	for _, k := range keys {

@@ -17,6 +17,7 @@ import (
 // the column types go with the schema: tableSchema.)
 type pkState struct {
 	locks   []sync.Mutex // one per bucket: a bucket's writes read and change its state in turn
+	flight  inflight     // writes appended and not yet committed
 	pkIdx   []int
 	pkTypes []arrow.DataType
 	ids     *kv.IDs // nil without an auto-increment column

@@ -168,13 +168,12 @@ func (w *WriteStream) submitPK(ctx context.Context, rec arrow.RecordBatch, seq i
 	if w.req.WriterID != "" {
 		writer = logstore.Writer{ID: w.req.WriterID, Seq: seq}
 	}
-	ends, err := w.e.applyPK(ctx, w.t, w.sch, p.write, touched, ops, writer)
+	staged, err := w.e.stagePK(w.t, w.sch, p.write, touched, ops, writer)
 	if err != nil {
 		return nil, err
 	}
-	res.Buckets = ends
 	w.e.met.rowsWritten.Add(ctx, rec.NumRows(), tableAttr(info.Path().String()))
-	return &PendingWrite{res: res}, nil
+	return &PendingWrite{res: res, pk: staged}, nil
 }
 
 // op is one row of a write: an upsert of a full-width row (columns not
@@ -227,33 +226,52 @@ func checkNulls(info *catalog.TableInfo, rec arrow.RecordBatch, cols []int) erro
 	return nil
 }
 
-// applyPK runs ops (per touched bucket, ascending) through the merge engine
-// under the buckets' locks, appends the changelog, and commits the state once
-// the changelog is durable. It returns each bucket's log end offset.
-func (e *Engine) applyPK(ctx context.Context, t *table, sch *tableSchema, wr *merge.Write, buckets []int, ops [][]op, writer logstore.Writer) (map[int]int64, error) {
+// stagePK runs ops (per touched bucket, ascending) through the merge engine
+// under the buckets' locks and appends the changelog; the state is committed
+// once the changelog is durable (pkTxn.wait).
+func (e *Engine) stagePK(t *table, sch *tableSchema, wr *merge.Write, buckets []int, ops [][]op, writer logstore.Writer) (*pkTxn, error) {
 	t.pk.lock(buckets)
 	defer t.pk.unlock(buckets)
-	return e.applyPKLocked(t, sch, wr, buckets, ops, writer)
+	return e.stagePKLocked(t, sch, wr, buckets, ops, writer)
 }
 
-// applyPKLocked is applyPK for a caller that holds the buckets' locks. wr
-// and ops are of sch; a write whose schema is no longer the table's (columns
-// were added since it was opened) is FAILED_PRECONDITION, since its rows
-// would be stored narrower than the table.
+// applyPKLocked is applyPK for a caller that holds the buckets' locks: it
+// returns once the write is committed.
 func (e *Engine) applyPKLocked(t *table, sch *tableSchema, wr *merge.Write, buckets []int, ops [][]op, writer logstore.Writer) (map[int]int64, error) {
+	p, err := e.stagePKLocked(t, sch, wr, buckets, ops, writer)
+	if err != nil {
+		return nil, err
+	}
+	return p.wait()
+}
+
+// stagePKLocked merges the ops and appends their changelog, and queues the
+// state change to be committed once the changelog is durable (pkinflight.go).
+// The caller holds the buckets' locks. wr and ops are of sch; a write whose
+// schema is no longer the table's (columns were added since it was opened)
+// is FAILED_PRECONDITION, since its rows would be stored narrower than the
+// table.
+func (e *Engine) stagePKLocked(t *table, sch *tableSchema, wr *merge.Write, buckets []int, ops [][]op, writer logstore.Writer) (*pkTxn, error) {
 	if now := t.current().info; now.SchemaID != sch.info.SchemaID {
 		return nil, errs.New(errs.Precondition, "write to %s: the table's columns changed (schema %d, now %d) while the write was open; open it again", now.Path(), sch.info.SchemaID, now.SchemaID)
+	}
+	st := t.pk
+	if err := st.flight.failed(); err != nil {
+		return nil, err
 	}
 	if writer.ID != "" {
 		// A retried batch must not be merged again: it would take new
 		// auto-increment ids for nothing.
 		if prev, dup, err := t.log.Previous(writer); err != nil || dup {
-			return prev.Ends, err
+			if err != nil {
+				return nil, err
+			}
+			return finished(prev.Ends, nil), nil
 		}
 	}
-	st := t.pk
 	txn := e.kv.NewTxn()
-	committed := false
+	txn.ReadThrough(st.flight.through(buckets))
+	committed := false // or handed to the committer
 	defer func() {
 		if !committed {
 			txn.Abort()
@@ -346,17 +364,10 @@ func (e *Engine) applyPKLocked(t *table, sch *tableSchema, wr *merge.Write, buck
 		}
 		return nil, err
 	}
-	res, err := pending.Wait()
-	if err != nil || res.Duplicate {
-		return res.Ends, err // a retried batch: the original's state is there already
-	}
-	for _, b := range buckets {
-		if err := txn.SetApplied(info.TableID, b, res.Ends[b]); err != nil {
-			return nil, err
-		}
-	}
+	p := &pkTxn{txn: txn, log: pending, table: info.TableID, buckets: buckets, done: make(chan struct{})}
 	committed = true
-	return res.Ends, txn.Commit()
+	st.flight.add(p, commitPK)
+	return p, nil
 }
 
 // readRow returns the stored row under key, or nil.

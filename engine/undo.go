@@ -54,7 +54,8 @@ func (e *Engine) Undo(req UndoRequest) (UndoResult, error) {
 	st := t.pk
 	st.lock(buckets)
 	defer st.unlock(buckets)
-	sch := t.current() // fixed while the buckets are locked
+	st.flight.drain(buckets) // the changelog to undo is all durable, the state all committed
+	sch := t.current()       // fixed while the buckets are locked
 
 	res := UndoResult{Offsets: map[string]int64{}}
 	var touched []int

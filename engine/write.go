@@ -99,17 +99,23 @@ func (w *WriteStream) Write(ctx context.Context, rec arrow.RecordBatch) (WriteRe
 // PendingWrite is a submitted batch that is perhaps not durable yet.
 type PendingWrite struct {
 	res WriteResult
-	log *logstore.Pending
+	log *logstore.Pending // of a log table
+	pk  *pkTxn            // of a primary-key table
 }
 
 // Wait blocks until the batch is durable and visible.
 func (p *PendingWrite) Wait() (WriteResult, error) {
-	if p.log == nil {
-		return p.res, nil
+	switch {
+	case p.log != nil:
+		out, err := p.log.Wait()
+		p.res.Buckets = out.Ends
+		return p.res, err
+	case p.pk != nil:
+		ends, err := p.pk.wait()
+		p.res.Buckets = ends
+		return p.res, err
 	}
-	out, err := p.log.Wait()
-	p.res.Buckets = out.Ends
-	return p.res, err
+	return p.res, nil
 }
 
 // Submit validates and appends one batch without waiting for it to be

@@ -21,11 +21,29 @@ type Txn struct {
 	// own writes over them. A nil value is absent (or deleted).
 	view  map[string][]byte
 	arena []byte // Prefetch copies values here rather than one allocation each
+	// through are earlier txns, not yet committed, newest first: for a key
+	// they know, their view takes the place of the store's value.
+	through []*Txn
 }
 
 // NewTxn starts a write.
 func (s *Store) NewTxn() *Txn {
 	return &Txn{s: s, b: s.db.NewBatch()}
+}
+
+// ReadThrough makes the txn read keys as if the earlier txns, newest first,
+// were committed. They must not change while this txn reads: a txn no longer
+// changes once its caller has moved on to Commit.
+func (t *Txn) ReadThrough(earlier []*Txn) { t.through = earlier }
+
+// earlier returns the value of key in the newest earlier txn that knows it.
+func (t *Txn) earlier(key []byte) (v []byte, ok bool) {
+	for _, e := range t.through {
+		if v, ok := e.view[string(key)]; ok {
+			return v, true
+		}
+	}
+	return nil, false
 }
 
 // prefetchSteps is how many Next calls Prefetch tries before it seeks: the
@@ -53,6 +71,10 @@ func (t *Txn) Prefetch(keys [][]byte) error {
 	valid := it.SeekGE(sorted[0])
 	for _, k := range sorted {
 		if _, done := t.view[string(k)]; done {
+			continue
+		}
+		if v, ok := t.earlier(k); ok {
+			t.view[string(k)] = v
 			continue
 		}
 		for steps := 0; valid && bytes.Compare(it.Key(), k) < 0; steps++ {
@@ -90,6 +112,9 @@ func (t *Txn) keep(v []byte) []byte {
 // modify it.
 func (t *Txn) Get(key []byte) ([]byte, bool, error) {
 	if v, ok := t.view[string(key)]; ok {
+		return v, v != nil, nil
+	}
+	if v, ok := t.earlier(key); ok {
 		return v, v != nil, nil
 	}
 	v, closer, err := t.s.db.Get(key)
