@@ -184,11 +184,14 @@ type op struct {
 	id  int64 // the auto-increment id to give the key if it is new; 0 takes the next one
 }
 
+// rowOp returns row i of rec as an op. Its strings and binary values alias
+// rec: the merge copies what it keeps (into encoded rows and the changelog)
+// before the write returns.
 func (p *pkWrite) rowOp(rec arrow.RecordBatch, i, width int) (op, error) {
 	o := op{del: p.mode == ModeDelete, row: make(row.Row, width)}
 	for j, c := range p.cols {
 		if c >= 0 {
-			o.row[c] = row.Get(rec.Column(j), i)
+			o.row[c] = row.View(rec.Column(j), i)
 		}
 	}
 	if p.changeCol >= 0 {

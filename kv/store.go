@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
 )
@@ -76,6 +77,7 @@ func (s *Store) Close() error {
 // RowKey appends the pebble key of a row: the table and bucket prefix, then
 // the encoded primary key.
 func RowKey(dst []byte, table int64, bucket int, pk []byte) []byte {
+	dst = slices.Grow(dst, bucketPrefixLen+len(pk))
 	dst = bucketPrefix(dst, prefixRow, table, bucket)
 	return append(dst, pk...)
 }
@@ -84,6 +86,9 @@ func tablePrefix(dst []byte, prefix byte, table int64) []byte {
 	dst = append(dst, prefix)
 	return binary.BigEndian.AppendUint64(dst, uint64(table))
 }
+
+// bucketPrefixLen is the length of a bucket's key prefix.
+const bucketPrefixLen = 1 + 8 + 4
 
 func bucketPrefix(dst []byte, prefix byte, table int64, bucket int) []byte {
 	dst = tablePrefix(dst, prefix, table)

@@ -18,8 +18,10 @@ type Txn struct {
 	s *Store
 	b *pebble.Batch
 	// view is what the txn knows of keys: the values Prefetch read, and its
-	// own writes over them. A nil value is absent (or deleted).
-	view  map[string][]byte
+	// own writes over them, as indexes into vals (so that writing a key it
+	// knows allocates nothing). A nil value is absent (or deleted).
+	view  map[string]int
+	vals  [][]byte
 	arena []byte // Prefetch copies values here rather than one allocation each
 	// through are earlier txns, not yet committed, newest first: for a key
 	// they know, their view takes the place of the store's value.
@@ -39,7 +41,7 @@ func (t *Txn) ReadThrough(earlier []*Txn) { t.through = earlier }
 // earlier returns the value of key in the newest earlier txn that knows it.
 func (t *Txn) earlier(key []byte) (v []byte, ok bool) {
 	for _, e := range t.through {
-		if v, ok := e.view[string(key)]; ok {
+		if v, ok := e.lookup(key); ok {
 			return v, true
 		}
 	}
@@ -58,7 +60,8 @@ func (t *Txn) Prefetch(keys [][]byte) error {
 		return nil
 	}
 	if t.view == nil {
-		t.view = make(map[string][]byte, len(keys))
+		t.view = make(map[string]int, len(keys))
+		t.vals = make([][]byte, 0, len(keys))
 	}
 	sorted := slices.Clone(keys)
 	slices.SortFunc(sorted, bytes.Compare)
@@ -74,7 +77,7 @@ func (t *Txn) Prefetch(keys [][]byte) error {
 			continue
 		}
 		if v, ok := t.earlier(k); ok {
-			t.view[string(k)] = v
+			t.note(k, v)
 			continue
 		}
 		for steps := 0; valid && bytes.Compare(it.Key(), k) < 0; steps++ {
@@ -93,7 +96,7 @@ func (t *Txn) Prefetch(keys [][]byte) error {
 			}
 			v = t.keep(raw)
 		}
-		t.view[string(k)] = v
+		t.note(k, v)
 	}
 	return it.Close()
 }
@@ -111,7 +114,7 @@ func (t *Txn) keep(v []byte) []byte {
 // Get returns the value of key as this txn sees it. The caller must not
 // modify it.
 func (t *Txn) Get(key []byte) ([]byte, bool, error) {
-	if v, ok := t.view[string(key)]; ok {
+	if v, ok := t.lookup(key); ok {
 		return v, v != nil, nil
 	}
 	if v, ok := t.earlier(key); ok {
@@ -140,11 +143,25 @@ func (t *Txn) Delete(key []byte) error {
 	return t.b.Delete(key, nil)
 }
 
+// note records value as key's in the view.
 func (t *Txn) note(key, value []byte) {
-	if t.view == nil {
-		t.view = map[string][]byte{}
+	if i, ok := t.view[string(key)]; ok {
+		t.vals[i] = value
+		return
 	}
-	t.view[string(key)] = value
+	if t.view == nil {
+		t.view = map[string]int{}
+	}
+	t.view[string(key)] = len(t.vals)
+	t.vals = append(t.vals, value)
+}
+
+// lookup returns key's value in the view.
+func (t *Txn) lookup(key []byte) ([]byte, bool) {
+	if i, ok := t.view[string(key)]; ok {
+		return t.vals[i], true
+	}
+	return nil, false
 }
 
 // SetApplied records the bucket's next unapplied log offset.

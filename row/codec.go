@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
@@ -19,6 +20,7 @@ func Encode(dst []byte, schemaID int32, types []arrow.DataType, r Row) []byte {
 	if len(r) != len(types) {
 		panic(fmt.Sprintf("row: encoding %d values with %d types", len(r), len(types)))
 	}
+	dst = slices.Grow(dst, encodedSizeHint(r))
 	dst = binary.AppendVarint(dst, int64(schemaID))
 	dst = binary.AppendUvarint(dst, uint64(len(r)))
 	dst, bm := appendBitmap(dst, len(r))
@@ -30,6 +32,24 @@ func Encode(dst []byte, schemaID int32, types []arrow.DataType, r Row) []byte {
 		dst = encodeValue(dst, types[i], v)
 	}
 	return dst
+}
+
+// encodedSizeHint is about the size Encode makes of r, so that it allocates
+// once: a header, 8 bytes a scalar (most are at most that), and strings and
+// binary values with their length.
+func encodedSizeHint(r Row) int {
+	n := 8 + len(r)/8
+	for _, v := range r {
+		switch v := v.(type) {
+		case []byte:
+			n += len(v) + binary.MaxVarintLen32
+		case string:
+			n += len(v) + binary.MaxVarintLen32
+		default:
+			n += 8
+		}
+	}
+	return n
 }
 
 // Decode decodes a row written by Encode. types may extend the types the row

@@ -39,6 +39,16 @@ type MapEntry struct{ Key, Value any }
 
 // Get returns the value at index i of arr, copied out of its buffers.
 func Get(arr arrow.Array, i int) any {
+	return get(arr, i, true)
+}
+
+// View is Get without the copy of a top-level string or binary value, which
+// then aliases arr's memory: for values used only while arr is.
+func View(arr arrow.Array, i int) any {
+	return get(arr, i, false)
+}
+
+func get(arr arrow.Array, i int, copyBytes bool) any {
 	if arr.IsNull(i) {
 		return nil
 	}
@@ -68,8 +78,14 @@ func Get(arr arrow.Array, i int) any {
 	case *array.Timestamp:
 		return a.Value(i)
 	case interface{ Value(int) string }: // utf8, large_utf8, string_view
+		if !copyBytes {
+			return a.Value(i)
+		}
 		return strings.Clone(a.Value(i))
 	case interface{ Value(int) []byte }: // binary, large_binary, binary_view, fixed_size_binary
+		if !copyBytes {
+			return a.Value(i)
+		}
 		return append([]byte{}, a.Value(i)...)
 	case *array.Map:
 		start, end := a.ValueOffsets(i)
