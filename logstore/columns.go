@@ -172,36 +172,59 @@ func (e *Encoder) Encode(rec arrow.RecordBatch, meta BatchMeta) (*Batch, error) 
 const parallelCompressBytes = 256 << 10
 
 func (e *Encoder) compressColumns(raw int) {
-	compress := func(cw *columnWriter) {
+	for _, cw := range e.columns {
 		cw.rawLen = 0
+	}
+	if e.comp.codec == CodecNone {
+		return
+	}
+	type job struct {
+		cw  *columnWriter
+		src []byte
+		out []byte
+		ok  bool
+	}
+	var jobs []job
+	for _, cw := range e.columns {
 		if cw.bodyLen == 0 {
-			return
+			continue
 		}
-		src := cw.body[0]
-		if len(cw.body) > 1 {
-			cw.flat = cw.flat[:0]
-			for _, p := range cw.body {
-				cw.flat = append(cw.flat, p...)
-			}
-			src = cw.flat
+		for _, chunk := range e.comp.chunks(cw.flatBody()) {
+			jobs = append(jobs, job{cw: cw, src: chunk})
 		}
-		if packed, ok := e.comp.compress(cw.packed, src); ok {
+	}
+	compress := func(i int) { jobs[i].out, jobs[i].ok = e.comp.compress(nil, jobs[i].src) }
+	if raw < parallelCompressBytes || len(jobs) == 1 {
+		for i := range jobs {
+			compress(i)
+		}
+	} else {
+		parallel.For(len(jobs), compress)
+	}
+	// A column is stored compressed if each of its chunks compressed and
+	// together they save space.
+	for i := 0; i < len(jobs); {
+		cw, packed, ok := jobs[i].cw, jobs[i].out, jobs[i].ok
+		for i++; i < len(jobs) && jobs[i].cw == cw; i++ {
+			packed = append(packed, jobs[i].out...)
+			ok = ok && jobs[i].ok
+		}
+		if ok && len(packed) < cw.bodyLen {
 			cw.packed, cw.rawLen = packed, cw.bodyLen
 		}
 	}
-	if e.comp.codec == CodecNone {
-		for _, cw := range e.columns {
-			cw.rawLen = 0
-		}
-		return
+}
+
+// flatBody returns the column's body in one piece.
+func (cw *columnWriter) flatBody() []byte {
+	if len(cw.body) == 1 {
+		return cw.body[0]
 	}
-	if raw < parallelCompressBytes || len(e.columns) == 1 {
-		for _, cw := range e.columns {
-			compress(cw)
-		}
-		return
+	cw.flat = cw.flat[:0]
+	for _, p := range cw.body {
+		cw.flat = append(cw.flat, p...)
 	}
-	parallel.For(len(e.columns), func(i int) { compress(e.columns[i]) })
+	return cw.flat
 }
 
 // columnWriter captures the IPC payloads of one column: the first is the

@@ -73,6 +73,24 @@ func newCompressor(codec Codec, zstdLevel int) (*compressor, error) {
 	return c, nil
 }
 
+// zstdChunkBytes is the size of the pieces a large body is compressed in,
+// each a ZSTD frame of its own: the pieces compress in parallel, and their
+// concatenation is one valid ZSTD stream, which decompresses as a whole.
+const zstdChunkBytes = 1 << 20
+
+// chunks cuts src into the pieces it is compressed in.
+func (c *compressor) chunks(src []byte) [][]byte {
+	if c.codec != CodecZstd || len(src) < 2*zstdChunkBytes {
+		return [][]byte{src}
+	}
+	var out [][]byte
+	for len(src) > 0 {
+		n := min(len(src), zstdChunkBytes)
+		out, src = append(out, src[:n]), src[n:]
+	}
+	return out
+}
+
 // compress appends src compressed to dst. It reports false, leaving dst as
 // it was, when compression would not save space.
 func (c *compressor) compress(dst, src []byte) ([]byte, bool) {

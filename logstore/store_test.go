@@ -455,3 +455,35 @@ func crash(tbl *Table) {
 	tbl.frames.stop()
 	tbl.closeFiles()
 }
+
+// A ZSTD column body over 2 MiB is compressed in 1 MiB pieces, in parallel,
+// each its own ZSTD frame; the frame stores them as one body that reads back
+// whole.
+func TestLargeZstdColumnCompressedInPieces(t *testing.T) {
+	mem := checkedMem(t)
+	tbl := mustOpen(t, t.TempDir(), 1, Options{})
+	defer tbl.Close()
+	enc := newEncoder(t, CodecZstd, mem)
+	const rows = 400_000 // 3.2 MB of ids, and more of names
+	rec := makeRecord(t, mem, 0, rows)
+	defer rec.Release()
+	b := encode(t, enc, rec, Writer{})
+	if ids := len(enc.columns[0].body[0]); ids < 3*zstdChunkBytes {
+		t.Fatalf("the id column is %d bytes, too small to be cut", ids)
+	}
+	if enc.columns[0].rawLen == 0 || len(enc.columns[0].packed) >= enc.columns[0].bodyLen/2 {
+		t.Fatalf("the id column is stored %d of %d bytes", len(enc.columns[0].packed), enc.columns[0].bodyLen)
+	}
+	if _, err := tbl.Append([]Part{{Bucket: 0, Batch: b}}, Writer{}); err != nil {
+		t.Fatal(err)
+	}
+	ids := readAll(t, tbl, 0, 0, nil, mem)
+	if len(ids) != rows {
+		t.Fatalf("read %d rows, want %d", len(ids), rows)
+	}
+	for i, id := range ids {
+		if id != int64(i) {
+			t.Fatalf("row %d has id %d", i, id)
+		}
+	}
+}
