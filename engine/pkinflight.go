@@ -4,31 +4,80 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/kv"
 	"github.com/fluxgate-io/fluxgate/logstore"
 )
 
-// A primary-key write has two halves. Under its buckets' locks it merges its
-// rows with the stored ones and appends the changelog; then, once that
-// changelog is durable, its state change is committed. The second half runs
-// on a committer goroutine, in write order, so that a stream merges its next
-// batch while the last one is synced: a write in between reads through the
-// state changes not yet committed (kv.Txn.ReadThrough). Readers of the state
-// see committed writes only, all durable; a write is acknowledged once
-// committed, so it is visible to every later read.
+// A primary-key write has three steps. Under its buckets' locks it merges
+// its rows with the stored ones, producing its state change and its
+// changelog; then its changelog is encoded (statistics, compression) and
+// appended; then, once that changelog is durable, its state change is
+// committed. The last two run on an appender and a committer goroutine, in
+// write order, so that a stream merges its next batch meanwhile: a write in
+// between reads through the state changes not yet committed
+// (kv.Txn.ReadThrough). Readers of the state see committed writes only, all
+// durable; a write is acknowledged once committed, so it is visible to every
+// later read. An idempotent writer's batch is appended under the locks, so
+// that a retry finds it in the log and its sequence is checked in time.
 
-// pkTxn is a write whose changelog is appended and whose state change waits
-// to be committed.
+// pkTxn is a write on its way from merged to committed.
 type pkTxn struct {
 	txn     *kv.Txn
-	log     *logstore.Pending
-	table   int64
+	t       *table
+	sch     *tableSchema
+	mem     memory.Allocator
+	writer  logstore.Writer
 	buckets []int
+	changes []changelogPart // per bucket, until appended
+
+	appended  chan struct{}     // closed when the changelog is appended (or failed to be)
+	log       *logstore.Pending // set before appended is closed
+	appendErr error             // set before appended is closed
 
 	done chan struct{} // closed when committed or failed
 	ends map[int]int64 // each bucket's log end after the write; set before done
 	err  error         // set before done
+}
+
+// appendChangelog encodes the write's changelog, one frame per bucket, and
+// appends them as one atomic unit.
+func (p *pkTxn) appendChangelog() error {
+	defer close(p.appended)
+	t, info := p.t, p.sch.info
+	enc, err := p.sch.getEncoder(t.codec, p.mem)
+	if err != nil {
+		p.appendErr = err
+		return err
+	}
+	defer p.sch.putEncoder(enc)
+	parts := make([]logstore.Part, 0, len(p.changes))
+	for i, c := range p.changes {
+		b, err := c.encode(enc, info.SchemaID, p.writer)
+		if err != nil {
+			releaseBatches(parts)
+			p.appendErr = err
+			return err
+		}
+		parts = append(parts, logstore.Part{Bucket: p.buckets[i], Batch: b})
+	}
+	p.releaseChanges()
+	p.log, err = t.log.AppendAsync(parts, p.writer)
+	if err != nil && t.dropped.Load() {
+		err = errs.New(errs.NotFound, "table %s was dropped", info.Path())
+	}
+	p.appendErr = err
+	return err
+}
+
+// releaseChanges lets go of the changelog records.
+func (p *pkTxn) releaseChanges() {
+	for _, c := range p.changes {
+		c.rec.Release()
+	}
+	p.changes = nil
 }
 
 // wait blocks until the write is committed.
@@ -37,7 +86,7 @@ func (p *pkTxn) wait() (map[int]int64, error) {
 	return p.ends, p.err
 }
 
-// finished returns a pkTxn that has nothing left to commit.
+// finished returns a pkTxn that has nothing left to do.
 func finished(ends map[int]int64, err error) *pkTxn {
 	p := &pkTxn{done: make(chan struct{}), ends: ends, err: err}
 	close(p.done)
@@ -48,8 +97,10 @@ func finished(ends map[int]int64, err error) *pkTxn {
 type inflight struct {
 	mu         sync.Mutex
 	txns       []*pkTxn
+	toAppend   []*pkTxn // those whose changelog the appender has yet to append
+	appending  bool
 	committing bool
-	err        error // a commit failed: the state lags the log until the table is reopened
+	err        error // a write failed: the state lags the log until the table is reopened
 }
 
 // through returns the txns of writes in flight on any of buckets, newest
@@ -75,21 +126,80 @@ func (f *inflight) failed() error {
 	return f.err
 }
 
-// add queues p for commit, by commit, after the writes queued before it.
-// The caller holds p's buckets' locks.
-func (f *inflight) add(p *pkTxn, commit func(*pkTxn) error) {
+// add queues p after the writes queued before it: to have its changelog
+// appended, unless that is done, then to be committed. The caller holds p's
+// buckets' locks.
+func (f *inflight) add(p *pkTxn) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.txns = append(f.txns, p)
+	if p.changes != nil {
+		f.toAppend = append(f.toAppend, p)
+		if !f.appending {
+			f.appending = true
+			go f.appendAll()
+		}
+	}
 	if !f.committing {
 		f.committing = true
-		go f.commitAll(commit)
+		go f.commitAll()
+	}
+}
+
+// appendAll appends the queued writes' changelogs in order until none is
+// left. After a failure nothing more is appended: each later write was
+// merged on top of the failed one.
+func (f *inflight) appendAll() {
+	for {
+		f.mu.Lock()
+		if len(f.toAppend) == 0 {
+			f.appending = false
+			f.mu.Unlock()
+			return
+		}
+		p, err := f.toAppend[0], f.err
+		f.toAppend = f.toAppend[1:]
+		f.mu.Unlock()
+		if err != nil {
+			p.releaseChanges()
+			p.appendErr = err
+			close(p.appended)
+			continue
+		}
+		if err := p.appendChangelog(); err != nil {
+			f.fail(err)
+		}
+	}
+}
+
+// waitAppended waits until the changelogs of the writes queued on any of
+// buckets are appended. The caller holds the buckets' locks.
+func (f *inflight) waitAppended(buckets []int) {
+	f.mu.Lock()
+	var last *pkTxn
+	for _, p := range f.txns {
+		if overlaps(p.buckets, buckets) {
+			last = p
+		}
+	}
+	f.mu.Unlock()
+	if last != nil {
+		<-last.appended // appends are in order: the earlier ones are done too
+	}
+}
+
+// fail records the first failure.
+func (f *inflight) fail(err error) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.err == nil {
+		f.err = err
 	}
 }
 
 // commitAll commits the queued writes in order until none is left. After a
 // failure every queued write fails too: each was merged on top of it.
-func (f *inflight) commitAll(commit func(*pkTxn) error) {
+func (f *inflight) commitAll() {
 	for {
 		f.mu.Lock()
 		if len(f.txns) == 0 {
@@ -100,8 +210,9 @@ func (f *inflight) commitAll(commit func(*pkTxn) error) {
 		p, err := f.txns[0], f.err
 		f.mu.Unlock()
 		if err == nil {
-			err = commit(p)
+			err = p.commit()
 		} else {
+			<-p.appended
 			p.txn.Abort()
 		}
 		f.mu.Lock()
@@ -140,9 +251,14 @@ func overlaps(a, b []int) bool {
 	return false
 }
 
-// commitPK commits a write's state change once its changelog is durable,
+// commit commits the write's state change once its changelog is durable,
 // with each bucket's new applied offset.
-func commitPK(p *pkTxn) error {
+func (p *pkTxn) commit() error {
+	<-p.appended
+	if p.appendErr != nil {
+		p.txn.Abort()
+		return p.appendErr
+	}
 	res, err := p.log.Wait()
 	if err != nil || res.Duplicate {
 		// A duplicate is a retried batch: the original's state is there.
@@ -151,14 +267,14 @@ func commitPK(p *pkTxn) error {
 		return err
 	}
 	for _, b := range p.buckets {
-		if err := p.txn.SetApplied(p.table, b, res.Ends[b]); err != nil {
+		if err := p.txn.SetApplied(p.sch.info.TableID, b, res.Ends[b]); err != nil {
 			p.txn.Abort()
 			return err
 		}
 	}
 	p.ends = res.Ends
 	if err := p.txn.Commit(); err != nil {
-		return errs.New(errs.Unavailable, "commit the state of table %d: %w", p.table, err)
+		return errs.New(errs.Unavailable, "commit the state of %s: %w", p.sch.info.Path(), err)
 	}
 	return nil
 }

@@ -14,7 +14,9 @@ import (
 // Batches submitted before the earlier ones are committed merge with what
 // those wrote: twenty batches, each adding 1 to the same keys, all submitted
 // before any is awaited, end with sums of 20, and each key's changelog counts
-// up 1, 2, ... 20 with no step repeated or skipped.
+// up 1, 2, ... 20 with no step repeated or skipped. Every other batch comes
+// from an idempotent writer, whose changelog is appended at once, after those
+// of the batches merged before it.
 func TestWritesInFlightReadThroughEachOther(t *testing.T) {
 	e, err := Open(t.TempDir(), Options{})
 	if err != nil {
@@ -40,12 +42,20 @@ func TestWritesInFlightReadThroughEachOther(t *testing.T) {
 	b.Release()
 	defer rec.Release()
 
-	ws, err := e.OpenWrite(WriteRequest{Table: "counts"})
+	plain, err := e.OpenWrite(WriteRequest{Table: "counts"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	idempotent, err := e.OpenWrite(WriteRequest{Table: "counts", WriterID: "w1"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var pending []*PendingWrite
-	for range batches {
+	for i := range batches {
+		ws := plain
+		if i%2 == 1 {
+			ws = idempotent
+		}
 		p, err := ws.Submit(context.Background(), rec)
 		if err != nil {
 			t.Fatal(err)

@@ -282,18 +282,14 @@ func (e *Engine) stagePKLocked(t *table, sch *tableSchema, wr *merge.Write, buck
 	}()
 	info := sch.info
 	mem := e.opts.Allocator
-	enc, err := sch.getEncoder(t.codec, mem)
-	if err != nil {
-		return nil, err
-	}
-	defer sch.putEncoder(enc)
-	parts := make([]logstore.Part, 0, len(buckets))
+	p := &pkTxn{txn: txn, t: t, sch: sch, mem: mem, writer: writer, buckets: buckets, done: make(chan struct{}), appended: make(chan struct{})}
 	defer func() {
 		if !committed {
-			releaseBatches(parts)
+			p.releaseChanges()
 		}
 	}()
 	var key []byte
+	var err error
 	for k, b := range buckets {
 		keys := make([][]byte, len(ops[k]))
 		var wanted [][]byte
@@ -353,23 +349,20 @@ func (e *Engine) stagePKLocked(t *table, sch *tableSchema, wr *merge.Write, buck
 			}
 			cl.add(changes)
 		}
-		batch, err := cl.encode(enc, info.SchemaID, writer)
-		if err != nil {
+		p.changes = append(p.changes, cl.finish())
+	}
+	if writer.ID != "" {
+		// An idempotent writer's batch is appended before the buckets are
+		// unlocked, so that its retry finds it in the log (Previous) and
+		// its sequence is checked before anything builds on it; after the
+		// changelogs of the writes merged before it.
+		st.flight.waitAppended(buckets)
+		if err := p.appendChangelog(); err != nil {
 			return nil, err
 		}
-		parts = append(parts, logstore.Part{Bucket: b, Batch: batch})
 	}
-	pending, err := t.log.AppendAsync(parts, writer)
-	parts = nil // the log has them
-	if err != nil {
-		if t.dropped.Load() {
-			return nil, errs.New(errs.NotFound, "table %s was dropped", info.Path())
-		}
-		return nil, err
-	}
-	p := &pkTxn{txn: txn, log: pending, table: info.TableID, buckets: buckets, done: make(chan struct{})}
 	committed = true
-	st.flight.add(p, commitPK)
+	st.flight.add(p)
 	return p, nil
 }
 
@@ -403,15 +396,25 @@ func (c *changelogBuilder) add(changes []merge.Change) {
 
 func (c *changelogBuilder) release() { c.b.Release() }
 
-// encode turns the changes into a changelog frame; a write that changed
-// nothing still yields a frame, without rows, which takes one offset.
-func (c *changelogBuilder) encode(enc *logstore.Encoder, schemaID int32, w logstore.Writer) (*logstore.Batch, error) {
+// finish returns the changes as a batch of the changelog; a write that
+// changed nothing still yields one, without rows, which takes one offset.
+func (c *changelogBuilder) finish() changelogPart {
 	rec := c.b.NewRecordBatch()
-	defer rec.Release()
 	c.b.Release()
-	meta := logstore.BatchMeta{SchemaID: schemaID, ChangeTypes: c.kinds, WriterID: w.ID, WriterSeq: -1, Stats: predicate.ComputeStats(rec)}
+	return changelogPart{rec: rec, kinds: c.kinds}
+}
+
+// changelogPart is the changelog of one bucket's part of a write.
+type changelogPart struct {
+	rec   arrow.RecordBatch
+	kinds []byte
+}
+
+// encode turns the part into a changelog frame.
+func (c changelogPart) encode(enc *logstore.Encoder, schemaID int32, w logstore.Writer) (*logstore.Batch, error) {
+	meta := logstore.BatchMeta{SchemaID: schemaID, ChangeTypes: c.kinds, WriterID: w.ID, WriterSeq: -1, Stats: predicate.ComputeStats(c.rec)}
 	if w.ID != "" {
 		meta.WriterSeq = w.Seq
 	}
-	return enc.Encode(rec, meta)
+	return enc.Encode(c.rec, meta)
 }
