@@ -154,10 +154,12 @@ func (w *WriteStream) submitPK(ctx context.Context, rec arrow.RecordBatch, seq i
 		}
 	}
 	ops := make([][]op, len(touched))
+	width := len(info.Columns)
+	slab := make([]any, int(rec.NumRows())*width) // the rows' values, one allocation
 	for k, b := range touched {
 		ops[k] = make([]op, 0, len(byBucket[b]))
 		for _, i := range byBucket[b] {
-			o, err := p.rowOp(rec, i, len(info.Columns))
+			o, err := p.rowOp(rec, i, slab[i*width:(i+1)*width:(i+1)*width])
 			if err != nil {
 				return nil, errs.New(errs.Invalid, "write to %s: %w", info.Path(), err)
 			}
@@ -184,11 +186,11 @@ type op struct {
 	id  int64 // the auto-increment id to give the key if it is new; 0 takes the next one
 }
 
-// rowOp returns row i of rec as an op. Its strings and binary values alias
-// rec: the merge copies what it keeps (into encoded rows and the changelog)
-// before the write returns.
-func (p *pkWrite) rowOp(rec arrow.RecordBatch, i, width int) (op, error) {
-	o := op{del: p.mode == ModeDelete, row: make(row.Row, width)}
+// rowOp returns row i of rec as an op whose row is r (all nil, as wide as
+// the table). Its strings and binary values alias rec: the merge copies what
+// it keeps (into encoded rows and the changelog) before the write returns.
+func (p *pkWrite) rowOp(rec arrow.RecordBatch, i int, r row.Row) (op, error) {
+	o := op{del: p.mode == ModeDelete, row: r}
 	for j, c := range p.cols {
 		if c >= 0 {
 			o.row[c] = row.View(rec.Column(j), i)
