@@ -6,6 +6,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/fluxgate-io/fluxgate/row"
 )
@@ -31,38 +32,34 @@ func (rs *ReadStream) runSnapshot(ctx context.Context, bucket int, send func(arr
 	meta := BatchMeta{Bucket: bucket, Start: at, Next: at}
 	taken := time.Now().UnixMilli()
 	mem := rs.e.opts.Allocator
-	b := array.NewRecordBuilder(mem, p.needSchema())
-	defer b.Release()
-	// Table columns decode straight into their builders; the rest are skipped.
-	to := make([]array.Builder, len(rs.sch.types))
-	for i, v := range p.need {
+	// Table columns decode straight into columns; the rest are skipped.
+	want := make([]bool, len(rs.sch.types))
+	for _, v := range p.need {
 		if v >= p.system {
-			to[v-p.system] = b.Field(i)
+			want[v-p.system] = true
 		}
 	}
-	rows, bytes, sent := 0, 0, false
-	b.Reserve(snapshotBatchRows)
+	cols := row.NewColumnDecoder(rs.sch.types, want, mem)
+	defer cols.Release()
+	schema := p.needSchema()
+	bytes, sent := 0, false
 	flush := func() error {
-		// The next batch is sized like this one, so that its builders
-		// seldom grow (and copy) as it fills.
-		var dataLens []int
-		for _, f := range b.Fields() {
-			if bb, ok := f.(varWidthBuilder); ok {
-				dataLens = append(dataLens, bb.DataLen())
+		n := cols.Rows()
+		decoded := cols.Columns()
+		arrs := make([]arrow.Array, len(p.need))
+		for i, v := range p.need {
+			if v >= p.system {
+				arrs[i] = decoded[v-p.system]
+			} else {
+				arrs[i] = snapshotSystemColumn(mem, p.view.Field(v), n, at, taken)
 			}
 		}
-		defer func() {
-			b.Reserve(snapshotBatchRows)
-			for _, f := range b.Fields() {
-				if bb, ok := f.(varWidthBuilder); ok && len(dataLens) > 0 {
-					bb.ReserveData(dataLens[0])
-					dataLens = dataLens[1:]
-				}
-			}
-		}()
-		need := b.NewRecordBatch()
+		need := array.NewRecordBatch(schema, arrs, int64(n))
+		for _, a := range arrs {
+			a.Release()
+		}
 		defer need.Release()
-		rows, bytes = 0, 0
+		bytes = 0
 		if p.filter != nil {
 			_, filtered, err := rs.filterRows(ctx, need)
 			if err != nil {
@@ -93,25 +90,11 @@ func (rs *ReadStream) runSnapshot(ctx context.Context, bucket int, send func(arr
 	}
 	values := streamValues(snap, info.TableID, bucket)
 	err = rs.decodeValues(ctx, values, func(value []byte) error {
-		if err := row.DecodeTo(value, rs.sch.types, to); err != nil {
+		if err := cols.Decode(value); err != nil {
 			return err
 		}
-		for i, v := range p.need {
-			if v >= p.system {
-				continue
-			}
-			switch p.view.Field(v).Name {
-			case ColChangeType:
-				b.Field(i).(*array.StringBuilder).Append(changeTypeNames[ChangeInsert])
-			case ColLogOffset:
-				b.Field(i).(*array.Int64Builder).Append(at)
-			case ColCommitTimestamp:
-				b.Field(i).(*array.TimestampBuilder).Append(arrow.Timestamp(taken))
-			}
-		}
-		rows++
 		bytes += len(value)
-		if rows >= snapshotBatchRows || bytes >= MaxBatchBytes/2 {
+		if cols.Rows() >= snapshotBatchRows || bytes >= MaxBatchBytes/2 {
 			return flush()
 		}
 		return nil
@@ -122,7 +105,7 @@ func (rs *ReadStream) runSnapshot(ctx context.Context, bucket int, send func(arr
 	if err != nil && err != errStopScan {
 		return 0, err
 	}
-	if rows > 0 || !sent {
+	if cols.Rows() > 0 || !sent {
 		// The last rows, or an empty batch that tells the snapshot's offset.
 		if err := flush(); err != nil {
 			return 0, err
@@ -153,10 +136,23 @@ func (rs *ReadStream) decodeValues(ctx context.Context, values *valueStream, fn 
 	}
 }
 
-// varWidthBuilder is a builder of strings or binary values.
-type varWidthBuilder interface {
-	DataLen() int
-	ReserveData(n int)
+// snapshotSystemColumn is a system column of a snapshot's n rows: all of
+// them inserts, at the snapshot's offset, at the time it was taken.
+func snapshotSystemColumn(mem memory.Allocator, f arrow.Field, n int, at, taken int64) arrow.Array {
+	b := array.NewBuilder(mem, f.Type)
+	defer b.Release()
+	b.Reserve(n)
+	for range n {
+		switch f.Name {
+		case ColChangeType:
+			b.(*array.StringBuilder).Append(changeTypeNames[ChangeInsert])
+		case ColLogOffset:
+			b.(*array.Int64Builder).UnsafeAppend(at)
+		case ColCommitTimestamp:
+			b.(*array.TimestampBuilder).UnsafeAppend(arrow.Timestamp(taken))
+		}
+	}
+	return b.NewArray()
 }
 
 // errStopScan ends a snapshot iteration early (the limit was reached).

@@ -78,6 +78,13 @@ func Decode(b []byte, types []arrow.DataType) (schemaID int32, r Row, err error)
 // header reads a row's schema id, column count (at most ncols) and null
 // bitmap.
 func (d *decoder) header(ncols int) (schemaID int32, n int, nulls []byte) {
+	if len(d.b) >= 2 && d.b[0] < 0x80 && d.b[1] < 0x80 && int(d.b[1]) <= ncols {
+		// Both fit one byte (schema ids and widths are small), as a row
+		// mostly is: read them without the varint loops.
+		u, cols := d.b[0], int(d.b[1])
+		d.off = 2
+		return int32(u>>1) ^ -int32(u&1), cols, d.bitmap(cols)
+	}
 	sid := d.varint()
 	if sid < math.MinInt32 || sid > math.MaxInt32 {
 		d.fail("schema id %d out of range", sid)

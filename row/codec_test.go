@@ -2,10 +2,13 @@ package row
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
 func protocolTypes(t testing.TB) []arrow.DataType { return typesOf(schemaOf(t, protocolColumns)) }
@@ -115,6 +118,26 @@ func BenchmarkEncodeDecode(b *testing.B) {
 		for b.Loop() {
 			if _, _, err := Decode(buf, types); err != nil {
 				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("decode-to", func(b *testing.B) {
+		// Into builders, as a snapshot read does: batches of 16K rows.
+		fields := make([]arrow.Field, len(types))
+		for i, t := range types {
+			fields[i] = arrow.Field{Name: fmt.Sprint(i), Type: t, Nullable: true}
+		}
+		rb := array.NewRecordBuilder(memory.NewGoAllocator(), arrow.NewSchema(fields, nil))
+		defer rb.Release()
+		b.ReportAllocs()
+		n := 0
+		for b.Loop() {
+			if err := DecodeTo(buf, types, rb.Fields()); err != nil {
+				b.Fatal(err)
+			}
+			if n++; n == 16<<10 {
+				rb.NewRecordBatch().Release()
+				n = 0
 			}
 		}
 	})

@@ -161,6 +161,12 @@ func TestRoundTrip(t *testing.T) {
 			defer out.Release()
 			direct := array.NewRecordBuilder(mem, schema) // through DecodeTo
 			defer direct.Release()
+			want := make([]bool, len(types))
+			for i := range want {
+				want[i] = true
+			}
+			columns := NewColumnDecoder(types, want, mem) // and through a ColumnDecoder
+			defer columns.Release()
 			var buf []byte
 			for i, want := range tt.rows {
 				got := FromRecord(in, i, nil)
@@ -179,6 +185,9 @@ func TestRoundTrip(t *testing.T) {
 				if err := DecodeTo(buf, types, direct.Fields()); err != nil {
 					t.Fatalf("row %d: DecodeTo: %v", i, err)
 				}
+				if err := columns.Decode(buf); err != nil {
+					t.Fatalf("row %d: ColumnDecoder: %v", i, err)
+				}
 			}
 			rec := out.NewRecordBatch()
 			defer rec.Release()
@@ -189,6 +198,15 @@ func TestRoundTrip(t *testing.T) {
 			defer drec.Release()
 			if !array.RecordEqual(in, drec) {
 				t.Fatalf("DecodeTo changed the record:\n in %v\nout %v", in, drec)
+			}
+			decoded := columns.Columns()
+			crec := array.NewRecordBatch(schema, decoded, int64(len(tt.rows)))
+			defer crec.Release()
+			for _, c := range decoded {
+				c.Release()
+			}
+			if !array.RecordEqual(in, crec) {
+				t.Fatalf("ColumnDecoder changed the record:\n in %v\nout %v", in, crec)
 			}
 
 			// Rows of a slice, and projected rows.
