@@ -195,42 +195,52 @@ func (rs *ReadStream) runRange(ctx context.Context, r TicketRange, send func(arr
 			return send(rec, m)
 		}
 	}(send)
+	var frames frameSource = directFrames{rs, reader}
+	if r.Stop != nil && *r.Stop <= reader.HighWatermark() && rs.t.codec != logstore.CodecNone {
+		// Every frame of the range is in the log already: decode ahead.
+		ahead := readAhead(directFrames{rs, reader}, *r.Stop)
+		defer ahead.close()
+		frames = ahead
+	}
+	offset := r.Start // where the frames handed out so far end
 	for rs.left != 0 {
 		if err := rs.check(ctx); err != nil {
 			return err
 		}
 		limit := reader.HighWatermark()
 		if r.Stop != nil {
-			if reader.Offset() >= *r.Stop {
-				if sentNext < reader.Offset() {
-					return rs.sendEmpty(reader, r.Bucket, send)
+			if offset >= *r.Stop {
+				if sentNext < offset {
+					return rs.sendEmpty(offset, reader.HighWatermark(), r.Bucket, send)
 				}
 				return nil
 			}
 			limit = min(limit, *r.Stop)
 		}
-		from := reader.Offset()
-		f, err := reader.Next(limit)
+		d, err := frames.next(limit)
 		if err != nil {
 			return rs.readErr(err)
 		}
-		if f == nil {
+		if d.f == nil {
 			if err := rs.idle(ctx, reader, r.Bucket, send); err != nil {
 				return err
 			}
 			continue
 		}
-		if f.Skipped {
+		offset = d.f.NextOffset
+		if d.f.Skipped {
 			// A follower whose filter rules out everything still hears
 			// where the log is.
 			if time.Since(lastSend) >= rs.e.opts.IdleHeartbeat {
-				if err := rs.sendEmpty(reader, r.Bucket, send); err != nil {
+				if err := rs.sendEmpty(offset, reader.HighWatermark(), r.Bucket, send); err != nil {
 					return err
 				}
 			}
 			continue
 		}
-		if err := rs.sendFrame(ctx, f, r, from, send); err != nil {
+		err = rs.sendFrame(ctx, d, r, send)
+		d.rec.Release()
+		if err != nil {
 			return err
 		}
 	}
@@ -265,23 +275,23 @@ func (rs *ReadStream) idle(ctx context.Context, reader *logstore.Reader, bucket 
 	if err == nil || ctx.Err() != nil {
 		return rs.check(ctx)
 	}
-	return rs.sendEmpty(reader, bucket, send)
+	return rs.sendEmpty(reader.Offset(), reader.HighWatermark(), bucket, send)
 }
 
-// sendEmpty sends a batch without rows whose offsets are the reader's.
-func (rs *ReadStream) sendEmpty(reader *logstore.Reader, bucket int, send func(arrow.RecordBatch, BatchMeta) error) error {
+// sendEmpty sends a batch without rows at offset off.
+func (rs *ReadStream) sendEmpty(off, hw int64, bucket int, send func(arrow.RecordBatch, BatchMeta) error) error {
 	empty := emptyRecord(rs.plan.schema, rs.e.opts.Allocator)
 	defer empty.Release()
-	off := reader.Offset()
-	return send(empty, BatchMeta{Bucket: bucket, Start: off, Next: off, HighWatermark: reader.HighWatermark()})
+	return send(empty, BatchMeta{Bucket: bucket, Start: off, Next: off, HighWatermark: hw})
 }
 
-// sendFrame decodes a frame, trims it to the ticket's range, filters its
-// rows, applies the limit, and sends the result in slices under
-// MaxBatchBytes. Each batch's start and next cover every offset since the
-// previous batch, filtered rows included.
-func (rs *ReadStream) sendFrame(ctx context.Context, f *logstore.Frame, r TicketRange, from int64, send func(arrow.RecordBatch, BatchMeta) error) error {
-	lo := max(from-f.BaseOffset, 0)
+// sendFrame trims a decoded frame to the ticket's range, filters its rows,
+// applies the limit, and sends the result in slices under MaxBatchBytes.
+// Each batch's start and next cover every offset since the previous batch,
+// filtered rows included.
+func (rs *ReadStream) sendFrame(ctx context.Context, d decodedFrame, r TicketRange, send func(arrow.RecordBatch, BatchMeta) error) error {
+	f, need := d.f, d.rec
+	lo := max(d.from-f.BaseOffset, 0)
 	hi := int64(f.Rows)
 	if r.Stop != nil {
 		hi = min(hi, *r.Stop-f.BaseOffset)
@@ -289,11 +299,6 @@ func (rs *ReadStream) sendFrame(ctx context.Context, f *logstore.Frame, r Ticket
 	if hi <= lo {
 		return nil // an empty changelog batch; the next one carries the offset on
 	}
-	need, err := rs.build(f)
-	if err != nil {
-		return err
-	}
-	defer need.Release()
 	sub := need.NewSlice(lo, hi)
 	defer sub.Release()
 	end := f.NextOffset

@@ -1,7 +1,12 @@
 package engine
 
 import (
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
 	"github.com/fluxgate-io/fluxgate/kv"
+	"github.com/fluxgate-io/fluxgate/logstore"
 )
 
 // Reading a bucket's state is half iterating pebble and half decoding rows
@@ -111,4 +116,102 @@ func (s *valueStream) close() error {
 		return nil
 	}
 	return s.err
+}
+
+// A bounded scan of a compressed log spends most of its time decompressing
+// frames. framesAhead reads and decodes a range's next frames on a goroutine
+// of its own while the last one is sent, so that decompressing overlaps the
+// transport.
+
+// frameSource yields a range's frames, each with the offset the reader was
+// at before it and, unless the frame was skipped, its record of the need
+// columns.
+type frameSource interface {
+	next(limit int64) (decodedFrame, error)
+	close()
+}
+
+type decodedFrame struct {
+	f    *logstore.Frame // nil at the limit
+	from int64
+	rec  arrow.RecordBatch
+}
+
+// directFrames reads and decodes frames on the caller's goroutine.
+type directFrames struct {
+	rs     *ReadStream
+	reader *logstore.Reader
+}
+
+func (d directFrames) next(limit int64) (decodedFrame, error) {
+	out := decodedFrame{from: d.reader.Offset()}
+	f, err := d.reader.Next(limit)
+	if err != nil || f == nil {
+		return out, err
+	}
+	out.f = f
+	if !f.Skipped {
+		out.rec, err = d.rs.build(f)
+	}
+	return out, err
+}
+
+func (directFrames) close() {}
+
+// framesAheadCount is how many decoded frames may wait to be sent.
+const framesAheadCount = 2
+
+type framesAhead struct {
+	frames chan frameOrErr
+	stop   chan struct{}
+	done   chan struct{}
+}
+
+type frameOrErr struct {
+	decodedFrame
+	err error
+}
+
+// readAhead decodes the frames below stop, which the log holds already, on a
+// goroutine of its own.
+func readAhead(src directFrames, stop int64) *framesAhead {
+	a := &framesAhead{frames: make(chan frameOrErr, framesAheadCount), stop: make(chan struct{}), done: make(chan struct{})}
+	go func() {
+		defer close(a.done)
+		defer close(a.frames)
+		for {
+			d, err := src.next(stop)
+			select {
+			case a.frames <- frameOrErr{d, err}:
+			case <-a.stop:
+				if d.rec != nil {
+					d.rec.Release()
+				}
+				return
+			}
+			if err != nil || d.f == nil {
+				return
+			}
+		}
+	}()
+	return a
+}
+
+func (a *framesAhead) next(int64) (decodedFrame, error) {
+	d, ok := <-a.frames
+	if !ok {
+		return decodedFrame{}, fmt.Errorf("read ahead: no frame after the end")
+	}
+	return d.decodedFrame, d.err
+}
+
+// close stops the goroutine and releases the frames it decoded for nothing.
+func (a *framesAhead) close() {
+	close(a.stop)
+	<-a.done
+	for d := range a.frames {
+		if d.rec != nil {
+			d.rec.Release()
+		}
+	}
 }
