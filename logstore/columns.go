@@ -382,13 +382,19 @@ func (d *Decoder) Column(i int, meta, body []byte, codec Codec, rawLen int) (arr
 	if i < 0 || i >= len(d.schemas) {
 		return nil, fmt.Errorf("decode column %d: schema has %d columns", i, len(d.schemas))
 	}
+	bodyBuf := memory.NewBufferBytes(body)
 	if rawLen > 0 {
-		var err error
-		if body, err = decompress(codec, body, rawLen); err != nil {
+		// Decompressed into the decoder's allocator, which gets the memory
+		// back when the last array made of it is released.
+		bodyBuf = memory.NewResizableBuffer(d.mem)
+		bodyBuf.Resize(rawLen)
+		if err := decompress(codec, body, bodyBuf.Bytes()); err != nil {
+			bodyBuf.Release()
 			return nil, fmt.Errorf("decode column %q: %w", d.schema.Field(i).Name, err)
 		}
 	}
-	msg := ipc.NewMessage(memory.NewBufferBytes(meta), memory.NewBufferBytes(body))
+	msg := ipc.NewMessage(memory.NewBufferBytes(meta), bodyBuf)
+	bodyBuf.Release() // the message holds it
 	defer msg.Release()
 	mr := &twoMessages{msgs: [2]*ipc.Message{d.schemas[i], msg}}
 	r, err := ipc.NewReaderFromMessageReader(mr, ipc.WithAllocator(d.mem))

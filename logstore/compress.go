@@ -118,28 +118,27 @@ func (c *compressor) compress(dst, src []byte) ([]byte, bool) {
 	return dst, true
 }
 
-// decompress returns src decompressed to exactly rawLen bytes.
-func decompress(codec Codec, src []byte, rawLen int) ([]byte, error) {
-	dst := make([]byte, rawLen)
+// decompress decompresses src into dst, which it must fill exactly.
+func decompress(codec Codec, src, dst []byte) error {
 	switch codec {
 	case CodecZstd:
 		out, err := zstdDecoder.DecodeAll(src, dst[:0])
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if len(out) != rawLen {
-			return nil, fmt.Errorf("zstd: %d bytes, want %d", len(out), rawLen)
+		if len(out) != len(dst) || (len(out) > 0 && &out[0] != &dst[0]) {
+			return fmt.Errorf("zstd: %d bytes, want %d", len(out), len(dst))
 		}
-		return out, nil
+		return nil
 	case CodecLZ4:
 		m, err := lz4.UncompressBlock(src, dst)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		if m != rawLen {
-			return nil, fmt.Errorf("lz4: %d bytes, want %d", m, rawLen)
+		if m != len(dst) {
+			return fmt.Errorf("lz4: %d bytes, want %d", m, len(dst))
 		}
-		return dst, nil
+		return nil
 	}
-	return nil, fmt.Errorf("unknown codec %d", codec)
+	return fmt.Errorf("unknown codec %d", codec)
 }

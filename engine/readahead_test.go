@@ -1,0 +1,86 @@
+package engine
+
+import (
+	"context"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/fluxgate-io/fluxgate/catalog"
+)
+
+// A bounded scan of a compressed log decodes frames ahead of the one it
+// sends. Whether it reads the whole range or stops at a limit within the
+// second frame, it sends exactly its rows, in order, and releases every
+// frame it decoded ahead for nothing.
+func TestScanAheadOfCompressedFrames(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	e, err := Open(t.TempDir(), Options{Allocator: mem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mem.AssertSize(t, 0)
+	defer e.Close()
+	if _, err := e.CreateTable(catalog.TableSpec{
+		Table:   "events",
+		Columns: []catalog.Column{{Name: "id", Type: "BIGINT"}},
+		Options: map[string]string{"table.log.arrow.compression.type": "zstd"},
+	}, false); err != nil {
+		t.Fatal(err)
+	}
+	const frames, rows = 6, 1000
+	schema := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true}}, nil)
+	var recs []arrow.RecordBatch
+	for f := range frames {
+		b := array.NewInt64Builder(mem)
+		for i := range rows {
+			b.Append(int64(f*rows + i))
+		}
+		col := b.NewArray()
+		b.Release()
+		recs = append(recs, array.NewRecordBatch(schema, []arrow.Array{col}, rows))
+		col.Release()
+	}
+	writeAll(t, e, "events", recs)
+	for _, r := range recs {
+		r.Release()
+	}
+	for _, limit := range []int64{-1, rows + 10, 3} {
+		req := ScanRequest{Table: "events", Startup: Startup{Mode: StartEarliest}}
+		want := int64(frames * rows)
+		if limit >= 0 {
+			req.Limit, want = &limit, limit
+		}
+		var ids []int64
+		scan(t, e, req, func(rec arrow.RecordBatch) {
+			ids = append(ids, rec.Column(0).(*array.Int64).Int64Values()...)
+		})
+		if int64(len(ids)) != want {
+			t.Fatalf("limit %d: %d rows, want %d", limit, len(ids), want)
+		}
+		for i, id := range ids {
+			if id != int64(i) {
+				t.Fatalf("limit %d: row %d has id %d", limit, i, id)
+			}
+		}
+	}
+	// A cancelled scan stops its read-ahead too.
+	plan, err := e.PlanScan(ScanRequest{Table: "events", Startup: Startup{Mode: StartEarliest}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	rs, err := e.OpenRead(plan.Tickets[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = rs.Run(ctx, func(arrow.RecordBatch, BatchMeta) error {
+		cancel()
+		return nil
+	})
+	if err != context.Canceled {
+		t.Fatalf("cancelled scan: %v", err)
+	}
+}
