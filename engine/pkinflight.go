@@ -175,15 +175,7 @@ func (f *inflight) appendAll() {
 // waitAppended waits until the changelogs of the writes queued on any of
 // buckets are appended. The caller holds the buckets' locks.
 func (f *inflight) waitAppended(buckets []int) {
-	f.mu.Lock()
-	var last *pkTxn
-	for _, p := range f.txns {
-		if overlaps(p.buckets, buckets) {
-			last = p
-		}
-	}
-	f.mu.Unlock()
-	if last != nil {
+	if last := f.lastOn(buckets); last != nil {
 		<-last.appended // appends are in order: the earlier ones are done too
 	}
 }
@@ -215,10 +207,10 @@ func (f *inflight) commitAll() {
 			<-p.appended
 			p.txn.Abort()
 		}
-		f.mu.Lock()
-		if err != nil && f.err == nil {
-			f.err = err
+		if err != nil {
+			f.fail(err)
 		}
+		f.mu.Lock()
 		f.txns = f.txns[1:]
 		f.mu.Unlock()
 		p.err = err
@@ -229,17 +221,21 @@ func (f *inflight) commitAll() {
 // drain waits until no write on any of buckets is in flight. The caller
 // holds the buckets' locks, so none starts meanwhile.
 func (f *inflight) drain(buckets []int) {
-	f.mu.Lock()
-	var last *pkTxn
-	for _, p := range f.txns {
-		if overlaps(p.buckets, buckets) {
-			last = p
-		}
-	}
-	f.mu.Unlock()
-	if last != nil {
+	if last := f.lastOn(buckets); last != nil {
 		<-last.done // commits are in order: the earlier ones are done too
 	}
+}
+
+// lastOn returns the newest queued write on any of buckets, or nil.
+func (f *inflight) lastOn(buckets []int) *pkTxn {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for _, p := range slices.Backward(f.txns) {
+		if overlaps(p.buckets, buckets) {
+			return p
+		}
+	}
+	return nil
 }
 
 func overlaps(a, b []int) bool {
