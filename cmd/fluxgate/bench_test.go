@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -54,7 +56,8 @@ func TestBenchTable(t *testing.T) {
 		t.Skip("starts an embedded server")
 	}
 	var out, errOut bytes.Buffer
-	err := benchMain(context.Background(), []string{"--rows", "5000", "--reps", "1", "--run", "^(append|tiering)"},
+	profile := filepath.Join(t.TempDir(), "cpu.prof")
+	err := benchMain(context.Background(), []string{"--rows", "5000", "--reps", "1", "--run", "^(append|tiering)", "--cpuprofile", profile},
 		stdio{in: strings.NewReader(""), out: &out, err: &errOut})
 	if err != nil {
 		t.Fatalf("bench: %v\nstderr:\n%s", err, errOut.String())
@@ -68,6 +71,10 @@ func TestBenchTable(t *testing.T) {
 	}
 	if strings.Contains(text, "scan/") {
 		t.Errorf("--run selected scans:\n%s", text)
+	}
+	// A profile is gzipped protobuf.
+	if b, err := os.ReadFile(profile); err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Errorf("--cpuprofile wrote %d bytes, err %v", len(b), err)
 	}
 }
 
