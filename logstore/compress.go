@@ -34,8 +34,10 @@ func (c Codec) String() string {
 	return "none"
 }
 
+// The frame's CRC-32C covers the compressed bodies, so ZSTD's own content
+// checksum is neither written nor checked (those of older frames are skipped).
 var (
-	zstdDecoder, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0))
+	zstdDecoder, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.IgnoreChecksum(true))
 
 	zstdEncodersMu sync.Mutex
 	zstdEncoders   = map[zstd.EncoderLevel]*zstd.Encoder{}
@@ -48,7 +50,7 @@ func zstdEncoder(level int) (*zstd.Encoder, error) {
 	if e, ok := zstdEncoders[l]; ok {
 		return e, nil
 	}
-	e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(l), zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)), zstd.WithLowerEncoderMem(true))
+	e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(l), zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)), zstd.WithLowerEncoderMem(true), zstd.WithEncoderCRC(false))
 	if err != nil {
 		return nil, err
 	}
