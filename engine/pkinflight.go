@@ -158,6 +158,7 @@ func (f *inflight) appendAll() {
 			return
 		}
 		p, err := f.toAppend[0], f.err
+		f.toAppend[0] = nil // no longer kept by the queue's array
 		f.toAppend = f.toAppend[1:]
 		f.mu.Unlock()
 		if err != nil {
@@ -211,6 +212,7 @@ func (f *inflight) commitAll() {
 			f.fail(err)
 		}
 		f.mu.Lock()
+		f.txns[0] = nil // no longer kept (with its view of keys) by the queue's array
 		f.txns = f.txns[1:]
 		f.mu.Unlock()
 		p.err = err
