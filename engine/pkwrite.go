@@ -353,6 +353,9 @@ func (e *Engine) stagePKLocked(t *table, sch *tableSchema, wr *merge.Write, buck
 		}
 		p.changes = append(p.changes, cl.finish())
 	}
+	// Done reading: holding on to the earlier txns would keep every txn
+	// since the table opened reachable, each through the one after it.
+	txn.ReadThrough(nil)
 	if writer.ID != "" {
 		// An idempotent writer's batch is appended before the buckets are
 		// unlocked, so that its retry finds it in the log (Previous) and
