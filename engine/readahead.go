@@ -9,9 +9,10 @@ import (
 	"github.com/fluxgate-io/fluxgate/logstore"
 )
 
-// Reading a bucket's state is half iterating pebble and half decoding rows
-// into Arrow builders. valueStream iterates on a goroutine of its own and
-// hands the values over in chunks, so that on two cores the halves overlap.
+// Reading a bucket's state is iterating pebble and decoding rows into Arrow
+// columns, of about equal cost. valueStream iterates on a goroutine of its
+// own and hands the values over in chunks, so that on two cores the two
+// overlap.
 
 // valueChunk is a run of stored values copied out of the iterator.
 type valueChunk struct {
