@@ -11,6 +11,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/fluxgate-io/fluxgate/errs"
 )
 
 var testSchema = arrow.NewSchema([]arrow.Field{
@@ -486,4 +488,28 @@ func TestLargeZstdColumnCompressedInPieces(t *testing.T) {
 			t.Fatalf("row %d has id %d", i, id)
 		}
 	}
+}
+
+// A frame that cannot be written fails its append's wait, and the log takes
+// no more appends: nothing after the hole may become durable.
+func TestFailedFrameWriteBreaksTheLog(t *testing.T) {
+	mem := checkedMem(t)
+	tbl := mustOpen(t, t.TempDir(), 1, Options{})
+	enc := newEncoder(t, CodecNone, mem)
+	rec := makeRecord(t, mem, 0, 10)
+	defer rec.Release()
+	if _, err := tbl.Append([]Part{{Bucket: 0, Batch: encode(t, enc, rec, Writer{})}}, Writer{}); err != nil {
+		t.Fatal(err)
+	}
+	tbl.buckets[0].active().f.Close() // the disk goes away under the writer
+	if _, err := tbl.Append([]Part{{Bucket: 0, Batch: encode(t, enc, rec, Writer{})}}, Writer{}); errs.KindOf(err) != errs.Unavailable {
+		t.Fatalf("append whose frame cannot be written: %v, want Unavailable", err)
+	}
+	if _, err := tbl.AppendAsync([]Part{{Bucket: 0, Batch: encode(t, enc, rec, Writer{})}}, Writer{}); errs.KindOf(err) != errs.Unavailable {
+		t.Fatalf("append after the failure: %v, want Unavailable", err)
+	}
+	if hw := tbl.HighWatermark(0); hw != 10 {
+		t.Fatalf("high watermark %d, want 10: only the first append is durable", hw)
+	}
+	tbl.Close()
 }
