@@ -195,10 +195,11 @@ func (rs *ReadStream) runRange(ctx context.Context, r TicketRange, send func(arr
 			return send(rec, m)
 		}
 	}(send)
-	var frames frameSource = directFrames{rs, reader}
+	direct := directFrames{rs, reader}
+	var frames frameSource = direct
 	if r.Stop != nil && *r.Stop <= reader.HighWatermark() && rs.t.codec != logstore.CodecNone {
 		// Every frame of the range is in the log already: decode ahead.
-		ahead := readAhead(directFrames{rs, reader}, *r.Stop)
+		ahead := readAhead(direct, *r.Stop)
 		defer ahead.close()
 		frames = ahead
 	}

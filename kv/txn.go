@@ -77,7 +77,7 @@ func (t *Txn) Prefetch(keys [][]byte) error {
 			continue
 		}
 		if v, ok := t.earlier(k); ok {
-			t.note(k, v)
+			t.add(k, v)
 			continue
 		}
 		for steps := 0; valid && bytes.Compare(it.Key(), k) < 0; steps++ {
@@ -96,7 +96,7 @@ func (t *Txn) Prefetch(keys [][]byte) error {
 			}
 			v = t.keep(raw)
 		}
-		t.note(k, v)
+		t.add(k, v)
 	}
 	return it.Close()
 }
@@ -152,6 +152,11 @@ func (t *Txn) note(key, value []byte) {
 	if t.view == nil {
 		t.view = map[string]int{}
 	}
+	t.add(key, value)
+}
+
+// add puts a key the view does not know into it.
+func (t *Txn) add(key, value []byte) {
 	t.view[string(key)] = len(t.vals)
 	t.vals = append(t.vals, value)
 }

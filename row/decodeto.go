@@ -37,23 +37,13 @@ func DecodeTo(b []byte, types []arrow.DataType, to []array.Builder) error {
 
 // appendTo decodes one non-null value into b.
 func (d *decoder) appendTo(b array.Builder, t arrow.DataType) {
-	// Builders that have room take values without their capacity checks (a
-	// snapshot read reserves a batch's rows up front).
 	switch bb := b.(type) {
 	case *array.Int64Builder:
-		if v := int64(le.Uint64(d.take(8))); bb.Len() < bb.Cap() {
-			bb.UnsafeAppend(v)
-		} else {
-			bb.Append(v)
-		}
+		bb.Append(int64(le.Uint64(d.take(8))))
 	case *array.Int32Builder:
 		bb.Append(int32(le.Uint32(d.take(4))))
 	case *array.Float64Builder:
-		if v := math.Float64frombits(le.Uint64(d.take(8))); bb.Len() < bb.Cap() {
-			bb.UnsafeAppend(v)
-		} else {
-			bb.Append(v)
-		}
+		bb.Append(math.Float64frombits(le.Uint64(d.take(8))))
 	case *array.Float32Builder:
 		bb.Append(math.Float32frombits(le.Uint32(d.take(4))))
 	case *array.TimestampBuilder:
@@ -64,25 +54,16 @@ func (d *decoder) appendTo(b array.Builder, t arrow.DataType) {
 		p := d.take(16)
 		bb.Append(decimal128.New(int64(le.Uint64(p[8:])), le.Uint64(p)))
 	case *array.StringBuilder:
-		appendBytes(bb.BinaryBuilder, d.span(d.length()))
+		bb.BinaryBuilder.Append(d.span(d.length()))
 	case *array.BinaryBuilder:
 		if t.ID() == arrow.BINARY {
-			appendBytes(bb, d.span(d.length()))
+			bb.Append(d.span(d.length()))
 			return
 		}
 		Append(b, d.value(t))
 	default:
 		Append(b, d.value(t))
 	}
-}
-
-// appendBytes appends v to b, without capacity checks when it has room.
-func appendBytes(b *array.BinaryBuilder, v []byte) {
-	if b.Len() < b.Cap() && b.DataCap()-b.DataLen() >= len(v) {
-		b.UnsafeAppend(v)
-		return
-	}
-	b.Append(v)
 }
 
 // skip passes over one non-null value.
