@@ -82,10 +82,7 @@ func (e *Engine) removeTable(info *catalog.TableInfo) error {
 	if ok && t.pk != nil {
 		// Writes in flight commit before the state goes, or they would
 		// leave rows of the dropped table behind.
-		all := indexes(info.BucketCount())
-		t.pk.lock(all)
-		defer t.pk.unlock(all)
-		t.pk.flight.drain(all)
+		defer t.pk.quiesce()()
 	}
 	if ok {
 		t.dropped.Store(true)
@@ -147,10 +144,7 @@ func (e *Engine) AlterTable(name string, set map[string]string, reset []string, 
 	if next.SchemaID != old.SchemaID && t.pk != nil {
 		// No primary-key write may interleave with a schema change: each
 		// reads and stores rows in one schema (applyPKLocked).
-		all := indexes(next.BucketCount())
-		t.pk.lock(all)
-		defer t.pk.unlock(all)
-		t.pk.flight.drain(all)
+		defer t.pk.quiesce()()
 	}
 	if err := e.ensureLake(context.Background(), next); err != nil {
 		return nil, err

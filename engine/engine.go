@@ -245,10 +245,7 @@ func (e *Engine) Close() error {
 	var err error
 	for id, t := range e.tables {
 		if t.pk != nil {
-			all := indexes(t.log.Buckets())
-			t.pk.lock(all)
-			t.pk.flight.drain(all)
-			t.pk.unlock(all)
+			t.pk.quiesce()()
 		}
 		err = errors.Join(err, t.log.Close())
 		delete(e.tables, id)

@@ -56,6 +56,15 @@ func (st *pkState) unlock(buckets []int) {
 	}
 }
 
+// quiesce takes every bucket's lock and waits for the writes in flight to
+// commit: then no primary-key write is under way until unlock is called.
+func (st *pkState) quiesce() (unlock func()) {
+	all := indexes(len(st.locks))
+	st.lock(all)
+	st.flight.drain(all)
+	return func() { st.unlock(all) }
+}
+
 // key encodes the primary key of a full-width row.
 func (st *pkState) key(dst []byte, r row.Row) ([]byte, error) {
 	vals := make([]any, len(st.pkIdx))
