@@ -387,6 +387,7 @@ func (d *Decoder) Column(i int, meta, body []byte, codec Codec, rawLen int) (arr
 		// Decompressed into the decoder's allocator, which gets the memory
 		// back when the last array made of it is released.
 		bodyBuf = memory.NewResizableBuffer(d.mem)
+		bodyBuf.Reserve(rawLen + decompressSlack)
 		bodyBuf.Resize(rawLen)
 		if err := decompress(codec, body, bodyBuf.Bytes()); err != nil {
 			bodyBuf.Release()

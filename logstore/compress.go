@@ -120,7 +120,14 @@ func (c *compressor) compress(dst, src []byte) ([]byte, bool) {
 	return dst, true
 }
 
-// decompress decompresses src into dst, which it must fill exactly.
+// decompressSlack is the spare capacity past len(dst) that lets the ZSTD
+// decoder copy 16 bytes at a time, overrunning into it, instead of
+// byte-exactly.
+const decompressSlack = 16
+
+// decompress decompresses src into dst, which it must fill exactly. Give
+// dst decompressSlack bytes of spare capacity (they may be overwritten)
+// for speed.
 func decompress(codec Codec, src, dst []byte) error {
 	switch codec {
 	case CodecZstd:

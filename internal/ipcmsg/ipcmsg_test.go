@@ -1,0 +1,363 @@
+package ipcmsg
+
+import (
+	"bytes"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/klauspost/compress/zstd"
+)
+
+// testRecord has nullable fixed-width, string, view, list and struct
+// columns, some compressible and some not.
+func testRecord(t testing.TB, mem memory.Allocator, rows int) arrow.RecordBatch {
+	t.Helper()
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "noise", Type: arrow.PrimitiveTypes.Uint64, Nullable: true},
+		{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
+		{Name: "v", Type: arrow.BinaryTypes.StringView},
+		{Name: "l", Type: arrow.ListOf(arrow.PrimitiveTypes.Int32), Nullable: true},
+		{Name: "st", Type: arrow.StructOf(arrow.Field{Name: "a", Type: arrow.FixedWidthTypes.Boolean, Nullable: true})},
+		{Name: "empty", Type: arrow.BinaryTypes.String, Nullable: true},
+	}, nil)
+	b := array.NewRecordBuilder(mem, schema)
+	defer b.Release()
+	x := uint64(88172645463325252)
+	for i := range rows {
+		x ^= x << 13
+		x ^= x >> 7
+		x ^= x << 17
+		b.Field(0).(*array.Int64Builder).Append(int64(i))
+		if i%5 == 0 {
+			b.Field(1).AppendNull()
+			b.Field(2).AppendNull()
+		} else {
+			b.Field(1).(*array.Uint64Builder).Append(x)
+			b.Field(2).(*array.StringBuilder).Append([]string{"mobile", "desktop", "tablet"}[i%3])
+		}
+		b.Field(3).(*array.StringViewBuilder).Append(strings.Repeat("view", i%7))
+		lb := b.Field(4).(*array.ListBuilder)
+		lb.Append(true)
+		lb.ValueBuilder().(*array.Int32Builder).AppendValues([]int32{int32(i), int32(i % 3)}, nil)
+		sb := b.Field(5).(*array.StructBuilder)
+		sb.Append(true)
+		sb.FieldBuilder(0).(*array.BooleanBuilder).Append(i%2 == 0)
+		b.Field(6).(*array.StringBuilder).Append("")
+	}
+	return b.NewRecordBatch()
+}
+
+// message is one IPC message as arrow-go wrote it.
+type message struct{ meta, body []byte }
+
+// writeMessages writes rec with opts and returns the schema and record
+// batch messages.
+func writeMessages(t testing.TB, rec arrow.RecordBatch, opts ...ipc.Option) (schema, batch message) {
+	t.Helper()
+	var pw payloads
+	w := ipc.NewWriterWithPayloadWriter(&pw, append([]ipc.Option{ipc.WithSchema(rec.Schema())}, opts...)...)
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if len(pw.msgs) != 2 {
+		t.Fatalf("%d messages, want schema and batch", len(pw.msgs))
+	}
+	return pw.msgs[0], pw.msgs[1]
+}
+
+// payloads captures the messages an IPC writer writes.
+type payloads struct{ msgs []message }
+
+func (p *payloads) Start() error { return nil }
+func (p *payloads) Close() error { return nil }
+func (p *payloads) WritePayload(pl ipc.Payload) error {
+	meta := pl.Meta()
+	defer meta.Release()
+	var body bytes.Buffer
+	if err := pl.SerializeBody(&body); err != nil {
+		return err
+	}
+	p.msgs = append(p.msgs, message{bytes.Clone(meta.Bytes()), body.Bytes()})
+	return nil
+}
+
+// readBatch reads a record batch message with arrow-go's reader.
+func readBatch(t testing.TB, schema, batch message) arrow.RecordBatch {
+	t.Helper()
+	msgs := &messages{list: []*ipc.Message{
+		ipc.NewMessage(memory.NewBufferBytes(schema.meta), memory.NewBufferBytes(nil)),
+		ipc.NewMessage(memory.NewBufferBytes(batch.meta), memory.NewBufferBytes(batch.body)),
+	}}
+	r, err := ipc.NewReaderFromMessageReader(msgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Release()
+	rec, err := r.Read()
+	if err != nil {
+		t.Fatalf("arrow-go cannot read the message: %v", err)
+	}
+	rec.Retain()
+	return rec
+}
+
+type messages struct{ list []*ipc.Message }
+
+func (m *messages) Message() (*ipc.Message, error) {
+	if len(m.list) == 0 {
+		return nil, io.EOF
+	}
+	msg := m.list[0]
+	m.list = m.list[1:]
+	return msg, nil
+}
+func (m *messages) Retain()  {}
+func (m *messages) Release() {}
+
+func assertEqual(t *testing.T, want, got arrow.RecordBatch) {
+	t.Helper()
+	if !array.RecordEqual(want, got) {
+		t.Fatalf("records differ:\nwant %v\ngot  %v", want, got)
+	}
+}
+
+func TestParseReadsWhatArrowWrites(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	rec := testRecord(t, mem, 300)
+	defer rec.Release()
+	for _, tc := range []struct {
+		name  string
+		codec Codec
+		opts  []ipc.Option
+	}{
+		{"none", CodecNone, nil},
+		{"zstd", CodecZstd, []ipc.Option{ipc.WithZstd()}},
+		{"lz4", CodecLZ4Frame, []ipc.Option{ipc.WithLZ4()}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			schema, batch := writeMessages(t, rec, tc.opts...)
+			rb, err := Parse(batch.meta)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if rb.Length != 300 || rb.Codec != tc.codec || rb.BodyLength != int64(len(batch.body)) {
+				t.Fatalf("parsed %d rows, codec %s, body %d; want 300, %s, %d", rb.Length, rb.Codec, rb.BodyLength, tc.codec, len(batch.body))
+			}
+			// id, noise, s, v, l + its values, st + a, empty.
+			if len(rb.Nodes) != 9 || rb.Nodes[1].NullCount != 60 || rb.Nodes[0].Length != 300 {
+				t.Fatalf("nodes %v", rb.Nodes)
+			}
+			if len(rb.Variadic) != 1 {
+				t.Fatalf("variadic buffer counts %v, want one (the view column)", rb.Variadic)
+			}
+			// What Marshal writes, arrow-go reads as the same batch.
+			again, err := Parse(rb.Marshal())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !equalBatches(rb, again) {
+				t.Fatalf("Marshal then Parse: %+v, want %+v", again, rb)
+			}
+			got := readBatch(t, schema, message{rb.Marshal(), batch.body})
+			defer got.Release()
+			assertEqual(t, rec, got)
+		})
+	}
+}
+
+func equalBatches(a, b *RecordBatch) bool {
+	eq := func(x, y []int64) bool { return len(x) == len(y) && (len(x) == 0 || string(i64bytes(x)) == string(i64bytes(y))) }
+	if a.Length != b.Length || a.Codec != b.Codec || a.BodyLength != b.BodyLength || !eq(a.Variadic, b.Variadic) {
+		return false
+	}
+	if len(a.Nodes) != len(b.Nodes) || len(a.Buffers) != len(b.Buffers) {
+		return false
+	}
+	for i := range a.Nodes {
+		if a.Nodes[i] != b.Nodes[i] {
+			return false
+		}
+	}
+	for i := range a.Buffers {
+		if a.Buffers[i] != b.Buffers[i] {
+			return false
+		}
+	}
+	return true
+}
+
+func i64bytes(v []int64) []byte {
+	var out []byte
+	for _, x := range v {
+		for k := range 8 {
+			out = append(out, byte(x>>(8*k)))
+		}
+	}
+	return out
+}
+
+func TestCompressWritesWhatArrowDecompresses(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	rec := testRecord(t, mem, 1000)
+	defer rec.Release()
+	schema, batch := writeMessages(t, rec)
+	rb, err := Parse(batch.meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	enc, err := zstd.NewWriter(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Every other buffer compressed, the rest stored as they are (-1).
+	packed := make([][]byte, len(rb.Buffers))
+	for i, b := range rb.Buffers {
+		if i%2 == 0 && b.Length > 0 {
+			packed[i] = enc.EncodeAll(batch.body[b.Offset:b.Offset+b.Length], nil)
+		}
+	}
+	crb, pieces := rb.Compress(batch.body, CodecZstd, packed)
+	body := bytes.Join(pieces, nil)
+	if int64(len(body)) != crb.BodyLength {
+		t.Fatalf("pieces hold %d bytes, metadata says %d", len(body), crb.BodyLength)
+	}
+	for i, b := range crb.Buffers {
+		if b.Offset%8 != 0 {
+			t.Fatalf("buffer %d at offset %d: not 8-byte aligned", i, b.Offset)
+		}
+	}
+	got := readBatch(t, schema, message{crb.Marshal(), body})
+	defer got.Release()
+	assertEqual(t, rec, got)
+
+	// And Decompress undoes it.
+	parsed, err := Parse(crb.Marshal())
+	if err != nil {
+		t.Fatal(err)
+	}
+	urb, ubody, err := parsed.Decompress(body, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ubody.Release()
+	back := readBatch(t, schema, message{urb.Marshal(), ubody.Bytes()})
+	defer back.Release()
+	assertEqual(t, rec, back)
+}
+
+func TestDecompressReadsWhatArrowCompresses(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	// Large enough to decompress on all cores.
+	rec := testRecord(t, mem, 50_000)
+	defer rec.Release()
+	schema, batch := writeMessages(t, rec, ipc.WithZstd())
+	rb, err := Parse(batch.meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rb.BodyLength < parallelBytes {
+		t.Fatalf("body of %d bytes does not exercise parallel decompression", rb.BodyLength)
+	}
+	urb, body, err := rb.Decompress(batch.body, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer body.Release()
+	if urb.Codec != CodecNone {
+		t.Fatalf("decompressed metadata keeps codec %s", urb.Codec)
+	}
+	got := readBatch(t, schema, message{urb.Marshal(), body.Bytes()})
+	defer got.Release()
+	assertEqual(t, rec, got)
+}
+
+func TestDecompressRejectsCorruptBodies(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	rec := testRecord(t, mem, 500)
+	defer rec.Release()
+	_, batch := writeMessages(t, rec, ipc.WithZstd())
+	rb, err := Parse(batch.meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := rb.Buffers[0]
+	for name, corrupt := range map[string]func(b []byte){
+		"huge length":     func(b []byte) { b[first.Offset+7] = 0x7f },
+		"negative length": func(b []byte) { b[first.Offset] = 0xfe; b[first.Offset+7] = 0xff },
+		"wrong length":    func(b []byte) { b[first.Offset]++ },
+		"bad frame":       func(b []byte) { b[first.Offset+8] ^= 0xff },
+	} {
+		body := bytes.Clone(batch.body)
+		corrupt(body)
+		if _, out, err := rb.Decompress(body, mem); err == nil {
+			out.Release()
+			t.Errorf("%s: decompressed without error", name)
+		}
+	}
+	if _, _, err := rb.Decompress(batch.body[:len(batch.body)-1], mem); err == nil {
+		t.Error("a short body decompressed without error")
+	}
+}
+
+func TestParseRejectsOtherMessagesAndGarbage(t *testing.T) {
+	rec := testRecord(t, memory.DefaultAllocator, 10)
+	defer rec.Release()
+	schema, batch := writeMessages(t, rec)
+	if _, err := Parse(schema.meta); err == nil || !strings.Contains(err.Error(), "not a record batch") {
+		t.Fatalf("schema message: %v", err)
+	}
+	for n := range len(batch.meta) - 1 {
+		if _, err := Parse(batch.meta[:n]); err == nil && n < 64 {
+			t.Fatalf("metadata cut to %d bytes parsed", n)
+		}
+	}
+}
+
+func FuzzParse(f *testing.F) {
+	rec := testRecord(f, memory.DefaultAllocator, 20)
+	defer rec.Release()
+	for _, opts := range [][]ipc.Option{nil, {ipc.WithZstd()}} {
+		_, batch := writeMessages(f, rec, opts...)
+		f.Add(batch.meta, batch.body)
+	}
+	f.Fuzz(func(t *testing.T, meta, body []byte) {
+		rb, err := Parse(meta)
+		if err != nil {
+			return
+		}
+		again, err := Parse(rb.Marshal())
+		if err != nil || !equalBatches(rb, again) {
+			t.Fatalf("Marshal of a parsed message does not parse back: %v", err)
+		}
+		if rb.Codec == CodecZstd && int64(len(body)) >= rb.BodyLength && smallClaims(rb, body) {
+			if _, out, err := rb.Decompress(body, memory.DefaultAllocator); err == nil {
+				out.Release()
+			}
+		}
+	})
+}
+
+// smallClaims reports whether the buffers of a compressed body claim less
+// than a MiB each once decompressed, so that fuzzing does not allocate
+// gigabytes.
+func smallClaims(rb *RecordBatch, body []byte) bool {
+	for _, b := range rb.Buffers {
+		if b.Length > 0 && le64(body[b.Offset:]) > 1<<20 {
+			return false
+		}
+	}
+	return true
+}
