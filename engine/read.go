@@ -56,6 +56,11 @@ type ReadStream struct {
 	plan   *viewPlan
 	outPos []int // position in plan.need of each result column
 	left   int64 // rows the limit still allows; -1 without a limit
+
+	// encoded, when set, sends frames as the store holds them; order is
+	// the position of each result column among the columns read.
+	encoded func(logstore.Message, BatchMeta) error
+	order   []int
 }
 
 // ParseTicket decodes a ticket strictly.
@@ -131,6 +136,29 @@ func (rs *ReadStream) Schema() *arrow.Schema { return rs.plan.schema }
 // Compression returns the IPC compression the ticket asks for.
 func (rs *ReadStream) Compression() string { return rs.tk.Compression }
 
+// SendEncoded has the stream send the frames that the store holds
+// compressed by Arrow buffer as they are, without decompressing them, when
+// the ticket asks for ZSTD: whole frames of log reads without a filter or
+// system columns. Run's send gets the rest. send must not keep the message's
+// bytes after it returns.
+func (rs *ReadStream) SendEncoded(send func(logstore.Message, BatchMeta) error) {
+	if rs.tk.Compression != "zstd" || rs.plan.filter != nil {
+		return
+	}
+	if rs.order = rs.plan.storedOrder(len(rs.info.ArrowSchema().Fields())); rs.order != nil {
+		rs.encoded = send
+	}
+}
+
+// message returns f's result columns as the store holds them, when the
+// stream sends frames so and f's are compressed by buffer.
+func (rs *ReadStream) message(f *logstore.Frame) (logstore.Message, bool) {
+	if rs.encoded == nil {
+		return logstore.Message{}, false
+	}
+	return f.Message(rs.order)
+}
+
 // Run reads the ticket's ranges in turn and passes each batch to send, which
 // must not keep the record after it returns. Bounded ranges end at their stop
 // offset; an unbounded one follows the log until ctx is done, sending an
@@ -195,6 +223,13 @@ func (rs *ReadStream) runRange(ctx context.Context, r TicketRange, send func(arr
 			return send(rec, m)
 		}
 	}(send)
+	if encoded := rs.encoded; encoded != nil {
+		rs.encoded = func(msg logstore.Message, m BatchMeta) error {
+			sentNext, lastSend = m.Next, time.Now()
+			return encoded(msg, m)
+		}
+		defer func() { rs.encoded = encoded }()
+	}
 	direct := directFrames{rs, reader}
 	var frames frameSource = direct
 	if r.Stop != nil && *r.Stop <= reader.HighWatermark() && rs.t.codec != logstore.CodecNone {
@@ -240,7 +275,9 @@ func (rs *ReadStream) runRange(ctx context.Context, r TicketRange, send func(arr
 			continue
 		}
 		err = rs.sendFrame(ctx, d, r, send)
-		d.rec.Release()
+		if d.rec != nil {
+			d.rec.Release()
+		}
 		if err != nil {
 			return err
 		}
@@ -299,6 +336,23 @@ func (rs *ReadStream) sendFrame(ctx context.Context, d decodedFrame, r TicketRan
 	}
 	if hi <= lo {
 		return nil // an empty changelog batch; the next one carries the offset on
+	}
+	if d.msg != nil {
+		whole := lo == 0 && hi == int64(f.Rows) && (rs.left < 0 || hi <= rs.left)
+		if whole && len(d.msg.Meta)+d.msg.BodyLen <= MaxBatchBytes {
+			meta := BatchMeta{Bucket: r.Bucket, Start: f.BaseOffset, Next: f.NextOffset, HighWatermark: rs.t.log.HighWatermark(r.Bucket)}
+			if err := rs.encoded(*d.msg, meta); err != nil {
+				return err
+			}
+			rs.count(ctx, hi, int64(d.msg.RawBytes))
+			return nil
+		}
+		rec, err := rs.build(f)
+		if err != nil {
+			return err
+		}
+		defer rec.Release()
+		need = rec
 	}
 	sub := need.NewSlice(lo, hi)
 	defer sub.Release()
@@ -365,13 +419,19 @@ func (rs *ReadStream) sendRows(ctx context.Context, out arrow.RecordBatch, rows 
 		}
 		start = next
 	}
+	rs.count(ctx, rows, sent)
+	return nil
+}
+
+// count counts rows sent against the limit and in the metrics, with bytes
+// the Arrow bytes they hold.
+func (rs *ReadStream) count(ctx context.Context, rows, bytes int64) {
 	if rs.left > 0 {
 		rs.left -= rows
 	}
 	attr := tableAttr(rs.info.Path().String())
 	rs.e.met.rowsRead.Add(ctx, rows, attr)
-	rs.e.met.bytesRead.Add(ctx, sent, attr)
-	return nil
+	rs.e.met.bytesRead.Add(ctx, bytes, attr)
 }
 
 // ruledOut reports whether a frame's statistics prove that no row of it

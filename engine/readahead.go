@@ -136,6 +136,7 @@ type decodedFrame struct {
 	f    *logstore.Frame // nil at the limit
 	from int64
 	rec  arrow.RecordBatch
+	msg  *logstore.Message // instead of rec, when the frame may go out as stored
 }
 
 // directFrames reads and decodes frames on the caller's goroutine.
@@ -151,9 +152,14 @@ func (d directFrames) next(limit int64) (decodedFrame, error) {
 		return out, err
 	}
 	out.f = f
-	if !f.Skipped {
-		out.rec, err = d.rs.build(f)
+	if f.Skipped {
+		return out, nil
 	}
+	if msg, ok := d.rs.message(f); ok {
+		out.msg = &msg
+		return out, nil
+	}
+	out.rec, err = d.rs.build(f)
 	return out, err
 }
 

@@ -98,6 +98,21 @@ func (p *viewPlan) needSchema() *arrow.Schema {
 }
 
 // outPositions returns, for each result column, its position in need.
+// storedOrder returns the position of each result column among the columns
+// read, when every result column is one of the table's tableColumns (no
+// system column); nil otherwise.
+func (p *viewPlan) storedOrder(tableColumns int) []int {
+	order := make([]int, len(p.out))
+	for i, v := range p.out {
+		c := v - p.system
+		if c < 0 || c >= tableColumns {
+			return nil
+		}
+		order[i] = slices.Index(p.read, c)
+	}
+	return order
+}
+
 func (p *viewPlan) outPositions() []int {
 	pos := make([]int, len(p.out))
 	for i, v := range p.out {

@@ -8,14 +8,17 @@ package flight
 // table ends the stream with NOT_FOUND.
 
 import (
+	"bytes"
 	"encoding/json"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/fluxgate-io/fluxgate/acl"
 	"github.com/fluxgate-io/fluxgate/engine"
+	"github.com/fluxgate-io/fluxgate/logstore"
 )
 
 func (s *Service) DoGet(t *flight.Ticket, stream flight.FlightService_DoGetServer) error {
@@ -61,15 +64,96 @@ func (s *Service) doGet(t *flight.Ticket, stream flight.FlightService_DoGetServe
 	case "zstd":
 		opts = append(opts, ipc.WithZstd())
 	}
-	w := flight.NewRecordWriter(stream, opts...)
+	w := newBatchWriter(stream, rs.Schema(), s.mem, opts)
 	defer w.Close()
-	return rs.Run(stream.Context(), func(rec arrow.RecordBatch, meta engine.BatchMeta) error {
-		md, err := json.Marshal(meta)
+	rs.SendEncoded(w.writeEncoded)
+	return rs.Run(stream.Context(), w.write)
+}
+
+// batchWriter sends a read's batches: records through arrow-go's IPC
+// writer, and messages the store already holds encoded as they are.
+type batchWriter struct {
+	stream flight.FlightService_DoGetServer
+	schema *arrow.Schema
+	mem    memory.Allocator
+	ipc    *ipc.Writer
+	fd     flight.FlightData
+	body   bytes.Buffer
+	md     []byte // app metadata of the batch being written
+	// The schema goes out once, first: from writeEncoded or as the IPC
+	// writer's first payload, which is dropped if writeEncoded sent it.
+	schemaSent, ipcStarted bool
+}
+
+func newBatchWriter(stream flight.FlightService_DoGetServer, schema *arrow.Schema, mem memory.Allocator, opts []ipc.Option) *batchWriter {
+	w := &batchWriter{stream: stream, schema: schema, mem: mem}
+	w.ipc = ipc.NewWriterWithPayloadWriter((*payloadSender)(w), opts...)
+	return w
+}
+
+func (w *batchWriter) write(rec arrow.RecordBatch, meta engine.BatchMeta) error {
+	md, err := json.Marshal(meta)
+	if err != nil {
+		return err
+	}
+	w.md = md
+	return w.ipc.Write(rec)
+}
+
+func (w *batchWriter) writeEncoded(msg logstore.Message, meta engine.BatchMeta) error {
+	if !w.schemaSent {
+		p := ipc.GetSchemaPayload(w.schema, w.mem)
+		err := w.send(&p, nil)
+		p.Release()
 		if err != nil {
 			return err
 		}
-		return w.WriteWithAppMetadata(rec, md)
-	})
+	}
+	md, err := json.Marshal(meta)
+	if err != nil {
+		return err
+	}
+	w.body.Reset()
+	w.body.Grow(msg.BodyLen)
+	for _, p := range msg.Body {
+		w.body.Write(p)
+	}
+	w.fd.DataHeader, w.fd.DataBody, w.fd.AppMetadata = msg.Meta, w.body.Bytes(), md
+	return w.stream.Send(&w.fd)
+}
+
+// Close ends the stream, sending the schema if no batch was sent.
+func (w *batchWriter) Close() error { return w.ipc.Close() }
+
+// send sends an IPC writer's payload with app metadata md.
+func (w *batchWriter) send(p *ipc.Payload, md []byte) error {
+	meta := p.Meta()
+	defer meta.Release()
+	w.body.Reset()
+	if err := p.SerializeBody(&w.body); err != nil {
+		return err
+	}
+	w.fd.DataHeader, w.fd.DataBody, w.fd.AppMetadata = meta.Bytes(), w.body.Bytes(), md
+	w.schemaSent = true
+	return w.stream.Send(&w.fd)
+}
+
+// payloadSender is the batchWriter as the IPC writer's payload writer.
+type payloadSender batchWriter
+
+func (p *payloadSender) Start() error { return nil }
+func (p *payloadSender) Close() error { return nil }
+
+func (p *payloadSender) WritePayload(pl ipc.Payload) error {
+	w := (*batchWriter)(p)
+	if !w.ipcStarted {
+		w.ipcStarted = true // this first payload is the schema
+		if w.schemaSent {
+			return nil
+		}
+		return w.send(&pl, nil)
+	}
+	return w.send(&pl, w.md)
 }
 
 // inlineLookup answers an inline lookup ticket with one batch.

@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/fluxgate-io/fluxgate/internal/ipcmsg"
 	"github.com/fluxgate-io/fluxgate/internal/parallel"
 )
 
@@ -105,7 +106,7 @@ func (e *Encoder) Encode(rec arrow.RecordBatch, meta BatchMeta) (*Batch, error) 
 	for i, cw := range e.columns {
 		// Fresh slices each time: the Batch keeps them until it is written,
 		// and one encoder may encode several parts of a batch before that.
-		cw.meta, cw.body, cw.bodyLen, cw.packed = nil, nil, 0, nil
+		cw.meta, cw.body, cw.bodyLen, cw.flat, cw.layout = nil, nil, 0, nil, nil
 		cw.owned = memRanges(cw.owned[:0], rec.Column(i).Data())
 		col := array.NewRecordBatch(cw.schema, []arrow.Array{rec.Column(i)}, rec.NumRows())
 		err := cw.w.Write(col)
@@ -128,6 +129,9 @@ func (e *Encoder) Encode(rec arrow.RecordBatch, meta BatchMeta) (*Batch, error) 
 	}
 	if meta.ChangeTypes != nil {
 		h.attributes |= attrChangelog
+	}
+	if e.byBuffer() {
+		h.attributes |= attrByBuffer
 	}
 	prefixLen := align8(fixedHeaderSize + len(meta.WriterID) + ncols*dirEntrySize + len(meta.Stats) + len(meta.ChangeTypes))
 	h.prefixLen = uint32(prefixLen)
@@ -173,13 +177,16 @@ const parallelCompressBytes = 256 << 10
 
 func (e *Encoder) compressColumns(raw int) {
 	for _, cw := range e.columns {
-		cw.rawLen = 0
+		cw.rawLen, cw.packed = 0, nil
 	}
 	if e.comp.codec == CodecNone {
 		return
 	}
+	// A job is one piece of one buffer (ZSTD: each Arrow buffer on its own)
+	// or of one body (LZ4).
 	type job struct {
 		cw  *columnWriter
+		buf int
 		src []byte
 		out []byte
 		ok  bool
@@ -189,8 +196,21 @@ func (e *Encoder) compressColumns(raw int) {
 		if cw.bodyLen == 0 {
 			continue
 		}
-		for _, chunk := range e.comp.chunks(cw.flatBody()) {
-			jobs = append(jobs, job{cw: cw, src: chunk})
+		body := cw.flatBody()
+		if !e.byBuffer() {
+			for _, chunk := range e.comp.chunks(body) {
+				jobs = append(jobs, job{cw: cw, src: chunk})
+			}
+			continue
+		}
+		var err error
+		if cw.layout, err = ipcmsg.Parse(cw.meta); err != nil {
+			continue // not a batch arrow-go wrote: stored as it is
+		}
+		for i, b := range cw.layout.Buffers {
+			for _, chunk := range e.comp.chunks(body[b.Offset : b.Offset+b.Length]) {
+				jobs = append(jobs, job{cw: cw, buf: i, src: chunk})
+			}
 		}
 	}
 	compress := func(i int) { jobs[i].out, jobs[i].ok = e.comp.compress(nil, jobs[i].src) }
@@ -201,28 +221,61 @@ func (e *Encoder) compressColumns(raw int) {
 	} else {
 		parallel.For(len(jobs), compress)
 	}
-	// A column is stored compressed if each of its chunks compressed and
-	// together they save space.
+	// A buffer (or body) is stored compressed if each of its pieces
+	// compressed and together they save space.
 	for i := 0; i < len(jobs); {
-		cw, packed, ok := jobs[i].cw, jobs[i].out, jobs[i].ok
-		for i++; i < len(jobs) && jobs[i].cw == cw; i++ {
-			packed = append(packed, jobs[i].out...)
-			ok = ok && jobs[i].ok
+		cw := jobs[i].cw
+		var packed [][]byte
+		if e.byBuffer() {
+			packed = make([][]byte, len(cw.layout.Buffers))
 		}
-		if ok && len(packed) < cw.bodyLen {
-			cw.packed, cw.rawLen = packed, cw.bodyLen
+		saved := false
+		for i < len(jobs) && jobs[i].cw == cw {
+			j, out, ok, n := i, jobs[i].out, jobs[i].ok, len(jobs[i].src)
+			for i++; i < len(jobs) && jobs[i].cw == cw && jobs[i].buf == jobs[j].buf; i++ {
+				out = append(out, jobs[i].out...)
+				ok = ok && jobs[i].ok
+				n += len(jobs[i].src)
+			}
+			if ok && len(out) < n {
+				saved = true
+				if packed == nil {
+					cw.packed = [][]byte{out}
+				} else {
+					packed[jobs[j].buf] = out
+				}
+			}
+		}
+		switch {
+		case !saved:
+			cw.packed = nil
+		case packed != nil:
+			layout, pieces := cw.layout.Compress(cw.flatBody(), ipcmsg.CodecZstd, packed)
+			cw.meta, cw.packed = layout.Marshal(), pieces
+			cw.rawLen = cw.bodyLen
+		default:
+			cw.rawLen = cw.bodyLen
 		}
 	}
 }
 
-// flatBody returns the column's body in one piece.
+// byBuffer reports whether columns are compressed by Arrow buffer, as Arrow
+// IPC's BUFFER body compression does, so that a read may send them on
+// without decompressing. ZSTD frames are; LZ4 frames compress each column
+// body whole (Arrow's LZ4 is the frame format, the store's the block one).
+func (e *Encoder) byBuffer() bool { return e.comp.codec == CodecZstd }
+
+// flatBody returns the column's body in one piece. Compressed columns may
+// reference it (their incompressible buffers), so it is not reused.
 func (cw *columnWriter) flatBody() []byte {
 	if len(cw.body) == 1 {
 		return cw.body[0]
 	}
-	cw.flat = cw.flat[:0]
-	for _, p := range cw.body {
-		cw.flat = append(cw.flat, p...)
+	if cw.flat == nil {
+		cw.flat = make([]byte, 0, cw.bodyLen)
+		for _, p := range cw.body {
+			cw.flat = append(cw.flat, p...)
+		}
 	}
 	return cw.flat
 }
@@ -240,24 +293,26 @@ type columnWriter struct {
 	meta    []byte
 	body    [][]byte
 	bodyLen int
-	flat    []byte // the body in one piece, as compression input; reused
-	packed  []byte // body compressed, when that saves space
-	rawLen  int    // body length when packed is stored, else 0
+	flat    []byte              // the body in one piece, as compression input
+	layout  *ipcmsg.RecordBatch // the body's buffers, when compressed by buffer
+	packed  [][]byte            // the body as stored compressed, when that saves space
+	rawLen  int                 // body length when packed is stored, else 0
 }
 
 // stored is the body as the frame stores it.
 func (cw *columnWriter) stored() [][]byte {
 	if cw.rawLen > 0 {
-		return [][]byte{cw.packed}
+		return cw.packed
 	}
 	return cw.body
 }
 
 func (cw *columnWriter) storedLen() int {
-	if cw.rawLen > 0 {
-		return len(cw.packed)
+	n := 0
+	for _, p := range cw.stored() {
+		n += len(p)
 	}
-	return cw.bodyLen
+	return n
 }
 
 func (cw *columnWriter) Start() error { return nil }
@@ -375,15 +430,28 @@ func (d *Decoder) Nulls(i, n int) arrow.Array {
 }
 
 // Column decodes column i of a frame from its metadata and stored body
-// (compressed with codec when rawLen > 0). The returned array may reference
-// the bytes: uncompressed columns are not copied.
-func (d *Decoder) Column(i int, meta, body []byte, codec Codec, rawLen int) (arrow.Array, error) {
+// (compressed with codec when rawLen > 0, by Arrow buffer when byBuffer).
+// The returned array may reference the bytes: uncompressed columns are not
+// copied.
+func (d *Decoder) Column(i int, meta, body []byte, codec Codec, rawLen int, byBuffer bool) (arrow.Array, error) {
 	d.once.Do(d.init)
 	if i < 0 || i >= len(d.schemas) {
 		return nil, fmt.Errorf("decode column %d: schema has %d columns", i, len(d.schemas))
 	}
 	bodyBuf := memory.NewBufferBytes(body)
-	if rawLen > 0 {
+	switch {
+	case rawLen > 0 && byBuffer:
+		// The metadata describes the compressed body; decompressing gives
+		// a body of the decoder's allocator and the metadata for it.
+		layout, err := ipcmsg.Parse(meta)
+		if err == nil {
+			layout, bodyBuf, err = layout.Decompress(body, d.mem)
+		}
+		if err != nil {
+			return nil, fmt.Errorf("decode column %q: %w", d.schema.Field(i).Name, err)
+		}
+		meta = layout.Marshal()
+	case rawLen > 0:
 		// Decompressed into the decoder's allocator, which gets the memory
 		// back when the last array made of it is released.
 		bodyBuf = memory.NewResizableBuffer(d.mem)

@@ -17,7 +17,8 @@ import (
 //	36  durableTxn   u64  every txn <= this was durable when this frame was appended
 //	44  recordCount  u32
 //	48  schemaID     i32
-//	52  attributes   u16  bit 0: changelog (a change-type vector precedes the columns); bits 8-9: codec
+//	52  attributes   u16  bit 0: changelog (a change-type vector precedes the columns); bits 8-9: codec;
+//	                      bit 10: compressed columns are compressed by Arrow buffer, not whole
 //	54  txnParts     u16  buckets the txn wrote to
 //	56  writerSeq    i64  -1 without a writer
 //	64  writerIDLen  u16
@@ -42,6 +43,7 @@ const (
 	attrChangelog   = 1 << 0
 	attrCodecShift  = 8
 	attrCodecMask   = 3 << attrCodecShift
+	attrByBuffer    = 1 << 10 // compressed columns are compressed by Arrow buffer
 	maxFrameColumns = 1<<16 - 1
 )
 
@@ -75,6 +77,8 @@ func (h *header) nextOffset() int64 { return h.baseOffset + h.offsets() }
 func (h *header) changelog() bool { return h.attributes&attrChangelog != 0 }
 
 func (h *header) codec() Codec { return Codec((h.attributes & attrCodecMask) >> attrCodecShift) }
+
+func (h *header) byBuffer() bool { return h.attributes&attrByBuffer != 0 }
 
 func (h *header) putFixed(b []byte) {
 	le := binary.LittleEndian

@@ -36,7 +36,7 @@ func FuzzFrame(f *testing.F) {
 					}
 					meta := data[p.colOffsets[i] : p.colOffsets[i]+p.metaLens[i]]
 					body := data[p.colOffsets[i]+p.metaLens[i] : p.colOffsets[i]+p.metaLens[i]+p.bodyLens[i]]
-					if a, err := dec.Column(i, meta, body, h.codec(), int(p.rawLens[i])); err == nil {
+					if a, err := dec.Column(i, meta, body, h.codec(), int(p.rawLens[i]), h.byBuffer()); err == nil {
 						a.Release()
 					}
 				}

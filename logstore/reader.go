@@ -30,11 +30,12 @@ type Frame struct {
 	// its columns were not read, only its offsets are known.
 	Skipped bool
 
-	codec   Codec
-	cols    []int
-	metas   [][]byte
-	bodies  [][]byte
-	rawLens []int
+	codec    Codec
+	byBuffer bool // compressed columns are compressed by Arrow buffer
+	cols     []int
+	metas    [][]byte
+	bodies   [][]byte
+	rawLens  []int
 }
 
 // Record decodes the frame's columns into a record of schema, whose fields
@@ -55,7 +56,7 @@ func (f *Frame) Record(d *Decoder, schema *arrow.Schema) (arrow.RecordBatch, err
 			arrs[i] = d.Nulls(c, f.Rows)
 			return
 		}
-		a, err := d.Column(c, f.metas[i], f.bodies[i], f.codec, f.rawLens[i])
+		a, err := d.Column(c, f.metas[i], f.bodies[i], f.codec, f.rawLens[i], f.byBuffer)
 		switch {
 		case err != nil:
 			errs[i] = fmt.Errorf("frame at offset %d: %w", f.BaseOffset, err)
@@ -271,7 +272,7 @@ func (r *Reader) readFrame() (*Frame, int64, error) {
 			f.cols[i] = i
 		}
 	}
-	f.codec = h.codec()
+	f.codec, f.byBuffer = h.codec(), h.byBuffer()
 	f.metas = make([][]byte, len(f.cols))
 	f.bodies = make([][]byte, len(f.cols))
 	f.rawLens = make([]int, len(f.cols))

@@ -473,8 +473,8 @@ func TestLargeZstdColumnCompressedInPieces(t *testing.T) {
 	if ids := len(enc.columns[0].body[0]); ids < 3*zstdChunkBytes {
 		t.Fatalf("the id column is %d bytes, too small to be cut", ids)
 	}
-	if enc.columns[0].rawLen == 0 || len(enc.columns[0].packed) >= enc.columns[0].bodyLen/2 {
-		t.Fatalf("the id column is stored %d of %d bytes", len(enc.columns[0].packed), enc.columns[0].bodyLen)
+	if enc.columns[0].rawLen == 0 || enc.columns[0].storedLen() >= enc.columns[0].bodyLen/2 {
+		t.Fatalf("the id column is stored %d of %d bytes", enc.columns[0].storedLen(), enc.columns[0].bodyLen)
 	}
 	if _, err := tbl.Append([]Part{{Bucket: 0, Batch: b}}, Writer{}); err != nil {
 		t.Fatal(err)
@@ -512,4 +512,58 @@ func TestFailedFrameWriteBreaksTheLog(t *testing.T) {
 		t.Fatalf("high watermark %d, want 10: only the first append is durable", hw)
 	}
 	tbl.Close()
+}
+
+// Frames written before columns were compressed by Arrow buffer (their ZSTD
+// bodies compressed whole) still read: testdata holds a segment of two such
+// frames, ids 0 to 3099.
+func TestZstdWholeBodyFramesStillRead(t *testing.T) {
+	mem := checkedMem(t)
+	old, err := os.ReadFile(filepath.Join("testdata", "zstd-whole-bodies.log"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	logDir := filepath.Join(dir, "0", "log")
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(logDir, segmentName(0)+".log"), old, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tbl := mustOpen(t, dir, 1, Options{})
+	defer tbl.Close()
+	r, err := tbl.NewReader(0, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	dec := NewDecoder(testSchema, mem)
+	next := 0
+	for {
+		f, err := r.Next(tbl.HighWatermark(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f == nil {
+			break
+		}
+		if f.byBuffer || f.codec != CodecZstd || f.compressed() == 0 {
+			t.Fatalf("frame at %d: byBuffer %v, codec %s, %d compressed bytes: not an old ZSTD frame", f.BaseOffset, f.byBuffer, f.codec, f.compressed())
+		}
+		rec, err := f.Record(dec, testSchema)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := makeRecord(t, mem, next, f.Rows)
+		if !array.RecordEqual(rec, want) {
+			t.Errorf("frame at %d reads\n%v\nwant\n%v", f.BaseOffset, rec, want)
+		}
+		next += f.Rows
+		rec.Release()
+		want.Release()
+	}
+	if next != 3100 {
+		t.Fatalf("read %d rows, want 3100", next)
+	}
 }

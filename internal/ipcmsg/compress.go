@@ -30,8 +30,9 @@ const maxBufferBytes = 1 << 32
 // Compress returns the metadata and body pieces of rb, an uncompressed
 // message with body body, whose buffers are stored as packed says: packed[i]
 // is buffer i compressed with codec (each buffer compressed on its own, as
-// Arrow's BUFFER method says), or nil to store it as it is. Pieces
-// reference body and packed; nothing is copied.
+// Arrow's BUFFER method says), or nil to store it as it is; a nil packed
+// stores every buffer as it is. Pieces reference body and packed; nothing
+// is copied.
 func (rb *RecordBatch) Compress(body []byte, codec Codec, packed [][]byte) (*RecordBatch, [][]byte) {
 	out := &RecordBatch{Length: rb.Length, Nodes: rb.Nodes, Codec: codec, Variadic: rb.Variadic}
 	out.Buffers = make([]Buffer, len(rb.Buffers))
@@ -44,7 +45,11 @@ func (rb *RecordBatch) Compress(body []byte, codec Codec, packed [][]byte) (*Rec
 			out.Buffers[i] = Buffer{Offset: int64(pos)}
 			continue
 		}
-		data, size := packed[i], b.Length
+		var data []byte
+		size := b.Length
+		if packed != nil {
+			data = packed[i]
+		}
 		if data == nil {
 			data, size = body[b.Offset:b.Offset+b.Length], -1
 		}

@@ -1,0 +1,130 @@
+package engine
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/internal/ipcmsg"
+	"github.com/fluxgate-io/fluxgate/logstore"
+)
+
+// A scan that asks for ZSTD sends the frames of a ZSTD table as they are
+// stored, without decompressing them, whenever it sends a frame whole,
+// unfiltered and with every column in it; the other frames are decoded and
+// sent as records. Either way the batches' offsets follow on from each other.
+func TestZstdScanSendsWholeFramesAsStored(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	e, err := Open(t.TempDir(), Options{Allocator: mem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer mem.AssertSize(t, 0)
+	defer e.Close()
+	if _, err := e.CreateTable(catalog.TableSpec{
+		Table:   "events",
+		Columns: []catalog.Column{{Name: "id", Type: "BIGINT"}, {Name: "name", Type: "STRING"}},
+		Options: map[string]string{"table.log.arrow.compression.type": "zstd"},
+	}, false); err != nil {
+		t.Fatal(err)
+	}
+	const rows = 1000
+	frame := func(f int, schema *arrow.Schema) arrow.RecordBatch {
+		b := array.NewRecordBuilder(mem, schema)
+		defer b.Release()
+		for i := range rows {
+			b.Field(0).(*array.Int64Builder).Append(int64(f*rows + i))
+			b.Field(1).(*array.StringBuilder).Append(fmt.Sprintf("name-%d", i%10))
+			if len(b.Fields()) > 2 {
+				b.Field(2).(*array.StringBuilder).Append("note")
+			}
+		}
+		return b.NewRecordBatch()
+	}
+	fields := []arrow.Field{
+		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
+		{Name: "name", Type: arrow.BinaryTypes.String, Nullable: true},
+	}
+	var recs []arrow.RecordBatch
+	for f := range 3 {
+		recs = append(recs, frame(f, arrow.NewSchema(fields, nil)))
+	}
+	writeAll(t, e, "events", recs)
+	// The fourth frame has a column the first three were written without.
+	if _, err := e.AlterTable("events", nil, nil, []catalog.Column{{Name: "note", Type: "STRING"}}); err != nil {
+		t.Fatal(err)
+	}
+	recs = append(recs, frame(3, arrow.NewSchema(append(fields, arrow.Field{Name: "note", Type: arrow.BinaryTypes.String, Nullable: true}), nil)))
+	writeAll(t, e, "events", recs[3:])
+	for _, r := range recs {
+		r.Release()
+	}
+
+	limit := int64(2500)
+	for _, tc := range []struct {
+		name string
+		req  ScanRequest
+		// how each batch went out: m, a stored message; r, a record
+		want string
+	}{
+		{"all columns", ScanRequest{Compression: "zstd"}, "rrrm"},
+		{"projection", ScanRequest{Compression: "zstd", Columns: []string{"name", "id"}}, "mmmm"},
+		{"limit", ScanRequest{Compression: "zstd", Columns: []string{"id"}, Limit: &limit}, "mmr"},
+		{"filter", ScanRequest{Compression: "zstd", Columns: []string{"id"}, Filter: json.RawMessage(`{"ge": ["id", 0]}`)}, "rrrr"},
+		{"uncompressed", ScanRequest{Columns: []string{"id"}}, "rrrr"},
+		{"changelog", ScanRequest{Table: "events$changelog", Compression: "zstd", Columns: []string{"id"}}, "mmmm"},
+		{"system column", ScanRequest{Table: "events$changelog", Compression: "zstd", Columns: []string{ColChangeType, "id"}}, "rrrr"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			req := tc.req
+			if req.Table == "" {
+				req.Table = "events"
+			}
+			req.Startup = Startup{Mode: StartEarliest}
+			plan, err := e.PlanScan(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rs, err := e.OpenRead(plan.Tickets[0])
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got string
+			next := int64(0)
+			follow := func(m BatchMeta, n int64) {
+				if m.Start != next || m.Next != m.Start+n {
+					t.Fatalf("batch %d: offsets [%d, %d) for %d rows after %d", len(got), m.Start, m.Next, n, next)
+				}
+				next = m.Next
+			}
+			rs.SendEncoded(func(msg logstore.Message, m BatchMeta) error {
+				rb, err := ipcmsg.Parse(msg.Meta)
+				if err != nil {
+					return err
+				}
+				if rb.Codec != ipcmsg.CodecZstd || len(rb.Nodes) != len(rs.Schema().Fields()) {
+					t.Errorf("message with codec %s and %d columns, want zstd and %d", rb.Codec, len(rb.Nodes), len(rs.Schema().Fields()))
+				}
+				got += "m"
+				follow(m, rb.Length)
+				return nil
+			})
+			if err := rs.Run(context.Background(), func(rec arrow.RecordBatch, m BatchMeta) error {
+				got += "r"
+				follow(m, rec.NumRows())
+				return nil
+			}); err != nil {
+				t.Fatal(err)
+			}
+			if got != tc.want {
+				t.Fatalf("batches went out as %q, want %q", got, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,107 @@
+package logstore
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// A ZSTD frame's columns go out as one compressed Arrow IPC message that
+// arrow-go's own reader (as any Arrow reader) decodes to the rows appended,
+// in the order asked for, whether a column was stored compressed or raw.
+func TestFrameMessageIsStandardCompressedIPC(t *testing.T) {
+	mem := checkedMem(t)
+	tbl := mustOpen(t, t.TempDir(), 1, Options{})
+	defer tbl.Close()
+	enc := newEncoder(t, CodecZstd, mem)
+	appendRows(t, tbl, enc, mem, 0, 0, 1, nil)    // too small to compress: stored raw
+	appendRows(t, tbl, enc, mem, 0, 1, 5000, nil) // compressed
+	projected := arrow.NewSchema([]arrow.Field{testSchema.Field(2), testSchema.Field(0)}, nil)
+	r, err := tbl.NewReader(0, 0, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	sawRaw, sawPacked := false, false
+	for from := 0; ; {
+		f, err := r.Next(tbl.HighWatermark(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if f == nil {
+			break
+		}
+		sawRaw = sawRaw || f.rawLens[0] == 0
+		sawPacked = sawPacked || f.rawLens[0] > 0
+		msg, ok := f.Message([]int{2, 0})
+		if !ok {
+			t.Fatalf("frame at %d: no message", f.BaseOffset)
+		}
+		body := bytes.Join(msg.Body, nil)
+		if len(body) != msg.BodyLen {
+			t.Fatalf("frame at %d: body of %d bytes, BodyLen %d", f.BaseOffset, len(body), msg.BodyLen)
+		}
+		got := readMessage(t, projected, msg.Meta, body, mem)
+		all := makeRecord(t, mem, from, f.Rows)
+		want := array.NewRecordBatch(projected, []arrow.Array{all.Column(2), all.Column(0)}, all.NumRows())
+		if !array.RecordEqual(got, want) {
+			t.Errorf("frame at %d reads\n%v\nwant\n%v", f.BaseOffset, got, want)
+		}
+		from += f.Rows
+		got.Release()
+		want.Release()
+		all.Release()
+	}
+	if !sawRaw || !sawPacked {
+		t.Fatalf("frames had raw id columns %v and compressed ones %v; want both", sawRaw, sawPacked)
+	}
+}
+
+func TestFrameMessageNeedsBufferCompression(t *testing.T) {
+	mem := checkedMem(t)
+	for _, codec := range []Codec{CodecNone, CodecLZ4} {
+		tbl := mustOpen(t, t.TempDir(), 1, Options{})
+		appendRows(t, tbl, newEncoder(t, codec, mem), mem, 0, 0, 5000, nil)
+		r, err := tbl.NewReader(0, 0, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := r.Next(tbl.HighWatermark(0))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, ok := f.Message([]int{0}); ok {
+			t.Errorf("%s frame: a ZSTD message without decompressing", codec)
+		}
+		r.Close()
+		tbl.Close()
+	}
+}
+
+// readMessage decodes one record batch message of schema with arrow-go.
+func readMessage(t *testing.T, schema *arrow.Schema, meta, body []byte, mem memory.Allocator) arrow.RecordBatch {
+	t.Helper()
+	p := ipc.GetSchemaPayload(schema, mem)
+	defer p.Release()
+	sm := p.Meta()
+	defer sm.Release()
+	msgs := &twoMessages{msgs: [2]*ipc.Message{
+		ipc.NewMessage(memory.NewBufferBytes(bytes.Clone(sm.Bytes())), memory.NewBufferBytes(nil)),
+		ipc.NewMessage(memory.NewBufferBytes(meta), memory.NewBufferBytes(body)),
+	}}
+	rd, err := ipc.NewReaderFromMessageReader(msgs, ipc.WithAllocator(mem))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rd.Release()
+	rec, err := rd.Read()
+	if err != nil {
+		t.Fatalf("arrow-go cannot read the message: %v", err)
+	}
+	rec.Retain()
+	return rec
+}
