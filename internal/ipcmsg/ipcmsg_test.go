@@ -176,7 +176,9 @@ func TestParseReadsWhatArrowWrites(t *testing.T) {
 }
 
 func equalBatches(a, b *RecordBatch) bool {
-	eq := func(x, y []int64) bool { return len(x) == len(y) && (len(x) == 0 || string(i64bytes(x)) == string(i64bytes(y))) }
+	eq := func(x, y []int64) bool {
+		return len(x) == len(y) && (len(x) == 0 || string(i64bytes(x)) == string(i64bytes(y)))
+	}
 	if a.Length != b.Length || a.Codec != b.Codec || a.BodyLength != b.BodyLength || !eq(a.Variadic, b.Variadic) {
 		return false
 	}
