@@ -62,7 +62,15 @@ func zstdEncoder(level int) (*zstd.Encoder, error) {
 type compressor struct {
 	codec Codec
 	zstd  *zstd.Encoder
+	// retry, if set, compresses what zstd leaves as it is. klauspost's
+	// encoders below its "better" level find nothing in arithmetic
+	// sequences such as a string column's offsets (stride 3: raw at level
+	// 3), which "better" compresses to 60 %; libzstd's level 3 does too.
+	retry *zstd.Encoder
 }
+
+// zstdRetryLevel is the level of compressor.retry.
+const zstdRetryLevel = 7 // zstd.SpeedBetterCompression
 
 func newCompressor(codec Codec, zstdLevel int) (*compressor, error) {
 	c := &compressor{codec: codec}
@@ -70,6 +78,11 @@ func newCompressor(codec Codec, zstdLevel int) (*compressor, error) {
 		var err error
 		if c.zstd, err = zstdEncoder(zstdLevel); err != nil {
 			return nil, err
+		}
+		if zstd.EncoderLevelFromZstd(zstdLevel) < zstd.EncoderLevelFromZstd(zstdRetryLevel) {
+			if c.retry, err = zstdEncoder(zstdRetryLevel); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return c, nil
@@ -103,6 +116,9 @@ func (c *compressor) compress(dst, src []byte) ([]byte, bool) {
 	switch c.codec {
 	case CodecZstd:
 		dst = c.zstd.EncodeAll(src, dst)
+		if len(dst)-n >= len(src) && c.retry != nil {
+			dst = c.retry.EncodeAll(src, dst[:n])
+		}
 	case CodecLZ4:
 		dst = append(dst, make([]byte, lz4.CompressBlockBound(len(src)))...)
 		var lc lz4.Compressor // holds its own hash table: one per call, so columns compress in parallel

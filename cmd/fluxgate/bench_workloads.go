@@ -49,19 +49,25 @@ var benchWorkloads = []benchWorkload{
 	},
 	{
 		name: "scan/none", baseline: "in-memory DoGet", notes: "full scan, table without compression",
-		prepare: benchLoadEvents("none"), base: benchMemoryScan, measure: benchTableScan("none", nil),
+		prepare: benchLoadEvents("none"), base: benchMemoryScan, measure: benchTableScan("none", "", nil),
 	},
 	{
-		name: "scan/zstd", baseline: "in-memory DoGet", notes: "full scan, ZSTD table",
-		prepare: benchLoadEvents("zstd"), base: benchMemoryScan, measure: benchTableScan("zstd", nil),
+		name: "scan/zstd", baseline: "scan/none",
+		notes:   "full scan of the ZSTD table, asking for ZSTD: batches go out as stored, the client decompresses",
+		prepare: benchLoadEvents("zstd", "none"), base: benchTableScan("none", "", nil), measure: benchTableScan("zstd", "zstd", nil),
+	},
+	{
+		name: "scan/zstd-decoded", baseline: "scan/none",
+		notes:   "full scan of the ZSTD table, asking for uncompressed batches: the server decompresses",
+		prepare: benchLoadEvents("zstd", "none"), base: benchTableScan("none", "", nil), measure: benchTableScan("zstd", "", nil),
 	},
 	{
 		name: "projection/2of20", baseline: "all 20 columns", notes: "ts and amount, table without compression",
-		prepare: benchLoadEvents("none"), base: benchTableScan("none", nil), measure: benchTableScan("none", benchProjection),
+		prepare: benchLoadEvents("none"), base: benchTableScan("none", "", nil), measure: benchTableScan("none", "", benchProjection),
 	},
 	{
 		name: "filter/1pct", baseline: "unfiltered scan",
-		prepare: benchFilterPrepare, base: benchTableScan("none", nil), measure: benchFilterScan, finish: benchFilterNote,
+		prepare: benchFilterPrepare, base: benchTableScan("none", "", nil), measure: benchFilterScan, finish: benchFilterNote,
 	},
 	{
 		name: "lookup/point", baseline: "raw pebble gets",
@@ -86,7 +92,7 @@ var benchWorkloads = []benchWorkload{
 	{
 		name: "union-read", baseline: "log scan",
 		notes:   "full scan of a table whose first half is in the lake, the rest in the log; baseline: the same rows all in the log",
-		prepare: benchUnionPrepare, base: benchTableScan("none", nil), measure: benchUnionScan,
+		prepare: benchUnionPrepare, base: benchTableScan("none", "", nil), measure: benchUnionScan,
 	},
 }
 
@@ -163,20 +169,25 @@ func (e *benchEnv) keepEventTable(ctx context.Context, compression string, t ben
 	return nil
 }
 
-// benchLoadEvents makes sure the event table of compression exists.
-func benchLoadEvents(compression string) func(context.Context, *benchEnv) error {
+// benchLoadEvents makes sure the event tables of the compressions exist.
+func benchLoadEvents(compressions ...string) func(context.Context, *benchEnv) error {
 	return func(ctx context.Context, e *benchEnv) error {
-		if _, ok := e.tables[compression]; ok {
-			return nil
+		for _, compression := range compressions {
+			if _, ok := e.tables[compression]; ok {
+				continue
+			}
+			t, err := e.createEventTable(ctx, compression, "fluss.bench_events_"+compression)
+			if err != nil {
+				return err
+			}
+			if err := benchWrite(ctx, e.fg, t.name, e.eventData().recs); err != nil {
+				return err
+			}
+			if err := e.keepEventTable(ctx, compression, t); err != nil {
+				return err
+			}
 		}
-		t, err := e.createEventTable(ctx, compression, "fluss.bench_events_"+compression)
-		if err != nil {
-			return err
-		}
-		if err := benchWrite(ctx, e.fg, t.name, e.eventData().recs); err != nil {
-			return err
-		}
-		return e.keepEventTable(ctx, compression, t)
+		return nil
 	}
 }
 
@@ -234,11 +245,12 @@ func benchScan(ctx context.Context, cl *client.Client, req client.ScanRequest, w
 	return benchSample{rows: rows, bytes: bytes, d: d}, err
 }
 
-// benchTableScan scans columns (nil: all) of the event table of compression.
-func benchTableScan(compression string, columns []string) func(context.Context, *benchEnv, int) (benchSample, error) {
+// benchTableScan scans columns (nil: all) of the event table of compression,
+// asking for batches compressed with wire ("": none).
+func benchTableScan(compression, wire string, columns []string) func(context.Context, *benchEnv, int) (benchSample, error) {
 	return func(ctx context.Context, e *benchEnv, _ int) (benchSample, error) {
 		ev := e.eventData()
-		return benchScan(ctx, e.fg, client.ScanRequest{Table: e.tables[compression].name, Columns: columns}, ev.rows)
+		return benchScan(ctx, e.fg, client.ScanRequest{Table: e.tables[compression].name, Columns: columns, Compression: wire}, ev.rows)
 	}
 }
 
