@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
@@ -140,7 +141,11 @@ func (s *fakeServer) DoGet(tk *flight.Ticket, st flight.FlightService_DoGetServe
 	if t.Table == "fluss.gone" {
 		return status.Error(codes.NotFound, "table id 7 no longer exists")
 	}
-	w := flight.NewRecordWriter(st, ipc.WithSchema(testSchema), ipc.WithAllocator(s.mem))
+	opts := []ipc.Option{ipc.WithSchema(testSchema), ipc.WithAllocator(s.mem)}
+	if t.Compression == "zstd" {
+		opts = append(opts, ipc.WithZstd())
+	}
+	w := flight.NewRecordWriter(st, opts...)
 	defer w.Close()
 	send := func(start int64, ids ...int64) error {
 		bld := array.NewRecordBuilder(s.mem, testSchema)
@@ -462,6 +467,72 @@ func TestScan(t *testing.T) {
 		t.Errorf("scan planned: %d rows, %v", n, sc.Err())
 	}
 	sc.Release()
+}
+
+// Batches that arrive ZSTD-compressed (here by arrow-go's writer, as any
+// Arrow server compresses them) read as the uncompressed ones do, bounded or
+// following, and releasing a following stream stops its receiving.
+func TestScanZstdBatches(t *testing.T) {
+	_, c, mem := startServer(t, false)
+	defer mem.AssertSize(t, 0)
+	ctx := testCtx(t)
+	plan, err := c.Plan(ctx, ScanRequest{Table: "fluss.orders"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, ep := range plan.Endpoints {
+		tk := *ep.Decoded
+		for _, compression := range []string{"", "zstd"} {
+			tk.Compression = compression
+			b, err := tk.Encode()
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := c.ReadTicket(ctx, b)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for s.Next() {
+				rec := s.RecordBatch()
+				for i := range int(rec.NumRows()) {
+					got = append(got, fmt.Sprintf("%d %s %+v", rec.Column(0).(*array.Int64).Value(i), rec.Column(1).(*array.String).Value(i), s.Meta()))
+				}
+			}
+			if err := s.Err(); err != nil {
+				t.Fatalf("%q: %v", compression, err)
+			}
+			s.Release()
+			if compression == "" {
+				want = got
+			} else if len(got) != 3 || fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Fatalf("zstd batches read\n%q\nwant\n%q", got, want)
+			}
+		}
+	}
+	before := runtime.NumGoroutine()
+	for range 5 {
+		tk := *plan.Endpoints[0].Decoded
+		tk.Stop, tk.Compression = nil, "zstd"
+		b, _ := tk.Encode()
+		s, err := c.ReadTicket(ctx, b)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for range 4 {
+			if !s.Next() {
+				t.Fatal(s.Err())
+			}
+		}
+		time.Sleep(50 * time.Millisecond) // batches keep coming: the receiver waits to hand one on
+		s.Release()
+	}
+	for deadline := time.Now().Add(5 * time.Second); runtime.NumGoroutine() > before; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d goroutines after releasing the streams, %d before", runtime.NumGoroutine(), before)
+		}
+	}
 }
 
 func TestScanUnbounded(t *testing.T) {

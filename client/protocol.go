@@ -490,6 +490,7 @@ type Ticket struct {
 	Filter         json.RawMessage `json:"filter,omitempty"`
 	LakeSnapshotID *int64          `json:"lake_snapshot_id"`
 	Limit          *int64          `json:"limit"`
+	Compression    string          `json:"compression,omitempty"` // of the batches sent
 }
 
 // Encode returns the ticket's bytes.

@@ -139,6 +139,7 @@ type Stream struct {
 	mem    memory.Allocator
 	refs   atomic.Int64
 
+	dec    *decompressing
 	rdr    *flight.Reader
 	opened bool
 	done   bool
@@ -153,7 +154,8 @@ func (s *Stream) open() bool {
 		return s.rdr != nil
 	}
 	s.opened = true
-	rdr, err := flight.NewRecordReader(decompressing{s.get}, ipc.WithAllocator(s.mem))
+	s.dec = newDecompressing(s.get)
+	rdr, err := flight.NewRecordReader(s.dec, ipc.WithAllocator(s.mem))
 	if err != nil {
 		s.done = true
 		if !errors.Is(err, io.EOF) {
@@ -168,27 +170,75 @@ func (s *Stream) open() bool {
 // decompressing hands a DoGet stream's messages on with the ZSTD-compressed
 // batches decompressed: in parallel by buffer, with one shared decoder,
 // where arrow-go's IPC reader builds a streaming decoder for each batch and
-// decompresses several times slower. Other messages pass as they are.
+// decompresses several times slower. The next batch is received and
+// decompressed while the last one is read. Other messages pass as they are.
 type decompressing struct {
-	flight.FlightService_DoGetClient
+	src   flight.FlightService_DoGetClient
+	start sync.Once
+	ready chan chan received // the messages received, in order
+	stop  chan struct{}
 }
 
-func (d decompressing) Recv() (*flight.FlightData, error) {
-	fd, err := d.FlightService_DoGetClient.Recv()
-	if err != nil || len(fd.DataBody) == 0 {
-		return fd, err
+type received struct {
+	fd  *flight.FlightData
+	err error
+}
+
+func newDecompressing(src flight.FlightService_DoGetClient) *decompressing {
+	return &decompressing{src: src, ready: make(chan chan received, 1), stop: make(chan struct{})}
+}
+
+func (d *decompressing) Recv() (*flight.FlightData, error) {
+	d.start.Do(func() { go d.run() })
+	select {
+	case res, ok := <-d.ready:
+		if !ok {
+			return nil, io.EOF // after the stream's end or error
+		}
+		r := <-res
+		return r.fd, r.err
+	case <-d.stop:
+		return nil, io.EOF
+	}
+}
+
+// close stops the receiving goroutine; the stream's context must be
+// cancelled too, to end a receive it is waiting in.
+func (d *decompressing) close() { close(d.stop) }
+
+func (d *decompressing) run() {
+	defer close(d.ready)
+	for {
+		fd, err := d.src.Recv()
+		res := make(chan received, 1)
+		select {
+		case d.ready <- res:
+		case <-d.stop:
+			return
+		}
+		if err != nil {
+			res <- received{err: err}
+			return
+		}
+		go func() { res <- decompress(fd) }()
+	}
+}
+
+func decompress(fd *flight.FlightData) received {
+	if len(fd.DataBody) == 0 {
+		return received{fd: fd}
 	}
 	rb, err := ipcmsg.Parse(fd.DataHeader)
 	if err != nil || rb.Codec != ipcmsg.CodecZstd {
-		return fd, nil // not a ZSTD batch: arrow-go reads it, or says what is wrong
+		return received{fd: fd} // not a ZSTD batch: arrow-go reads it, or says what is wrong
 	}
 	// Into garbage-collected memory, as the message itself was received.
 	out, body, err := rb.Decompress(fd.DataBody, memory.DefaultAllocator)
 	if err != nil {
-		return nil, fmt.Errorf("read ticket: %w", err)
+		return received{err: fmt.Errorf("read ticket: %w", err)}
 	}
 	fd.DataHeader, fd.DataBody = out.Marshal(), body.Bytes()
-	return fd, nil
+	return received{fd: fd}
 }
 
 // Schema returns the stream's schema, waiting for the first message if need
@@ -251,6 +301,9 @@ func (s *Stream) Release() {
 		return
 	}
 	s.cancel()
+	if s.dec != nil {
+		s.dec.close()
+	}
 	if s.rdr != nil {
 		s.rdr.Release()
 		s.rdr = nil
