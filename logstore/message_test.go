@@ -18,8 +18,9 @@ func TestFrameMessageIsStandardCompressedIPC(t *testing.T) {
 	tbl := mustOpen(t, t.TempDir(), 1, Options{})
 	defer tbl.Close()
 	enc := newEncoder(t, CodecZstd, mem)
-	appendRows(t, tbl, enc, mem, 0, 0, 1, nil)    // too small to compress: stored raw
-	appendRows(t, tbl, enc, mem, 0, 1, 5000, nil) // compressed
+	appendRows(t, tbl, enc, mem, 0, 0, 1, nil)          // too small to compress: stored raw
+	appendRows(t, tbl, enc, mem, 0, 1, 5000, nil)       // compressed
+	appendRows(t, tbl, enc, mem, 0, 5001, 300_000, nil) // 2.4 MB of ids, compressed in pieces
 	projected := arrow.NewSchema([]arrow.Field{testSchema.Field(2), testSchema.Field(0)}, nil)
 	r, err := tbl.NewReader(0, 0, nil)
 	if err != nil {
@@ -27,7 +28,8 @@ func TestFrameMessageIsStandardCompressedIPC(t *testing.T) {
 	}
 	defer r.Close()
 	sawRaw, sawPacked := false, false
-	for from := 0; ; {
+	from := 0
+	for {
 		f, err := r.Next(tbl.HighWatermark(0))
 		if err != nil {
 			t.Fatal(err)
@@ -55,6 +57,9 @@ func TestFrameMessageIsStandardCompressedIPC(t *testing.T) {
 		got.Release()
 		want.Release()
 		all.Release()
+	}
+	if from != 305_001 {
+		t.Fatalf("read %d rows, want 305001", from)
 	}
 	if !sawRaw || !sawPacked {
 		t.Fatalf("frames had raw id columns %v and compressed ones %v; want both", sawRaw, sawPacked)
