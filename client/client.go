@@ -14,6 +14,8 @@ import (
 	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
+
+	"github.com/fluxgate-io/fluxgate/internal/flightcodec"
 )
 
 // DefaultAddr is the server's default Flight address.
@@ -100,7 +102,8 @@ func Dial(ctx context.Context, addr string, opts ...Option) (*Client, error) {
 	c := &Client{mem: o.mem, addr: addr}
 	dialOpts := []grpc.DialOption{
 		grpc.WithTransportCredentials(creds),
-		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxMessageBytes), grpc.MaxCallSendMsgSize(MaxMessageBytes)),
+		grpc.WithDefaultCallOptions(grpc.MaxCallRecvMsgSize(MaxMessageBytes), grpc.MaxCallSendMsgSize(MaxMessageBytes),
+			grpc.ForceCodecV2(flightcodec.New())), // batches received are copied once, not twice
 		// Bigger HTTP/2 windows than gRPC's 64 KiB start keep bulk DoPut and
 		// DoGet from stalling on window updates.
 		grpc.WithInitialWindowSize(16 << 20),

@@ -1,30 +1,29 @@
-package flight
+// Package flightcodec is gRPC's protobuf codec, except that it decodes
+// FlightData itself: gRPC's codec copies a message into a pooled buffer and
+// protobuf then copies the body out of it, while this one copies the message
+// once, into memory of its own that data_body (and so a batch's Arrow
+// buffers) then points into. The server receives DoPut and DoExchange
+// batches with it, the client DoGet and DoExchange ones.
+package flightcodec
 
 import (
 	"fmt"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/encoding"
 	"google.golang.org/grpc/mem"
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 )
 
-// ServerOptions are the gRPC server options the Flight service is built
-// for; a server that registers it should pass them (cmd/fluxgate does).
-func ServerOptions() []grpc.ServerOption {
-	return []grpc.ServerOption{grpc.ForceServerCodecV2(codec{encoding.GetCodecV2("proto")})}
-}
+// Codec is the codec; use it with grpc.ForceServerCodecV2 or
+// grpc.ForceCodecV2.
+type Codec struct{ encoding.CodecV2 }
 
-// codec is gRPC's protobuf codec, except that it decodes the FlightData of
-// DoPut and DoExchange itself: gRPC's codec copies a message into a pooled
-// buffer and protobuf then copies the body out of it, while this one copies
-// the message once, into memory of its own that data_body (and so the
-// batch's Arrow buffers) then points into.
-type codec struct{ encoding.CodecV2 }
+// New returns the codec.
+func New() Codec { return Codec{encoding.GetCodecV2("proto")} }
 
-func (c codec) Unmarshal(data mem.BufferSlice, v any) error {
+func (c Codec) Unmarshal(data mem.BufferSlice, v any) error {
 	fd, ok := v.(*flight.FlightData)
 	if !ok {
 		return c.CodecV2.Unmarshal(data, v)

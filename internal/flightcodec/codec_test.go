@@ -1,4 +1,4 @@
-package flight
+package flightcodec
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 	"google.golang.org/protobuf/proto"
 )
 
-// FuzzUnmarshalFlightData: the server's own FlightData decoder reads every
+// FuzzUnmarshalFlightData: this FlightData decoder reads every
 // message exactly as protobuf does (and never panics on the rest).
 func FuzzUnmarshalFlightData(f *testing.F) {
 	whole, _ := proto.Marshal(&flight.FlightData{
