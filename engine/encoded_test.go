@@ -8,7 +8,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/internal/ipcmsg"
@@ -20,20 +19,7 @@ import (
 // unfiltered and with every column in it; the other frames are decoded and
 // sent as records. Either way the batches' offsets follow on from each other.
 func TestZstdScanSendsWholeFramesAsStored(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	e, err := Open(t.TempDir(), Options{Allocator: mem})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mem.AssertSize(t, 0)
-	defer e.Close()
-	if _, err := e.CreateTable(catalog.TableSpec{
-		Table:   "events",
-		Columns: []catalog.Column{{Name: "id", Type: "BIGINT"}, {Name: "name", Type: "STRING"}},
-		Options: map[string]string{"table.log.arrow.compression.type": "zstd"},
-	}, false); err != nil {
-		t.Fatal(err)
-	}
+	e, mem := openZstdEvents(t, catalog.Column{Name: "id", Type: "BIGINT"}, catalog.Column{Name: "name", Type: "STRING"})
 	const rows = 1000
 	frame := func(f int, schema *arrow.Schema) arrow.RecordBatch {
 		b := array.NewRecordBuilder(mem, schema)

@@ -11,25 +11,33 @@ import (
 	"github.com/fluxgate-io/fluxgate/catalog"
 )
 
+// openZstdEvents opens an engine with a checked allocator, checked for
+// leaks once the test has closed it, and creates the ZSTD log table events.
+func openZstdEvents(t *testing.T, columns ...catalog.Column) (*Engine, memory.Allocator) {
+	t.Helper()
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	t.Cleanup(func() { mem.AssertSize(t, 0) })
+	e, err := Open(t.TempDir(), Options{Allocator: mem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { e.Close() })
+	if _, err := e.CreateTable(catalog.TableSpec{
+		Table:   "events",
+		Columns: columns,
+		Options: map[string]string{"table.log.arrow.compression.type": "zstd"},
+	}, false); err != nil {
+		t.Fatal(err)
+	}
+	return e, mem
+}
+
 // A bounded scan of a compressed log decodes frames ahead of the one it
 // sends. Whether it reads the whole range or stops at a limit within the
 // second frame, it sends exactly its rows, in order, and releases every
 // frame it decoded ahead for nothing.
 func TestScanAheadOfCompressedFrames(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	e, err := Open(t.TempDir(), Options{Allocator: mem})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer mem.AssertSize(t, 0)
-	defer e.Close()
-	if _, err := e.CreateTable(catalog.TableSpec{
-		Table:   "events",
-		Columns: []catalog.Column{{Name: "id", Type: "BIGINT"}},
-		Options: map[string]string{"table.log.arrow.compression.type": "zstd"},
-	}, false); err != nil {
-		t.Fatal(err)
-	}
+	e, mem := openZstdEvents(t, catalog.Column{Name: "id", Type: "BIGINT"})
 	const frames, rows = 6, 1000
 	schema := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true}}, nil)
 	var recs []arrow.RecordBatch

@@ -1,8 +1,6 @@
 package logstore
 
 import (
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -43,13 +41,7 @@ func FuzzFrame(f *testing.F) {
 			}
 		}
 		dir := t.TempDir()
-		logDir := filepath.Join(dir, "0", "log")
-		if err := os.MkdirAll(logDir, 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(filepath.Join(logDir, segmentName(0)+".log"), data, 0o644); err != nil {
-			t.Fatal(err)
-		}
+		writeSegment(t, dir, data)
 		tbl, err := Open(dir, 1, Options{})
 		if err != nil {
 			return

@@ -22,21 +22,9 @@ func TestFrameMessageIsStandardCompressedIPC(t *testing.T) {
 	appendRows(t, tbl, enc, mem, 0, 1, 5000, nil)       // compressed
 	appendRows(t, tbl, enc, mem, 0, 5001, 300_000, nil) // 2.4 MB of ids, compressed in pieces
 	projected := arrow.NewSchema([]arrow.Field{testSchema.Field(2), testSchema.Field(0)}, nil)
-	r, err := tbl.NewReader(0, 0, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
 	sawRaw, sawPacked := false, false
 	from := 0
-	for {
-		f, err := r.Next(tbl.HighWatermark(0))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if f == nil {
-			break
-		}
+	eachFrame(t, tbl, func(f *Frame) {
 		sawRaw = sawRaw || f.rawLens[0] == 0
 		sawPacked = sawPacked || f.rawLens[0] > 0
 		msg, ok := f.Message([]int{2, 0})
@@ -57,7 +45,7 @@ func TestFrameMessageIsStandardCompressedIPC(t *testing.T) {
 		got.Release()
 		want.Release()
 		all.Release()
-	}
+	})
 	if from != 305_001 {
 		t.Fatalf("read %d rows, want 305001", from)
 	}
@@ -71,18 +59,11 @@ func TestFrameMessageNeedsBufferCompression(t *testing.T) {
 	for _, codec := range []Codec{CodecNone, CodecLZ4} {
 		tbl := mustOpen(t, t.TempDir(), 1, Options{})
 		appendRows(t, tbl, newEncoder(t, codec, mem), mem, 0, 0, 5000, nil)
-		r, err := tbl.NewReader(0, 0, nil)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f, err := r.Next(tbl.HighWatermark(0))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, ok := f.Message([]int{0}); ok {
-			t.Errorf("%s frame: a ZSTD message without decompressing", codec)
-		}
-		r.Close()
+		eachFrame(t, tbl, func(f *Frame) {
+			if _, ok := f.Message([]int{0}); ok {
+				t.Errorf("%s frame: a ZSTD message without decompressing", codec)
+			}
+		})
 		tbl.Close()
 	}
 }

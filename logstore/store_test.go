@@ -85,32 +85,61 @@ func appendRows(t testing.TB, tbl *Table, enc *Encoder, mem memory.Allocator, bu
 	return res
 }
 
-// readAll reads a bucket from start to the high watermark and returns the ids.
-func readAll(t *testing.T, tbl *Table, bucket int, start int64, cols []int, mem memory.Allocator) []int64 {
+// eachFrame calls fn with each frame of bucket 0, all columns, up to the
+// high watermark.
+func eachFrame(t testing.TB, tbl *Table, fn func(*Frame)) {
+	t.Helper()
+	eachFrameOf(t, tbl, 0, 0, nil, fn)
+}
+
+// eachFrameOf calls fn with each frame of bucket from start, columns cols
+// (nil: all), up to the high watermark.
+func eachFrameOf(t testing.TB, tbl *Table, bucket int, start int64, cols []int, fn func(*Frame)) {
 	t.Helper()
 	r, err := tbl.NewReader(bucket, start, cols)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
-	dec := NewDecoder(testSchema, mem)
-	var ids []int64
 	for {
 		f, err := r.Next(tbl.HighWatermark(bucket))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if f == nil {
-			return ids
+			return
 		}
-		sc := testSchema
-		if cols != nil {
-			var fields []arrow.Field
-			for _, c := range cols {
-				fields = append(fields, testSchema.Field(c))
-			}
-			sc = arrow.NewSchema(fields, nil)
+		fn(f)
+	}
+}
+
+// writeSegment makes dir the directory of a one-bucket table whose log is
+// one segment holding data.
+func writeSegment(t testing.TB, dir string, data []byte) {
+	t.Helper()
+	logDir := filepath.Join(dir, "0", "log")
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(logDir, segmentName(0)+".log"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// readAll reads a bucket from start to the high watermark and returns the ids.
+func readAll(t *testing.T, tbl *Table, bucket int, start int64, cols []int, mem memory.Allocator) []int64 {
+	t.Helper()
+	dec := NewDecoder(testSchema, mem)
+	sc := testSchema
+	if cols != nil {
+		var fields []arrow.Field
+		for _, c := range cols {
+			fields = append(fields, testSchema.Field(c))
 		}
+		sc = arrow.NewSchema(fields, nil)
+	}
+	var ids []int64
+	eachFrameOf(t, tbl, bucket, start, cols, func(f *Frame) {
 		rec, err := f.Record(dec, sc)
 		if err != nil {
 			t.Fatal(err)
@@ -119,7 +148,8 @@ func readAll(t *testing.T, tbl *Table, bucket int, start int64, cols []int, mem 
 			ids = append(ids, rec.Column(0).(*array.Int64).Int64Values()...)
 		}
 		rec.Release()
-	}
+	})
+	return ids
 }
 
 func TestAppendReadReopen(t *testing.T) {
@@ -524,30 +554,12 @@ func TestZstdWholeBodyFramesStillRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
-	logDir := filepath.Join(dir, "0", "log")
-	if err := os.MkdirAll(logDir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(logDir, segmentName(0)+".log"), old, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeSegment(t, dir, old)
 	tbl := mustOpen(t, dir, 1, Options{})
 	defer tbl.Close()
-	r, err := tbl.NewReader(0, 0, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Close()
 	dec := NewDecoder(testSchema, mem)
 	next := 0
-	for {
-		f, err := r.Next(tbl.HighWatermark(0))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if f == nil {
-			break
-		}
+	eachFrame(t, tbl, func(f *Frame) {
 		if f.byBuffer || f.codec != CodecZstd || f.compressed() == 0 {
 			t.Fatalf("frame at %d: byBuffer %v, codec %s, %d compressed bytes: not an old ZSTD frame", f.BaseOffset, f.byBuffer, f.codec, f.compressed())
 		}
@@ -562,7 +574,7 @@ func TestZstdWholeBodyFramesStillRead(t *testing.T) {
 		next += f.Rows
 		rec.Release()
 		want.Release()
-	}
+	})
 	if next != 3100 {
 		t.Fatalf("read %d rows, want 3100", next)
 	}

@@ -94,22 +94,13 @@ func Parse(meta []byte) (*RecordBatch, error) {
 		return nil, errTruncated
 	}
 	rb.Length = int64(length)
-	nodes, ok := rbt.vector(rbNodes, structBytes)
-	if !ok {
+	nodes, ok1 := rbt.vector(rbNodes, structBytes)
+	bufs, ok2 := rbt.vector(rbBuffers, structBytes)
+	if !ok1 || !ok2 {
 		return nil, errTruncated
 	}
-	rb.Nodes = make([]Node, len(nodes)/structBytes)
-	for i := range rb.Nodes {
-		rb.Nodes[i] = Node{le64(nodes[i*structBytes:]), le64(nodes[i*structBytes+8:])}
-	}
-	bufs, ok := rbt.vector(rbBuffers, structBytes)
-	if !ok {
-		return nil, errTruncated
-	}
-	rb.Buffers = make([]Buffer, len(bufs)/structBytes)
-	for i := range rb.Buffers {
-		rb.Buffers[i] = Buffer{le64(bufs[i*structBytes:]), le64(bufs[i*structBytes+8:])}
-	}
+	rb.Nodes = pairsOf(nodes, func(n, nulls int64) Node { return Node{n, nulls} })
+	rb.Buffers = pairsOf(bufs, func(off, n int64) Buffer { return Buffer{off, n} })
 	comp, ok := rbt.table(rbCompression)
 	if !ok {
 		return nil, errTruncated
@@ -163,20 +154,8 @@ func (rb *RecordBatch) Marshal() []byte {
 		}
 		variadic = b.EndVector(len(rb.Variadic))
 	}
-	b.StartVector(structBytes, len(rb.Buffers), 8)
-	for i := len(rb.Buffers) - 1; i >= 0; i-- {
-		b.Prep(8, structBytes)
-		b.PrependInt64(rb.Buffers[i].Length)
-		b.PrependInt64(rb.Buffers[i].Offset)
-	}
-	buffers := b.EndVector(len(rb.Buffers))
-	b.StartVector(structBytes, len(rb.Nodes), 8)
-	for i := len(rb.Nodes) - 1; i >= 0; i-- {
-		b.Prep(8, structBytes)
-		b.PrependInt64(rb.Nodes[i].NullCount)
-		b.PrependInt64(rb.Nodes[i].Length)
-	}
-	nodes := b.EndVector(len(rb.Nodes))
+	buffers := pairsVector(b, len(rb.Buffers), func(i int) (int64, int64) { return rb.Buffers[i].Offset, rb.Buffers[i].Length })
+	nodes := pairsVector(b, len(rb.Nodes), func(i int) (int64, int64) { return rb.Nodes[i].Length, rb.Nodes[i].NullCount })
 	var comp flatbuffers.UOffsetT
 	if rb.Codec != CodecNone {
 		b.StartObject(2)
@@ -203,6 +182,28 @@ func (rb *RecordBatch) Marshal() []byte {
 	b.Finish(b.EndObject())
 	out := b.FinishedBytes()
 	return append(out, make([]byte, align8(len(out))-len(out))...)
+}
+
+// pairsVector writes a vector of n structs of two int64s, pair(i) giving
+// the i-th.
+func pairsVector(b *flatbuffers.Builder, n int, pair func(i int) (int64, int64)) flatbuffers.UOffsetT {
+	b.StartVector(structBytes, n, 8)
+	for i := n - 1; i >= 0; i-- {
+		x, y := pair(i)
+		b.Prep(8, structBytes)
+		b.PrependInt64(y)
+		b.PrependInt64(x)
+	}
+	return b.EndVector(n)
+}
+
+// pairsOf decodes a vector of structs of two int64s.
+func pairsOf[T any](b []byte, of func(x, y int64) T) []T {
+	out := make([]T, len(b)/structBytes)
+	for i := range out {
+		out[i] = of(le64(b[i*structBytes:]), le64(b[i*structBytes+8:]))
+	}
+	return out
 }
 
 func align8(n int) int { return (n + 7) &^ 7 }

@@ -3,6 +3,7 @@ package ipcmsg
 import (
 	"bytes"
 	"io"
+	"slices"
 	"strings"
 	"testing"
 
@@ -123,6 +124,43 @@ func (m *messages) Message() (*ipc.Message, error) {
 func (m *messages) Retain()  {}
 func (m *messages) Release() {}
 
+// checkedRecord returns an allocator checked for leaks when the test ends
+// and a test record of rows from it.
+func checkedRecord(t *testing.T, rows int) (*memory.CheckedAllocator, arrow.RecordBatch) {
+	t.Helper()
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	t.Cleanup(func() { mem.AssertSize(t, 0) })
+	rec := testRecord(t, mem, rows)
+	t.Cleanup(rec.Release)
+	return mem, rec
+}
+
+func mustParse(t *testing.T, meta []byte) *RecordBatch {
+	t.Helper()
+	rb, err := Parse(meta)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rb
+}
+
+// assertDecompressesTo checks that rb's body decompresses into a message
+// that arrow-go reads as want.
+func assertDecompressesTo(t *testing.T, rb *RecordBatch, body []byte, schema message, want arrow.RecordBatch, mem memory.Allocator) {
+	t.Helper()
+	urb, ubody, err := rb.Decompress(body, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ubody.Release()
+	if urb.Codec != CodecNone {
+		t.Fatalf("decompressed metadata keeps codec %s", urb.Codec)
+	}
+	got := readBatch(t, schema, message{urb.Marshal(), ubody.Bytes()})
+	defer got.Release()
+	assertEqual(t, want, got)
+}
+
 func assertEqual(t *testing.T, want, got arrow.RecordBatch) {
 	t.Helper()
 	if !array.RecordEqual(want, got) {
@@ -131,10 +169,7 @@ func assertEqual(t *testing.T, want, got arrow.RecordBatch) {
 }
 
 func TestParseReadsWhatArrowWrites(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
-	defer mem.AssertSize(t, 0)
-	rec := testRecord(t, mem, 300)
-	defer rec.Release()
+	_, rec := checkedRecord(t, 300)
 	for _, tc := range []struct {
 		name  string
 		codec Codec
@@ -146,10 +181,7 @@ func TestParseReadsWhatArrowWrites(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			schema, batch := writeMessages(t, rec, tc.opts...)
-			rb, err := Parse(batch.meta)
-			if err != nil {
-				t.Fatal(err)
-			}
+			rb := mustParse(t, batch.meta)
 			if rb.Length != 300 || rb.Codec != tc.codec || rb.BodyLength != int64(len(batch.body)) {
 				t.Fatalf("parsed %d rows, codec %s, body %d; want 300, %s, %d", rb.Length, rb.Codec, rb.BodyLength, tc.codec, len(batch.body))
 			}
@@ -176,48 +208,14 @@ func TestParseReadsWhatArrowWrites(t *testing.T) {
 }
 
 func equalBatches(a, b *RecordBatch) bool {
-	eq := func(x, y []int64) bool {
-		return len(x) == len(y) && (len(x) == 0 || string(i64bytes(x)) == string(i64bytes(y)))
-	}
-	if a.Length != b.Length || a.Codec != b.Codec || a.BodyLength != b.BodyLength || !eq(a.Variadic, b.Variadic) {
-		return false
-	}
-	if len(a.Nodes) != len(b.Nodes) || len(a.Buffers) != len(b.Buffers) {
-		return false
-	}
-	for i := range a.Nodes {
-		if a.Nodes[i] != b.Nodes[i] {
-			return false
-		}
-	}
-	for i := range a.Buffers {
-		if a.Buffers[i] != b.Buffers[i] {
-			return false
-		}
-	}
-	return true
-}
-
-func i64bytes(v []int64) []byte {
-	var out []byte
-	for _, x := range v {
-		for k := range 8 {
-			out = append(out, byte(x>>(8*k)))
-		}
-	}
-	return out
+	return a.Length == b.Length && a.Codec == b.Codec && a.BodyLength == b.BodyLength &&
+		slices.Equal(a.Nodes, b.Nodes) && slices.Equal(a.Buffers, b.Buffers) && slices.Equal(a.Variadic, b.Variadic)
 }
 
 func TestCompressWritesWhatArrowDecompresses(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
-	defer mem.AssertSize(t, 0)
-	rec := testRecord(t, mem, 1000)
-	defer rec.Release()
+	mem, rec := checkedRecord(t, 1000)
 	schema, batch := writeMessages(t, rec)
-	rb, err := Parse(batch.meta)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rb := mustParse(t, batch.meta)
 	enc, err := zstd.NewWriter(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -244,57 +242,23 @@ func TestCompressWritesWhatArrowDecompresses(t *testing.T) {
 	assertEqual(t, rec, got)
 
 	// And Decompress undoes it.
-	parsed, err := Parse(crb.Marshal())
-	if err != nil {
-		t.Fatal(err)
-	}
-	urb, ubody, err := parsed.Decompress(body, mem)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ubody.Release()
-	back := readBatch(t, schema, message{urb.Marshal(), ubody.Bytes()})
-	defer back.Release()
-	assertEqual(t, rec, back)
+	assertDecompressesTo(t, mustParse(t, crb.Marshal()), body, schema, rec, mem)
 }
 
 func TestDecompressReadsWhatArrowCompresses(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
-	defer mem.AssertSize(t, 0)
-	// Large enough to decompress on all cores.
-	rec := testRecord(t, mem, 50_000)
-	defer rec.Release()
+	mem, rec := checkedRecord(t, 50_000) // large enough to decompress on all cores
 	schema, batch := writeMessages(t, rec, ipc.WithZstd())
-	rb, err := Parse(batch.meta)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rb := mustParse(t, batch.meta)
 	if rb.BodyLength < parallelBytes {
 		t.Fatalf("body of %d bytes does not exercise parallel decompression", rb.BodyLength)
 	}
-	urb, body, err := rb.Decompress(batch.body, mem)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer body.Release()
-	if urb.Codec != CodecNone {
-		t.Fatalf("decompressed metadata keeps codec %s", urb.Codec)
-	}
-	got := readBatch(t, schema, message{urb.Marshal(), body.Bytes()})
-	defer got.Release()
-	assertEqual(t, rec, got)
+	assertDecompressesTo(t, rb, batch.body, schema, rec, mem)
 }
 
 func TestDecompressRejectsCorruptBodies(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
-	defer mem.AssertSize(t, 0)
-	rec := testRecord(t, mem, 500)
-	defer rec.Release()
+	mem, rec := checkedRecord(t, 500)
 	_, batch := writeMessages(t, rec, ipc.WithZstd())
-	rb, err := Parse(batch.meta)
-	if err != nil {
-		t.Fatal(err)
-	}
+	rb := mustParse(t, batch.meta)
 	first := rb.Buffers[0]
 	for name, corrupt := range map[string]func(b []byte){
 		"huge length":     func(b []byte) { b[first.Offset+7] = 0x7f },
