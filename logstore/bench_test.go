@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
@@ -47,4 +48,46 @@ func BenchmarkAppend(b *testing.B) {
 			}
 		}
 	})
+}
+
+// BenchmarkDecodeSmallFrames reads and decodes the id column of 200-row
+// frames, as a follower of a busy table does: the per-frame and per-column
+// costs, not the bytes, are what it measures.
+func BenchmarkDecodeSmallFrames(b *testing.B) {
+	for _, codec := range []Codec{CodecNone, CodecZstd} {
+		b.Run(codec.String(), func(b *testing.B) {
+			mem := memory.NewGoAllocator()
+			tbl, err := Open(b.TempDir(), 1, Options{})
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer tbl.Close()
+			enc := newEncoder(b, codec, mem)
+			const frames, rows = 500, 200
+			for i := range frames {
+				appendRows(b, tbl, enc, mem, 0, i*rows, rows, nil)
+			}
+			dec := NewDecoder(testSchema, mem)
+			schema := arrow.NewSchema([]arrow.Field{testSchema.Field(0)}, nil)
+			for b.Loop() {
+				r, err := tbl.NewReader(0, 0, []int{0})
+				if err != nil {
+					b.Fatal(err)
+				}
+				for n := 0; n < frames; n++ {
+					f, err := r.Next(tbl.HighWatermark(0))
+					if err != nil || f == nil {
+						b.Fatal(err, n)
+					}
+					rec, err := f.Record(dec, schema)
+					if err != nil {
+						b.Fatal(err)
+					}
+					rec.Release()
+				}
+				r.Close()
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N*frames), "ns/frame")
+		})
+	}
 }

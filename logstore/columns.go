@@ -439,18 +439,18 @@ func (d *Decoder) Column(i int, meta, body []byte, codec Codec, rawLen int, byBu
 		return nil, fmt.Errorf("decode column %d: schema has %d columns", i, len(d.schemas))
 	}
 	bodyBuf := memory.NewBufferBytes(body)
+	var layout *ipcmsg.RecordBatch // of the uncompressed body
 	switch {
 	case rawLen > 0 && byBuffer:
 		// The metadata describes the compressed body; decompressing gives
 		// a body of the decoder's allocator and the metadata for it.
-		layout, err := ipcmsg.Parse(meta)
+		stored, err := ipcmsg.Parse(meta)
 		if err == nil {
-			layout, bodyBuf, err = layout.Decompress(body, d.mem)
+			layout, bodyBuf, err = stored.Decompress(body, d.mem)
 		}
 		if err != nil {
 			return nil, fmt.Errorf("decode column %q: %w", d.schema.Field(i).Name, err)
 		}
-		meta = layout.Marshal()
 	case rawLen > 0:
 		// Decompressed into the decoder's allocator, which gets the memory
 		// back when the last array made of it is released.
@@ -462,8 +462,26 @@ func (d *Decoder) Column(i int, meta, body []byte, codec Codec, rawLen int, byBu
 			return nil, fmt.Errorf("decode column %q: %w", d.schema.Field(i).Name, err)
 		}
 	}
+	defer bodyBuf.Release() // the array holds references of its own
+	decompressed := layout != nil
+	if !decompressed {
+		// A metadata that does not parse goes to the IPC reader, which
+		// says what is wrong with it.
+		layout, _ = ipcmsg.Parse(meta)
+	}
+	if layout != nil {
+		a, ok, err := flatColumn(d.schema.Field(i).Type, layout, bodyBuf)
+		if err != nil {
+			return nil, fmt.Errorf("decode column %q: %w", d.schema.Field(i).Name, err)
+		}
+		if ok {
+			return a, nil
+		}
+	}
+	if decompressed {
+		meta = layout.Marshal()
+	}
 	msg := ipc.NewMessage(memory.NewBufferBytes(meta), bodyBuf)
-	bodyBuf.Release() // the message holds it
 	defer msg.Release()
 	mr := &twoMessages{msgs: [2]*ipc.Message{d.schemas[i], msg}}
 	r, err := ipc.NewReaderFromMessageReader(mr, ipc.WithAllocator(d.mem))
