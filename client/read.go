@@ -170,12 +170,12 @@ func (s *Stream) open() bool {
 // decompressing hands a DoGet stream's messages on with the ZSTD-compressed
 // batches decompressed: in parallel by buffer, with one shared decoder,
 // where arrow-go's IPC reader builds a streaming decoder for each batch and
-// decompresses several times slower. The next batch is received and
-// decompressed while the last one is read. Other messages pass as they are.
+// decompresses several times slower. From the first ZSTD batch on, the next
+// batch is received and decompressed while the last one is read; until
+// then, messages pass as they are, on the reader's goroutine.
 type decompressing struct {
 	src   flight.FlightService_DoGetClient
-	start sync.Once
-	ready chan chan received // the messages received, in order
+	ready chan chan received // once pipelining: the messages received, in order
 	stop  chan struct{}
 }
 
@@ -185,11 +185,24 @@ type received struct {
 }
 
 func newDecompressing(src flight.FlightService_DoGetClient) *decompressing {
-	return &decompressing{src: src, ready: make(chan chan received, 1), stop: make(chan struct{})}
+	return &decompressing{src: src, stop: make(chan struct{})}
 }
 
 func (d *decompressing) Recv() (*flight.FlightData, error) {
-	d.start.Do(func() { go d.run() })
+	if d.ready == nil {
+		fd, err := d.src.Recv()
+		if err != nil {
+			return nil, err
+		}
+		rb := zstdBatch(fd)
+		if rb == nil {
+			return fd, nil
+		}
+		d.ready = make(chan chan received, 1)
+		go d.run()
+		r := decompress(fd, rb)
+		return r.fd, r.err
+	}
 	select {
 	case res, ok := <-d.ready:
 		if !ok {
@@ -220,18 +233,27 @@ func (d *decompressing) run() {
 			res <- received{err: err}
 			return
 		}
-		go func() { res <- decompress(fd) }()
+		if rb := zstdBatch(fd); rb != nil {
+			go func() { res <- decompress(fd, rb) }()
+		} else {
+			res <- received{fd: fd}
+		}
 	}
 }
 
-func decompress(fd *flight.FlightData) received {
+// zstdBatch returns the metadata of fd if it is a ZSTD-compressed batch.
+func zstdBatch(fd *flight.FlightData) *ipcmsg.RecordBatch {
 	if len(fd.DataBody) == 0 {
-		return received{fd: fd}
+		return nil
 	}
 	rb, err := ipcmsg.Parse(fd.DataHeader)
 	if err != nil || rb.Codec != ipcmsg.CodecZstd {
-		return received{fd: fd} // not a ZSTD batch: arrow-go reads it, or says what is wrong
+		return nil // arrow-go reads it, or says what is wrong with it
 	}
+	return rb
+}
+
+func decompress(fd *flight.FlightData, rb *ipcmsg.RecordBatch) received {
 	// Into garbage-collected memory, as the message itself was received.
 	out, body, err := rb.Decompress(fd.DataBody, memory.DefaultAllocator)
 	if err != nil {
