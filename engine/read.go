@@ -57,10 +57,12 @@ type ReadStream struct {
 	outPos []int // position in plan.need of each result column
 	left   int64 // rows the limit still allows; -1 without a limit
 
-	// encoded, when set, sends frames as the store holds them; order is
-	// the position of each result column among the columns read.
-	encoded func(logstore.Message, BatchMeta) error
-	order   []int
+	// encoded, when set, sends frames as the store holds them; msgCols
+	// are the result columns of a frame's message, those with a name in
+	// systemNames made for each frame.
+	encoded     func(logstore.Message, BatchMeta) error
+	msgCols     []logstore.MessageColumn
+	systemNames []string
 }
 
 // ParseTicket decodes a ticket strictly.
@@ -138,14 +140,16 @@ func (rs *ReadStream) Compression() string { return rs.tk.Compression }
 
 // SendEncoded has the stream send the frames that the store holds
 // compressed by Arrow buffer as they are, without decompressing them, when
-// the ticket asks for ZSTD: whole frames of log reads without a filter or
-// system columns. Run's send gets the rest. send must not keep the message's
+// the ticket asks for ZSTD: whole frames of log and changelog reads without
+// a filter (the changelog's system columns are made for each frame and sent
+// uncompressed). Run's send gets the rest. send must not keep the message's
 // bytes after it returns.
 func (rs *ReadStream) SendEncoded(send func(logstore.Message, BatchMeta) error) {
 	if rs.tk.Compression != "zstd" || rs.plan.filter != nil {
 		return
 	}
-	if rs.order = rs.plan.storedOrder(len(rs.info.ArrowSchema().Fields())); rs.order != nil {
+	rs.msgCols, rs.systemNames = rs.plan.messageColumns(len(rs.info.ArrowSchema().Fields()))
+	if rs.msgCols != nil {
 		rs.encoded = send
 	}
 }
@@ -156,7 +160,14 @@ func (rs *ReadStream) message(f *logstore.Frame) (logstore.Message, bool) {
 	if rs.encoded == nil {
 		return logstore.Message{}, false
 	}
-	return f.Message(rs.order)
+	cols := slices.Clone(rs.msgCols)
+	for i, name := range rs.systemNames {
+		if name != "" {
+			cols[i].Made = systemColumn(f, name, rs.e.opts.Allocator)
+			defer cols[i].Made.Release() // the message has copies
+		}
+	}
+	return f.Message(cols)
 }
 
 // Run reads the ticket's ranges in turn and passes each batch to send, which
@@ -495,7 +506,6 @@ func (rs *ReadStream) build(f *logstore.Frame) (arrow.RecordBatch, error) {
 		return nil, err
 	}
 	defer read.Release()
-	mem := rs.e.opts.Allocator
 	cols := make([]arrow.Array, len(rs.plan.need))
 	for i, v := range rs.plan.need {
 		if v >= rs.plan.system {
@@ -503,30 +513,36 @@ func (rs *ReadStream) build(f *logstore.Frame) (arrow.RecordBatch, error) {
 			cols[i].Retain()
 			continue
 		}
-		switch rs.plan.view.Field(v).Name {
-		case ColChangeType:
-			cols[i] = changeTypes(f, mem)
-		case ColLogOffset:
-			b := array.NewInt64Builder(mem)
-			for k := range f.Rows {
-				b.Append(f.BaseOffset + int64(k))
-			}
-			cols[i] = b.NewArray()
-			b.Release()
-		case ColCommitTimestamp:
-			b := array.NewTimestampBuilder(mem, changelogFields[2].Type.(*arrow.TimestampType))
-			for range f.Rows {
-				b.Append(arrow.Timestamp(f.CommitTs))
-			}
-			cols[i] = b.NewArray()
-			b.Release()
-		}
+		cols[i] = systemColumn(f, rs.plan.view.Field(v).Name, rs.e.opts.Allocator)
 	}
 	rec := array.NewRecordBatch(rs.plan.needSchema(), cols, int64(f.Rows))
 	for _, c := range cols {
 		c.Release()
 	}
 	return rec, nil
+}
+
+// systemColumn makes the changelog system column name of a frame's rows.
+func systemColumn(f *logstore.Frame, name string, mem memory.Allocator) arrow.Array {
+	switch name {
+	case ColChangeType:
+		return changeTypes(f, mem)
+	case ColLogOffset:
+		b := array.NewInt64Builder(mem)
+		defer b.Release()
+		for k := range f.Rows {
+			b.Append(f.BaseOffset + int64(k))
+		}
+		return b.NewArray()
+	case ColCommitTimestamp:
+		b := array.NewTimestampBuilder(mem, changelogFields[2].Type.(*arrow.TimestampType))
+		defer b.Release()
+		for range f.Rows {
+			b.Append(arrow.Timestamp(f.CommitTs))
+		}
+		return b.NewArray()
+	}
+	panic("engine: no system column " + name)
 }
 
 func changeTypes(f *logstore.Frame, mem memory.Allocator) arrow.Array {

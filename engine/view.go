@@ -9,6 +9,7 @@ import (
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/lake"
+	"github.com/fluxgate-io/fluxgate/logstore"
 	"github.com/fluxgate-io/fluxgate/predicate"
 )
 
@@ -98,19 +99,25 @@ func (p *viewPlan) needSchema() *arrow.Schema {
 }
 
 // outPositions returns, for each result column, its position in need.
-// storedOrder returns the position of each result column among the columns
-// read, when every result column is one of the table's tableColumns (no
-// system column); nil otherwise.
-func (p *viewPlan) storedOrder(tableColumns int) []int {
-	order := make([]int, len(p.out))
+// messageColumns returns, for a read that sends frames as stored, each
+// result column as a frame's message takes it: a table column by its
+// position among the columns read; a changelog system column by its name
+// in systemNames (it is made for each frame); nil when some result column
+// is neither (the lake's system columns).
+func (p *viewPlan) messageColumns(tableColumns int) (cols []logstore.MessageColumn, systemNames []string) {
+	cols = make([]logstore.MessageColumn, len(p.out))
+	systemNames = make([]string, len(p.out))
 	for i, v := range p.out {
-		c := v - p.system
-		if c < 0 || c >= tableColumns {
-			return nil
+		switch c := v - p.system; {
+		case c < 0:
+			systemNames[i] = p.view.Field(v).Name
+		case c < tableColumns:
+			cols[i].Stored = slices.Index(p.read, c)
+		default:
+			return nil, nil
 		}
-		order[i] = slices.Index(p.read, c)
 	}
-	return order
+	return cols, systemNames
 }
 
 func (p *viewPlan) outPositions() []int {

@@ -17,22 +17,12 @@ import (
 // was most of the cost. ok is false for the other types; the IPC reader
 // decodes those. The array holds its own references to body.
 func flatColumn(dt arrow.DataType, layout *ipcmsg.RecordBatch, body *memory.Buffer) (arr arrow.Array, ok bool, err error) {
-	var minLens []int64 // bytes each buffer needs, the validity bitmap first
-	if len(layout.Nodes) != 1 {
+	lens, flat := flatLayout(dt)
+	if !flat || len(layout.Nodes) != 1 {
 		return nil, false, nil
 	}
 	n, nulls := layout.Nodes[0].Length, layout.Nodes[0].NullCount
-	bitmap := (n + 7) / 8
-	switch fw, isFixed := dt.(arrow.FixedWidthDataType); {
-	case dt.ID() == arrow.STRING || dt.ID() == arrow.BINARY:
-		minLens = []int64{bitmap, offsetsLen(n, 4), 0}
-	case dt.ID() == arrow.LARGE_STRING || dt.ID() == arrow.LARGE_BINARY:
-		minLens = []int64{bitmap, offsetsLen(n, 8), 0}
-	case isFixed && dt.ID() != arrow.DICTIONARY && dt.ID() != arrow.EXTENSION:
-		minLens = []int64{bitmap, (n*int64(fw.BitWidth()) + 7) / 8}
-	default:
-		return nil, false, nil
-	}
+	minLens := lens(n)
 	if len(layout.Buffers) != len(minLens) || nulls < 0 || nulls > n || int64(body.Len()) < layout.BodyLength {
 		return nil, true, fmt.Errorf("%s column: %d buffers, %d of %d rows null, in a %d-byte body", dt, len(layout.Buffers), nulls, n, body.Len())
 	}
@@ -56,6 +46,22 @@ func flatColumn(dt arrow.DataType, layout *ipcmsg.RecordBatch, body *memory.Buff
 	data := array.NewData(dt, int(n), bufs, nil, int(nulls), 0)
 	defer data.Release()
 	return array.MakeFromData(data), true, nil
+}
+
+// flatLayout reports whether dt is a flat type: fixed width, boolean, string
+// or binary. lens gives the least bytes each of its buffers takes for n
+// values, the validity bitmap first.
+func flatLayout(dt arrow.DataType) (lens func(n int64) []int64, ok bool) {
+	bitmap := func(n int64) int64 { return (n + 7) / 8 }
+	switch fw, isFixed := dt.(arrow.FixedWidthDataType); {
+	case dt.ID() == arrow.STRING || dt.ID() == arrow.BINARY:
+		return func(n int64) []int64 { return []int64{bitmap(n), offsetsLen(n, 4), 0} }, true
+	case dt.ID() == arrow.LARGE_STRING || dt.ID() == arrow.LARGE_BINARY:
+		return func(n int64) []int64 { return []int64{bitmap(n), offsetsLen(n, 8), 0} }, true
+	case isFixed && dt.ID() != arrow.DICTIONARY && dt.ID() != arrow.EXTENSION:
+		return func(n int64) []int64 { return []int64{bitmap(n), (n*int64(fw.BitWidth()) + 7) / 8} }, true
+	}
+	return nil, false
 }
 
 // offsetsLen is the size of the offsets of n values of width bytes.

@@ -2,6 +2,7 @@ package logstore
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -12,7 +13,8 @@ import (
 
 // A ZSTD frame's columns go out as one compressed Arrow IPC message that
 // arrow-go's own reader (as any Arrow reader) decodes to the rows appended,
-// in the order asked for, whether a column was stored compressed or raw.
+// in the order asked for, whether a column was stored compressed or raw,
+// with columns made up by the caller among them.
 func TestFrameMessageIsStandardCompressedIPC(t *testing.T) {
 	mem := checkedMem(t)
 	tbl := mustOpen(t, t.TempDir(), 1, Options{})
@@ -21,13 +23,24 @@ func TestFrameMessageIsStandardCompressedIPC(t *testing.T) {
 	appendRows(t, tbl, enc, mem, 0, 0, 1, nil)          // too small to compress: stored raw
 	appendRows(t, tbl, enc, mem, 0, 1, 5000, nil)       // compressed
 	appendRows(t, tbl, enc, mem, 0, 5001, 300_000, nil) // 2.4 MB of ids, compressed in pieces
-	projected := arrow.NewSchema([]arrow.Field{testSchema.Field(2), testSchema.Field(0)}, nil)
+	projected := arrow.NewSchema([]arrow.Field{
+		testSchema.Field(2), {Name: "tag", Type: arrow.BinaryTypes.String, Nullable: true}, testSchema.Field(0),
+	}, nil)
 	sawRaw, sawPacked := false, false
 	from := 0
 	eachFrame(t, tbl, func(f *Frame) {
 		sawRaw = sawRaw || f.rawLens[0] == 0
 		sawPacked = sawPacked || f.rawLens[0] > 0
-		msg, ok := f.Message([]int{2, 0})
+		tag := tags(mem, f.Rows)
+		defer tag.Release()
+		longer := tags(mem, f.Rows+1)
+		sliced := array.NewSlice(longer, 1, int64(f.Rows)+1)
+		if _, ok := f.Message([]MessageColumn{{Stored: 0}, {Made: sliced}}); ok {
+			t.Errorf("frame at %d: a message with a made column at an offset", f.BaseOffset)
+		}
+		sliced.Release()
+		longer.Release()
+		msg, ok := f.Message([]MessageColumn{{Stored: 2}, {Made: tag}, {Stored: 0}})
 		if !ok {
 			t.Fatalf("frame at %d: no message", f.BaseOffset)
 		}
@@ -37,7 +50,7 @@ func TestFrameMessageIsStandardCompressedIPC(t *testing.T) {
 		}
 		got := readMessage(t, projected, msg.Meta, body, mem)
 		all := makeRecord(t, mem, from, f.Rows)
-		want := array.NewRecordBatch(projected, []arrow.Array{all.Column(2), all.Column(0)}, all.NumRows())
+		want := array.NewRecordBatch(projected, []arrow.Array{all.Column(2), tag, all.Column(0)}, all.NumRows())
 		if !array.RecordEqual(got, want) {
 			t.Errorf("frame at %d reads\n%v\nwant\n%v", f.BaseOffset, got, want)
 		}
@@ -60,12 +73,26 @@ func TestFrameMessageNeedsBufferCompression(t *testing.T) {
 		tbl := mustOpen(t, t.TempDir(), 1, Options{})
 		appendRows(t, tbl, newEncoder(t, codec, mem), mem, 0, 0, 5000, nil)
 		eachFrame(t, tbl, func(f *Frame) {
-			if _, ok := f.Message([]int{0}); ok {
+			if _, ok := f.Message([]MessageColumn{{Stored: 0}}); ok {
 				t.Errorf("%s frame: a ZSTD message without decompressing", codec)
 			}
 		})
 		tbl.Close()
 	}
+}
+
+// tags is a made-up string column of n rows, every third NULL.
+func tags(mem memory.Allocator, n int) arrow.Array {
+	b := array.NewStringBuilder(mem)
+	defer b.Release()
+	for k := range n {
+		if k%3 == 0 {
+			b.AppendNull()
+		} else {
+			b.Append(strings.Repeat("t", k%5))
+		}
+	}
+	return b.NewArray()
 }
 
 // readMessage decodes one record batch message of schema with arrow-go.
