@@ -16,9 +16,10 @@ import (
 
 // A scan that asks for ZSTD sends the frames of a ZSTD table as they are
 // stored, without decompressing them, whenever it sends a frame whole,
-// unfiltered and with every column in it (the changelog's system columns
-// made up for it); the other frames are decoded and sent as records. Either
-// way the batches' offsets follow on from each other.
+// with every column in it (the changelog's system columns made up for it)
+// and, with a filter, when its statistics prove that every row matches; the
+// other frames are decoded (and filtered) and sent as records. Either way
+// the batches' offsets follow on from each other.
 func TestZstdScanSendsWholeFramesAsStored(t *testing.T) {
 	e, mem := openZstdEvents(t, catalog.Column{Name: "id", Type: "BIGINT"}, catalog.Column{Name: "name", Type: "STRING"})
 	const rows = 1000
@@ -63,7 +64,8 @@ func TestZstdScanSendsWholeFramesAsStored(t *testing.T) {
 		{"all columns", ScanRequest{Compression: "zstd"}, "rrrm"},
 		{"projection", ScanRequest{Compression: "zstd", Columns: []string{"name", "id"}}, "mmmm"},
 		{"limit", ScanRequest{Compression: "zstd", Columns: []string{"id"}, Limit: &limit}, "mmr"},
-		{"filter", ScanRequest{Compression: "zstd", Columns: []string{"id"}, Filter: json.RawMessage(`{"ge": ["id", 0]}`)}, "rrrr"},
+		// Statistics prove every row of frames 0, 2 and 3 matches, half of frame 1.
+		{"filter", ScanRequest{Compression: "zstd", Columns: []string{"id"}, Filter: json.RawMessage(`{"or": [{"lt": ["id", 1000]}, {"ge": ["id", 1500]}]}`)}, "mrmm"},
 		{"uncompressed", ScanRequest{Columns: []string{"id"}}, "rrrr"},
 		{"changelog", ScanRequest{Table: "events$changelog", Compression: "zstd", Columns: []string{"id"}}, "mmmm"},
 		{"system columns", ScanRequest{Table: "events$changelog", Compression: "zstd", Columns: []string{ColLogOffset, "id", ColChangeType, ColCommitTimestamp}}, "mmmm"},
@@ -85,7 +87,7 @@ func TestZstdScanSendsWholeFramesAsStored(t *testing.T) {
 			var got string
 			next := int64(0)
 			follow := func(m BatchMeta, n int64) {
-				if m.Start != next || m.Next != m.Start+n {
+				if m.Start != next || n > m.Next-m.Start || n == 0 {
 					t.Fatalf("batch %d: offsets [%d, %d) for %d rows after %d", len(got), m.Start, m.Next, n, next)
 				}
 				next = m.Next

@@ -140,12 +140,12 @@ func (rs *ReadStream) Compression() string { return rs.tk.Compression }
 
 // SendEncoded has the stream send the frames that the store holds
 // compressed by Arrow buffer as they are, without decompressing them, when
-// the ticket asks for ZSTD: whole frames of log and changelog reads without
-// a filter (the changelog's system columns are made for each frame and sent
-// uncompressed). Run's send gets the rest. send must not keep the message's
+// the ticket asks for ZSTD: whole frames of log and changelog reads whose
+// rows all match the filter, if there is one (the changelog's system
+// columns are made for each frame and sent uncompressed). Run's send gets the rest. send must not keep the message's
 // bytes after it returns.
 func (rs *ReadStream) SendEncoded(send func(logstore.Message, BatchMeta) error) {
-	if rs.tk.Compression != "zstd" || rs.plan.filter != nil {
+	if rs.tk.Compression != "zstd" {
 		return
 	}
 	rs.msgCols, rs.systemNames = rs.plan.messageColumns(len(rs.info.ArrowSchema().Fields()))
@@ -157,7 +157,7 @@ func (rs *ReadStream) SendEncoded(send func(logstore.Message, BatchMeta) error) 
 // message returns f's result columns as the store holds them, when the
 // stream sends frames so and f's are compressed by buffer.
 func (rs *ReadStream) message(f *logstore.Frame) (logstore.Message, bool) {
-	if rs.encoded == nil {
+	if rs.encoded == nil || !rs.unfiltered(f) {
 		return logstore.Message{}, false
 	}
 	cols := slices.Clone(rs.msgCols)
@@ -373,7 +373,8 @@ func (rs *ReadStream) sendFrame(ctx context.Context, d decodedFrame, r TicketRan
 	}
 	// offset of row k of sub, after filtering
 	offset := func(k int64) int64 { return f.BaseOffset + lo + k }
-	if rs.plan.filter != nil {
+	filter := !rs.unfiltered(f)
+	if filter {
 		kept, filtered, err := rs.filterRows(ctx, sub)
 		if err != nil {
 			return err
@@ -396,7 +397,7 @@ func (rs *ReadStream) sendFrame(ctx context.Context, d decodedFrame, r TicketRan
 	// buffers are those of the whole decoded frame when out is a slice of it
 	// (no filter), so scale them by the share of the frame's rows sent.
 	bufRows := out.NumRows()
-	if rs.plan.filter == nil {
+	if !filter {
 		bufRows = int64(f.Rows)
 	}
 	sent := RecordBytes(out) * rows / max(bufRows, 1)
@@ -448,20 +449,36 @@ func (rs *ReadStream) count(ctx context.Context, rows, bytes int64) {
 // ruledOut reports whether a frame's statistics prove that no row of it
 // matches the filter.
 func (rs *ReadStream) ruledOut(stats []byte, rows int) bool {
+	view := rs.viewStats(stats, rows)
+	return view != nil && !rs.plan.filter.MayMatch(int64(rows), view)
+}
+
+// unfiltered reports whether f's rows go out without filtering: there is no
+// filter, or the frame's statistics prove that every row matches it.
+func (rs *ReadStream) unfiltered(f *logstore.Frame) bool {
+	if rs.plan.filter == nil {
+		return true
+	}
+	view := rs.viewStats(f.Stats, f.Rows)
+	return view != nil && rs.plan.filter.MatchesAll(int64(f.Rows), view)
+}
+
+// viewStats returns a frame's statistics as the filter sees the view's
+// columns; nil if the frame has none.
+func (rs *ReadStream) viewStats(stats []byte, rows int) []predicate.ColumnStats {
 	if len(stats) == 0 {
-		return false // written without statistics: may match
+		return nil // written without statistics
 	}
 	table, err := predicate.DecodeStats(stats, rs.sch.types)
 	if err != nil || table == nil {
-		return false
+		return nil
 	}
 	// System columns are never null; their ranges are not recorded. Columns
 	// added after the frame was written are NULL in all its rows.
 	for len(table) < len(rs.sch.types) {
 		table = append(table, predicate.ColumnStats{NullCount: int64(rows)})
 	}
-	view := append(make([]predicate.ColumnStats, rs.plan.system), table...)
-	return !rs.plan.filter.MayMatch(int64(rows), view)
+	return append(make([]predicate.ColumnStats, rs.plan.system), table...)
 }
 
 // filterRows keeps the rows of rec that match the filter, and returns their

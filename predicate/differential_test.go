@@ -469,7 +469,7 @@ func TestDifferential(t *testing.T) {
 	if testing.Short() {
 		batches = 50
 	}
-	var matching, pruned, nonEmpty int
+	var matching, pruned, nonEmpty, provenAll int
 	ops := map[op]int{}
 	for range batches {
 		b := randomBatch(r, mem)
@@ -505,15 +505,25 @@ func TestDifferential(t *testing.T) {
 			if mask.Len() != rows || mask.NullN() != 0 {
 				t.Fatalf("Filter(%s): mask of %d rows with %d nulls, want %d rows without", js, mask.Len(), mask.NullN(), rows)
 			}
-			any := false
+			any, all := false, true
 			for i := range rows {
 				want := tn.eval(cols, b.types, i) == tTrue
 				if mask.Value(i) != want {
 					t.Fatalf("Filter(%s) row %d (%v): %t, want %t\n%s", js, i, rowValues(cols, i), mask.Value(i), want, show(b.rec))
 				}
 				any = any || want
+				all = all && want
 			}
 			mask.Release()
+			if bound.MatchesAll(int64(rows), stats) {
+				if !all {
+					t.Fatalf("MatchesAll(%s) = true, but a row does not match; stats %+v\n%s", js, stats, show(b.rec))
+				}
+				provenAll++
+			}
+			if bound.MatchesAll(int64(rows), nil) {
+				t.Fatalf("MatchesAll(%s) without statistics = true", js)
+			}
 
 			may := bound.MayMatch(int64(rows), stats)
 			if any && !may {
@@ -536,9 +546,13 @@ func TestDifferential(t *testing.T) {
 	notMatching := nonEmpty - matching
 	t.Logf("%d predicates over non-empty batches: %d match some row; of the %d that match none, statistics prune %d (%.0f%%)",
 		nonEmpty, matching, notMatching, pruned, 100*float64(pruned)/float64(max(notMatching, 1)))
+	t.Logf("statistics prove that every row matches for %d", provenAll)
 	t.Logf("operators: %v", ops)
 	if pruned == 0 {
 		t.Errorf("statistics never pruned a batch")
+	}
+	if provenAll == 0 {
+		t.Errorf("statistics never proved that every row matches")
 	}
 	for o := opAnd; o <= opStartsWith; o++ {
 		if ops[o] == 0 {

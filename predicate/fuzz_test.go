@@ -45,7 +45,7 @@ var parseSeeds = []string{
 
 // FuzzParse checks that Parse and Bind never panic, that their errors are
 // errs.Invalid, and that a predicate that binds filters the test batch
-// without error and without contradicting MayMatch.
+// without error and without contradicting MayMatch or MatchesAll.
 func FuzzParse(f *testing.F) {
 	for _, s := range parseSeeds {
 		f.Add([]byte(s))
@@ -67,6 +67,9 @@ func FuzzParse(f *testing.F) {
 				}
 				if countTrue(mask) > 0 && !b.MayMatch(rec.NumRows(), stats) {
 					t.Fatalf("MayMatch(%s) = false, but a row matches", data)
+				}
+				if b.MatchesAll(rec.NumRows(), stats) && countTrue(mask) != int(rec.NumRows()) {
+					t.Fatalf("MatchesAll(%s) = true, but a row does not match", data)
 				}
 				return
 			}

@@ -25,6 +25,13 @@ func (b *Bound) MayMatch(rows int64, stats []ColumnStats) bool {
 	return b.root.outcomes(rows, stats)&isTrue != 0
 }
 
+// MatchesAll reports whether every row of a batch of rows rows, whose
+// columns have the statistics stats, matches: the statistics prove that no
+// row gives false or NULL. A scan then sends the batch without filtering it.
+func (b *Bound) MatchesAll(rows int64, stats []ColumnStats) bool {
+	return rows > 0 && b.root.outcomes(rows, stats) == isTrue
+}
+
 // outcomes is a set of the results a predicate may give for the rows of a
 // batch.
 type outcomes uint8
