@@ -142,8 +142,8 @@ func (rs *ReadStream) Compression() string { return rs.tk.Compression }
 // compressed by Arrow buffer as they are, without decompressing them, when
 // the ticket asks for ZSTD: whole frames of log and changelog reads whose
 // rows all match the filter, if there is one (the changelog's system
-// columns are made for each frame and sent uncompressed). Run's send gets the rest. send must not keep the message's
-// bytes after it returns.
+// columns are made for each frame and sent uncompressed). Run's send gets
+// the rest. send must not keep the message's bytes after it returns.
 func (rs *ReadStream) SendEncoded(send func(logstore.Message, BatchMeta) error) {
 	if rs.tk.Compression != "zstd" {
 		return
@@ -155,9 +155,10 @@ func (rs *ReadStream) SendEncoded(send func(logstore.Message, BatchMeta) error) 
 }
 
 // message returns f's result columns as the store holds them, when the
-// stream sends frames so and f's are compressed by buffer.
+// stream sends frames so and f's are compressed by buffer. f's rows must
+// need no filtering.
 func (rs *ReadStream) message(f *logstore.Frame) (logstore.Message, bool) {
-	if rs.encoded == nil || !rs.unfiltered(f) {
+	if rs.encoded == nil {
 		return logstore.Message{}, false
 	}
 	cols := slices.Clone(rs.msgCols)
@@ -234,12 +235,12 @@ func (rs *ReadStream) runRange(ctx context.Context, r TicketRange, send func(arr
 			return send(rec, m)
 		}
 	}(send)
-	if encoded := rs.encoded; encoded != nil {
-		rs.encoded = func(msg logstore.Message, m BatchMeta) error {
+	var encoded func(logstore.Message, BatchMeta) error
+	if rs.encoded != nil {
+		encoded = func(msg logstore.Message, m BatchMeta) error {
 			sentNext, lastSend = m.Next, time.Now()
-			return encoded(msg, m)
+			return rs.encoded(msg, m)
 		}
-		defer func() { rs.encoded = encoded }()
 	}
 	direct := directFrames{rs, reader}
 	var frames frameSource = direct
@@ -285,7 +286,7 @@ func (rs *ReadStream) runRange(ctx context.Context, r TicketRange, send func(arr
 			}
 			continue
 		}
-		err = rs.sendFrame(ctx, d, r, send)
+		err = rs.sendFrame(ctx, d, r, send, encoded)
 		if d.rec != nil {
 			d.rec.Release()
 		}
@@ -338,7 +339,7 @@ func (rs *ReadStream) sendEmpty(off, hw int64, bucket int, send func(arrow.Recor
 // applies the limit, and sends the result in slices under MaxBatchBytes.
 // Each batch's start and next cover every offset since the previous batch,
 // filtered rows included.
-func (rs *ReadStream) sendFrame(ctx context.Context, d decodedFrame, r TicketRange, send func(arrow.RecordBatch, BatchMeta) error) error {
+func (rs *ReadStream) sendFrame(ctx context.Context, d decodedFrame, r TicketRange, send func(arrow.RecordBatch, BatchMeta) error, encoded func(logstore.Message, BatchMeta) error) error {
 	f, need := d.f, d.rec
 	lo := max(d.from-f.BaseOffset, 0)
 	hi := int64(f.Rows)
@@ -352,7 +353,7 @@ func (rs *ReadStream) sendFrame(ctx context.Context, d decodedFrame, r TicketRan
 		whole := lo == 0 && hi == int64(f.Rows) && (rs.left < 0 || hi <= rs.left)
 		if whole && len(d.msg.Meta)+d.msg.BodyLen <= MaxBatchBytes {
 			meta := BatchMeta{Bucket: r.Bucket, Start: f.BaseOffset, Next: f.NextOffset, HighWatermark: rs.t.log.HighWatermark(r.Bucket)}
-			if err := rs.encoded(*d.msg, meta); err != nil {
+			if err := encoded(*d.msg, meta); err != nil {
 				return err
 			}
 			rs.count(ctx, hi, int64(d.msg.RawBytes))
@@ -373,8 +374,7 @@ func (rs *ReadStream) sendFrame(ctx context.Context, d decodedFrame, r TicketRan
 	}
 	// offset of row k of sub, after filtering
 	offset := func(k int64) int64 { return f.BaseOffset + lo + k }
-	filter := !rs.unfiltered(f)
-	if filter {
+	if !d.unfiltered {
 		kept, filtered, err := rs.filterRows(ctx, sub)
 		if err != nil {
 			return err
@@ -397,7 +397,7 @@ func (rs *ReadStream) sendFrame(ctx context.Context, d decodedFrame, r TicketRan
 	// buffers are those of the whole decoded frame when out is a slice of it
 	// (no filter), so scale them by the share of the frame's rows sent.
 	bufRows := out.NumRows()
-	if !filter {
+	if d.unfiltered {
 		bufRows = int64(f.Rows)
 	}
 	sent := RecordBytes(out) * rows / max(bufRows, 1)

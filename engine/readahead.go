@@ -133,10 +133,11 @@ type frameSource interface {
 }
 
 type decodedFrame struct {
-	f    *logstore.Frame // nil at the limit
-	from int64
-	rec  arrow.RecordBatch
-	msg  *logstore.Message // instead of rec, when the frame may go out as stored
+	f          *logstore.Frame // nil at the limit
+	from       int64
+	unfiltered bool // the frame's rows need no filtering
+	rec        arrow.RecordBatch
+	msg        *logstore.Message // instead of rec, when the frame may go out as stored
 }
 
 // directFrames reads and decodes frames on the caller's goroutine.
@@ -155,9 +156,11 @@ func (d directFrames) next(limit int64) (decodedFrame, error) {
 	if f.Skipped {
 		return out, nil
 	}
-	if msg, ok := d.rs.message(f); ok {
-		out.msg = &msg
-		return out, nil
+	if out.unfiltered = d.rs.unfiltered(f); out.unfiltered {
+		if msg, ok := d.rs.message(f); ok {
+			out.msg = &msg
+			return out, nil
+		}
 	}
 	out.rec, err = d.rs.build(f)
 	return out, err
