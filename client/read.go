@@ -14,8 +14,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-
-	"github.com/fluxgate-io/fluxgate/internal/ipcmsg"
 )
 
 // RecordStream is what Stream and Scanner have in common: record batches with
@@ -139,23 +137,23 @@ type Stream struct {
 	mem    memory.Allocator
 	refs   atomic.Int64
 
-	dec    *decompressing
-	rdr    *flight.Reader
+	msgs   *batchMessages
+	rdr    *ipc.Reader
 	opened bool
 	done   bool
 	err    error
 	meta   BatchMeta
 }
 
-// open reads the stream's first message (flight.NewRecordReader blocks
-// until it arrives).
+// open reads the stream's first message (the IPC reader blocks until it
+// arrives).
 func (s *Stream) open() bool {
 	if s.opened {
 		return s.rdr != nil
 	}
 	s.opened = true
-	s.dec = newDecompressing(s.get)
-	rdr, err := flight.NewRecordReader(s.dec, ipc.WithAllocator(s.mem))
+	s.msgs = newBatchMessages(s.get)
+	rdr, err := ipc.NewReaderFromMessageReader(s.msgs, ipc.WithAllocator(s.mem))
 	if err != nil {
 		s.done = true
 		if !errors.Is(err, io.EOF) {
@@ -165,102 +163,6 @@ func (s *Stream) open() bool {
 	}
 	s.rdr = rdr
 	return true
-}
-
-// decompressing hands a DoGet stream's messages on with the ZSTD-compressed
-// batches decompressed: in parallel by buffer, with one shared decoder,
-// where arrow-go's IPC reader builds a streaming decoder for each batch and
-// decompresses several times slower. From the first ZSTD batch on, the next
-// batch is received and decompressed while the last one is read; until
-// then, messages pass as they are, on the reader's goroutine.
-type decompressing struct {
-	src   flight.FlightService_DoGetClient
-	ready chan chan received // once pipelining: the messages received, in order
-	stop  chan struct{}
-}
-
-type received struct {
-	fd  *flight.FlightData
-	err error
-}
-
-func newDecompressing(src flight.FlightService_DoGetClient) *decompressing {
-	return &decompressing{src: src, stop: make(chan struct{})}
-}
-
-func (d *decompressing) Recv() (*flight.FlightData, error) {
-	if d.ready == nil {
-		fd, err := d.src.Recv()
-		if err != nil {
-			return nil, err
-		}
-		rb := zstdBatch(fd)
-		if rb == nil {
-			return fd, nil
-		}
-		d.ready = make(chan chan received, 1)
-		go d.run()
-		r := decompress(fd, rb)
-		return r.fd, r.err
-	}
-	select {
-	case res, ok := <-d.ready:
-		if !ok {
-			return nil, io.EOF // after the stream's end or error
-		}
-		r := <-res
-		return r.fd, r.err
-	case <-d.stop:
-		return nil, io.EOF
-	}
-}
-
-// close stops the receiving goroutine; the stream's context must be
-// cancelled too, to end a receive it is waiting in.
-func (d *decompressing) close() { close(d.stop) }
-
-func (d *decompressing) run() {
-	defer close(d.ready)
-	for {
-		fd, err := d.src.Recv()
-		res := make(chan received, 1)
-		select {
-		case d.ready <- res:
-		case <-d.stop:
-			return
-		}
-		if err != nil {
-			res <- received{err: err}
-			return
-		}
-		if rb := zstdBatch(fd); rb != nil {
-			go func() { res <- decompress(fd, rb) }()
-		} else {
-			res <- received{fd: fd}
-		}
-	}
-}
-
-// zstdBatch returns the metadata of fd if it is a ZSTD-compressed batch.
-func zstdBatch(fd *flight.FlightData) *ipcmsg.RecordBatch {
-	if len(fd.DataBody) == 0 {
-		return nil
-	}
-	rb, err := ipcmsg.Parse(fd.DataHeader)
-	if err != nil || rb.Codec != ipcmsg.CodecZstd {
-		return nil // arrow-go reads it, or says what is wrong with it
-	}
-	return rb
-}
-
-func decompress(fd *flight.FlightData, rb *ipcmsg.RecordBatch) received {
-	// Into garbage-collected memory, as the message itself was received.
-	out, body, err := rb.Decompress(fd.DataBody, memory.DefaultAllocator)
-	if err != nil {
-		return received{err: fmt.Errorf("read ticket: %w", err)}
-	}
-	fd.DataHeader, fd.DataBody = out.Marshal(), body.Bytes()
-	return received{fd: fd}
 }
 
 // Schema returns the stream's schema, waiting for the first message if need
@@ -285,7 +187,7 @@ func (s *Stream) Next() bool {
 		}
 		return false
 	}
-	meta, _, err := ParseBatchMeta(s.rdr.LatestAppMetadata())
+	meta, _, err := ParseBatchMeta(s.msgs.appMeta)
 	if err != nil {
 		s.done, s.err = true, err
 		return false
@@ -323,8 +225,8 @@ func (s *Stream) Release() {
 		return
 	}
 	s.cancel()
-	if s.dec != nil {
-		s.dec.close()
+	if s.msgs != nil {
+		s.msgs.close()
 	}
 	if s.rdr != nil {
 		s.rdr.Release()
