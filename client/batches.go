@@ -120,7 +120,7 @@ func (m *batchMessages) run() {
 
 // zstdBatch returns the metadata of fd if it is a ZSTD-compressed batch.
 func zstdBatch(fd *flight.FlightData) *ipcmsg.RecordBatch {
-	if len(fd.DataBody) == 0 {
+	if len(fd.DataBody) == 0 || ipcmsg.CodecOf(fd.DataHeader) != ipcmsg.CodecZstd {
 		return nil
 	}
 	rb, err := ipcmsg.Parse(fd.DataHeader)

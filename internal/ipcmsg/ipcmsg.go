@@ -126,6 +126,33 @@ func Parse(meta []byte) (*RecordBatch, error) {
 	return rb, rb.check()
 }
 
+// CodecOf returns the body compression of a record batch message's
+// metadata, CodecNone for other messages or metadata that does not parse.
+// It allocates nothing: readers ask it of every message.
+func CodecOf(meta []byte) Codec {
+	fb := flatbuf(meta)
+	msg, ok := fb.root()
+	if !ok {
+		return CodecNone
+	}
+	if t, ok := msg.uint8(msgHeaderType, 0); !ok || t != headerRecordBatch {
+		return CodecNone
+	}
+	rbt, ok := msg.table(msgHeader)
+	if !ok || rbt.pos == 0 {
+		return CodecNone
+	}
+	comp, ok := rbt.table(rbCompression)
+	if !ok || comp.pos == 0 {
+		return CodecNone
+	}
+	codec, ok := comp.uint8(compCodec, 0)
+	if !ok {
+		return CodecNone
+	}
+	return Codec(int8(codec))
+}
+
 // check verifies that the buffers lie inside the body.
 func (rb *RecordBatch) check() error {
 	if rb.Length < 0 || rb.BodyLength < 0 {

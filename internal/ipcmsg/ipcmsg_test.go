@@ -182,6 +182,9 @@ func TestParseReadsWhatArrowWrites(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			schema, batch := writeMessages(t, rec, tc.opts...)
 			rb := mustParse(t, batch.meta)
+			if got := CodecOf(batch.meta); got != tc.codec {
+				t.Fatalf("CodecOf: %s, want %s", got, tc.codec)
+			}
 			if rb.Length != 300 || rb.Codec != tc.codec || rb.BodyLength != int64(len(batch.body)) {
 				t.Fatalf("parsed %d rows, codec %s, body %d; want 300, %s, %d", rb.Length, rb.Codec, rb.BodyLength, tc.codec, len(batch.body))
 			}
@@ -285,6 +288,9 @@ func TestParseRejectsOtherMessagesAndGarbage(t *testing.T) {
 	if _, err := Parse(schema.meta); err == nil || !strings.Contains(err.Error(), "not a record batch") {
 		t.Fatalf("schema message: %v", err)
 	}
+	if c := CodecOf(schema.meta); c != CodecNone {
+		t.Fatalf("CodecOf(schema message) = %s", c)
+	}
 	for n := range len(batch.meta) - 1 {
 		if _, err := Parse(batch.meta[:n]); err == nil && n < 64 {
 			t.Fatalf("metadata cut to %d bytes parsed", n)
@@ -303,6 +309,9 @@ func FuzzParse(f *testing.F) {
 		rb, err := Parse(meta)
 		if err != nil {
 			return
+		}
+		if c := CodecOf(meta); c != rb.Codec {
+			t.Fatalf("CodecOf %s, Parse %s", c, rb.Codec)
 		}
 		again, err := Parse(rb.Marshal())
 		if err != nil || !equalBatches(rb, again) {
