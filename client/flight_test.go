@@ -142,8 +142,11 @@ func (s *fakeServer) DoGet(tk *flight.Ticket, st flight.FlightService_DoGetServe
 		return status.Error(codes.NotFound, "table id 7 no longer exists")
 	}
 	opts := []ipc.Option{ipc.WithSchema(testSchema), ipc.WithAllocator(s.mem)}
-	if t.Compression == "zstd" {
+	switch t.Compression {
+	case "zstd":
 		opts = append(opts, ipc.WithZstd())
+	case "lz4_frame":
+		opts = append(opts, ipc.WithLZ4())
 	}
 	w := flight.NewRecordWriter(st, opts...)
 	defer w.Close()
@@ -498,15 +501,16 @@ func followZstd(t *testing.T, c *Client, ep Endpoint) *Stream {
 }
 
 // Batches that arrive ZSTD-compressed (here by arrow-go's writer, as any
-// Arrow server compresses them) read as the uncompressed ones do, bounded or
-// following, and releasing a following stream stops its receiving.
+// Arrow server compresses them), or LZ4-compressed, read as the uncompressed
+// ones do, bounded or following, and releasing a following stream stops its
+// receiving.
 func TestScanZstdBatches(t *testing.T) {
 	c, plan := planOrders(t)
 	ctx := testCtx(t)
 	var want []string
 	for _, ep := range plan.Endpoints {
 		tk := *ep.Decoded
-		for _, compression := range []string{"", "zstd"} {
+		for _, compression := range []string{"", "zstd", "lz4_frame"} {
 			tk.Compression = compression
 			b, err := tk.Encode()
 			if err != nil {
@@ -530,7 +534,7 @@ func TestScanZstdBatches(t *testing.T) {
 			if compression == "" {
 				want = got
 			} else if len(got) != 3 || fmt.Sprint(got) != fmt.Sprint(want) {
-				t.Fatalf("zstd batches read\n%q\nwant\n%q", got, want)
+				t.Fatalf("%s batches read\n%q\nwant\n%q", compression, got, want)
 			}
 		}
 	}
