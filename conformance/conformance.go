@@ -98,6 +98,7 @@ func Scenarios() []Scenario {
 		{"types-roundtrip", typesRoundtrip},
 		{"projection", projectionOrder},
 		{"changelog-columns", changelogColumns},
+		{"scan-compression", scanCompression},
 		{"startup-modes", startupModes},
 		{"stop-offsets", stopOffsets},
 		{"limit", limitScan},
