@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"hash/crc32"
-	"io"
 	"sync"
 	"unsafe"
 
@@ -413,13 +412,7 @@ func (d *Decoder) Schema() *arrow.Schema { return d.schema }
 
 func (d *Decoder) init() {
 	for i := range d.schema.NumFields() {
-		sc := arrow.NewSchema([]arrow.Field{d.schema.Field(i)}, nil)
-		// Cached for the decoder's life: garbage-collected memory, not d.mem.
-		p := ipc.GetSchemaPayload(sc, memory.DefaultAllocator)
-		meta := p.Meta()
-		d.schemas = append(d.schemas, ipc.NewMessage(meta, memory.NewBufferBytes(nil)))
-		meta.Release()
-		p.Release()
+		d.schemas = append(d.schemas, ipcmsg.SchemaMessage(arrow.NewSchema([]arrow.Field{d.schema.Field(i)}, nil)))
 	}
 }
 
@@ -481,40 +474,14 @@ func (d *Decoder) Column(i int, meta, body []byte, codec Codec, rawLen int, byBu
 	if decompressed {
 		meta = layout.Marshal()
 	}
-	msg := ipc.NewMessage(memory.NewBufferBytes(meta), bodyBuf)
-	defer msg.Release()
-	mr := &twoMessages{msgs: [2]*ipc.Message{d.schemas[i], msg}}
-	r, err := ipc.NewReaderFromMessageReader(mr, ipc.WithAllocator(d.mem))
+	rec, err := ipcmsg.Read(d.schemas[i], meta, bodyBuf, d.mem)
 	if err != nil {
 		return nil, fmt.Errorf("decode column %q: %w", d.schema.Field(i).Name, err)
 	}
-	defer r.Release()
-	rec, err := r.Read()
-	if err != nil {
-		return nil, fmt.Errorf("decode column %q: %w", d.schema.Field(i).Name, err)
-	}
+	defer rec.Release()
 	col := rec.Column(0)
 	col.Retain()
 	return col, nil
 }
-
-// twoMessages is an ipc.MessageReader over a schema message and one record
-// batch message that the caller owns.
-type twoMessages struct {
-	msgs [2]*ipc.Message
-	next int
-}
-
-func (m *twoMessages) Message() (*ipc.Message, error) {
-	if m.next >= len(m.msgs) {
-		return nil, io.EOF
-	}
-	msg := m.msgs[m.next]
-	m.next++
-	return msg, nil
-}
-
-func (m *twoMessages) Retain()  {}
-func (m *twoMessages) Release() {}
 
 func align8(n int) int { return (n + 7) &^ 7 }

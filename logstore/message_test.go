@@ -7,8 +7,9 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/fluxgate-io/fluxgate/internal/ipcmsg"
 )
 
 // A ZSTD frame's columns go out as one compressed Arrow IPC message that
@@ -98,23 +99,9 @@ func tags(mem memory.Allocator, n int) arrow.Array {
 // readMessage decodes one record batch message of schema with arrow-go.
 func readMessage(t *testing.T, schema *arrow.Schema, meta, body []byte, mem memory.Allocator) arrow.RecordBatch {
 	t.Helper()
-	p := ipc.GetSchemaPayload(schema, mem)
-	defer p.Release()
-	sm := p.Meta()
-	defer sm.Release()
-	msgs := &twoMessages{msgs: [2]*ipc.Message{
-		ipc.NewMessage(memory.NewBufferBytes(bytes.Clone(sm.Bytes())), memory.NewBufferBytes(nil)),
-		ipc.NewMessage(memory.NewBufferBytes(meta), memory.NewBufferBytes(body)),
-	}}
-	rd, err := ipc.NewReaderFromMessageReader(msgs, ipc.WithAllocator(mem))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer rd.Release()
-	rec, err := rd.Read()
+	rec, err := ipcmsg.Read(ipcmsg.SchemaMessage(schema), meta, memory.NewBufferBytes(body), mem)
 	if err != nil {
 		t.Fatalf("arrow-go cannot read the message: %v", err)
 	}
-	rec.Retain()
 	return rec
 }

@@ -2,7 +2,6 @@ package ipcmsg
 
 import (
 	"bytes"
-	"io"
 	"slices"
 	"strings"
 	"testing"
@@ -94,35 +93,14 @@ func (p *payloads) WritePayload(pl ipc.Payload) error {
 // readBatch reads a record batch message with arrow-go's reader.
 func readBatch(t testing.TB, schema, batch message) arrow.RecordBatch {
 	t.Helper()
-	msgs := &messages{list: []*ipc.Message{
-		ipc.NewMessage(memory.NewBufferBytes(schema.meta), memory.NewBufferBytes(nil)),
-		ipc.NewMessage(memory.NewBufferBytes(batch.meta), memory.NewBufferBytes(batch.body)),
-	}}
-	r, err := ipc.NewReaderFromMessageReader(msgs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Release()
-	rec, err := r.Read()
+	sm := ipc.NewMessage(memory.NewBufferBytes(schema.meta), memory.NewBufferBytes(nil))
+	defer sm.Release()
+	rec, err := Read(sm, batch.meta, memory.NewBufferBytes(batch.body), memory.DefaultAllocator)
 	if err != nil {
 		t.Fatalf("arrow-go cannot read the message: %v", err)
 	}
-	rec.Retain()
 	return rec
 }
-
-type messages struct{ list []*ipc.Message }
-
-func (m *messages) Message() (*ipc.Message, error) {
-	if len(m.list) == 0 {
-		return nil, io.EOF
-	}
-	msg := m.list[0]
-	m.list = m.list[1:]
-	return msg, nil
-}
-func (m *messages) Retain()  {}
-func (m *messages) Release() {}
 
 // checkedRecord returns an allocator checked for leaks when the test ends
 // and a test record of rows from it.
