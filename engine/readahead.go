@@ -152,6 +152,11 @@ func (d directFrames) next(limit int64) (decodedFrame, error) {
 	if err != nil || f == nil {
 		return out, err
 	}
+	return d.decode(out, f)
+}
+
+// decode decodes f, read from offset out.from, unless it was skipped.
+func (d directFrames) decode(out decodedFrame, f *logstore.Frame) (decodedFrame, error) {
 	out.f = f
 	if f.Skipped {
 		return out, nil
@@ -162,17 +167,21 @@ func (d directFrames) next(limit int64) (decodedFrame, error) {
 			return out, nil
 		}
 	}
+	var err error
 	out.rec, err = d.rs.build(f)
 	return out, err
 }
 
 func (directFrames) close() {}
 
-// framesAheadCount is how many decoded frames may wait to be sent.
+// framesAheadCount is how many frames may be decoding or wait to be sent.
 const framesAheadCount = 2
 
+// framesAhead reads the frames of a range on a goroutine of its own and
+// decodes each on one of its own, so that two frames decode at once while
+// the last one is sent; they are handed out in order.
 type framesAhead struct {
-	frames chan frameOrErr
+	frames chan chan frameOrErr
 	stop   chan struct{}
 	done   chan struct{}
 }
@@ -182,26 +191,30 @@ type frameOrErr struct {
 	err error
 }
 
-// readAhead decodes the frames below stop, which the log holds already, on a
-// goroutine of its own.
+// readAhead reads and decodes the frames below stop, which the log holds
+// already.
 func readAhead(src directFrames, stop int64) *framesAhead {
-	a := &framesAhead{frames: make(chan frameOrErr, framesAheadCount), stop: make(chan struct{}), done: make(chan struct{})}
+	a := &framesAhead{frames: make(chan chan frameOrErr, framesAheadCount-1), stop: make(chan struct{}), done: make(chan struct{})}
 	go func() {
 		defer close(a.done)
 		defer close(a.frames)
 		for {
-			d, err := src.next(stop)
+			from := src.reader.Offset()
+			f, err := src.reader.Next(stop)
+			d := make(chan frameOrErr, 1)
 			select {
-			case a.frames <- frameOrErr{d, err}:
+			case a.frames <- d:
 			case <-a.stop:
-				if d.rec != nil {
-					d.rec.Release()
-				}
 				return
 			}
-			if err != nil || d.f == nil {
+			if err != nil || f == nil {
+				d <- frameOrErr{decodedFrame{from: from}, err}
 				return
 			}
+			go func() {
+				out, err := src.decode(decodedFrame{from: from}, f)
+				d <- frameOrErr{out, err}
+			}()
 		}
 	}()
 	return a
@@ -212,16 +225,18 @@ func (a *framesAhead) next(int64) (decodedFrame, error) {
 	if !ok {
 		return decodedFrame{}, fmt.Errorf("read ahead: no frame after the end")
 	}
-	return d.decodedFrame, d.err
+	r := <-d
+	return r.decodedFrame, r.err
 }
 
-// close stops the goroutine and releases the frames it decoded for nothing.
+// close stops the reading goroutine and releases the frames decoded for
+// nothing.
 func (a *framesAhead) close() {
 	close(a.stop)
 	<-a.done
 	for d := range a.frames {
-		if d.rec != nil {
-			d.rec.Release()
+		if r := <-d; r.rec != nil {
+			r.rec.Release()
 		}
 	}
 }
