@@ -36,9 +36,6 @@ func TestMain(m *testing.M) {
 // TestScenarios runs every scenario against a server process that it can
 // restart.
 func TestScenarios(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts the fluxgate binary")
-	}
 	// Small segments and frequent retention, so that lake-union-read-after-ttl
 	// sees tiered segments expire.
 	srv := startServer(t, "--max-message-bytes", strconv.Itoa(testMaxMessageBytes),
@@ -75,9 +72,6 @@ func TestScenarios(t *testing.T) {
 // TestRunReport checks Run's report, and that scenarios needing a restart
 // are skipped, not passed, when the server cannot be restarted.
 func TestRunReport(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts the fluxgate binary")
-	}
 	srv := startServer(t)
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	env := newEnv(t, srv, mem)
@@ -183,8 +177,13 @@ type server struct {
 	waitErr error         // how it exited; read after exited is closed
 }
 
+// startServer starts the fluxgate binary with args on a fresh data directory
+// and stops it when the test ends; with -short the test is skipped instead.
 func startServer(t *testing.T, args ...string) *server {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("starts the fluxgate binary")
+	}
 	s := &server{bin: fluxgateBinary(t), dir: t.TempDir(), addr: freeAddr(t), args: args, log: &lockedBuffer{}}
 	t.Cleanup(func() {
 		if err := s.stop(); err != nil {

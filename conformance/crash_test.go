@@ -32,9 +32,6 @@ const (
 // wholly or not at all, nothing twice, nothing unknown; and a retry of the
 // last acknowledged batch is recognised as a duplicate.
 func TestCrashRecovery(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts the fluxgate binary")
-	}
 	srv := startServer(t)
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)

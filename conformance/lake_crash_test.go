@@ -25,9 +25,6 @@ import (
 // neither repeats nor skips a range: the lake holds every offset of the log
 // exactly once, and a primary-key table's lake equals its rows.
 func TestLakeCrashBetweenFilesAndCommit(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts the fluxgate binary")
-	}
 	srv := startServer(t)
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)

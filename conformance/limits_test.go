@@ -37,9 +37,6 @@ const (
 // the server's peak RSS stays bounded, and every acknowledged batch is
 // readable exactly once.
 func TestFloodMemoryBounded(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts the fluxgate binary")
-	}
 	srv := startServer(t, "--max-write-bytes", strconv.Itoa(floodBudget))
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)

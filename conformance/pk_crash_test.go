@@ -43,9 +43,6 @@ const (
 // the rows, and a retry of the last acknowledged batch is recognised as a
 // duplicate and changes nothing.
 func TestPrimaryKeyCrashRecovery(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts the fluxgate binary")
-	}
 	srv := startServer(t)
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
