@@ -191,6 +191,31 @@ func (c *Catalog) DropTable(path TablePath, ifExists bool) (*TableInfo, error) {
 	return t, nil
 }
 
+// ReserveIDs makes CreateTable hand out no table id below next. The caller
+// passes one more than the largest id it finds data of: a catalog that was
+// lost or rolled back must not hand out an id whose data is still there.
+func (c *Catalog) ReserveIDs(next int64) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if next <= c.mu.nextID {
+		return nil
+	}
+	b := c.db.NewBatch()
+	b.Set(nextIDKey, []byte(strconv.FormatInt(next, 10)), nil)
+	if err := commit(b); err != nil {
+		return fmt.Errorf("reserve table ids below %d: %w", next, err)
+	}
+	c.mu.nextID = next
+	return nil
+}
+
+// NextID returns the table id the next CreateTable takes.
+func (c *Catalog) NextID() int64 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.mu.nextID
+}
+
 // Table returns a table's definition; path.View is ignored.
 func (c *Catalog) Table(path TablePath) (*TableInfo, error) {
 	c.mu.RLock()
