@@ -1,0 +1,112 @@
+package main
+
+// fluxgate repair --data DIR --table DB.T --truncate-at FILE:BYTE: cut a
+// corrupt table log where the server said, with the server stopped
+// (README, Operations: corruption and repair). Nothing is deleted: what is
+// cut goes to <data>/quarantine/<time>-repair-<table id>.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/engine"
+	"github.com/fluxgate-io/fluxgate/logstore"
+)
+
+func runRepair(_ context.Context, args []string) error {
+	return repairMain(args, osStdio())
+}
+
+func repairMain(args []string, std stdio) error {
+	fs := newFlagSet("repair", "repair --data DIR --table DATABASE.TABLE --truncate-at FILE:BYTE [--dry-run]")
+	fs.SetOutput(std.err)
+	data := fs.String("data", "./fluxgate-data", "data directory of the stopped server")
+	table := fs.String("table", "", "the table whose log to cut")
+	at := fs.String("truncate-at", "", "segment file and byte to cut its bucket's log at, as the server's corruption message names them")
+	dryRun := fs.Bool("dry-run", false, "print what would be cut and change nothing")
+	if pos, err := parseArgs(fs, args); err != nil {
+		return err
+	} else if len(pos) > 0 || *table == "" || *at == "" {
+		fs.Usage()
+		return errors.New("want --table and --truncate-at, and no arguments")
+	}
+	file, byteAt, err := parseCut(*at)
+	if err != nil {
+		return err
+	}
+	path, err := catalog.ParseTablePath(*table)
+	if err != nil {
+		return err
+	}
+
+	// The catalog's lock (pebble's, on <data>/catalog) keeps a server from
+	// starting, or this from running beside one, while the log is cut.
+	catDir := filepath.Join(*data, "catalog")
+	if ents, err := os.ReadDir(catDir); err != nil || len(ents) == 0 {
+		return fmt.Errorf("%s holds no catalog: is --data the server's data directory? (%v)", catDir, err)
+	}
+	cat, err := catalog.Open(catDir, catalog.Options{})
+	if err != nil {
+		return fmt.Errorf("%w (the server must be stopped first)", err)
+	}
+	defer cat.Close()
+	info, err := cat.Table(path)
+	if err != nil {
+		return err
+	}
+	if info.IsPrimaryKey() {
+		return fmt.Errorf("%s is a primary-key table: its state in kv/ would be ahead of a cut log, and repairing that is not supported yet; restore the table from a backup, or drop it", path)
+	}
+	dir := filepath.Join(*data, "tables", strconv.FormatInt(info.TableID, 10))
+	plan, err := logstore.PlanRepair(dir, info.BucketCount(), file, byteAt)
+	if err != nil {
+		return err
+	}
+	dest := filepath.Join(*data, engine.QuarantineDir, fmt.Sprintf("%s-repair-%d", time.Now().UTC().Format("20060102T150405Z"), info.TableID))
+	printPlan(std, path, info.TableID, plan, dest)
+	if *dryRun {
+		fmt.Fprintln(std.out, "dry run: nothing changed")
+		return nil
+	}
+	if err := plan.Apply(dest); err != nil {
+		return fmt.Errorf("repair %s: %w (what was moved is in %s)", path, err, dest)
+	}
+	fmt.Fprintf(std.out, "repaired: bucket %d of %s now ends at offset %d; start the server\n", plan.Bucket, path, plan.KeptEnd)
+	return nil
+}
+
+// parseCut splits FILE:BYTE; FILE is made absolute.
+func parseCut(s string) (string, int64, error) {
+	i := strings.LastIndexByte(s, ':')
+	if i <= 0 {
+		return "", 0, fmt.Errorf("--truncate-at %q: want FILE:BYTE", s)
+	}
+	n, err := strconv.ParseInt(s[i+1:], 10, 64)
+	if err != nil || n < 0 {
+		return "", 0, fmt.Errorf("--truncate-at %q: %q is not a byte position", s, s[i+1:])
+	}
+	file, err := filepath.Abs(s[:i])
+	return file, n, err
+}
+
+func printPlan(std stdio, table catalog.TablePath, id int64, p *logstore.RepairPlan, dest string) {
+	w := std.out
+	fmt.Fprintf(w, "table %s (id %d), bucket %d:\n", table, id, p.Bucket)
+	fmt.Fprintf(w, "  keep  %s bytes [0, %d): %d frames; the bucket's log ends at offset %d\n", p.Segment, p.Pos, p.Frames, p.KeptEnd)
+	fmt.Fprintf(w, "  cut   %s bytes [%d, %d) (%d bytes)\n", p.Segment, p.Pos, p.Size, p.Size-p.Pos)
+	for _, seg := range p.Newer {
+		fmt.Fprintf(w, "  cut   %s (a newer segment, whole)\n", seg)
+	}
+	if p.Writers != "" {
+		fmt.Fprintf(w, "  move  %s (rebuilt from the log on the next start)\n", p.Writers)
+	}
+	fmt.Fprintf(w, "what is cut is moved to %s\n", dest)
+	fmt.Fprintln(w, "rows that the cut writes put in other buckets stay there; an idempotent writer's cut batches are forgotten, so a retry of one is written anew")
+}
