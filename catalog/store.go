@@ -6,9 +6,11 @@ package catalog
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,6 +26,10 @@ import (
 type Options struct {
 	DefaultBucketNum int          // bucket.num of tables that do not set it; 0 means 1
 	Logger           *slog.Logger // nil discards; pebble's messages go out at debug level
+	// ReadOnly opens an existing catalog without changing a byte of it (not
+	// even replaying its log into a new file), to look before the real open.
+	// The directory is locked all the same.
+	ReadOnly bool
 }
 
 // Catalog is the persistent set of databases and tables. It is safe for
@@ -53,10 +59,17 @@ func Open(dir string, opts Options) (*Catalog, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	if _, err := os.Stat(dir); opts.ReadOnly && errors.Is(err, os.ErrNotExist) {
+		return nil, errs.New(errs.NotFound, "open catalog %s: no catalog there: %w", dir, err)
+	}
 	db, err := pebble.Open(dir, &pebble.Options{
 		FormatMajorVersion: pebble.FormatNewest,
 		Logger:             pebbleLogger{log.With("component", "catalog")},
+		ReadOnly:           opts.ReadOnly,
 	})
+	if errors.Is(err, pebble.ErrDBDoesNotExist) {
+		return nil, errs.New(errs.NotFound, "open catalog %s: no catalog there: %w", dir, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open catalog %s: %w", dir, err)
 	}

@@ -306,3 +306,39 @@ func TestCatalogLossQuarantinesData(t *testing.T) {
 	e.write("fluss.lost_pk", 1)
 	e.wantIDs("fluss.lost_pk", corruptBatchRows)
 }
+
+// A damaged catalog log (pebble cuts it at the damage without a word) is
+// found out by the table data it no longer names: the server refuses to
+// start, naming the catalog's log, rather than serve without those tables.
+func TestDamagedCatalogRefusesToStart(t *testing.T) {
+	e := newCorruptEnv(t)
+	for i := range 4 {
+		e.create(corruptSpec(fmt.Sprintf("fluss.cat_%d", i)))
+	}
+	if err := e.srv.stop(); err != nil {
+		t.Fatal(err)
+	}
+	wals, err := filepath.Glob(filepath.Join(e.srv.dir, "catalog", "*.log"))
+	if err != nil || len(wals) != 1 {
+		t.Fatalf("catalog logs %v (%v), want one", wals, err)
+	}
+	data, err := os.ReadFile(wals[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 16 {
+		data[len(data)/2+i] ^= 0xff
+	}
+	if err := os.WriteFile(wals[0], data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := e.srv.start(); err == nil {
+		t.Fatal("the server started on a damaged catalog")
+	}
+	if log := e.srv.log.String(); !strings.Contains(log, "is behind the table data") || !strings.Contains(log, wals[0]) {
+		t.Fatalf("the server's refusal does not name the catalog's log %s:\n%s", wals[0], log)
+	}
+	if ents, err := os.ReadDir(filepath.Join(e.srv.dir, "tables")); err != nil || len(ents) != 4 {
+		t.Fatalf("tables/ holds %d entries (%v) after the refusal, want the 4 tables' data", len(ents), err)
+	}
+}

@@ -177,6 +177,13 @@ func Open(dir string, opts Options) (*Engine, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create data directory: %w", err)
 	}
+	data, err := scanTableData(dir)
+	if err != nil {
+		return nil, fmt.Errorf("list table data: %w", err)
+	}
+	if err := checkCatalog(dir, data, opts.Logger); err != nil {
+		return nil, err
+	}
 	cat, err := catalog.Open(filepath.Join(dir, "catalog"), catalog.Options{DefaultBucketNum: opts.DefaultBucketNum, Logger: opts.Logger})
 	if err != nil {
 		return nil, fmt.Errorf("open catalog: %w", err)
@@ -209,7 +216,7 @@ func Open(dir string, opts Options) (*Engine, error) {
 		cat.Close()
 		return nil, err
 	}
-	unavailable, data, err := e.checkTableData(infos)
+	unavailable, err := e.checkTableData(infos, data)
 	if err != nil {
 		e.Close()
 		return nil, err

@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -31,9 +32,9 @@ type tableData struct {
 	quarantined map[int64]string // id → path
 }
 
-func (e *Engine) scanTableData() (*tableData, error) {
+func scanTableData(dir string) (*tableData, error) {
 	d := &tableData{quarantined: map[int64]string{}}
-	ents, err := readDirIfAny(filepath.Join(e.dir, "tables"))
+	ents, err := readDirIfAny(filepath.Join(dir, "tables"))
 	if err != nil {
 		return nil, err
 	}
@@ -42,7 +43,7 @@ func (e *Engine) scanTableData() (*tableData, error) {
 			d.tables = append(d.tables, id)
 		}
 	}
-	qdir := filepath.Join(e.dir, QuarantineDir)
+	qdir := filepath.Join(dir, QuarantineDir)
 	if ents, err = readDirIfAny(qdir); err != nil {
 		return nil, err
 	}
@@ -84,35 +85,63 @@ func readDirIfAny(dir string) ([]os.DirEntry, error) {
 	return ents, err
 }
 
-// checkTableData is run on open, before the tables are: it makes the
-// catalog's next id pass every id with data on disk and returns the tables
-// that cannot open because their data is in quarantine.
-func (e *Engine) checkTableData(infos []*catalog.TableInfo) (map[int64]error, *tableData, error) {
-	d, err := e.scanTableData()
+// checkCatalog is run on open, before the catalog is opened for writing
+// (which would replay its log into new files): data of a table id that the
+// catalog never handed out means the catalog lost what it had committed, its
+// log damaged or the catalog restored from an older copy. Open then refuses,
+// naming the log, rather than serve without those tables.
+func checkCatalog(dir string, d *tableData, logger *slog.Logger) error {
+	catDir := filepath.Join(dir, "catalog")
+	wals, err := filepath.Glob(filepath.Join(catDir, "*.log"))
 	if err != nil {
-		return nil, nil, fmt.Errorf("list table data: %w", err)
+		return err
 	}
+	cat, err := catalog.Open(catDir, catalog.Options{ReadOnly: true, Logger: logger})
+	if errs.Is(err, errs.NotFound) {
+		return nil // none was ever made there: the real open makes one
+	}
+	if err != nil {
+		return fmt.Errorf("open catalog: %w", err)
+	}
+	next := cat.NextID()
+	if err := cat.Close(); err != nil {
+		return err
+	}
+	if d.maxID() < next {
+		return nil
+	}
+	return fmt.Errorf("the catalog in %s is behind the table data: it hands out table ids from %d, yet data of table id %d is on disk (in %s or %s). Its log (%s) was damaged, or it was restored from an older copy. Restore a copy that names every table; or, to start with no tables and every table's data moved to quarantine, move %s away",
+		catDir, next, d.maxID(), filepath.Join(dir, "tables"), filepath.Join(dir, QuarantineDir), strings.Join(wals, ", "), catDir)
+}
+
+// checkTableData is run on open, before the tables are. A new catalog
+// (catalog/ was deleted) takes its next id past every id with data on disk,
+// whose data quarantineOrphans then moves aside. It returns the tables that
+// cannot open because their data is in quarantine.
+func (e *Engine) checkTableData(infos []*catalog.TableInfo, d *tableData) (map[int64]error, error) {
 	if next := d.maxID() + 1; next > e.cat.NextID() {
-		e.opts.Logger.Error("the catalog's next table id is behind the table data on disk: the catalog was lost, replaced or rolled back; ids up to the data's are not handed out again",
-			"catalog_next_id", e.cat.NextID(), "next_id", next, "data", e.dir)
+		e.opts.Logger.Error("the catalog is new but table data is on disk (catalog/ was deleted?): starting with no tables, their data moved to quarantine, their ids not handed out again",
+			"catalog", filepath.Join(e.dir, "catalog"), "next_id", next, "data", e.dir)
 		if err := e.cat.ReserveIDs(next); err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 	}
 	unavailable := map[int64]error{}
 	for _, info := range infos {
-		q, ok := d.quarantined[info.TableID]
-		if !ok {
+		if _, err := os.Stat(e.tableDir(info.TableID)); !errors.Is(err, os.ErrNotExist) {
 			continue
 		}
-		if _, err := os.Stat(e.tableDir(info.TableID)); !errors.Is(err, os.ErrNotExist) {
+		q, ok := d.quarantined[info.TableID]
+		if !ok {
+			// Created just before a crash, or its data was removed by hand.
+			e.opts.Logger.Warn("table has no data directory: it starts empty", "table", info.Path().String(), "path", e.tableDir(info.TableID))
 			continue
 		}
 		unavailable[info.TableID] = errs.New(errs.DataLoss, "table %s is unavailable: its data (table id %d) is in quarantine at %s; with the server stopped, move it back to %s", info.Path(), info.TableID, q, e.tableDir(info.TableID))
 		e.opts.Logger.Error("table data is in quarantine: the table stays unavailable until it is moved back",
 			"table", info.Path().String(), "quarantined", q, "move_to", e.tableDir(info.TableID))
 	}
-	return unavailable, d, nil
+	return unavailable, nil
 }
 
 // corruptTable returns the error a table's calls get when it failed to open

@@ -9,7 +9,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/engine"
+	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/logstore"
 )
 
@@ -48,11 +48,10 @@ func repairMain(args []string, std stdio) error {
 
 	// The catalog's lock (pebble's, on <data>/catalog) keeps a server from
 	// starting, or this from running beside one, while the log is cut.
-	catDir := filepath.Join(*data, "catalog")
-	if ents, err := os.ReadDir(catDir); err != nil || len(ents) == 0 {
-		return fmt.Errorf("%s holds no catalog: is --data the server's data directory? (%v)", catDir, err)
+	cat, err := catalog.Open(filepath.Join(*data, "catalog"), catalog.Options{ReadOnly: true})
+	if errs.Is(err, errs.NotFound) {
+		return fmt.Errorf("%w: is --data the server's data directory?", err)
 	}
-	cat, err := catalog.Open(catDir, catalog.Options{})
 	if err != nil {
 		return fmt.Errorf("%w (the server must be stopped first)", err)
 	}
