@@ -143,8 +143,8 @@ func (s *segment) loadIndex() error {
 		return err
 	}
 	if valid < s.size {
-		// Newer segments follow this one, so this is no torn tail.
-		return s.corruptAt(valid, "newer segments follow it")
+		// Only sealed segments get here: recovery scanned newer ones and found intact frames.
+		return s.corruptAt(valid, "it is in a sealed segment, which intact frames of newer segments follow")
 	}
 	return nil
 }
