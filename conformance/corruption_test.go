@@ -183,12 +183,23 @@ var corruptMessage = regexp.MustCompile(`corrupt log segment (\S+) at byte (\d+)
 // A segment damaged in the middle makes its table refuse every call with
 // DATA_LOSS naming the file and byte, while the server serves the other
 // tables and cuts nothing; the operator's repair then cuts the log there and
-// the table serves the frames before the cut.
+// the table serves the frames before the cut. A primary-key table's state,
+// which holds the cut changes, is rebuilt from the changelog kept.
 func TestCorruptSegmentRefusedThenRepaired(t *testing.T) {
+	pkSpec := corruptSpec("fluss.corrupt_pk")
+	pkSpec.Columns[0].NotNull = true
+	pkSpec.PrimaryKey = []string{"id"}
+	for _, spec := range []client.TableSpec{corruptSpec("fluss.corrupt_log"), pkSpec} {
+		t.Run(spec.Table, func(t *testing.T) { corruptAndRepair(t, spec) })
+	}
+}
+
+func corruptAndRepair(t *testing.T, spec client.TableSpec) {
 	e := newCorruptEnv(t)
-	bad := e.create(corruptSpec("fluss.corrupt_log"))
+	table := spec.Table
+	bad := e.create(spec)
 	e.create(corruptSpec("fluss.healthy_log"))
-	e.write("fluss.corrupt_log", corruptBatches)
+	e.write(table, corruptBatches)
 	e.write("fluss.healthy_log", 2)
 	if err := e.srv.stop(); err != nil {
 		t.Fatal(err)
@@ -213,7 +224,7 @@ func TestCorruptSegmentRefusedThenRepaired(t *testing.T) {
 
 	e.start()
 	e.wantIDs("fluss.healthy_log", 2*corruptBatchRows)
-	_, err := e.scan("fluss.corrupt_log")
+	_, err := e.scan(table)
 	if status.Code(err) != codes.DataLoss {
 		t.Fatalf("scan of the damaged table: %v, want DATA_LOSS", err)
 	}
@@ -221,27 +232,28 @@ func TestCorruptSegmentRefusedThenRepaired(t *testing.T) {
 	if m == nil || m[1] != path || m[2] != strconv.FormatInt(starts[damaged], 10) {
 		t.Fatalf("scan of the damaged table: %v\nwant it to name %s at byte %d", err, path, starts[damaged])
 	}
-	if err := e.tryWrite("fluss.corrupt_log", 1); status.Code(err) != codes.DataLoss {
+	if err := e.tryWrite(table, 1); status.Code(err) != codes.DataLoss {
 		t.Fatalf("write to the damaged table: %v, want DATA_LOSS", err)
 	}
 	if after, err := os.ReadFile(path); err != nil || len(after) != len(data) {
 		t.Fatalf("%s has %d bytes after the restart (%v), want the %d it had: nothing may be cut", path, len(after), err, len(data))
 	}
 
-	if out, err := exec.Command(e.srv.bin, "repair", "--data", e.srv.dir, "--table", "fluss.corrupt_log", "--truncate-at", m[1]+":"+m[2]).CombinedOutput(); err == nil || !strings.Contains(string(out), "the server must be stopped") {
+	repair := []string{"repair", "--data", e.srv.dir, "--table", table, "--truncate-at", m[1] + ":" + m[2]}
+	if out, err := exec.Command(e.srv.bin, repair...).CombinedOutput(); err == nil || !strings.Contains(string(out), "the server must be stopped") {
 		t.Fatalf("repair beside the running server: %v\n%s\nwant it refused", err, out)
 	}
 	if err := e.srv.stop(); err != nil {
 		t.Fatal(err)
 	}
-	out, err := exec.Command(e.srv.bin, "repair", "--data", e.srv.dir, "--table", "fluss.corrupt_log", "--truncate-at", m[1]+":"+m[2]).CombinedOutput()
+	out, err := exec.Command(e.srv.bin, repair...).CombinedOutput()
 	if err != nil {
 		t.Fatalf("repair: %v\n%s", err, out)
 	}
 	t.Logf("repair:\n%s", out)
 	e.start()
-	e.wantIDs("fluss.corrupt_log", damaged*corruptBatchRows)
-	e.write("fluss.corrupt_log", 1) // it takes writes again
+	e.wantIDs(table, damaged*corruptBatchRows)
+	e.write(table, 1) // it takes writes again
 	e.wantIDs("fluss.healthy_log", 2*corruptBatchRows)
 }
 

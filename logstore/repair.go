@@ -16,13 +16,14 @@ import (
 // CorruptError is repaired by cutting it at the error's position; the
 // operator chooses to (fluxgate repair), with the server stopped.
 type RepairPlan struct {
-	Bucket  int
-	Segment string // the segment file cut
-	Pos     int64  // where it is cut: the first byte removed
-	Size    int64  // its size before
-	Frames  int    // intact frames kept in it
-	KeptEnd int64  // the bucket's log end offset after the cut
-	Newer   []string
+	Bucket   int
+	Earliest int64  // the bucket's first retained offset
+	Segment  string // the segment file cut
+	Pos      int64  // where it is cut: the first byte removed
+	Size     int64  // its size before
+	Frames   int    // intact frames kept in it
+	KeptEnd  int64  // the bucket's log end offset after the cut
+	Newer    []string
 	// Writers is the table's writers.json, moved aside too: it may record
 	// ends past the cut. The next open rebuilds the writer table from the
 	// log.
@@ -66,6 +67,7 @@ func PlanRepair(dir string, buckets int, path string, pos int64) (*RepairPlan, e
 	if err != nil {
 		return nil, err
 	}
+	p.Earliest = bases[0]
 	for _, b := range bases {
 		if b > base {
 			p.Newer = append(p.Newer, filepath.Join(logDir, segmentName(b)+".log"))

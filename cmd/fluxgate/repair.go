@@ -17,6 +17,7 @@ import (
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/engine"
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/kv"
 	"github.com/fluxgate-io/fluxgate/logstore"
 )
 
@@ -60,16 +61,28 @@ func repairMain(args []string, std stdio) error {
 	if err != nil {
 		return err
 	}
-	if info.IsPrimaryKey() {
-		return fmt.Errorf("%s is a primary-key table: its state in kv/ would be ahead of a cut log, and repairing that is not supported yet; restore the table from a backup, or drop it", path)
+	if info.DatalakeEnabled() {
+		return fmt.Errorf("%s is lake-enabled: its lake copy may hold offsets past the cut, and repairing that is not supported yet; restore the table from a backup, or drop it", path)
 	}
 	dir := filepath.Join(*data, "tables", strconv.FormatInt(info.TableID, 10))
 	plan, err := logstore.PlanRepair(dir, info.BucketCount(), file, byteAt)
 	if err != nil {
 		return err
 	}
+	var state *kv.Store
+	if info.IsPrimaryKey() {
+		if state, err = openStateToReset(*data, info.TableID, plan); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	if state != nil {
+		defer state.Close()
+	}
 	dest := filepath.Join(*data, engine.QuarantineDir, fmt.Sprintf("%s-repair-%d", time.Now().UTC().Format("20060102T150405Z"), info.TableID))
 	printPlan(std, path, info.TableID, plan, dest)
+	if state != nil {
+		fmt.Fprintf(std.out, "  reset the primary-key state of bucket %d: the next start rebuilds it from the changelog kept\n", plan.Bucket)
+	}
 	if *dryRun {
 		fmt.Fprintln(std.out, "dry run: nothing changed")
 		return nil
@@ -77,8 +90,35 @@ func repairMain(args []string, std stdio) error {
 	if err := plan.Apply(dest); err != nil {
 		return fmt.Errorf("repair %s: %w (what was moved is in %s)", path, err, dest)
 	}
+	if state != nil {
+		if err := state.ResetBucket(info.TableID, plan.Bucket); err != nil {
+			return fmt.Errorf("repair %s: the log is cut, but resetting the state failed (run the same repair again): %w", path, err)
+		}
+	}
 	fmt.Fprintf(std.out, "repaired: bucket %d of %s now ends at offset %d; start the server\n", plan.Bucket, path, plan.KeptEnd)
 	return nil
+}
+
+// openStateToReset returns the primary-key state store when the state of the
+// plan's bucket was applied past the cut (it holds rows of cut frames) and
+// must be rebuilt from the log, nil when it is not ahead; an error when the
+// bucket's changelog no longer starts at offset 0, so that it cannot be.
+func openStateToReset(data string, table int64, plan *logstore.RepairPlan) (*kv.Store, error) {
+	state, err := kv.Open(filepath.Join(data, "kv"), kv.Options{CacheBytes: 8 << 20})
+	if err != nil {
+		return nil, fmt.Errorf("%w (the server must be stopped first)", err)
+	}
+	applied, err := state.Applied(table, plan.Bucket)
+	switch {
+	case err != nil:
+	case applied <= plan.KeptEnd:
+		return nil, state.Close()
+	case plan.Earliest > 0:
+		err = fmt.Errorf("the state of bucket %d holds changes up to offset %d, past the cut at %d, and the changelog before offset %d has expired, so the state cannot be rebuilt: restore the table from a backup, or drop it", plan.Bucket, applied, plan.KeptEnd, plan.Earliest)
+	default:
+		return state, nil
+	}
+	return nil, errors.Join(err, state.Close())
 }
 
 // parseCut splits FILE:BYTE; FILE is made absolute.
