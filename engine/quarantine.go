@@ -115,12 +115,16 @@ func checkCatalog(dir string, d *tableData, logger *slog.Logger) error {
 }
 
 // checkTableData is run on open, before the tables are. A new catalog
-// (catalog/ was deleted) takes its next id past every id with data on disk,
-// whose data quarantineOrphans then moves aside. It returns the tables that
-// cannot open because their data is in quarantine.
+// (catalog/ was deleted) takes its next id past every id with data on disk or
+// primary-key state, whose data quarantineOrphans then moves aside. It
+// returns the tables that cannot open because their data is in quarantine.
 func (e *Engine) checkTableData(infos []*catalog.TableInfo, d *tableData) (map[int64]error, error) {
-	if next := d.maxID() + 1; next > e.cat.NextID() {
-		e.opts.Logger.Error("the catalog is new but table data is on disk (catalog/ was deleted?): starting with no tables, their data moved to quarantine, their ids not handed out again",
+	stateID, err := e.kv.MaxTableID()
+	if err != nil {
+		return nil, fmt.Errorf("list primary-key state: %w", err)
+	}
+	if next := max(d.maxID(), stateID) + 1; next > e.cat.NextID() {
+		e.opts.Logger.Error("the catalog's next table id is behind the table data or primary-key state on disk (was catalog/ deleted?): tables it does not name have their data moved to quarantine, and their ids are not handed out again",
 			"catalog", filepath.Join(e.dir, "catalog"), "next_id", next, "data", e.dir)
 		if err := e.cat.ReserveIDs(next); err != nil {
 			return nil, err

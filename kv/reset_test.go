@@ -41,3 +41,35 @@ func TestResetBucket(t *testing.T) {
 		}
 	}
 }
+
+// MaxTableID finds the largest table id of any kind of key, and forgets a
+// dropped table's.
+func TestMaxTableID(t *testing.T) {
+	s, err := Open(t.TempDir(), Options{CacheBytes: 1 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if m, err := s.MaxTableID(); err != nil || m != 0 {
+		t.Fatalf("empty store: %d (%v), want 0", m, err)
+	}
+	txn := s.NewTxn()
+	if err := txn.Set(RowKey(nil, 4, 0, []byte("k")), []byte("v")); err != nil {
+		t.Fatal(err)
+	}
+	if err := txn.SetApplied(9, 0, 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := txn.Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := s.MaxTableID(); err != nil || m != 9 {
+		t.Fatalf("max table id %d (%v), want 9", m, err)
+	}
+	if err := s.DropTable(9); err != nil {
+		t.Fatal(err)
+	}
+	if m, err := s.MaxTableID(); err != nil || m != 4 {
+		t.Fatalf("max table id after dropping 9: %d (%v), want 4", m, err)
+	}
+}
