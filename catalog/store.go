@@ -6,9 +6,11 @@ package catalog
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
@@ -24,6 +26,10 @@ import (
 type Options struct {
 	DefaultBucketNum int          // bucket.num of tables that do not set it; 0 means 1
 	Logger           *slog.Logger // nil discards; pebble's messages go out at debug level
+	// ReadOnly opens an existing catalog without changing a byte of it (not
+	// even replaying its log into a new file), to look before the real open.
+	// The directory is locked all the same.
+	ReadOnly bool
 }
 
 // Catalog is the persistent set of databases and tables. It is safe for
@@ -53,10 +59,17 @@ func Open(dir string, opts Options) (*Catalog, error) {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
+	if _, err := os.Stat(dir); opts.ReadOnly && errors.Is(err, os.ErrNotExist) {
+		return nil, errs.New(errs.NotFound, "open catalog %s: no catalog there: %w", dir, err)
+	}
 	db, err := pebble.Open(dir, &pebble.Options{
 		FormatMajorVersion: pebble.FormatNewest,
 		Logger:             pebbleLogger{log.With("component", "catalog")},
+		ReadOnly:           opts.ReadOnly,
 	})
+	if errors.Is(err, pebble.ErrDBDoesNotExist) {
+		return nil, errs.New(errs.NotFound, "open catalog %s: no catalog there: %w", dir, err)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("open catalog %s: %w", dir, err)
 	}
@@ -189,6 +202,31 @@ func (c *Catalog) DropTable(path TablePath, ifExists bool) (*TableInfo, error) {
 	}
 	c.forgetLocked(t)
 	return t, nil
+}
+
+// ReserveIDs makes CreateTable hand out no table id below next. The caller
+// passes one more than the largest id it finds data of: a catalog that was
+// lost or rolled back must not hand out an id whose data is still there.
+func (c *Catalog) ReserveIDs(next int64) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if next <= c.mu.nextID {
+		return nil
+	}
+	b := c.db.NewBatch()
+	b.Set(nextIDKey, []byte(strconv.FormatInt(next, 10)), nil)
+	if err := commit(b); err != nil {
+		return fmt.Errorf("reserve table ids below %d: %w", next, err)
+	}
+	c.mu.nextID = next
+	return nil
+}
+
+// NextID returns the table id the next CreateTable takes.
+func (c *Catalog) NextID() int64 {
+	c.mu.RLock()
+	defer c.mu.RUnlock()
+	return c.mu.nextID
 }
 
 // Table returns a table's definition; path.View is ignored.

@@ -258,3 +258,27 @@ func TestOpenOptions(t *testing.T) {
 	_, err := Open(t.TempDir(), Options{DefaultBucketNum: 5000})
 	wantKind(t, "bucket default too large", err, errs.Invalid)
 }
+
+// ReserveIDs raises the next table id, durably, and never lowers it.
+func TestReserveIDs(t *testing.T) {
+	dir := t.TempDir()
+	c := openTest(t, dir, Options{})
+	if err := c.ReserveIDs(7); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.ReserveIDs(3); err != nil {
+		t.Fatal(err)
+	}
+	if got := c.NextID(); got != 7 {
+		t.Errorf("next id %d after reserving below 7 and below 3, want 7", got)
+	}
+	if err := c.Close(); err != nil {
+		t.Fatal(err)
+	}
+	c = openTest(t, dir, Options{})
+	defer c.Close()
+	info, _, err := c.CreateTable(simpleSpec("t"), false)
+	if err != nil || info.TableID != 7 {
+		t.Fatalf("table created after reopen has id %d (%v), want 7", info.TableID, err)
+	}
+}

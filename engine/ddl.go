@@ -77,6 +77,7 @@ func (e *Engine) removeTable(info *catalog.TableInfo) error {
 	e.mu.Lock()
 	t, ok := e.tables[info.TableID]
 	delete(e.tables, info.TableID)
+	delete(e.unavailable, info.TableID)
 	e.mu.Unlock()
 	var err error
 	if ok && t.pk != nil {

@@ -100,8 +100,9 @@ type Engine struct {
 	lake *lake.Lake
 	met  *metrics
 
-	mu     sync.RWMutex
-	tables map[int64]*table // open tables by id; guarded by mu
+	mu          sync.RWMutex
+	tables      map[int64]*table // open tables by id; guarded by mu
+	unavailable map[int64]error  // tables that could not open, and why; guarded by mu
 
 	alterMu sync.Mutex // serializes alter-table, so that schemas are stored in order
 
@@ -167,11 +168,21 @@ func indexes(n int) []int {
 func (t *table) current() *tableSchema { return t.sch.Load() }
 
 // Open opens the data directory dir, creating it if needed, and recovers
-// every table's log.
+// every table's log. A table whose log is corrupt, or whose data is in
+// quarantine, stays unavailable (its calls fail with errs.DataLoss) while the
+// others serve; table data that the catalog does not name is moved to
+// quarantine, never deleted.
 func Open(dir string, opts Options) (*Engine, error) {
 	opts = opts.withDefaults()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create data directory: %w", err)
+	}
+	data, err := scanTableData(dir)
+	if err != nil {
+		return nil, fmt.Errorf("list table data: %w", err)
+	}
+	if err := checkCatalog(dir, data, opts.Logger); err != nil {
+		return nil, err
 	}
 	cat, err := catalog.Open(filepath.Join(dir, "catalog"), catalog.Options{DefaultBucketNum: opts.DefaultBucketNum, Logger: opts.Logger})
 	if err != nil {
@@ -205,15 +216,27 @@ func Open(dir string, opts Options) (*Engine, error) {
 		cat.Close()
 		return nil, err
 	}
+	unavailable, err := e.checkTableData(infos, data)
+	if err != nil {
+		e.Close()
+		return nil, err
+	}
+	e.unavailable = unavailable
 	for _, info := range infos {
+		if unavailable[info.TableID] != nil {
+			continue
+		}
 		if _, err := e.openTable(info); err != nil {
+			// A damaged log makes only its table unavailable.
+			if cerr := e.corruptTable(info, err); cerr != nil {
+				e.unavailable[info.TableID] = cerr
+				continue
+			}
 			e.Close()
 			return nil, err
 		}
 	}
-	if err := e.removeOrphans(); err != nil {
-		opts.Logger.Warn("could not remove data of dropped tables", "err", err)
-	}
+	e.quarantineOrphans(data)
 	e.wg.Add(2)
 	go e.retentionLoop()
 	go e.tieringLoop()
@@ -301,30 +324,6 @@ func codecOf(name string) logstore.Codec {
 	return logstore.CodecNone
 }
 
-// removeOrphans deletes table directories whose table is gone (a drop that
-// crashed before removing the data).
-func (e *Engine) removeOrphans() error {
-	entries, err := os.ReadDir(filepath.Join(e.dir, "tables"))
-	if os.IsNotExist(err) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	for _, ent := range entries {
-		var id int64
-		if _, err := fmt.Sscan(ent.Name(), &id); err != nil {
-			continue
-		}
-		if _, ok := e.tables[id]; !ok {
-			err = errors.Join(err, os.RemoveAll(filepath.Join(e.dir, "tables", ent.Name())))
-		}
-	}
-	return err
-}
-
 func (e *Engine) retentionLoop() {
 	defer e.wg.Done()
 	tick := time.NewTicker(e.opts.RetentionInterval)
@@ -363,7 +362,11 @@ func (e *Engine) ExpireLogs() {
 func (e *Engine) table(info *catalog.TableInfo) (*table, error) {
 	e.mu.RLock()
 	t, ok := e.tables[info.TableID]
+	unavailable := e.unavailable[info.TableID]
 	e.mu.RUnlock()
+	if unavailable != nil {
+		return nil, unavailable
+	}
 	if !ok || t.dropped.Load() {
 		return nil, errs.New(errs.NotFound, "table %s does not exist", info.Path())
 	}
@@ -388,7 +391,11 @@ func (e *Engine) resolve(name string) (*table, catalog.TablePath, error) {
 func (e *Engine) tableByID(id int64) (*table, error) {
 	e.mu.RLock()
 	t, ok := e.tables[id]
+	unavailable := e.unavailable[id]
 	e.mu.RUnlock()
+	if unavailable != nil {
+		return nil, unavailable
+	}
 	if !ok || t.dropped.Load() {
 		return nil, errs.New(errs.NotFound, "table id %d does not exist (dropped or re-created)", id)
 	}

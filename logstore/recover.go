@@ -2,6 +2,7 @@ package logstore
 
 import (
 	"errors"
+	"log/slog"
 	"math"
 	"slices"
 )
@@ -12,7 +13,7 @@ import (
 // the largest such value found, D, bounds what was certainly complete: every
 // txn <= D reached all its buckets and was synced. Only txns above D can be
 // incomplete, and they sit at the tails of the buckets. Recovery scans each
-// bucket back from its end (verifying CRCs, cutting torn frames) until it
+// bucket back from its end (verifying CRCs, cutting a torn tail) until it
 // reaches frames of txn <= D, counts the parts of every later txn, and cuts
 // every bucket at the first txn that lacks a part. Nothing acknowledged is
 // lost: an append is acknowledged only once it and all earlier txns are
@@ -29,28 +30,39 @@ type tailFrame struct {
 // bucketTail is the part of a bucket that recovery scanned, newest segments
 // first.
 type bucketTail struct {
-	b       *bucket
-	from    int         // first scanned segment; len(segments) when none
-	frames  []tailFrame // in log order
-	durable uint64      // durable txn recorded by the last frame
+	b          *bucket
+	from       int         // first scanned segment; len(segments) when none
+	frames     []tailFrame // in log order
+	durable    uint64      // durable txn recorded by the last frame
+	durableEnd int64       // the bucket's end at the last durable snapshot
+	log        *slog.Logger
 }
 
-// scanBack verifies and indexes the segment before the scanned ones. A torn
-// or corrupt frame there makes every newer segment unreachable: they go.
+// scanBack verifies and indexes the segment before the scanned ones. A bad
+// frame there is cut if it is a torn tail (see checkBadFrame); newer
+// segments then hold no intact frame, and they go too.
 func (tl *bucketTail) scanBack() error {
 	tl.from--
 	i := tl.from
 	seg := tl.b.mu.segments[i]
 	var frames []tailFrame
-	cut, err := seg.rebuild(true, func(h *header, pos int64, _ []byte) {
+	valid, err := seg.rebuild(true, func(h *header, pos int64, _ []byte) {
 		frames = append(frames, tailFrame{seg: i, pos: pos, txn: h.txn, parts: h.txnParts})
 		tl.durable = max(tl.durable, h.durableTxn)
 	})
 	if err != nil {
 		return err
 	}
-	if cut {
+	if valid < seg.size {
+		if err := tl.b.checkBadFrame(i, valid, tl.durableEnd); err != nil {
+			return err
+		}
+		tl.log.Warn("recovery: cutting a torn write at the end of the log",
+			"file", seg.logPath, "position", valid, "bytes", seg.size-valid)
 		if err := tl.b.dropAfter(i); err != nil {
+			return err
+		}
+		if err := seg.truncate(valid); err != nil {
 			return err
 		}
 		tl.frames = nil
@@ -78,7 +90,7 @@ func (t *Table) recover() error {
 	tails := make([]*bucketTail, len(t.buckets))
 	d := snap.Txn
 	for i, b := range t.buckets {
-		tl := &bucketTail{b: b, from: len(b.mu.segments)}
+		tl := &bucketTail{b: b, from: len(b.mu.segments), durableEnd: snap.Ends[i], log: t.opts.Logger}
 		for len(tl.frames) == 0 && tl.more() {
 			if err := tl.scanBack(); err != nil {
 				return err

@@ -138,30 +138,36 @@ func (s *segment) loadIndex() error {
 	if s.size == 0 {
 		return nil
 	}
-	_, err = s.rebuild(false, nil)
-	return err
+	valid, err := s.rebuild(false, nil)
+	if err != nil {
+		return err
+	}
+	if valid < s.size {
+		// Only sealed segments get here: recovery scanned newer ones and found intact frames.
+		return s.corruptAt(valid, "it is in a sealed segment, which intact frames of newer segments follow")
+	}
+	return nil
 }
 
-// rebuild rescans the log (verifying CRCs when asked), truncates it after the
-// last good frame, rewrites the index and reports whether it cut anything.
+// rebuild rescans the log (verifying CRCs when asked), rewrites the index and
+// returns the position after the last good frame: the file's size when every
+// frame is good. It cuts nothing; what a bad frame means is recovery's call.
 // Each good frame is also passed to fn, if not nil.
-func (s *segment) rebuild(verifyCRC bool, fn func(h *header, pos int64, frame []byte)) (cut bool, err error) {
+func (s *segment) rebuild(verifyCRC bool, fn func(h *header, pos int64, frame []byte)) (valid int64, err error) {
 	s.mu.index = s.mu.index[:0]
 	s.next, s.maxTs, s.lastIndexed = s.base, 0, -1
 	if err := s.idx.Truncate(0); err != nil {
-		return false, err
+		return 0, err
 	}
 	size := s.size
-	valid, err := scanFrames(s.f, 0, size, verifyCRC, func(h *header, pos int64, frame []byte) error {
+	valid, err = scanFrames(s.f, 0, size, verifyCRC, func(h *header, pos int64, frame []byte) error {
 		if fn != nil {
 			fn(h, pos, frame)
 		}
 		return s.noteAppended(h, pos)
 	})
-	if err != nil {
-		return false, err
-	}
-	return valid < size, s.truncate(valid)
+	s.size = size // noteAppended moved it to the last good frame's end
+	return valid, err
 }
 
 // truncate cuts the log at pos, dropping index entries beyond it.

@@ -111,8 +111,10 @@ type Table struct {
 }
 
 // Open opens (creating if needed) the log of a table with n buckets in dir,
-// recovering from an unclean shutdown: torn or corrupt frames are cut off, and
-// so is every multi-bucket append that did not reach all of its buckets.
+// recovering from an unclean shutdown: a torn tail is cut off, and so is
+// every multi-bucket append that did not reach all of its buckets. A damaged
+// frame that is not a torn tail fails Open with a *CorruptError, the log
+// left as it was.
 func Open(dir string, n int, opts Options) (*Table, error) {
 	t := &Table{dir: dir, opts: opts.withDefaults(), dirty: map[*segment]struct{}{}}
 	t.sync.cond = sync.NewCond(&t.sync.Mutex)

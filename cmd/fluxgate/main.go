@@ -42,6 +42,7 @@ var verbs = map[string]verb{
 	"revoke": {"revoke a principal's operations on a database or table (admins)", runRevoke},
 	"grants": {"list the grants, of one principal or all (admins)", runGrants},
 	"lake":   {"tier a lake-enabled table now, or show its lake snapshot", runLake},
+	"repair": {"cut a corrupt table log where the server says, with the server stopped", runRepair},
 
 	"conformance": {"run the conformance scenarios against a server", runConformance},
 }
