@@ -64,13 +64,18 @@ final class IpcDecoder implements AutoCloseable {
 
   private void load(RecordBatch batchHeader, FlightData msg) {
     ByteBuffer src = msg.getDataBody().asReadOnlyByteBuffer();
-    try (ArrowBuf body = allocator.buffer(src.remaining())) {
+    ArrowBuf body = allocator.buffer(src.remaining());
+    ArrowRecordBatch batch;
+    try {
       body.setBytes(0, src);
-      try (ArrowRecordBatch batch = MessageSerializer.deserializeRecordBatch(batchHeader, body)) {
-        loader.load(batch);
-      }
-    } catch (IOException e) {
+      // Takes over the body: the batch holds slices of it, the body's own reference is released.
+      batch = MessageSerializer.deserializeRecordBatch(batchHeader, body);
+    } catch (IOException | RuntimeException e) {
+      body.close();
       throw new FluxgateException(io.grpc.Status.Code.INTERNAL, "bad record batch: " + e.getMessage(), e);
+    }
+    try (batch) {
+      loader.load(batch);
     }
   }
 

@@ -114,7 +114,7 @@ public final class TableWriter implements AutoCloseable {
       return r;
     }
     fail(next);
-    throw failure;
+    return throwFailureAlways();
   }
 
   /** Waits for the results of every batch sent and not yet returned, in send order. */
@@ -188,9 +188,14 @@ public final class TableWriter implements AutoCloseable {
 
   private void throwFailure() {
     if (failure != null) {
-      failureSeen = true;
-      throw failure;
+      throwFailureAlways();
     }
+  }
+
+  /** Throws the failure, noting that the caller has seen it. */
+  private PutResult throwFailureAlways() {
+    failureSeen = true;
+    throw failure;
   }
 
   private FluxgateException cancelled(InterruptedException e) {
