@@ -37,11 +37,13 @@ class AuthTlsTest {
   static void start() throws Exception {
     makeCertificates(dir);
     String hash = FluxgateServer.run(PASSWORD + "\n", "auth", "hash-password");
+    String bobHash = FluxgateServer.run("bob-pass\n", "auth", "hash-password");
     String tokenHash =
         HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(TOKEN.getBytes(StandardCharsets.UTF_8)));
     Files.writeString(
         dir.resolve("users.json"),
-        "{\"users\": [{\"name\": \"alice\", \"password_bcrypt\": \"" + hash + "\", \"admin\": true}],"
+        "{\"users\": [{\"name\": \"alice\", \"password_bcrypt\": \"" + hash + "\", \"admin\": true},"
+            + " {\"name\": \"bob\", \"password_bcrypt\": \"" + bobHash + "\"}],"
             + " \"tokens\": [{\"name\": \"svc\", \"token_sha256\": \"" + tokenHash + "\", \"admin\": true}]}");
     server =
         FluxgateServer.start(
@@ -108,6 +110,15 @@ class AuthTlsTest {
     }
     try (FluxgateClient c = FluxgateClient.connect(uri(), tls().withToken("not-the-token"))) {
       assertThrows(FluxgateException.Unauthenticated.class, c::listDatabases);
+    }
+  }
+
+  @Test
+  void userWithoutGrantsIsPermissionDenied() {
+    try (FluxgateClient c = FluxgateClient.connect(uri(), tls().withBasicAuth("bob", "bob-pass"))) {
+      FluxgateException.PermissionDenied e =
+          assertThrows(FluxgateException.PermissionDenied.class, () -> c.createDatabase("bobs", false));
+      assertTrue(e.getMessage().contains("bob may not create"), e.getMessage());
     }
   }
 
