@@ -88,11 +88,11 @@ public final class FluxgateClient implements AutoCloseable {
     BufferAllocator allocator = owns ? new RootAllocator() : options.allocator();
     FluxgateClient client = new FluxgateClient(uri, channel, allocator, owns);
     try {
-      if (options.token() != null) {
-        auth.set("Bearer " + options.token());
-      }
+      // As in the Go client, a handshake's token wins over a static one.
       if (options.username() != null) {
         auth.set(client.handshake(options));
+      } else if (options.token() != null) {
+        auth.set("Bearer " + options.token());
       }
       return client;
     } catch (RuntimeException e) {
@@ -391,6 +391,24 @@ public final class FluxgateClient implements AutoCloseable {
             .setCmd(ByteString.copyFrom(Json.command("lookup", request)))
             .build();
     return new Lookuper(this, request.table(), descriptor);
+  }
+
+  /**
+   * Plans a lookup of a few keys through GetFlightInfo (PROTOCOL.md §6.3): one ticket whose
+   * stream is the answer, _key_index indexing keys. Keys are objects of the key columns, values
+   * as in filters. The lookup runs (and inserts, if asked) when the ticket is read.
+   */
+  public ScanPlan planLookup(LookupRequest request, List<Map<String, Object>> keys) {
+    ObjectNode lookup = Json.MAPPER.valueToTree(request);
+    lookup.set("keys", Json.MAPPER.valueToTree(keys));
+    ObjectNode cmd = Json.MAPPER.createObjectNode();
+    cmd.set("lookup", lookup);
+    return plan(
+        "lookup " + request.table(),
+        Flight.FlightDescriptor.newBuilder()
+            .setType(Flight.FlightDescriptor.DescriptorType.CMD)
+            .setCmd(ByteString.copyFrom(Json.encode(cmd)))
+            .build());
   }
 
   /** PATH [database, table], or [table] for a name without a database. */

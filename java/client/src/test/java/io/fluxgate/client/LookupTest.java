@@ -62,6 +62,23 @@ class LookupTest extends ServerTest {
   }
 
   @Test
+  void inlineLookupThroughAPlan() {
+    String name = keyed();
+    ScanPlan plan =
+        client.planLookup(
+            LookupRequest.of(name).withColumns("name"),
+            List.of(Map.of("tenant", 1, "id", 2), Map.of("tenant", 7, "id", 7), Map.of("tenant", 2, "id", 1)));
+    assertEquals(1, plan.tickets().size());
+    try (TicketStream s = client.read(plan.tickets().get(0))) {
+      List<List<Object>> rows = new java.util.ArrayList<>();
+      while (s.next()) {
+        rows.addAll(Rows.rows(s.root()));
+      }
+      assertEquals(List.of(row(0, "b"), row(2, "c")), rows);
+    }
+  }
+
+  @Test
   void prefixLookupReturnsEveryRowOfThePrefix() {
     String name = keyed();
     try (Lookuper l = client.lookup(LookupRequest.of(name).withColumns("id", "name").asPrefix());

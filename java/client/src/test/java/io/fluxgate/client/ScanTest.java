@@ -68,6 +68,14 @@ class ScanTest extends ServerTest {
   }
 
   @Test
+  void timestampStartup() {
+    long future = System.currentTimeMillis() + 3_600_000;
+    assertEquals(Map.of(0, 10L), client.listOffsets(name, Position.atTimestamp(future), null));
+    assertEquals(List.of(), Rows.read(client, ScanRequest.of(name).withStartup(Position.atTimestamp(future))));
+    assertEquals(10, Rows.read(client, ScanRequest.of(name).withStartup(Position.atTimestamp(0))).size());
+  }
+
+  @Test
   void batchesCarryTheirOffsets() {
     try (Scanner s = client.scan(ScanRequest.of(name).withCompression(Compression.ZSTD))) {
       long rows = 0;
