@@ -4,8 +4,8 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The body of alter-table: options to set or reset, and nullable columns to add at the end.
- * Only table.datalake.enabled, table.datalake.freshness and table.log.ttl may change.
+ * The body of alter-table: options to set or reset, and nullable columns to add at the end. Only
+ * table.datalake.enabled, table.datalake.freshness and table.log.ttl may change.
  */
 public record AlterRequest(
     String table, Map<String, String> set, List<String> reset, List<Column> addColumns) {

@@ -33,26 +33,32 @@ public record ConnectOptions(
   }
 
   public ConnectOptions withAllocator(BufferAllocator allocator) {
-    return new ConnectOptions(allocator, username, password, token, tlsCaFile, tlsCertFile, tlsKeyFile, handshakeTimeout);
+    return new ConnectOptions(
+        allocator, username, password, token, tlsCaFile, tlsCertFile, tlsKeyFile, handshakeTimeout);
   }
 
   public ConnectOptions withBasicAuth(String username, String password) {
-    return new ConnectOptions(allocator, username, password, token, tlsCaFile, tlsCertFile, tlsKeyFile, handshakeTimeout);
+    return new ConnectOptions(
+        allocator, username, password, token, tlsCaFile, tlsCertFile, tlsKeyFile, handshakeTimeout);
   }
 
   public ConnectOptions withToken(String token) {
-    return new ConnectOptions(allocator, username, password, token, tlsCaFile, tlsCertFile, tlsKeyFile, handshakeTimeout);
+    return new ConnectOptions(
+        allocator, username, password, token, tlsCaFile, tlsCertFile, tlsKeyFile, handshakeTimeout);
   }
 
   public ConnectOptions withTlsCa(Path caFile) {
-    return new ConnectOptions(allocator, username, password, token, caFile, tlsCertFile, tlsKeyFile, handshakeTimeout);
+    return new ConnectOptions(
+        allocator, username, password, token, caFile, tlsCertFile, tlsKeyFile, handshakeTimeout);
   }
 
   public ConnectOptions withClientCert(Path certFile, Path keyFile) {
-    return new ConnectOptions(allocator, username, password, token, tlsCaFile, certFile, keyFile, handshakeTimeout);
+    return new ConnectOptions(
+        allocator, username, password, token, tlsCaFile, certFile, keyFile, handshakeTimeout);
   }
 
   public ConnectOptions withHandshakeTimeout(Duration timeout) {
-    return new ConnectOptions(allocator, username, password, token, tlsCaFile, tlsCertFile, tlsKeyFile, timeout);
+    return new ConnectOptions(
+        allocator, username, password, token, tlsCaFile, tlsCertFile, tlsKeyFile, timeout);
   }
 }

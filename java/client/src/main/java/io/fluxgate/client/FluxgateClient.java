@@ -67,8 +67,8 @@ public final class FluxgateClient implements AutoCloseable {
 
   /**
    * Connects to uri: "grpc://host:port", "grpc+tcp://host:port", "grpc+tls://host:port" or
-   * "host:port". With a username, the basic-to-bearer handshake runs here, so bad credentials
-   * fail now as {@link FluxgateException.Unauthenticated}; otherwise gRPC connects lazily.
+   * "host:port". With a username, the basic-to-bearer handshake runs here, so bad credentials fail
+   * now as {@link FluxgateException.Unauthenticated}; otherwise gRPC connects lazily.
    */
   public static FluxgateClient connect(String uri, ConnectOptions options) {
     Target target = Target.parse(uri);
@@ -109,7 +109,8 @@ public final class FluxgateClient implements AutoCloseable {
       }
       if (options.tlsCertFile() != null || options.tlsKeyFile() != null) {
         if (options.tlsCertFile() == null || options.tlsKeyFile() == null) {
-          throw new IllegalArgumentException("a client certificate needs both its certificate and its key file");
+          throw new IllegalArgumentException(
+              "a client certificate needs both its certificate and its key file");
         }
         ssl.keyManager(options.tlsCertFile().toFile(), options.tlsKeyFile().toFile());
       }
@@ -123,10 +124,12 @@ public final class FluxgateClient implements AutoCloseable {
   private String handshake(ConnectOptions options) {
     String doing = "handshake with " + uri + " as " + options.username();
     Metadata basic = new Metadata();
-    String credentials = options.username() + ":" + (options.password() == null ? "" : options.password());
+    String credentials =
+        options.username() + ":" + (options.password() == null ? "" : options.password());
     basic.put(
         BearerAuth.AUTHORIZATION,
-        "Basic " + Base64.getEncoder().encodeToString(credentials.getBytes(StandardCharsets.UTF_8)));
+        "Basic "
+            + Base64.getEncoder().encodeToString(credentials.getBytes(StandardCharsets.UTF_8)));
     AtomicReference<Metadata> headers = new AtomicReference<>();
     AtomicReference<Metadata> trailers = new AtomicReference<>();
     CompletableFuture<Void> done = new CompletableFuture<>();
@@ -161,7 +164,8 @@ public final class FluxgateClient implements AutoCloseable {
       throw FluxgateException.from(doing, io.grpc.Status.DEADLINE_EXCEEDED.asRuntimeException());
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      throw FluxgateException.from(doing, io.grpc.Status.CANCELLED.withCause(e).asRuntimeException());
+      throw FluxgateException.from(
+          doing, io.grpc.Status.CANCELLED.withCause(e).asRuntimeException());
     }
     for (Metadata md : new Metadata[] {headers.get(), trailers.get()}) {
       String value = md == null ? null : md.get(BearerAuth.AUTHORIZATION);
@@ -213,7 +217,8 @@ public final class FluxgateClient implements AutoCloseable {
   private <T> T action(String type, Object body, Class<T> result) {
     byte[] answer = action(type, body);
     if (answer.length == 0) {
-      throw new FluxgateException(io.grpc.Status.Code.INTERNAL, type + ": the server returned no result");
+      throw new FluxgateException(
+          io.grpc.Status.Code.INTERNAL, type + ": the server returned no result");
     }
     return Json.decode(answer, result, type + " result");
   }
@@ -223,7 +228,9 @@ public final class FluxgateClient implements AutoCloseable {
   }
 
   public void dropDatabase(String database, boolean ifExists, boolean cascade) {
-    action("drop-database", object("database", database).put("if_exists", ifExists).put("cascade", cascade));
+    action(
+        "drop-database",
+        object("database", database).put("if_exists", ifExists).put("cascade", cascade));
   }
 
   public List<String> listDatabases() {
@@ -331,7 +338,10 @@ public final class FluxgateClient implements AutoCloseable {
     PlanMeta meta =
         info.getAppMetadata().isEmpty()
             ? null
-            : Json.decode(info.getAppMetadata().toByteArray(), PlanMeta.class, doing + " FlightInfo app_metadata");
+            : Json.decode(
+                info.getAppMetadata().toByteArray(),
+                PlanMeta.class,
+                doing + " FlightInfo app_metadata");
     return new ScanPlan(schema(info.getSchema(), doing), tickets, info.getTotalRecords(), meta);
   }
 
@@ -343,7 +353,8 @@ public final class FluxgateClient implements AutoCloseable {
       return MessageSerializer.deserializeSchema(
           new ReadChannel(Channels.newChannel(new ByteArrayInputStream(ipc.toByteArray()))));
     } catch (IOException e) {
-      throw new FluxgateException(io.grpc.Status.Code.INTERNAL, doing + ": bad FlightInfo schema: " + e.getMessage(), e);
+      throw new FluxgateException(
+          io.grpc.Status.Code.INTERNAL, doing + ": bad FlightInfo schema: " + e.getMessage(), e);
     }
   }
 
@@ -354,8 +365,8 @@ public final class FluxgateClient implements AutoCloseable {
 
   /**
    * Plans a scan and reads its tickets one after the other. For an unbounded scan of several
-   * buckets, read each ticket of {@link #plan} on its own thread instead: a follow never ends, so
-   * a Scanner would not get past the first bucket.
+   * buckets, read each ticket of {@link #plan} on its own thread instead: a follow never ends, so a
+   * Scanner would not get past the first bucket.
    */
   public Scanner scan(ScanRequest request) {
     return new Scanner(this, plan(request));
@@ -394,9 +405,9 @@ public final class FluxgateClient implements AutoCloseable {
   }
 
   /**
-   * Plans a lookup of a few keys through GetFlightInfo (PROTOCOL.md §6.3): one ticket whose
-   * stream is the answer, _key_index indexing keys. Keys are objects of the key columns, values
-   * as in filters. The lookup runs (and inserts, if asked) when the ticket is read.
+   * Plans a lookup of a few keys through GetFlightInfo (PROTOCOL.md §6.3): one ticket whose stream
+   * is the answer, _key_index indexing keys. Keys are objects of the key columns, values as in
+   * filters. The lookup runs (and inserts, if asked) when the ticket is read.
    */
   public ScanPlan planLookup(LookupRequest request, List<Map<String, Object>> keys) {
     ObjectNode lookup = Json.MAPPER.valueToTree(request);

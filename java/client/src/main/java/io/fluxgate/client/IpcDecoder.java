@@ -42,7 +42,8 @@ final class IpcDecoder implements AutoCloseable {
     switch (message.headerType()) {
       case MessageHeader.Schema -> {
         if (schema != null) {
-          throw new FluxgateException(io.grpc.Status.Code.INTERNAL, "a second schema in one stream");
+          throw new FluxgateException(
+              io.grpc.Status.Code.INTERNAL, "a second schema in one stream");
         }
         schema = MessageSerializer.deserializeSchema(message);
         newRoot();
@@ -50,7 +51,8 @@ final class IpcDecoder implements AutoCloseable {
       }
       case MessageHeader.RecordBatch -> {
         if (schema == null) {
-          throw new FluxgateException(io.grpc.Status.Code.INTERNAL, "a record batch before the schema");
+          throw new FluxgateException(
+              io.grpc.Status.Code.INTERNAL, "a record batch before the schema");
         }
         load((RecordBatch) message.header(new RecordBatch()), msg);
         return true;
@@ -72,7 +74,8 @@ final class IpcDecoder implements AutoCloseable {
       batch = MessageSerializer.deserializeRecordBatch(batchHeader, body);
     } catch (IOException | RuntimeException e) {
       body.close();
-      throw new FluxgateException(io.grpc.Status.Code.INTERNAL, "bad record batch: " + e.getMessage(), e);
+      throw new FluxgateException(
+          io.grpc.Status.Code.INTERNAL, "bad record batch: " + e.getMessage(), e);
     }
     try (batch) {
       loader.load(batch);

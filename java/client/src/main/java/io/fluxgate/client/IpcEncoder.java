@@ -32,7 +32,8 @@ final class IpcEncoder {
           case NONE -> NoCompressionCodec.INSTANCE;
           case LZ4_FRAME ->
               CommonsCompressionFactory.INSTANCE.createCodec(CompressionUtil.CodecType.LZ4_FRAME);
-          case ZSTD -> CommonsCompressionFactory.INSTANCE.createCodec(CompressionUtil.CodecType.ZSTD);
+          case ZSTD ->
+              CommonsCompressionFactory.INSTANCE.createCodec(CompressionUtil.CodecType.ZSTD);
         };
   }
 
@@ -62,7 +63,10 @@ final class IpcEncoder {
     long length = batch.computeBodyLength();
     if (length > ConnectOptions.MAX_MESSAGE_BYTES) {
       throw new IllegalArgumentException(
-          "record batch of " + length + " bytes is over the " + ConnectOptions.MAX_MESSAGE_BYTES
+          "record batch of "
+              + length
+              + " bytes is over the "
+              + ConnectOptions.MAX_MESSAGE_BYTES
               + "-byte message limit: send fewer rows per batch");
     }
     byte[] body = new byte[(int) length];

@@ -29,7 +29,8 @@ final class Json {
     try {
       return MAPPER.writeValueAsBytes(value);
     } catch (JsonProcessingException e) {
-      throw new IllegalArgumentException("encode " + value.getClass().getSimpleName() + ": " + e.getMessage(), e);
+      throw new IllegalArgumentException(
+          "encode " + value.getClass().getSimpleName() + ": " + e.getMessage(), e);
     }
   }
 

@@ -28,6 +28,7 @@ public final class Lookuper implements AutoCloseable {
   private final IpcEncoder encoder = new IpcEncoder(Compression.NONE);
   private final IpcDecoder decoder;
   private final Semaphore inFlight = new Semaphore(MAX_IN_FLIGHT);
+
   /** The server's messages, then END or the Throwable that ended the call. */
   private final BlockingQueue<Object> messages = new LinkedBlockingQueue<>();
 
@@ -46,10 +47,13 @@ public final class Lookuper implements AutoCloseable {
     this.requests = receiver.requests;
   }
 
-  /** Looks up the keys of one batch and waits for the answer. No answer of {@link #send} may be due. */
+  /**
+   * Looks up the keys of one batch and waits for the answer. No answer of {@link #send} may be due.
+   */
   public LookupResult lookup(VectorSchemaRoot keys) {
     if (pending > 0) {
-      throw new IllegalStateException(doing + ": lookup with " + pending + " answers due; recv first");
+      throw new IllegalStateException(
+          doing + ": lookup with " + pending + " answers due; recv first");
     }
     send(keys);
     return recv();
@@ -65,7 +69,11 @@ public final class Lookuper implements AutoCloseable {
     }
     if (schema != null && !schema.equals(keys.getSchema())) {
       throw new IllegalArgumentException(
-          doing + ": key batch schema " + keys.getSchema() + " differs from the stream's " + schema);
+          doing
+              + ": key batch schema "
+              + keys.getSchema()
+              + " differs from the stream's "
+              + schema);
     }
     Flight.FlightData batch = encoder.batch(keys);
     try {
@@ -105,7 +113,9 @@ public final class Lookuper implements AutoCloseable {
       try {
         if (next instanceof Flight.FlightData msg) {
           if (decoder.read(msg)) {
-            LookupMeta meta = Json.decode(msg.getAppMetadata().toByteArray(), LookupMeta.class, "lookup app_metadata");
+            LookupMeta meta =
+                Json.decode(
+                    msg.getAppMetadata().toByteArray(), LookupMeta.class, "lookup app_metadata");
             pending--;
             return new LookupResult(decoder.takeRoot(), meta);
           }
@@ -118,7 +128,9 @@ public final class Lookuper implements AutoCloseable {
       }
       failure =
           next == END
-              ? new FluxgateException(Status.Code.INTERNAL, doing + ": the server ended the stream with " + pending + " answers missing")
+              ? new FluxgateException(
+                  Status.Code.INTERNAL,
+                  doing + ": the server ended the stream with " + pending + " answers missing")
               : FluxgateException.from(doing, (Throwable) next);
       throw failure;
     }

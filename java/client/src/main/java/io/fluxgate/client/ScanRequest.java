@@ -28,7 +28,8 @@ public record ScanRequest(
   }
 
   public ScanRequest withColumns(String... columns) {
-    return new ScanRequest(table, List.of(columns), filter, startup, stop, buckets, limit, compression);
+    return new ScanRequest(
+        table, List.of(columns), filter, startup, stop, buckets, limit, compression);
   }
 
   public ScanRequest withFilter(JsonNode filter) {
@@ -44,7 +45,8 @@ public record ScanRequest(
   }
 
   public ScanRequest withBuckets(Integer... buckets) {
-    return new ScanRequest(table, columns, filter, startup, stop, List.of(buckets), limit, compression);
+    return new ScanRequest(
+        table, columns, filter, startup, stop, List.of(buckets), limit, compression);
   }
 
   public ScanRequest withLimit(long limit) {

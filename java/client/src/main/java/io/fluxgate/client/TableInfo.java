@@ -4,8 +4,8 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * A table as stored (PROTOCOL.md §3): its spec with every defaulted option filled in, plus what
- * the server assigned.
+ * A table as stored (PROTOCOL.md §3): its spec with every defaulted option filled in, plus what the
+ * server assigned.
  *
  * @param tableId new each time a table of this name is created
  * @param createdAt epoch milliseconds

@@ -16,10 +16,10 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * Writes record batches to one table through one DoPut stream (PROTOCOL.md §5).
  *
  * <p>Each batch is one atomic unit on the server: once its {@link PutResult} is back, all its rows
- * are applied and durable; if the stream fails, none of an unacknowledged batch is. {@link
- * #write} is the simple, synchronous form. For throughput, {@link #send} many batches and collect
- * their results with {@link #recv} or {@link #flush}: the server works on batches while later ones
- * are in transit. One thread uses a writer.
+ * are applied and durable; if the stream fails, none of an unacknowledged batch is. {@link #write}
+ * is the simple, synchronous form. For throughput, {@link #send} many batches and collect their
+ * results with {@link #recv} or {@link #flush}: the server works on batches while later ones are in
+ * transit. One thread uses a writer.
  */
 public final class TableWriter implements AutoCloseable {
   static final int DEFAULT_MAX_IN_FLIGHT = 16;
@@ -32,6 +32,7 @@ public final class TableWriter implements AutoCloseable {
   private final IpcEncoder encoder;
   private final Semaphore inFlight;
   private final int maxInFlight;
+
   /** PutResults, then END or the Throwable that ended the call; filled by gRPC's thread. */
   private final BlockingQueue<Object> results = new LinkedBlockingQueue<>();
 
@@ -64,16 +65,17 @@ public final class TableWriter implements AutoCloseable {
   /** Sends the root's rows and waits for their result. No result of {@link #send} may be due. */
   public PutResult write(VectorSchemaRoot root) {
     if (pending > 0) {
-      throw new IllegalStateException(doing + ": write with " + pending + " results due; recv or flush first");
+      throw new IllegalStateException(
+          doing + ": write with " + pending + " results due; recv or flush first");
     }
     send(root);
     return recv();
   }
 
   /**
-   * Sends the root's rows as one batch without waiting for its result, blocking while
-   * maxInFlight batches await theirs. The batch is encoded before send returns, so the caller may
-   * refill the root at once.
+   * Sends the root's rows as one batch without waiting for its result, blocking while maxInFlight
+   * batches await theirs. The batch is encoded before send returns, so the caller may refill the
+   * root at once.
    */
   public void send(VectorSchemaRoot root) {
     if (closed) {
@@ -100,8 +102,8 @@ public final class TableWriter implements AutoCloseable {
   }
 
   /**
-   * The result of the oldest batch sent whose result was not yet returned, waiting for it. A
-   * failed stream fails this and every later call with the server's error.
+   * The result of the oldest batch sent whose result was not yet returned, waiting for it. A failed
+   * stream fails this and every later call with the server's error.
    */
   public PutResult recv() {
     throwFailure();
@@ -133,8 +135,8 @@ public final class TableWriter implements AutoCloseable {
 
   /**
    * Ends the stream and waits for the results of every batch sent (results not returned by {@link
-   * #recv} are dropped: {@link #flush} first to have them). Throws the stream's error unless a
-   * call before already threw it.
+   * #recv} are dropped: {@link #flush} first to have them). Throws the stream's error unless a call
+   * before already threw it.
    */
   @Override
   public void close() {

@@ -47,7 +47,8 @@ public final class TicketStream implements AutoCloseable {
           meta =
               msg.getAppMetadata().isEmpty()
                   ? null
-                  : Json.decode(msg.getAppMetadata().toByteArray(), BatchMeta.class, "batch app_metadata");
+                  : Json.decode(
+                      msg.getAppMetadata().toByteArray(), BatchMeta.class, "batch app_metadata");
           return true;
         }
       }

@@ -9,9 +9,9 @@ import java.util.List;
  *
  * @param columns a partial update of these columns, which include the whole primary key
  * @param mergeMode "default", or "overwrite" to bypass the merge engine
- * @param writerId makes the writes idempotent: batch i of the stream has sequence
- *     firstSequence + i, and a batch whose (writer, sequence) was applied is acknowledged again
- *     without being applied twice
+ * @param writerId makes the writes idempotent: batch i of the stream has sequence firstSequence +
+ *     i, and a batch whose (writer, sequence) was applied is acknowledged again without being
+ *     applied twice
  */
 public record WriteRequest(
     String table,

@@ -39,19 +39,32 @@ class AuthTlsTest {
     String hash = FluxgateServer.run(PASSWORD + "\n", "auth", "hash-password");
     String bobHash = FluxgateServer.run("bob-pass\n", "auth", "hash-password");
     String tokenHash =
-        HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(TOKEN.getBytes(StandardCharsets.UTF_8)));
+        HexFormat.of()
+            .formatHex(
+                MessageDigest.getInstance("SHA-256")
+                    .digest(TOKEN.getBytes(StandardCharsets.UTF_8)));
     Files.writeString(
         dir.resolve("users.json"),
-        "{\"users\": [{\"name\": \"alice\", \"password_bcrypt\": \"" + hash + "\", \"admin\": true},"
-            + " {\"name\": \"bob\", \"password_bcrypt\": \"" + bobHash + "\"}],"
-            + " \"tokens\": [{\"name\": \"svc\", \"token_sha256\": \"" + tokenHash + "\", \"admin\": true}]}");
+        "{\"users\": [{\"name\": \"alice\", \"password_bcrypt\": \""
+            + hash
+            + "\", \"admin\": true},"
+            + " {\"name\": \"bob\", \"password_bcrypt\": \""
+            + bobHash
+            + "\"}],"
+            + " \"tokens\": [{\"name\": \"svc\", \"token_sha256\": \""
+            + tokenHash
+            + "\", \"admin\": true}]}");
     server =
         FluxgateServer.start(
             dir,
-            "--users", dir.resolve("users.json").toString(),
-            "--tls-cert", dir.resolve("server.pem").toString(),
-            "--tls-key", dir.resolve("server.key").toString(),
-            "--tls-client-ca", dir.resolve("ca.pem").toString());
+            "--users",
+            dir.resolve("users.json").toString(),
+            "--tls-cert",
+            dir.resolve("server.pem").toString(),
+            "--tls-key",
+            dir.resolve("server.key").toString(),
+            "--tls-client-ca",
+            dir.resolve("ca.pem").toString());
   }
 
   @AfterAll
@@ -75,10 +88,13 @@ class AuthTlsTest {
   @Test
   void basicAuthOverMutualTlsReadsAndWrites() {
     try (RootAllocator allocator = new RootAllocator();
-        FluxgateClient c = FluxgateClient.connect(uri(), tls().withBasicAuth("alice", PASSWORD).withAllocator(allocator))) {
+        FluxgateClient c =
+            FluxgateClient.connect(
+                uri(), tls().withBasicAuth("alice", PASSWORD).withAllocator(allocator))) {
       String name = "fluss.secure";
       c.createTable(TableSpec.of(name, Column.of("id", "BIGINT")), true);
-      try (VectorSchemaRoot batch = Rows.batch(allocator, Rows.schema(c, name), List.of(row(1L), row(2L)));
+      try (VectorSchemaRoot batch =
+              Rows.batch(allocator, Rows.schema(c, name), List.of(row(1L), row(2L)));
           TableWriter w = c.newWriter(WriteRequest.of(name))) {
         w.write(batch);
       }
@@ -117,7 +133,8 @@ class AuthTlsTest {
   void userWithoutGrantsIsPermissionDenied() {
     try (FluxgateClient c = FluxgateClient.connect(uri(), tls().withBasicAuth("bob", "bob-pass"))) {
       FluxgateException.PermissionDenied e =
-          assertThrows(FluxgateException.PermissionDenied.class, () -> c.createDatabase("bobs", false));
+          assertThrows(
+              FluxgateException.PermissionDenied.class, () -> c.createDatabase("bobs", false));
       assertTrue(e.getMessage().contains("bob may not create"), e.getMessage());
     }
   }
@@ -125,7 +142,8 @@ class AuthTlsTest {
   @Test
   void withoutClientCertificateTheConnectionFails() {
     try (FluxgateClient c =
-        FluxgateClient.connect(uri(), ConnectOptions.defaults().withTlsCa(dir.resolve("ca.pem")).withToken(TOKEN))) {
+        FluxgateClient.connect(
+            uri(), ConnectOptions.defaults().withTlsCa(dir.resolve("ca.pem")).withToken(TOKEN))) {
       FluxgateException e = assertThrows(FluxgateException.class, c::listDatabases);
       assertEquals(Status.Code.UNAVAILABLE, e.code(), e.getMessage());
     }
@@ -146,15 +164,59 @@ class AuthTlsTest {
 
   /** A CA, a server certificate for 127.0.0.1 and a client certificate, all signed by the CA. */
   private static void makeCertificates(Path d) throws IOException, InterruptedException {
-    openssl(d, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-        "-keyout", "ca.key", "-out", "ca.pem", "-days", "2", "-subj", "/CN=fluxgate test CA");
-    Files.writeString(d.resolve("server.ext"), "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n");
+    openssl(
+        d,
+        "req",
+        "-x509",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=fluxgate test CA");
+    Files.writeString(
+        d.resolve("server.ext"),
+        "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n");
     Files.writeString(d.resolve("client.ext"), "extendedKeyUsage=clientAuth\n");
     for (String who : new String[] {"server", "client"}) {
-      openssl(d, "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
-          "-keyout", who + ".key", "-out", who + ".csr", "-subj", "/CN=" + who);
-      openssl(d, "x509", "-req", "-in", who + ".csr", "-CA", "ca.pem", "-CAkey", "ca.key", "-CAcreateserial",
-          "-out", who + ".pem", "-days", "2", "-extfile", who + ".ext");
+      openssl(
+          d,
+          "req",
+          "-newkey",
+          "ec",
+          "-pkeyopt",
+          "ec_paramgen_curve:prime256v1",
+          "-nodes",
+          "-keyout",
+          who + ".key",
+          "-out",
+          who + ".csr",
+          "-subj",
+          "/CN=" + who);
+      openssl(
+          d,
+          "x509",
+          "-req",
+          "-in",
+          who + ".csr",
+          "-CA",
+          "ca.pem",
+          "-CAkey",
+          "ca.key",
+          "-CAcreateserial",
+          "-out",
+          who + ".pem",
+          "-days",
+          "2",
+          "-extfile",
+          who + ".ext");
     }
   }
 

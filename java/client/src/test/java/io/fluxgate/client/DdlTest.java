@@ -16,10 +16,13 @@ class DdlTest extends ServerTest {
   void databasesAreCreatedListedAndDropped() {
     client.createDatabase("ddl_db", false);
     client.createDatabase("ddl_db", true); // if_not_exists: no error
-    assertTrue(client.listDatabases().containsAll(List.of("fluss", "ddl_db")), client.listDatabases().toString());
+    assertTrue(
+        client.listDatabases().containsAll(List.of("fluss", "ddl_db")),
+        client.listDatabases().toString());
 
     FluxgateException.AlreadyExists e =
-        assertThrows(FluxgateException.AlreadyExists.class, () -> client.createDatabase("ddl_db", false));
+        assertThrows(
+            FluxgateException.AlreadyExists.class, () -> client.createDatabase("ddl_db", false));
     assertTrue(e.getMessage().contains("ddl_db"), e.getMessage());
 
     client.createTable(TableSpec.of("ddl_db.t", Column.of("a", "INT")), false);
@@ -75,7 +78,9 @@ class DdlTest extends ServerTest {
     TableInfo before = client.createTable(TableSpec.of(name, Column.of("a", "INT")), false);
     TableInfo after =
         client.alterTable(
-            AlterRequest.of(name).withSet(Map.of("table.log.ttl", "2d")).withAddColumns(Column.of("b", "STRING")));
+            AlterRequest.of(name)
+                .withSet(Map.of("table.log.ttl", "2d"))
+                .withAddColumns(Column.of("b", "STRING")));
     assertEquals("2d", after.options().get("table.log.ttl"));
     assertEquals(List.of(Column.of("a", "INT"), Column.of("b", "STRING")), after.columns());
     assertEquals(before.schemaId() + 1, after.schemaId());
@@ -99,7 +104,11 @@ class DdlTest extends ServerTest {
     FluxgateException.InvalidArgument badOption =
         assertThrows(
             FluxgateException.InvalidArgument.class,
-            () -> client.createTable(TableSpec.of(name, Column.of("a", "INT")).withOptions(Map.of("no.such.option", "1")), false));
+            () ->
+                client.createTable(
+                    TableSpec.of(name, Column.of("a", "INT"))
+                        .withOptions(Map.of("no.such.option", "1")),
+                    false));
     assertTrue(badOption.getMessage().contains("no.such.option"), badOption.getMessage());
     assertEquals(io.grpc.Status.Code.INVALID_ARGUMENT, badOption.code());
 
@@ -114,15 +123,19 @@ class DdlTest extends ServerTest {
         assertThrows(
             FluxgateException.FailedPrecondition.class,
             () -> {
-              try (var root = Rows.batch(allocator, Rows.schema(client, name), List.of(Rows.row(1)));
-                  TableWriter w = client.newWriter(WriteRequest.of(name).withMode(WriteMode.UPSERT))) {
+              try (var root =
+                      Rows.batch(allocator, Rows.schema(client, name), List.of(Rows.row(1)));
+                  TableWriter w =
+                      client.newWriter(WriteRequest.of(name).withMode(WriteMode.UPSERT))) {
                 w.write(root);
               }
             });
     assertTrue(upsertToLog.getMessage().contains("upsert"), upsertToLog.getMessage());
 
     FluxgateException.NotFound noColumn =
-        assertThrows(FluxgateException.NotFound.class, () -> client.plan(ScanRequest.of(name).withColumns("nope")));
+        assertThrows(
+            FluxgateException.NotFound.class,
+            () -> client.plan(ScanRequest.of(name).withColumns("nope")));
     assertTrue(noColumn.getMessage().contains("nope"), noColumn.getMessage());
     assertNotEquals(null, noColumn.getCause());
   }

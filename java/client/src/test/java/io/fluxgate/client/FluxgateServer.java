@@ -12,8 +12,8 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 
 /**
- * The real fluxgate binary ($FLUXGATE_BIN), serving a fresh data directory on a free loopback
- * port for the length of a test class.
+ * The real fluxgate binary ($FLUXGATE_BIN), serving a fresh data directory on a free loopback port
+ * for the length of a test class.
  */
 final class FluxgateServer implements AutoCloseable {
   private static final long START_TIMEOUT_MS = 30_000;
@@ -44,22 +44,36 @@ final class FluxgateServer implements AutoCloseable {
     return path;
   }
 
-  /** Starts `fluxgate serve` on dir with these extra flags and waits until it accepts connections. */
-  static FluxgateServer start(Path dir, String... extraArgs) throws IOException, InterruptedException {
+  /**
+   * Starts `fluxgate serve` on dir with these extra flags and waits until it accepts connections.
+   */
+  static FluxgateServer start(Path dir, String... extraArgs)
+      throws IOException, InterruptedException {
     int port = freePort();
     List<String> cmd = new ArrayList<>();
     cmd.add(binary().toString());
-    cmd.addAll(List.of("serve", "--data", dir.resolve("data").toString(),
-        "--listen", "127.0.0.1:" + port, "--http", "", "--log-level", "warn"));
+    cmd.addAll(
+        List.of(
+            "serve",
+            "--data",
+            dir.resolve("data").toString(),
+            "--listen",
+            "127.0.0.1:" + port,
+            "--http",
+            "",
+            "--log-level",
+            "warn"));
     cmd.addAll(List.of(extraArgs));
     Path log = dir.resolve("server.log");
-    Process p = new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+    Process p =
+        new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
     FluxgateServer server = new FluxgateServer(p, log, port);
     long deadline = System.currentTimeMillis() + START_TIMEOUT_MS;
     while (!server.accepts()) {
       if (!p.isAlive() || System.currentTimeMillis() > deadline) {
         server.close();
-        throw new IllegalStateException("fluxgate did not start on port " + port + ":\n" + server.log());
+        throw new IllegalStateException(
+            "fluxgate did not start on port " + port + ":\n" + server.log());
       }
       p.waitFor(50, TimeUnit.MILLISECONDS); // a bounded wait on the process itself, then poll again
     }

@@ -41,18 +41,23 @@ class IpcCodecTest {
         msg = new IpcEncoder(compression).batch(root);
       }
       RecordBatch header =
-          (RecordBatch) Message.getRootAsMessage(msg.getDataHeader().asReadOnlyByteBuffer()).header(new RecordBatch());
+          (RecordBatch)
+              Message.getRootAsMessage(msg.getDataHeader().asReadOnlyByteBuffer())
+                  .header(new RecordBatch());
       switch (compression) {
         case NONE -> assertNull(header.compression());
         case LZ4_FRAME -> assertEquals(CompressionType.LZ4_FRAME, header.compression().codec());
         case ZSTD -> assertEquals(CompressionType.ZSTD, header.compression().codec());
       }
       if (compression != Compression.NONE) {
-        assertTrue(msg.getDataBody().size() < 1000 * 8, "compressed body of " + msg.getDataBody().size() + " bytes");
+        assertTrue(
+            msg.getDataBody().size() < 1000 * 8,
+            "compressed body of " + msg.getDataBody().size() + " bytes");
       }
 
       try (IpcDecoder decoder = new IpcDecoder(allocator)) {
-        assertFalse(decoder.read(IpcEncoder.schema(SCHEMA, FluxgateClient.pathDescriptor("fluss.t"))));
+        assertFalse(
+            decoder.read(IpcEncoder.schema(SCHEMA, FluxgateClient.pathDescriptor("fluss.t"))));
         assertTrue(decoder.read(msg));
         assertEquals(rows, Rows.rows(decoder.root()));
       }

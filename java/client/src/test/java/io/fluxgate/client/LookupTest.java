@@ -16,7 +16,11 @@ class LookupTest extends ServerTest {
   private String keyed() {
     String name = table("users");
     client.createTable(
-        TableSpec.of(name, Column.of("tenant", "BIGINT"), Column.of("id", "BIGINT"), Column.of("name", "STRING"))
+        TableSpec.of(
+                name,
+                Column.of("tenant", "BIGINT"),
+                Column.of("id", "BIGINT"),
+                Column.of("name", "STRING"))
             .withPrimaryKey("tenant", "id")
             .withOptions(Map.of("bucket.key", "tenant", "bucket.num", "2")),
         false);
@@ -36,7 +40,10 @@ class LookupTest extends ServerTest {
     String name = keyed();
     try (Lookuper l = client.lookup(LookupRequest.of(name).withColumns("name"));
         VectorSchemaRoot keys =
-            Rows.batch(allocator, Rows.schema(client, name, "tenant", "id"), List.of(row(2L, 1L), row(9L, 9L), row(1L, 2L)));
+            Rows.batch(
+                allocator,
+                Rows.schema(client, name, "tenant", "id"),
+                List.of(row(2L, 1L), row(9L, 9L), row(1L, 2L)));
         LookupResult answer = l.lookup(keys)) {
       assertEquals(new LookupMeta(3, 2), answer.meta());
       assertEquals(LookupResult.KEY_INDEX, answer.rows().getSchema().getFields().get(0).getName());
@@ -49,7 +56,9 @@ class LookupTest extends ServerTest {
     String name = keyed();
     try (Lookuper l = client.lookup(LookupRequest.of(name).withColumns("name"))) {
       for (long id = 1; id <= 3; id++) {
-        try (VectorSchemaRoot keys = Rows.batch(allocator, Rows.schema(client, name, "tenant", "id"), List.of(row(1L, id)))) {
+        try (VectorSchemaRoot keys =
+            Rows.batch(
+                allocator, Rows.schema(client, name, "tenant", "id"), List.of(row(1L, id)))) {
           l.send(keys);
         }
       }
@@ -67,7 +76,10 @@ class LookupTest extends ServerTest {
     ScanPlan plan =
         client.planLookup(
             LookupRequest.of(name).withColumns("name"),
-            List.of(Map.of("tenant", 1, "id", 2), Map.of("tenant", 7, "id", 7), Map.of("tenant", 2, "id", 1)));
+            List.of(
+                Map.of("tenant", 1, "id", 2),
+                Map.of("tenant", 7, "id", 7),
+                Map.of("tenant", 2, "id", 1)));
     assertEquals(1, plan.tickets().size());
     try (TicketStream s = client.read(plan.tickets().get(0))) {
       List<List<Object>> rows = new java.util.ArrayList<>();
@@ -82,7 +94,8 @@ class LookupTest extends ServerTest {
   void prefixLookupReturnsEveryRowOfThePrefix() {
     String name = keyed();
     try (Lookuper l = client.lookup(LookupRequest.of(name).withColumns("id", "name").asPrefix());
-        VectorSchemaRoot keys = Rows.batch(allocator, Rows.schema(client, name, "tenant"), List.of(row(1L)));
+        VectorSchemaRoot keys =
+            Rows.batch(allocator, Rows.schema(client, name, "tenant"), List.of(row(1L)));
         LookupResult answer = l.lookup(keys)) {
       assertEquals(List.of(row(0, 1L, "a"), row(0, 2L, "b")), Rows.rows(answer.rows()));
     }
@@ -96,11 +109,16 @@ class LookupTest extends ServerTest {
             .withPrimaryKey("word")
             .withOptions(Map.of("auto-increment.fields", "uid")),
         false);
-    try (Lookuper l = client.lookup(LookupRequest.of(name).withColumns("uid").insertingIfNotExists());
+    try (Lookuper l =
+            client.lookup(LookupRequest.of(name).withColumns("uid").insertingIfNotExists());
         VectorSchemaRoot keys =
-            Rows.batch(allocator, Rows.schema(client, name, "word"), List.of(row("user_a"), row("user_b"), row("user_a"), row("user_c")));
+            Rows.batch(
+                allocator,
+                Rows.schema(client, name, "word"),
+                List.of(row("user_a"), row("user_b"), row("user_a"), row("user_c")));
         LookupResult answer = l.lookup(keys)) {
-      assertEquals(List.of(row(0, 1L), row(1, 2L), row(2, 1L), row(3, 3L)), Rows.rows(answer.rows()));
+      assertEquals(
+          List.of(row(0, 1L), row(1, 2L), row(2, 1L), row(3, 3L)), Rows.rows(answer.rows()));
     }
     assertEquals(3, Rows.read(client, ScanRequest.of(name)).size());
   }
@@ -109,8 +127,10 @@ class LookupTest extends ServerTest {
   void lookupOfAMissingTableIsNotFound() {
     try (Lookuper l = client.lookup(LookupRequest.of("fluss.no_such_table"));
         VectorSchemaRoot keys =
-            Rows.batch(allocator, Rows.schema(client, keyed(), "tenant", "id"), List.of(row(1L, 1L)))) {
-      FluxgateException.NotFound e = assertThrows(FluxgateException.NotFound.class, () -> l.lookup(keys).close());
+            Rows.batch(
+                allocator, Rows.schema(client, keyed(), "tenant", "id"), List.of(row(1L, 1L)))) {
+      FluxgateException.NotFound e =
+          assertThrows(FluxgateException.NotFound.class, () -> l.lookup(keys).close());
       assertTrue(e.getMessage().contains("no_such_table"), e.getMessage());
     }
   }

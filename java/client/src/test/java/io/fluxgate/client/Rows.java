@@ -83,7 +83,8 @@ final class Rows {
       List<Object> row = new ArrayList<>();
       for (FieldVector v : root.getFieldVectors()) {
         Object o = v.getObject(r);
-        row.add(o instanceof Text t ? t.toString() : o instanceof byte[] b ? Arrays.toString(b) : o);
+        row.add(
+            o instanceof Text t ? t.toString() : o instanceof byte[] b ? Arrays.toString(b) : o);
       }
       out.add(row);
     }

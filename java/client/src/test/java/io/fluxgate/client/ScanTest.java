@@ -22,7 +22,9 @@ class ScanTest extends ServerTest {
   void fill() {
     name = table("events");
     client.createTable(
-        TableSpec.of(name, Column.of("id", "BIGINT"), Column.of("cat", "STRING"), Column.of("v", "DOUBLE")), false);
+        TableSpec.of(
+            name, Column.of("id", "BIGINT"), Column.of("cat", "STRING"), Column.of("v", "DOUBLE")),
+        false);
     schema = Rows.schema(client, name);
     List<List<Object>> rows = new ArrayList<>();
     for (long i = 0; i < 10; i++) {
@@ -43,13 +45,19 @@ class ScanTest extends ServerTest {
     ScanRequest filtered =
         ScanRequest.of(name)
             .withColumns("v", "id")
-            .withFilter(Predicates.and(Predicates.ge("v", 3), Predicates.in("cat", "cat0", "cat1")));
+            .withFilter(
+                Predicates.and(Predicates.ge("v", 3), Predicates.in("cat", "cat0", "cat1")));
     assertEquals(
-        List.of(row(4.5, 3L), row(6.0, 4L), row(9.0, 6L), row(10.5, 7L), row(13.5, 9L)), Rows.read(client, filtered));
+        List.of(row(4.5, 3L), row(6.0, 4L), row(9.0, 6L), row(10.5, 7L), row(13.5, 9L)),
+        Rows.read(client, filtered));
     assertEquals(3, Rows.read(client, filtered.withLimit(3)).size());
     assertEquals(
         List.of(row(2L), row(5L), row(8L)),
-        Rows.read(client, ScanRequest.of(name).withColumns("id").withFilter(Predicates.parse("{\"eq\": [\"cat\", \"cat2\"]}"))));
+        Rows.read(
+            client,
+            ScanRequest.of(name)
+                .withColumns("id")
+                .withFilter(Predicates.parse("{\"eq\": [\"cat\", \"cat2\"]}"))));
   }
 
   @Test
@@ -71,8 +79,11 @@ class ScanTest extends ServerTest {
   void timestampStartup() {
     long future = System.currentTimeMillis() + 3_600_000;
     assertEquals(Map.of(0, 10L), client.listOffsets(name, Position.atTimestamp(future), null));
-    assertEquals(List.of(), Rows.read(client, ScanRequest.of(name).withStartup(Position.atTimestamp(future))));
-    assertEquals(10, Rows.read(client, ScanRequest.of(name).withStartup(Position.atTimestamp(0))).size());
+    assertEquals(
+        List.of(),
+        Rows.read(client, ScanRequest.of(name).withStartup(Position.atTimestamp(future))));
+    assertEquals(
+        10, Rows.read(client, ScanRequest.of(name).withStartup(Position.atTimestamp(0))).size());
   }
 
   @Test
@@ -94,7 +105,8 @@ class ScanTest extends ServerTest {
 
   @Test
   void followSeesNewRowsAndResumesFromTheStoredOffset() {
-    ScanPlan plan = client.plan(ScanRequest.of(name).withColumns("id").withStop(Position.UNBOUNDED));
+    ScanPlan plan =
+        client.plan(ScanRequest.of(name).withColumns("id").withStop(Position.UNBOUNDED));
     assertEquals(1, plan.tickets().size());
     long resumeFrom;
     try (TicketStream follow = client.read(plan.tickets().get(0))) {
@@ -142,7 +154,11 @@ class ScanTest extends ServerTest {
     FluxgateException.InvalidArgument e =
         assertThrows(
             FluxgateException.InvalidArgument.class,
-            () -> client.plan(ScanRequest.of(name).withFilter(Predicates.and(Predicates.eq("id", 1), Predicates.gt("nope", 1)))));
+            () ->
+                client.plan(
+                    ScanRequest.of(name)
+                        .withFilter(
+                            Predicates.and(Predicates.eq("id", 1), Predicates.gt("nope", 1)))));
     assertTrue(e.getMessage().contains("nope"), e.getMessage());
   }
 
@@ -150,6 +166,8 @@ class ScanTest extends ServerTest {
   void startBeyondTheHighWatermarkIsOutOfRange() {
     assertThrows(
         FluxgateException.OutOfRange.class,
-        () -> Rows.read(client, ScanRequest.of(name).withStartup(Position.atOffsets(Map.of(0, 50L)))));
+        () ->
+            Rows.read(
+                client, ScanRequest.of(name).withStartup(Position.atOffsets(Map.of(0, 50L)))));
   }
 }

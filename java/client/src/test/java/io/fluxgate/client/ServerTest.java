@@ -41,7 +41,8 @@ abstract class ServerTest {
   @BeforeEach
   void connect() {
     allocator = new RootAllocator();
-    client = FluxgateClient.connect(server.uri(), ConnectOptions.defaults().withAllocator(allocator));
+    client =
+        FluxgateClient.connect(server.uri(), ConnectOptions.defaults().withAllocator(allocator));
   }
 
   @AfterEach

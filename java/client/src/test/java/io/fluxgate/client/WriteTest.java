@@ -19,14 +19,19 @@ class WriteTest extends ServerTest {
 
   private String logTable() {
     String name = table("log");
-    client.createTable(TableSpec.of(name, Column.of("id", "BIGINT"), Column.of("s", "STRING")), false);
+    client.createTable(
+        TableSpec.of(name, Column.of("id", "BIGINT"), Column.of("s", "STRING")), false);
     return name;
   }
 
   private String keyedTable() {
     String name = table("pk");
     client.createTable(
-        TableSpec.of(name, Column.of("id", "BIGINT"), Column.of("name", "STRING"), Column.of("score", "INT"))
+        TableSpec.of(
+                name,
+                Column.of("id", "BIGINT"),
+                Column.of("name", "STRING"),
+                Column.of("score", "INT"))
             .withPrimaryKey("id"),
         false);
     return name;
@@ -52,7 +57,8 @@ class WriteTest extends ServerTest {
     List<PutResult> results;
     try (TableWriter w = client.newWriter(WriteRequest.of(name), Compression.ZSTD, 2)) {
       for (long i = 0; i < 10; i++) {
-        try (VectorSchemaRoot batch = Rows.batch(allocator, schema, List.of(row(i, "a"), row(i, "b")))) {
+        try (VectorSchemaRoot batch =
+            Rows.batch(allocator, schema, List.of(row(i, "a"), row(i, "b")))) {
           w.send(batch);
         }
       }
@@ -89,10 +95,12 @@ class WriteTest extends ServerTest {
         }
       }
     }
-    assertEquals(first, retry.subList(0, 2), "a retried batch is acknowledged with its original offsets");
+    assertEquals(
+        first, retry.subList(0, 2), "a retried batch is acknowledged with its original offsets");
     assertEquals(2, retry.get(2).sequence());
     assertEquals(
-        List.of(row(1L, "a"), row(2L, "b"), row(3L, "c"), row(4L, "d")), Rows.read(client, ScanRequest.of(name)));
+        List.of(row(1L, "a"), row(2L, "b"), row(3L, "c"), row(4L, "d")),
+        Rows.read(client, ScanRequest.of(name)));
   }
 
   @Test
@@ -103,7 +111,11 @@ class WriteTest extends ServerTest {
     FluxgateException.FailedPrecondition e =
         assertThrows(
             FluxgateException.FailedPrecondition.class,
-            () -> write(WriteRequest.of(name).withWriter("writer-gap", 5), schema, List.of(row(1L, "a"))));
+            () ->
+                write(
+                    WriteRequest.of(name).withWriter("writer-gap", 5),
+                    schema,
+                    List.of(row(1L, "a"))));
     assertTrue(e.getMessage().contains("sequence"), e.getMessage());
   }
 
@@ -111,15 +123,21 @@ class WriteTest extends ServerTest {
   void primaryKeyUpsertDeleteAndPartialUpdate() {
     String name = keyedTable();
     Schema all = Rows.schema(client, name);
-    write(WriteRequest.of(name), all, List.of(row(1L, "a", 10), row(2L, "b", 20), row(3L, "c", 30)));
+    write(
+        WriteRequest.of(name), all, List.of(row(1L, "a", 10), row(2L, "b", 20), row(3L, "c", 30)));
     write(WriteRequest.of(name).withMode(WriteMode.UPSERT), all, List.of(row(1L, "a2", 11)));
-    write(WriteRequest.of(name).withMode(WriteMode.DELETE), Rows.schema(client, name, "id"), List.of(row(2L)));
+    write(
+        WriteRequest.of(name).withMode(WriteMode.DELETE),
+        Rows.schema(client, name, "id"),
+        List.of(row(2L)));
     write(
         WriteRequest.of(name).withColumns("id", "score"),
         Rows.schema(client, name, "id", "score"),
         List.of(row(3L, 99)));
 
-    assertEquals(List.of(row(1L, "a2", 11), row(3L, "c", 99)), sorted(Rows.read(client, ScanRequest.of(name))));
+    assertEquals(
+        List.of(row(1L, "a2", 11), row(3L, "c", 99)),
+        sorted(Rows.read(client, ScanRequest.of(name))));
   }
 
   @Test
@@ -128,10 +146,16 @@ class WriteTest extends ServerTest {
     Schema all = Rows.schema(client, name);
     write(WriteRequest.of(name), all, List.of(row(1L, "a", 10)));
     write(WriteRequest.of(name), all, List.of(row(1L, "b", 11)));
-    write(WriteRequest.of(name).withMode(WriteMode.DELETE), Rows.schema(client, name, "id"), List.of(row(1L)));
+    write(
+        WriteRequest.of(name).withMode(WriteMode.DELETE),
+        Rows.schema(client, name, "id"),
+        List.of(row(1L)));
 
     List<List<Object>> changes =
-        Rows.read(client, ScanRequest.of(name + "$changelog").withColumns("_change_type", "_log_offset", "id", "name"));
+        Rows.read(
+            client,
+            ScanRequest.of(name + "$changelog")
+                .withColumns("_change_type", "_log_offset", "id", "name"));
     assertEquals(
         List.of(
             row("insert", 0L, 1L, "a"),
@@ -144,7 +168,10 @@ class WriteTest extends ServerTest {
   @Test
   void changelogWriteModeAppliesChangeTypes() {
     String name = keyedTable();
-    write(WriteRequest.of(name), Rows.schema(client, name), List.of(row(1L, "a", 10), row(2L, "b", 20)));
+    write(
+        WriteRequest.of(name),
+        Rows.schema(client, name),
+        List.of(row(1L, "a", 10), row(2L, "b", 20)));
     List<Field> fields = new ArrayList<>();
     fields.add(Field.nullable("_change_type", ArrowType.Utf8.INSTANCE));
     fields.addAll(Rows.schema(client, name).getFields());
@@ -156,7 +183,9 @@ class WriteTest extends ServerTest {
             row("update_before", 1L, "a", 10),
             row("update_after", 1L, "a2", 12),
             row("delete", 2L, "b", 20)));
-    assertEquals(List.of(row(1L, "a2", 12), row(3L, "c", 30)), sorted(Rows.read(client, ScanRequest.of(name))));
+    assertEquals(
+        List.of(row(1L, "a2", 12), row(3L, "c", 30)),
+        sorted(Rows.read(client, ScanRequest.of(name))));
   }
 
   @Test
@@ -169,7 +198,9 @@ class WriteTest extends ServerTest {
 
     UndoResult undo = client.undo(name, checkpoint);
     assertEquals(2, undo.undoneKeys());
-    assertEquals(List.of(row(1L, "a", 10), row(2L, "b", 20)), sorted(Rows.read(client, ScanRequest.of(name))));
+    assertEquals(
+        List.of(row(1L, "a", 10), row(2L, "b", 20)),
+        sorted(Rows.read(client, ScanRequest.of(name))));
   }
 
   @Test
@@ -191,6 +222,7 @@ class WriteTest extends ServerTest {
         Rows.read(client, ScanRequest.of(name + "$lake").withColumns("id", "s")));
     ScanPlan union = client.plan(ScanRequest.of(name));
     assertEquals(snapshot.snapshotId(), union.meta().lakeSnapshotId());
-    assertEquals(List.of(row(1L, "a"), row(2L, "b"), row(3L, "c")), Rows.read(client, ScanRequest.of(name)));
+    assertEquals(
+        List.of(row(1L, "a"), row(2L, "b"), row(3L, "c")), Rows.read(client, ScanRequest.of(name)));
   }
 }
