@@ -1,0 +1,9 @@
+package io.fluxgate.client;
+
+/**
+ * The app_metadata of a record batch in a scan (PROTOCOL.md §4.3).
+ *
+ * @param next the offset to resume this bucket from after this batch: what a connector stores in
+ *     its checkpoint, never a row count
+ */
+public record BatchMeta(int bucket, long start, long next, long highWatermark) {}

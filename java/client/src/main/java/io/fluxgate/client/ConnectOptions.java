@@ -1,0 +1,64 @@
+package io.fluxgate.client;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import org.apache.arrow.memory.BufferAllocator;
+
+/**
+ * How {@link FluxgateClient#connect} connects: credentials, TLS files and the allocator of the
+ * batches read. Immutable; each {@code with} returns a copy.
+ *
+ * @param allocator where read batches live; null for a new RootAllocator the client owns
+ * @param username with password, authenticates by the basic-to-bearer handshake (PROTOCOL.md §8)
+ * @param token a static API token, sent as the bearer token without a handshake
+ * @param tlsCaFile PEM CA certificates to verify the server with, instead of the system's
+ * @param tlsCertFile with tlsKeyFile (PKCS#8 PEM), a client certificate for mutual TLS
+ * @param handshakeTimeout how long connect waits for the handshake
+ */
+public record ConnectOptions(
+    BufferAllocator allocator,
+    String username,
+    String password,
+    String token,
+    Path tlsCaFile,
+    Path tlsCertFile,
+    Path tlsKeyFile,
+    Duration handshakeTimeout) {
+
+  /** The largest message either side sends, the server's default --max-message-bytes. */
+  public static final int MAX_MESSAGE_BYTES = 64 << 20;
+
+  public static ConnectOptions defaults() {
+    return new ConnectOptions(null, null, null, null, null, null, null, Duration.ofSeconds(30));
+  }
+
+  public ConnectOptions withAllocator(BufferAllocator allocator) {
+    return new ConnectOptions(
+        allocator, username, password, token, tlsCaFile, tlsCertFile, tlsKeyFile, handshakeTimeout);
+  }
+
+  public ConnectOptions withBasicAuth(String username, String password) {
+    return new ConnectOptions(
+        allocator, username, password, token, tlsCaFile, tlsCertFile, tlsKeyFile, handshakeTimeout);
+  }
+
+  public ConnectOptions withToken(String token) {
+    return new ConnectOptions(
+        allocator, username, password, token, tlsCaFile, tlsCertFile, tlsKeyFile, handshakeTimeout);
+  }
+
+  public ConnectOptions withTlsCa(Path caFile) {
+    return new ConnectOptions(
+        allocator, username, password, token, caFile, tlsCertFile, tlsKeyFile, handshakeTimeout);
+  }
+
+  public ConnectOptions withClientCert(Path certFile, Path keyFile) {
+    return new ConnectOptions(
+        allocator, username, password, token, tlsCaFile, certFile, keyFile, handshakeTimeout);
+  }
+
+  public ConnectOptions withHandshakeTimeout(Duration timeout) {
+    return new ConnectOptions(
+        allocator, username, password, token, tlsCaFile, tlsCertFile, tlsKeyFile, timeout);
+  }
+}

@@ -1,0 +1,490 @@
+package io.fluxgate.client;
+
+import com.fasterxml.jackson.databind.node.ArrayNode;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.google.protobuf.ByteString;
+import io.grpc.Context;
+import io.grpc.ManagedChannel;
+import io.grpc.Metadata;
+import io.grpc.netty.GrpcSslContexts;
+import io.grpc.netty.NettyChannelBuilder;
+import io.grpc.stub.MetadataUtils;
+import io.grpc.stub.StreamObserver;
+import io.netty.handler.ssl.SslContextBuilder;
+import java.io.ByteArrayInputStream;
+import java.io.IOException;
+import java.nio.channels.Channels;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.Base64;
+import java.util.Iterator;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicReference;
+import org.apache.arrow.flight.impl.Flight;
+import org.apache.arrow.flight.impl.FlightServiceGrpc;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import org.apache.arrow.vector.ipc.ReadChannel;
+import org.apache.arrow.vector.ipc.message.MessageSerializer;
+import org.apache.arrow.vector.types.pojo.Schema;
+
+/**
+ * A connection to a fluxgate server: the protocol of docs/PROTOCOL.md for JVM users. Safe for
+ * concurrent use; the streams it opens (readers, writers, lookups) are each for one thread.
+ *
+ * <p>Errors are {@link FluxgateException}s carrying the server's message.
+ */
+public final class FluxgateClient implements AutoCloseable {
+  /** The server's default address. */
+  public static final String DEFAULT_URI = "grpc://127.0.0.1:8815";
+
+  private final String uri;
+  private final ManagedChannel channel;
+  private final BufferAllocator allocator;
+  private final boolean ownsAllocator;
+  final FlightServiceGrpc.FlightServiceBlockingStub blocking;
+  final FlightServiceGrpc.FlightServiceStub async;
+
+  private FluxgateClient(
+      String uri, ManagedChannel channel, BufferAllocator allocator, boolean ownsAllocator) {
+    this.uri = uri;
+    this.channel = channel;
+    this.allocator = allocator;
+    this.ownsAllocator = ownsAllocator;
+    this.blocking = FlightServiceGrpc.newBlockingStub(channel);
+    this.async = FlightServiceGrpc.newStub(channel);
+  }
+
+  /** Connects without credentials or TLS files. */
+  public static FluxgateClient connect(String uri) {
+    return connect(uri, ConnectOptions.defaults());
+  }
+
+  /**
+   * Connects to uri: "grpc://host:port", "grpc+tcp://host:port", "grpc+tls://host:port" or
+   * "host:port". With a username, the basic-to-bearer handshake runs here, so bad credentials fail
+   * now as {@link FluxgateException.Unauthenticated}; otherwise gRPC connects lazily.
+   */
+  public static FluxgateClient connect(String uri, ConnectOptions options) {
+    Target target = Target.parse(uri);
+    NettyChannelBuilder builder =
+        NettyChannelBuilder.forAddress(target.host, target.port)
+            .maxInboundMessageSize(ConnectOptions.MAX_MESSAGE_BYTES)
+            // Wider HTTP/2 windows than the 64 KiB default keep bulk reads and writes streaming.
+            .flowControlWindow(16 << 20);
+    if (target.tls) {
+      builder.sslContext(sslContext(options));
+    } else {
+      builder.usePlaintext();
+    }
+    BearerAuth auth = new BearerAuth();
+    ManagedChannel channel = builder.intercept(auth).build();
+    boolean owns = options.allocator() == null;
+    BufferAllocator allocator = owns ? new RootAllocator() : options.allocator();
+    FluxgateClient client = new FluxgateClient(uri, channel, allocator, owns);
+    try {
+      // As in the Go client, a handshake's token wins over a static one.
+      if (options.username() != null) {
+        auth.set(client.handshake(options));
+      } else if (options.token() != null) {
+        auth.set("Bearer " + options.token());
+      }
+      return client;
+    } catch (RuntimeException e) {
+      client.close();
+      throw e;
+    }
+  }
+
+  private static io.netty.handler.ssl.SslContext sslContext(ConnectOptions options) {
+    try {
+      SslContextBuilder ssl = GrpcSslContexts.forClient();
+      if (options.tlsCaFile() != null) {
+        ssl.trustManager(options.tlsCaFile().toFile());
+      }
+      if (options.tlsCertFile() != null || options.tlsKeyFile() != null) {
+        if (options.tlsCertFile() == null || options.tlsKeyFile() == null) {
+          throw new IllegalArgumentException(
+              "a client certificate needs both its certificate and its key file");
+        }
+        ssl.keyManager(options.tlsCertFile().toFile(), options.tlsKeyFile().toFile());
+      }
+      return ssl.build();
+    } catch (IOException e) {
+      throw new IllegalArgumentException("TLS files: " + e.getMessage(), e);
+    }
+  }
+
+  /** Runs the Flight basic-to-bearer handshake and returns the "Bearer ..." header it gave. */
+  private String handshake(ConnectOptions options) {
+    String doing = "handshake with " + uri + " as " + options.username();
+    Metadata basic = new Metadata();
+    String credentials =
+        options.username() + ":" + (options.password() == null ? "" : options.password());
+    basic.put(
+        BearerAuth.AUTHORIZATION,
+        "Basic "
+            + Base64.getEncoder().encodeToString(credentials.getBytes(StandardCharsets.UTF_8)));
+    AtomicReference<Metadata> headers = new AtomicReference<>();
+    AtomicReference<Metadata> trailers = new AtomicReference<>();
+    CompletableFuture<Void> done = new CompletableFuture<>();
+    StreamObserver<Flight.HandshakeRequest> requests =
+        async
+            .withInterceptors(
+                MetadataUtils.newAttachHeadersInterceptor(basic),
+                MetadataUtils.newCaptureMetadataInterceptor(headers, trailers))
+            .withDeadlineAfter(options.handshakeTimeout().toMillis(), TimeUnit.MILLISECONDS)
+            .handshake(
+                new StreamObserver<>() {
+                  @Override
+                  public void onNext(Flight.HandshakeResponse response) {}
+
+                  @Override
+                  public void onError(Throwable t) {
+                    done.completeExceptionally(t);
+                  }
+
+                  @Override
+                  public void onCompleted() {
+                    done.complete(null);
+                  }
+                });
+    requests.onNext(Flight.HandshakeRequest.getDefaultInstance());
+    requests.onCompleted();
+    try {
+      done.get(options.handshakeTimeout().toMillis() + 1000, TimeUnit.MILLISECONDS);
+    } catch (ExecutionException e) {
+      throw FluxgateException.from(doing, e.getCause());
+    } catch (TimeoutException e) {
+      throw FluxgateException.from(doing, io.grpc.Status.DEADLINE_EXCEEDED.asRuntimeException());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw FluxgateException.from(
+          doing, io.grpc.Status.CANCELLED.withCause(e).asRuntimeException());
+    }
+    for (Metadata md : new Metadata[] {headers.get(), trailers.get()}) {
+      String value = md == null ? null : md.get(BearerAuth.AUTHORIZATION);
+      if (value != null && value.regionMatches(true, 0, "Bearer ", 0, 7)) {
+        return value;
+      }
+    }
+    throw new FluxgateException.Unauthenticated(doing + ": no bearer token in the response", null);
+  }
+
+  /** The address the client was connected with. */
+  public String uri() {
+    return uri;
+  }
+
+  /** The allocator of the batches this client reads. */
+  public BufferAllocator allocator() {
+    return allocator;
+  }
+
+  // ---- Actions (PROTOCOL.md §3) ----
+
+  /**
+   * Runs an action with a JSON body (any object Jackson writes; null sends {}) and returns its
+   * result body.
+   */
+  public byte[] action(String type, Object body) {
+    byte[] payload = body == null ? "{}".getBytes(StandardCharsets.UTF_8) : Json.encode(body);
+    Flight.Action action =
+        Flight.Action.newBuilder().setType(type).setBody(ByteString.copyFrom(payload)).build();
+    try (Context.CancellableContext ctx = Context.current().withCancellation()) {
+      return ctx.call(
+          () -> {
+            Iterator<Flight.Result> results = blocking.doAction(action);
+            byte[] first = null;
+            while (results.hasNext()) { // one result; drain to see the call's final status
+              Flight.Result r = results.next();
+              if (first == null) {
+                first = r.getBody().toByteArray();
+              }
+            }
+            return first == null ? new byte[0] : first;
+          });
+    } catch (Exception e) {
+      throw FluxgateException.from(type, e);
+    }
+  }
+
+  private <T> T action(String type, Object body, Class<T> result) {
+    byte[] answer = action(type, body);
+    if (answer.length == 0) {
+      throw new FluxgateException(
+          io.grpc.Status.Code.INTERNAL, type + ": the server returned no result");
+    }
+    return Json.decode(answer, result, type + " result");
+  }
+
+  public void createDatabase(String database, boolean ifNotExists) {
+    action("create-database", object("database", database).put("if_not_exists", ifNotExists));
+  }
+
+  public void dropDatabase(String database, boolean ifExists, boolean cascade) {
+    action(
+        "drop-database",
+        object("database", database).put("if_exists", ifExists).put("cascade", cascade));
+  }
+
+  public List<String> listDatabases() {
+    return action("list-databases", null, Databases.class).databases();
+  }
+
+  /** Creates a table and returns it as stored; with ifNotExists an existing one is returned. */
+  public TableInfo createTable(TableSpec spec, boolean ifNotExists) {
+    return action("create-table", Json.with(spec, "if_not_exists", ifNotExists), TableInfo.class);
+  }
+
+  public void dropTable(String table, boolean ifExists) {
+    action("drop-table", object("table", table).put("if_exists", ifExists));
+  }
+
+  public TableInfo describeTable(String table) {
+    return action("describe-table", object("table", table), TableInfo.class);
+  }
+
+  /** The tables of a database, or of every database when database is null. */
+  public List<TableInfo> listTables(String database) {
+    ObjectNode body = Json.MAPPER.createObjectNode();
+    if (database != null) {
+      body.put("database", database);
+    }
+    return action("list-tables", body, Tables.class).tables();
+  }
+
+  public TableInfo alterTable(AlterRequest request) {
+    return action("alter-table", request, TableInfo.class);
+  }
+
+  /**
+   * Per bucket, the offset at {@link Position#EARLIEST}, {@link Position#LATEST} or a timestamp.
+   * Null buckets means all.
+   */
+  public Map<Integer, Long> listOffsets(String table, Position at, List<Integer> buckets) {
+    ObjectNode body = object("table", table);
+    body.set("at", Json.MAPPER.valueToTree(at));
+    if (buckets != null) {
+      ArrayNode list = body.putArray("buckets");
+      buckets.forEach(list::add);
+    }
+    return action("list-offsets", body, Offsets.class).offsets();
+  }
+
+  /** The table's latest lake snapshot; NOT_FOUND before the first lake commit. */
+  public LakeSnapshot lakeSnapshot(String table) {
+    return action("lake-snapshot", object("table", table), LakeSnapshot.class);
+  }
+
+  /** Runs one tiering round of a lake-enabled table now. */
+  public LakeSnapshot tierNow(String table) {
+    return action("tier-now", object("table", table), LakeSnapshot.class);
+  }
+
+  /**
+   * Brings a primary-key table back to its state at these per-bucket offsets (PROTOCOL.md §5.4),
+   * one entry per bucket.
+   */
+  public UndoResult undo(String table, Map<Integer, Long> offsets) {
+    ObjectNode body = object("table", table);
+    body.set("offsets", Json.MAPPER.valueToTree(offsets));
+    return action("undo", body, UndoResult.class);
+  }
+
+  private static ObjectNode object(String field, String value) {
+    return Json.MAPPER.createObjectNode().put(field, value);
+  }
+
+  record Databases(List<String> databases) {}
+
+  record Tables(List<TableInfo> tables) {}
+
+  record Offsets(Map<Integer, Long> offsets) {}
+
+  // ---- Reading (PROTOCOL.md §4) ----
+
+  /** Plans a scan: GetFlightInfo with CMD {"scan": request}. */
+  public ScanPlan plan(ScanRequest request) {
+    return plan(
+        "scan " + request.table(),
+        Flight.FlightDescriptor.newBuilder()
+            .setType(Flight.FlightDescriptor.DescriptorType.CMD)
+            .setCmd(ByteString.copyFrom(Json.command("scan", request)))
+            .build());
+  }
+
+  /** Plans the default scan of a table, through PATH [database, table]. */
+  public ScanPlan planTable(String table) {
+    return plan("scan " + table, pathDescriptor(table));
+  }
+
+  private ScanPlan plan(String doing, Flight.FlightDescriptor descriptor) {
+    Flight.FlightInfo info;
+    try {
+      info = blocking.getFlightInfo(descriptor);
+    } catch (RuntimeException e) {
+      throw FluxgateException.from(doing, e);
+    }
+    List<byte[]> tickets = new ArrayList<>();
+    for (Flight.FlightEndpoint ep : info.getEndpointList()) {
+      tickets.add(ep.getTicket().getTicket().toByteArray());
+    }
+    PlanMeta meta =
+        info.getAppMetadata().isEmpty()
+            ? null
+            : Json.decode(
+                info.getAppMetadata().toByteArray(),
+                PlanMeta.class,
+                doing + " FlightInfo app_metadata");
+    return new ScanPlan(schema(info.getSchema(), doing), tickets, info.getTotalRecords(), meta);
+  }
+
+  private static Schema schema(ByteString ipc, String doing) {
+    if (ipc.isEmpty()) {
+      return null;
+    }
+    try {
+      return MessageSerializer.deserializeSchema(
+          new ReadChannel(Channels.newChannel(new ByteArrayInputStream(ipc.toByteArray()))));
+    } catch (IOException e) {
+      throw new FluxgateException(
+          io.grpc.Status.Code.INTERNAL, doing + ": bad FlightInfo schema: " + e.getMessage(), e);
+    }
+  }
+
+  /** Redeems one ticket of a plan (DoGet). */
+  public TicketStream read(byte[] ticket) {
+    return new TicketStream(this, ticket);
+  }
+
+  /**
+   * Plans a scan and reads its tickets one after the other. For an unbounded scan of several
+   * buckets, read each ticket of {@link #plan} on its own thread instead: a follow never ends, so a
+   * Scanner would not get past the first bucket.
+   */
+  public Scanner scan(ScanRequest request) {
+    return new Scanner(this, plan(request));
+  }
+
+  // ---- Writing (PROTOCOL.md §5) and lookups (§6) ----
+
+  /** Opens a DoPut stream that sends uncompressed batches, up to 16 ahead of their results. */
+  public TableWriter newWriter(WriteRequest request) {
+    return newWriter(request, Compression.NONE, TableWriter.DEFAULT_MAX_IN_FLIGHT);
+  }
+
+  /**
+   * Opens a DoPut stream for request. Batches are sent with this compression, and at most
+   * maxInFlight of them are sent ahead of their results.
+   */
+  public TableWriter newWriter(WriteRequest request, Compression compression, int maxInFlight) {
+    Flight.FlightDescriptor descriptor =
+        request.isPlain()
+            ? pathDescriptor(request.table())
+            : Flight.FlightDescriptor.newBuilder()
+                .setType(Flight.FlightDescriptor.DescriptorType.CMD)
+                .setCmd(ByteString.copyFrom(Json.command("write", request)))
+                .build();
+    return new TableWriter(this, request.table(), descriptor, compression, maxInFlight);
+  }
+
+  /** Opens a lookup stream (DoExchange). */
+  public Lookuper lookup(LookupRequest request) {
+    Flight.FlightDescriptor descriptor =
+        Flight.FlightDescriptor.newBuilder()
+            .setType(Flight.FlightDescriptor.DescriptorType.CMD)
+            .setCmd(ByteString.copyFrom(Json.command("lookup", request)))
+            .build();
+    return new Lookuper(this, request.table(), descriptor);
+  }
+
+  /**
+   * Plans a lookup of a few keys through GetFlightInfo (PROTOCOL.md §6.3): one ticket whose stream
+   * is the answer, _key_index indexing keys. Keys are objects of the key columns, values as in
+   * filters. The lookup runs (and inserts, if asked) when the ticket is read.
+   */
+  public ScanPlan planLookup(LookupRequest request, List<Map<String, Object>> keys) {
+    ObjectNode lookup = Json.MAPPER.valueToTree(request);
+    lookup.set("keys", Json.MAPPER.valueToTree(keys));
+    ObjectNode cmd = Json.MAPPER.createObjectNode();
+    cmd.set("lookup", lookup);
+    return plan(
+        "lookup " + request.table(),
+        Flight.FlightDescriptor.newBuilder()
+            .setType(Flight.FlightDescriptor.DescriptorType.CMD)
+            .setCmd(ByteString.copyFrom(Json.encode(cmd)))
+            .build());
+  }
+
+  /** PATH [database, table], or [table] for a name without a database. */
+  static Flight.FlightDescriptor pathDescriptor(String table) {
+    Flight.FlightDescriptor.Builder b =
+        Flight.FlightDescriptor.newBuilder().setType(Flight.FlightDescriptor.DescriptorType.PATH);
+    int dot = table.indexOf('.');
+    if (dot < 0) {
+      b.addPath(table);
+    } else {
+      b.addPath(table.substring(0, dot)).addPath(table.substring(dot + 1));
+    }
+    return b.build();
+  }
+
+  /**
+   * Closes the connection; streams still open fail. An allocator the client made is closed too,
+   * which fails if batches read through it were not closed.
+   */
+  @Override
+  public void close() {
+    channel.shutdownNow();
+    try {
+      channel.awaitTermination(10, TimeUnit.SECONDS);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+    if (ownsAllocator) {
+      allocator.close();
+    }
+  }
+
+  /** A parsed address. */
+  private record Target(String host, int port, boolean tls) {
+    static Target parse(String uri) {
+      String rest = uri;
+      boolean tls = false;
+      if (uri.startsWith("grpc+tls://")) {
+        rest = uri.substring("grpc+tls://".length());
+        tls = true;
+      } else if (uri.startsWith("grpc+tcp://")) {
+        rest = uri.substring("grpc+tcp://".length());
+      } else if (uri.startsWith("grpc://")) {
+        rest = uri.substring("grpc://".length());
+      } else if (uri.contains("://")) {
+        throw new IllegalArgumentException(
+            "address " + uri + ": want host:port, grpc://host:port or grpc+tls://host:port");
+      }
+      if (rest.endsWith("/")) {
+        rest = rest.substring(0, rest.length() - 1);
+      }
+      int colon = rest.lastIndexOf(':');
+      if (colon <= 0 || rest.contains("/")) {
+        throw new IllegalArgumentException(
+            "address " + uri + ": want host:port, grpc://host:port or grpc+tls://host:port");
+      }
+      String host = rest.substring(0, colon);
+      if (host.startsWith("[") && host.endsWith("]")) {
+        host = host.substring(1, host.length() - 1);
+      }
+      try {
+        return new Target(host, Integer.parseInt(rest.substring(colon + 1)), tls);
+      } catch (NumberFormatException e) {
+        throw new IllegalArgumentException("address " + uri + ": bad port", e);
+      }
+    }
+  }
+}

@@ -1,0 +1,31 @@
+package io.fluxgate.client;
+
+import java.util.List;
+
+/**
+ * The {"lookup": ...} command of DoExchange (PROTOCOL.md §6.1).
+ *
+ * @param columns returned after _key_index, in this order; null for every table column
+ * @param prefix the keys are the bucket-key columns and every row with that prefix is returned
+ * @param insertIfNotExists every absent key is inserted as (key, NULLs, new auto-increment id)
+ */
+public record LookupRequest(
+    String table, List<String> columns, boolean prefix, boolean insertIfNotExists) {
+
+  /** A point lookup of every column. */
+  public static LookupRequest of(String table) {
+    return new LookupRequest(table, null, false, false);
+  }
+
+  public LookupRequest withColumns(String... columns) {
+    return new LookupRequest(table, List.of(columns), prefix, insertIfNotExists);
+  }
+
+  public LookupRequest asPrefix() {
+    return new LookupRequest(table, columns, true, insertIfNotExists);
+  }
+
+  public LookupRequest insertingIfNotExists() {
+    return new LookupRequest(table, columns, prefix, true);
+  }
+}

@@ -1,0 +1,17 @@
+package io.fluxgate.client;
+
+import org.apache.arrow.vector.VectorSchemaRoot;
+
+/**
+ * One lookup answer: _key_index (INT32, the key's row in the key batch) and the requested columns,
+ * rows ascending by _key_index, keys without a match absent. The caller closes it.
+ */
+public record LookupResult(VectorSchemaRoot rows, LookupMeta meta) implements AutoCloseable {
+  /** The first column of every answer. */
+  public static final String KEY_INDEX = "_key_index";
+
+  @Override
+  public void close() {
+    rows.close();
+  }
+}

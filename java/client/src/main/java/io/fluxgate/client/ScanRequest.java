@@ -1,0 +1,59 @@
+package io.fluxgate.client;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import java.util.List;
+
+/**
+ * The {"scan": ...} command of GetFlightInfo (PROTOCOL.md §4.2). Null fields take the server's
+ * defaults.
+ *
+ * @param table "database.table", optionally with $changelog or $lake
+ * @param columns projection, in this order
+ * @param filter a predicate (§4.4), see {@link Predicates}
+ * @param stop {@link Position#LATEST} (the default), {@link Position#UNBOUNDED} or offsets
+ * @param limit the most rows in total
+ */
+public record ScanRequest(
+    String table,
+    List<String> columns,
+    JsonNode filter,
+    Position startup,
+    Position stop,
+    List<Integer> buckets,
+    Long limit,
+    Compression compression) {
+
+  public static ScanRequest of(String table) {
+    return new ScanRequest(table, null, null, null, null, null, null, null);
+  }
+
+  public ScanRequest withColumns(String... columns) {
+    return new ScanRequest(
+        table, List.of(columns), filter, startup, stop, buckets, limit, compression);
+  }
+
+  public ScanRequest withFilter(JsonNode filter) {
+    return new ScanRequest(table, columns, filter, startup, stop, buckets, limit, compression);
+  }
+
+  public ScanRequest withStartup(Position startup) {
+    return new ScanRequest(table, columns, filter, startup, stop, buckets, limit, compression);
+  }
+
+  public ScanRequest withStop(Position stop) {
+    return new ScanRequest(table, columns, filter, startup, stop, buckets, limit, compression);
+  }
+
+  public ScanRequest withBuckets(Integer... buckets) {
+    return new ScanRequest(
+        table, columns, filter, startup, stop, List.of(buckets), limit, compression);
+  }
+
+  public ScanRequest withLimit(long limit) {
+    return new ScanRequest(table, columns, filter, startup, stop, buckets, limit, compression);
+  }
+
+  public ScanRequest withCompression(Compression compression) {
+    return new ScanRequest(table, columns, filter, startup, stop, buckets, limit, compression);
+  }
+}

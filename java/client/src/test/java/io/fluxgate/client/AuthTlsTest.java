@@ -1,0 +1,232 @@
+package io.fluxgate.client;
+
+import static io.fluxgate.client.Rows.row;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.grpc.Status;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.util.HexFormat;
+import java.util.List;
+import org.apache.arrow.memory.RootAllocator;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * A server with users, a static token and mutual TLS (PROTOCOL.md §8), its certificates made by
+ * openssl for the test.
+ */
+@Timeout(60)
+class AuthTlsTest {
+  private static final String PASSWORD = "s3cret pass";
+  private static final String TOKEN = "service-token-0123456789";
+
+  @TempDir static Path dir;
+  static FluxgateServer server;
+
+  @BeforeAll
+  static void start() throws Exception {
+    makeCertificates(dir);
+    String hash = FluxgateServer.run(PASSWORD + "\n", "auth", "hash-password");
+    String bobHash = FluxgateServer.run("bob-pass\n", "auth", "hash-password");
+    String tokenHash =
+        HexFormat.of()
+            .formatHex(
+                MessageDigest.getInstance("SHA-256")
+                    .digest(TOKEN.getBytes(StandardCharsets.UTF_8)));
+    Files.writeString(
+        dir.resolve("users.json"),
+        "{\"users\": [{\"name\": \"alice\", \"password_bcrypt\": \""
+            + hash
+            + "\", \"admin\": true},"
+            + " {\"name\": \"bob\", \"password_bcrypt\": \""
+            + bobHash
+            + "\"}],"
+            + " \"tokens\": [{\"name\": \"svc\", \"token_sha256\": \""
+            + tokenHash
+            + "\", \"admin\": true}]}");
+    server =
+        FluxgateServer.start(
+            dir,
+            "--users",
+            dir.resolve("users.json").toString(),
+            "--tls-cert",
+            dir.resolve("server.pem").toString(),
+            "--tls-key",
+            dir.resolve("server.key").toString(),
+            "--tls-client-ca",
+            dir.resolve("ca.pem").toString());
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    if (server != null) {
+      server.close();
+    }
+  }
+
+  private static String uri() {
+    return "grpc+tls://127.0.0.1:" + server.port;
+  }
+
+  /** TLS that trusts the test CA and presents the client certificate. */
+  private static ConnectOptions tls() {
+    return ConnectOptions.defaults()
+        .withTlsCa(dir.resolve("ca.pem"))
+        .withClientCert(dir.resolve("client.pem"), dir.resolve("client.key"));
+  }
+
+  @Test
+  void basicAuthOverMutualTlsReadsAndWrites() {
+    try (RootAllocator allocator = new RootAllocator();
+        FluxgateClient c =
+            FluxgateClient.connect(
+                uri(), tls().withBasicAuth("alice", PASSWORD).withAllocator(allocator))) {
+      String name = "fluss.secure";
+      c.createTable(TableSpec.of(name, Column.of("id", "BIGINT")), true);
+      try (VectorSchemaRoot batch =
+              Rows.batch(allocator, Rows.schema(c, name), List.of(row(1L), row(2L)));
+          TableWriter w = c.newWriter(WriteRequest.of(name))) {
+        w.write(batch);
+      }
+      assertTrue(Rows.read(c, ScanRequest.of(name)).containsAll(List.of(row(1L), row(2L))));
+      assertEquals(0, allocator.getAllocatedMemory());
+    }
+  }
+
+  @Test
+  void staticTokenIsSentAsBearer() {
+    try (FluxgateClient c = FluxgateClient.connect(uri(), tls().withToken(TOKEN))) {
+      assertTrue(c.listDatabases().contains("fluss"));
+    }
+  }
+
+  @Test
+  void wrongPasswordFailsAtConnect() {
+    FluxgateException.Unauthenticated e =
+        assertThrows(
+            FluxgateException.Unauthenticated.class,
+            () -> FluxgateClient.connect(uri(), tls().withBasicAuth("alice", "wrong")).close());
+    assertTrue(e.getMessage().contains("alice"), e.getMessage());
+  }
+
+  @Test
+  void missingOrBadCredentialsAreUnauthenticated() {
+    try (FluxgateClient c = FluxgateClient.connect(uri(), tls())) {
+      assertThrows(FluxgateException.Unauthenticated.class, c::listDatabases);
+    }
+    try (FluxgateClient c = FluxgateClient.connect(uri(), tls().withToken("not-the-token"))) {
+      assertThrows(FluxgateException.Unauthenticated.class, c::listDatabases);
+    }
+  }
+
+  @Test
+  void userWithoutGrantsIsPermissionDenied() {
+    try (FluxgateClient c = FluxgateClient.connect(uri(), tls().withBasicAuth("bob", "bob-pass"))) {
+      FluxgateException.PermissionDenied e =
+          assertThrows(
+              FluxgateException.PermissionDenied.class, () -> c.createDatabase("bobs", false));
+      assertTrue(e.getMessage().contains("bob may not create"), e.getMessage());
+    }
+  }
+
+  @Test
+  void withoutClientCertificateTheConnectionFails() {
+    try (FluxgateClient c =
+        FluxgateClient.connect(
+            uri(), ConnectOptions.defaults().withTlsCa(dir.resolve("ca.pem")).withToken(TOKEN))) {
+      FluxgateException e = assertThrows(FluxgateException.class, c::listDatabases);
+      assertEquals(Status.Code.UNAVAILABLE, e.code(), e.getMessage());
+    }
+  }
+
+  @Test
+  void untrustedServerCertificateFails() {
+    try (FluxgateClient c =
+        FluxgateClient.connect(
+            uri(),
+            ConnectOptions.defaults()
+                .withClientCert(dir.resolve("client.pem"), dir.resolve("client.key"))
+                .withToken(TOKEN))) {
+      FluxgateException e = assertThrows(FluxgateException.Unavailable.class, c::listDatabases);
+      assertEquals(Status.Code.UNAVAILABLE, e.code());
+    }
+  }
+
+  /** A CA, a server certificate for 127.0.0.1 and a client certificate, all signed by the CA. */
+  private static void makeCertificates(Path d) throws IOException, InterruptedException {
+    openssl(
+        d,
+        "req",
+        "-x509",
+        "-newkey",
+        "ec",
+        "-pkeyopt",
+        "ec_paramgen_curve:prime256v1",
+        "-nodes",
+        "-keyout",
+        "ca.key",
+        "-out",
+        "ca.pem",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=fluxgate test CA");
+    Files.writeString(
+        d.resolve("server.ext"),
+        "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n");
+    Files.writeString(d.resolve("client.ext"), "extendedKeyUsage=clientAuth\n");
+    for (String who : new String[] {"server", "client"}) {
+      openssl(
+          d,
+          "req",
+          "-newkey",
+          "ec",
+          "-pkeyopt",
+          "ec_paramgen_curve:prime256v1",
+          "-nodes",
+          "-keyout",
+          who + ".key",
+          "-out",
+          who + ".csr",
+          "-subj",
+          "/CN=" + who);
+      openssl(
+          d,
+          "x509",
+          "-req",
+          "-in",
+          who + ".csr",
+          "-CA",
+          "ca.pem",
+          "-CAkey",
+          "ca.key",
+          "-CAcreateserial",
+          "-out",
+          who + ".pem",
+          "-days",
+          "2",
+          "-extfile",
+          who + ".ext");
+    }
+  }
+
+  private static void openssl(Path d, String... args) throws IOException, InterruptedException {
+    List<String> cmd = new java.util.ArrayList<>(List.of("openssl"));
+    cmd.addAll(List.of(args));
+    Process p = new ProcessBuilder(cmd).directory(d.toFile()).redirectErrorStream(true).start();
+    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    if (p.waitFor() != 0) {
+      throw new IllegalStateException("openssl " + String.join(" ", args) + " failed:\n" + out);
+    }
+  }
+}
