@@ -159,7 +159,7 @@ func TestLakeKeepsUntieredSegmentsAndUnionReadSurvivesTTL(t *testing.T) {
 	}
 	write(t, ts, "orders", 0, 20, 30) // ids 0..599, many segments
 	time.Sleep(5 * time.Millisecond)
-	ts.eng.ExpireLogs()
+	ts.eng.ExpireLogs(t.Context())
 	if earliest, _ := ts.cl.ListOffsets(ctx, "orders", client.Earliest, nil); earliest[0] != 0 || earliest[1] != 0 {
 		t.Fatalf("retention removed untiered segments: earliest offsets %v", earliest)
 	}
@@ -168,7 +168,7 @@ func TestLakeKeepsUntieredSegmentsAndUnionReadSurvivesTTL(t *testing.T) {
 	}
 	write(t, ts, "orders", 600, 20, 5)
 	time.Sleep(5 * time.Millisecond)
-	ts.eng.ExpireLogs()
+	ts.eng.ExpireLogs(t.Context())
 	earliest, _ := ts.cl.ListOffsets(ctx, "orders", client.Earliest, nil)
 	if earliest[0] == 0 && earliest[1] == 0 {
 		t.Fatalf("retention removed nothing once tiered: earliest offsets %v", earliest)
@@ -302,7 +302,7 @@ func TestLakeFirstRoundFromStateWhenTheLogIsCut(t *testing.T) {
 		writePK(t, ts, client.WriteRequest{Table: "kv"}, pkRows(ts.mem, all, rows...))
 	}
 	time.Sleep(5 * time.Millisecond)
-	ts.eng.ExpireLogs()
+	ts.eng.ExpireLogs(t.Context())
 	if earliest, _ := ts.cl.ListOffsets(ctx, "kv", client.Earliest, nil); earliest[0] == 0 {
 		t.Fatal("retention removed nothing; the test needs a cut log")
 	}

@@ -229,7 +229,7 @@ func TestRetention(t *testing.T) {
 	write(t, ts, "orders", 0, 20, 10)
 	now = now.Add(2 * time.Hour)
 	write(t, ts, "orders", 200, 20, 1)
-	ts.eng.ExpireLogs()
+	ts.eng.ExpireLogs(t.Context())
 	offs, err := ts.cl.ListOffsets(ctx, "orders", client.Earliest, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -57,7 +57,7 @@ func startAuthServer(t *testing.T, args ...string) *server {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := startServer(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	srv, err := startServer(t.Context(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -257,7 +257,7 @@ func TestServeFlagErrors(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if srv, err := startServer(cfg, slog.New(slog.NewTextHandler(io.Discard, nil))); err == nil {
+		if srv, err := startServer(t.Context(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil))); err == nil {
 			srv.Stop()
 			t.Errorf("%s: started", name)
 		}

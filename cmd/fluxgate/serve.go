@@ -145,7 +145,7 @@ func runServe(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	srv, err := startServer(cfg, log)
+	srv, err := startServer(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
@@ -176,7 +176,9 @@ type server struct {
 	failed chan error
 }
 
-func startServer(cfg *serveConfig, log *slog.Logger) (*server, error) {
+// startServer starts a server; ctx bounds the start (opening the lake's
+// catalog), not the server's life, which ends with Stop.
+func startServer(ctx context.Context, cfg *serveConfig, log *slog.Logger) (*server, error) {
 	authn, err := newAuthenticator(cfg, log)
 	if err != nil {
 		return nil, err
@@ -220,7 +222,7 @@ func startServer(cfg *serveConfig, log *slog.Logger) (*server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--lake-catalog: %w", err)
 	}
-	eng, err := engine.Open(cfg.data, engine.Options{
+	eng, err := engine.Open(ctx, cfg.data, engine.Options{
 		DefaultBucketNum:  cfg.bucketNum,
 		Logger:            log,
 		Meter:             tel.Meter("github.com/fluxgate-io/fluxgate/engine"),
