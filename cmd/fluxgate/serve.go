@@ -54,6 +54,9 @@ type serveConfig struct {
 	lakeWarehouse   string
 	lakeCatalog     string
 	retention       time.Duration
+	// now is the clock of bearer tokens; nil means time.Now. No flag sets
+	// it: tests do, to expire tokens without waiting.
+	now func() time.Time
 }
 
 func (c *serveConfig) register(fs *flag.FlagSet) {
@@ -314,7 +317,7 @@ func newAuthenticator(cfg *serveConfig, log *slog.Logger) (*auth.Authenticator, 
 	if err != nil {
 		return nil, err
 	}
-	a, err := auth.New(users, auth.Options{TTL: cfg.tokenTTL})
+	a, err := auth.New(users, auth.Options{TTL: cfg.tokenTTL, Now: cfg.now})
 	if err != nil {
 		return nil, fmt.Errorf("--token-ttl: %w", err)
 	}
