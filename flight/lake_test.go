@@ -124,7 +124,10 @@ func TestLakeLogTableUnionRead(t *testing.T) {
 	if err != nil || len(tasks) != 2 {
 		t.Fatalf("iceberg-go plans %d files (%v), want one per bucket", len(tasks), err)
 	}
-	bucketField, _ := tbl.Schema().FindFieldByName("__bucket")
+	bucketField, ok := tbl.Schema().FindFieldByName("__bucket")
+	if !ok {
+		t.Fatalf("the lake table has no __bucket column: %s", tbl.Schema())
+	}
 	for _, task := range tasks {
 		lo, hi := task.File.LowerBoundValues()[bucketField.ID], task.File.UpperBoundValues()[bucketField.ID]
 		spec := tbl.Spec()
