@@ -1,6 +1,7 @@
 package acl
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -130,20 +131,48 @@ func TestInvalidGrants(t *testing.T) {
 	}
 }
 
+// TestConcurrent grants and revokes from many goroutines, each as its own
+// principal: each sees its own changes at once, and the file ends holding
+// exactly the grants left in force.
 func TestConcurrent(t *testing.T) {
-	s := open(t, filepath.Join(t.TempDir(), "acl.json"))
+	path := filepath.Join(t.TempDir(), "acl.json")
+	s := open(t, path)
+	const workers = 4
 	var wg sync.WaitGroup
-	for i := 0; i < 8; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for j := 0; j < 20; j++ {
-				g := Grant{Principal: "p", Resource: Resource{Database: "d"}, Operations: []Operation{Operations[j%len(Operations)]}}
-				s.Grant(g)
-				s.Allowed(auth.Principal{Name: "p"}, Read, "d", "t")
-				s.Revoke(g)
+	for i := range workers {
+		wg.Go(func() {
+			p := auth.Principal{Name: fmt.Sprintf("p%d", i)}
+			for _, op := range Operations {
+				g := Grant{Principal: p.Name, Resource: Resource{Database: "d"}, Operations: []Operation{op}}
+				if err := s.Grant(g); err != nil {
+					t.Errorf("grant %+v: %v", g, err)
+					return
+				}
+				if !s.Allowed(p, op, "d", "t") {
+					t.Errorf("%s may not %s d.t right after the grant", p.Name, op)
+				}
+				if err := s.Revoke(g); err != nil {
+					t.Errorf("revoke %+v: %v", g, err)
+					return
+				}
+				if s.Allowed(p, op, "d", "t") {
+					t.Errorf("%s may still %s d.t after the revoke", p.Name, op)
+				}
 			}
-		}()
+			if err := s.Grant(Grant{Principal: p.Name, Resource: Resource{Database: "d"}, Operations: []Operation{Read}}); err != nil {
+				t.Error(err)
+			}
+		})
 	}
 	wg.Wait()
+	var want []Grant
+	for i := range workers {
+		want = append(want, Grant{Principal: fmt.Sprintf("p%d", i), Resource: Resource{Database: "d"}, Operations: []Operation{Read}})
+	}
+	if got := s.List(""); !reflect.DeepEqual(got, want) {
+		t.Errorf("grants after the workers: %+v, want %+v", got, want)
+	}
+	if got := open(t, path).List(""); !reflect.DeepEqual(got, want) {
+		t.Errorf("grants reopened: %+v, want %+v", got, want)
+	}
 }

@@ -52,6 +52,10 @@ type Env struct {
 	// Restart stops the server and starts it again on the same data
 	// directory, replacing Client; nil when the server cannot be restarted.
 	Restart func(ctx context.Context) error
+	// RetentionInterval is the server's --retention-interval, 0 when not
+	// known. Scenarios that wait for log retention need it at most
+	// maxRetentionInterval.
+	RetentionInterval time.Duration
 }
 
 // NewEnv returns an Env for the server c is connected to, with a fresh table
@@ -211,6 +215,18 @@ func skipReason(err error) string {
 func (e *Env) needsRestart() error {
 	if e.Restart == nil {
 		return Skip("needs restart")
+	}
+	return nil
+}
+
+// maxRetentionInterval is the longest retention interval for which a
+// scenario waits for retention to remove segments.
+const maxRetentionInterval = time.Second
+
+// needsRetention is the Skip of scenarios that wait for log retention.
+func (e *Env) needsRetention() error {
+	if e.RetentionInterval <= 0 || e.RetentionInterval > maxRetentionInterval {
+		return Skip(fmt.Sprintf("needs a server whose --retention-interval is known and at most %s", maxRetentionInterval))
 	}
 	return nil
 }

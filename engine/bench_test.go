@@ -66,7 +66,7 @@ func aggBatches(n int) []arrow.RecordBatch {
 }
 
 func openBench(b *testing.B) *Engine {
-	e, err := Open(b.TempDir(), Options{})
+	e, err := Open(b.Context(), b.TempDir(), Options{})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -75,7 +75,7 @@ func openBench(b *testing.B) *Engine {
 }
 
 func createAgg(b *testing.B, e *Engine) {
-	_, err := e.CreateTable(catalog.TableSpec{
+	_, err := e.CreateTable(b.Context(), catalog.TableSpec{
 		Table:      "agg",
 		Columns:    []catalog.Column{{Name: "k", Type: "BIGINT"}, {Name: "n", Type: "BIGINT"}, {Name: "bm", Type: "BYTES"}},
 		PrimaryKey: []string{"k"},
@@ -154,7 +154,7 @@ func BenchmarkAggregateUpsert(b *testing.B) {
 }
 
 func readAllRows(b *testing.B, e *Engine, table string) int64 {
-	plan, err := e.PlanScan(ScanRequest{Table: table})
+	plan, err := e.PlanScan(b.Context(), ScanRequest{Table: table})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -181,7 +181,7 @@ func BenchmarkSnapshotRead(b *testing.B) {
 	e := openBench(b)
 	createAgg(b, e)
 	writeAll(b, e, "agg", recs)
-	if _, err := e.CreateTable(catalog.TableSpec{
+	if _, err := e.CreateTable(b.Context(), catalog.TableSpec{
 		Table:   "log",
 		Columns: []catalog.Column{{Name: "k", Type: "BIGINT", Nullable: new(bool)}, {Name: "n", Type: "BIGINT"}, {Name: "bm", Type: "BYTES"}},
 		Options: map[string]string{"table.log.arrow.compression.type": "none"},

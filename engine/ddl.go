@@ -17,10 +17,10 @@ func (e *Engine) CreateDatabase(name string, ifNotExists bool) error {
 }
 
 // DropDatabase drops a database; with cascade, its tables and their data too.
-func (e *Engine) DropDatabase(name string, ifExists, cascade bool) error {
+func (e *Engine) DropDatabase(ctx context.Context, name string, ifExists, cascade bool) error {
 	dropped, err := e.cat.DropDatabase(name, ifExists, cascade)
 	for _, info := range dropped {
-		err = errors.Join(err, e.removeTable(info))
+		err = errors.Join(err, e.removeTable(ctx, info))
 	}
 	return err
 }
@@ -30,7 +30,7 @@ func (e *Engine) ListDatabases() []string { return e.cat.ListDatabases() }
 
 // CreateTable creates a table from spec and opens its log. With ifNotExists an
 // existing table's info is returned instead of an error.
-func (e *Engine) CreateTable(spec catalog.TableSpec, ifNotExists bool) (*catalog.TableInfo, error) {
+func (e *Engine) CreateTable(ctx context.Context, spec catalog.TableSpec, ifNotExists bool) (*catalog.TableInfo, error) {
 	if path, err := catalog.ParseTablePath(spec.Table); err == nil && path.View != "" {
 		return nil, errs.New(errs.Invalid, "table name %q: a view ($%s) cannot be created", spec.Table, path.View)
 	}
@@ -44,7 +44,7 @@ func (e *Engine) CreateTable(spec catalog.TableSpec, ifNotExists bool) (*catalog
 	if err != nil || !created {
 		return info, err
 	}
-	err = e.ensureLake(context.Background(), info)
+	err = e.ensureLake(ctx, info)
 	if err == nil {
 		_, err = e.openTable(info)
 	}
@@ -58,7 +58,7 @@ func (e *Engine) CreateTable(spec catalog.TableSpec, ifNotExists bool) (*catalog
 
 // DropTable drops a table and deletes its data. Open scans of it end with
 // errs.NotFound.
-func (e *Engine) DropTable(name string, ifExists bool) error {
+func (e *Engine) DropTable(ctx context.Context, name string, ifExists bool) error {
 	path, err := catalog.ParseTablePath(name)
 	if err != nil {
 		return err
@@ -70,10 +70,10 @@ func (e *Engine) DropTable(name string, ifExists bool) error {
 	if err != nil || info == nil {
 		return err
 	}
-	return e.removeTable(info)
+	return e.removeTable(ctx, info)
 }
 
-func (e *Engine) removeTable(info *catalog.TableInfo) error {
+func (e *Engine) removeTable(ctx context.Context, info *catalog.TableInfo) error {
 	e.mu.Lock()
 	t, ok := e.tables[info.TableID]
 	delete(e.tables, info.TableID)
@@ -88,16 +88,18 @@ func (e *Engine) removeTable(info *catalog.TableInfo) error {
 	if ok {
 		t.dropped.Store(true)
 		// A tiering round in progress ends before the log and the lake
-		// table go, so that it cannot write into a dropped lake table.
-		t.tier.round.Lock()
-		defer t.tier.round.Unlock()
+		// table go, so that it cannot write into a dropped lake table. The
+		// table is already gone from the catalog, so the drop waits even
+		// past ctx: a round ends at its own context's end.
+		t.tier.round.lockWait()
+		defer t.tier.round.unlock()
 		err = t.log.Close()
 	}
 	if info.IsPrimaryKey() {
 		err = errors.Join(err, e.kv.DropTable(info.TableID))
 	}
 	if info.DatalakeEnabled() || (ok && t.tier.opened()) {
-		e.dropLake(info)
+		e.dropLake(ctx, info)
 	}
 	if rmErr := os.RemoveAll(e.tableDir(info.TableID)); rmErr != nil {
 		err = errors.Join(err, fmt.Errorf("remove data of %s: %w", info.Path(), rmErr))
@@ -120,7 +122,7 @@ func (e *Engine) ListTables(database string) ([]*catalog.TableInfo, error) {
 }
 
 // AlterTable changes the alterable options and adds nullable columns.
-func (e *Engine) AlterTable(name string, set map[string]string, reset []string, addColumns []catalog.Column) (*catalog.TableInfo, error) {
+func (e *Engine) AlterTable(ctx context.Context, name string, set map[string]string, reset []string, addColumns []catalog.Column) (*catalog.TableInfo, error) {
 	path, err := catalog.ParseTablePath(name)
 	if err != nil {
 		return nil, err
@@ -147,7 +149,7 @@ func (e *Engine) AlterTable(name string, set map[string]string, reset []string, 
 		// reads and stores rows in one schema (applyPKLocked).
 		defer t.pk.quiesce()()
 	}
-	if err := e.ensureLake(context.Background(), next); err != nil {
+	if err := e.ensureLake(ctx, next); err != nil {
 		return nil, err
 	}
 	info, err := e.cat.AlterTable(path, set, reset, addColumns)

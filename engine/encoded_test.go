@@ -45,7 +45,7 @@ func TestZstdScanSendsWholeFramesAsStored(t *testing.T) {
 	}
 	writeAll(t, e, "events", recs)
 	// The fourth frame has a column the first three were written without.
-	if _, err := e.AlterTable("events", nil, nil, []catalog.Column{{Name: "note", Type: "STRING"}}); err != nil {
+	if _, err := e.AlterTable(t.Context(), "events", nil, nil, []catalog.Column{{Name: "note", Type: "STRING"}}); err != nil {
 		t.Fatal(err)
 	}
 	recs = append(recs, frame(3, arrow.NewSchema(append(fields, arrow.Field{Name: "note", Type: arrow.BinaryTypes.String, Nullable: true}), nil)))
@@ -76,7 +76,7 @@ func TestZstdScanSendsWholeFramesAsStored(t *testing.T) {
 				req.Table = "events"
 			}
 			req.Startup = Startup{Mode: StartEarliest}
-			plan, err := e.PlanScan(req)
+			plan, err := e.PlanScan(t.Context(), req)
 			if err != nil {
 				t.Fatal(err)
 			}

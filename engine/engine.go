@@ -107,8 +107,12 @@ type Engine struct {
 	alterMu sync.Mutex // serializes alter-table, so that schemas are stored in order
 
 	draining chan struct{} // closed by Drain
-	stop     chan struct{} // closed by Close
-	wg       sync.WaitGroup
+	// life is the engine's lifetime: background work (retention, tiering)
+	// runs under it, and Close cancels it, so that no lake call outlives
+	// the engine.
+	life context.Context
+	stop context.CancelFunc
+	wg   sync.WaitGroup
 }
 
 // table is an open table: its definition and its log.
@@ -171,8 +175,9 @@ func (t *table) current() *tableSchema { return t.sch.Load() }
 // every table's log. A table whose log is corrupt, or whose data is in
 // quarantine, stays unavailable (its calls fail with errs.DataLoss) while the
 // others serve; table data that the catalog does not name is moved to
-// quarantine, never deleted.
-func Open(dir string, opts Options) (*Engine, error) {
+// quarantine, never deleted. ctx bounds the opening (of the lake's catalog,
+// which may be a service), not the engine's life: that lasts until Close.
+func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 	opts = opts.withDefaults()
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create data directory: %w", err)
@@ -196,13 +201,14 @@ func Open(dir string, opts Options) (*Engine, error) {
 	if opts.Lake.Warehouse == "" && len(opts.Lake.Catalog) == 0 {
 		opts.Lake.Warehouse = lake.DefaultWarehouse(dir)
 	}
-	lk, err := lake.Open(context.Background(), opts.Lake)
+	lk, err := lake.Open(ctx, opts.Lake)
 	if err != nil {
 		store.Close()
 		cat.Close()
 		return nil, err
 	}
-	e := &Engine{dir: dir, opts: opts, cat: cat, kv: store, lake: lk, tables: map[int64]*table{}, draining: make(chan struct{}), stop: make(chan struct{})}
+	e := &Engine{dir: dir, opts: opts, cat: cat, kv: store, lake: lk, tables: map[int64]*table{}, draining: make(chan struct{})}
+	e.life, e.stop = context.WithCancel(context.Background())
 	if e.met, err = newMetrics(e, opts.Meter); err != nil {
 		lk.Close()
 		store.Close()
@@ -256,12 +262,10 @@ func (e *Engine) Drain() {
 // Close closes every table and the catalog.
 func (e *Engine) Close() error {
 	e.Drain()
-	select {
-	case <-e.stop:
+	if e.life.Err() != nil {
 		return nil
-	default:
-		close(e.stop)
 	}
+	e.stop()
 	e.wg.Wait()
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -291,6 +295,7 @@ func (e *Engine) openTable(info *catalog.TableInfo) (*table, error) {
 		return nil, fmt.Errorf("open table %s: %w", info.Path(), err)
 	}
 	t := &table{log: log, codec: codecOf(info.Compression())}
+	t.tier.round, t.tier.opening = newCtxMutex(), newCtxMutex()
 	t.sch.Store(sch)
 	t.tier.lastRound = time.Now() // the first round comes a freshness after opening
 	if key := info.BucketKeyIndexes(); len(key) > 0 {
@@ -330,17 +335,18 @@ func (e *Engine) retentionLoop() {
 	defer tick.Stop()
 	for {
 		select {
-		case <-e.stop:
+		case <-e.life.Done():
 			return
 		case <-tick.C:
-			e.ExpireLogs()
+			e.ExpireLogs(e.life)
 		}
 	}
 }
 
 // ExpireLogs removes the log segments that every table's table.log.ttl has
-// expired. It runs every RetentionInterval; tests call it directly.
-func (e *Engine) ExpireLogs() {
+// expired. It runs every RetentionInterval; tests call it directly. ctx
+// bounds asking the lake what it still needs.
+func (e *Engine) ExpireLogs(ctx context.Context) {
 	e.mu.RLock()
 	tables := make([]*table, 0, len(e.tables))
 	for _, t := range e.tables {
@@ -349,7 +355,7 @@ func (e *Engine) ExpireLogs() {
 	e.mu.RUnlock()
 	for _, t := range tables {
 		info := t.current().info
-		n, err := t.log.Expire(info.LogTTL(), e.lakeKeep(t))
+		n, err := t.log.Expire(info.LogTTL(), e.lakeKeep(ctx, t))
 		if err != nil {
 			e.opts.Logger.Warn("log retention failed", "table", info.Path().String(), "err", err)
 		} else if n > 0 {

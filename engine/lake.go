@@ -13,7 +13,11 @@ import (
 // lakeTier is a table's place in the lake: its Iceberg table, opened on
 // first use, and the tiering rounds' bookkeeping.
 type lakeTier struct {
-	round sync.Mutex // held for a whole round: one at a time per table
+	// round is held for a whole round (one at a time per table), and
+	// opening while the lake table is opened (one opening at a time). Both
+	// are held across lake calls, so a caller waits for them under its
+	// context; mu is never held across one.
+	round, opening ctxMutex
 
 	mu        sync.Mutex
 	lt        *lake.Table
@@ -33,10 +37,15 @@ func (lt *lakeTier) opened() bool {
 // lakeTable returns t's Iceberg table as it maps info's schema, creating it,
 // or adding the columns added since, if needed.
 func (e *Engine) lakeTable(ctx context.Context, t *table, info *catalog.TableInfo) (*lake.Table, error) {
-	t.tier.mu.Lock()
-	defer t.tier.mu.Unlock()
-	if t.tier.lt != nil && t.tier.ltSchema == info.SchemaID {
-		return t.tier.lt, nil
+	if lt := t.tier.table(info.SchemaID); lt != nil {
+		return lt, nil
+	}
+	if err := t.tier.opening.lock(ctx); err != nil {
+		return nil, err
+	}
+	defer t.tier.opening.unlock()
+	if lt := t.tier.table(info.SchemaID); lt != nil {
+		return lt, nil // opened while this caller waited
 	}
 	lt, err := e.lake.Ensure(ctx, info)
 	if err != nil {
@@ -46,9 +55,45 @@ func (e *Engine) lakeTable(ctx context.Context, t *table, info *catalog.TableInf
 	if err != nil {
 		return nil, err
 	}
-	t.tier.lt, t.tier.ltSchema, t.tier.snap = lt, info.SchemaID, snap
+	t.tier.mu.Lock()
+	defer t.tier.mu.Unlock()
+	if t.tier.lt == nil {
+		// Only the first opening reads the snapshot: later ones (for a new
+		// schema) may race a round's commit, and rounds keep it current.
+		t.tier.snap = snap
+	}
+	t.tier.lt, t.tier.ltSchema = lt, info.SchemaID
 	return lt, nil
 }
+
+// table returns the open lake table if it maps schema, else nil.
+func (lt *lakeTier) table(schema int32) *lake.Table {
+	lt.mu.Lock()
+	defer lt.mu.Unlock()
+	if lt.lt != nil && lt.ltSchema == schema {
+		return lt.lt
+	}
+	return nil
+}
+
+// ctxMutex is a mutex whose waiters give up when their context is done.
+type ctxMutex chan struct{}
+
+func newCtxMutex() ctxMutex { return make(ctxMutex, 1) }
+
+func (m ctxMutex) lock(ctx context.Context) error {
+	select {
+	case m <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// lockWait locks m whatever it takes, for work that must not stop half-way.
+func (m ctxMutex) lockWait() { m <- struct{}{} }
+
+func (m ctxMutex) unlock() { <-m }
 
 // lakeSnapshot returns the latest lake snapshot of t, or nil before the
 // first commit.
@@ -90,11 +135,11 @@ func noLakeSnapshot(info *catalog.TableInfo, path catalog.TablePath) error {
 
 // lakeKeep is what log retention must keep of t for the lake: every offset
 // not yet tiered. Nil when t is not tiered.
-func (e *Engine) lakeKeep(t *table) func(bucket int) int64 {
+func (e *Engine) lakeKeep(ctx context.Context, t *table) func(bucket int) int64 {
 	if !t.current().info.DatalakeEnabled() {
 		return nil
 	}
-	snap, err := e.lakeSnapshot(context.Background(), t)
+	snap, err := e.lakeSnapshot(ctx, t)
 	if err != nil {
 		return func(int) int64 { return 0 } // keep everything while the lake cannot say
 	}
@@ -151,8 +196,8 @@ func (e *Engine) ensureLake(ctx context.Context, info *catalog.TableInfo) error 
 
 // dropLake removes a dropped table's lake table; the table is gone either
 // way, so a failure is only logged.
-func (e *Engine) dropLake(info *catalog.TableInfo) {
-	if err := e.lake.Drop(context.Background(), info); err != nil {
+func (e *Engine) dropLake(ctx context.Context, info *catalog.TableInfo) {
+	if err := e.lake.Drop(ctx, info); err != nil {
 		e.opts.Logger.Warn("could not drop the lake table of a dropped table", "table", info.Path().String(), "err", err)
 	}
 }

@@ -53,7 +53,7 @@ func keyBatch(keys []int64) arrow.RecordBatch {
 func BenchmarkPointLookup(b *testing.B) {
 	n := benchKeys()
 	e := openBench(b)
-	if _, err := e.CreateTable(catalog.TableSpec{
+	if _, err := e.CreateTable(b.Context(), catalog.TableSpec{
 		Table: "kv", PrimaryKey: []string{"k"}, Options: map[string]string{"bucket.num": "4"},
 		Columns: []catalog.Column{{Name: "k", Type: "BIGINT"}, {Name: "v", Type: "STRING"}},
 	}, false); err != nil {
@@ -122,7 +122,7 @@ func BenchmarkPointLookup(b *testing.B) {
 
 func BenchmarkInsertIfNotExists(b *testing.B) {
 	e := openBench(b)
-	if _, err := e.CreateTable(catalog.TableSpec{
+	if _, err := e.CreateTable(b.Context(), catalog.TableSpec{
 		Table: "dict", PrimaryKey: []string{"k"},
 		Columns: []catalog.Column{{Name: "k", Type: "BIGINT"}, {Name: "id", Type: "BIGINT"}},
 		Options: map[string]string{"auto-increment.fields": "id", "bucket.num": "4"},
@@ -155,7 +155,7 @@ func BenchmarkPrefixLookup(b *testing.B) {
 	const perPrefix = 10
 	n := benchKeys() / perPrefix
 	e := openBench(b)
-	if _, err := e.CreateTable(catalog.TableSpec{
+	if _, err := e.CreateTable(b.Context(), catalog.TableSpec{
 		Table: "orders", PrimaryKey: []string{"city", "order"},
 		Columns: []catalog.Column{{Name: "city", Type: "BIGINT"}, {Name: "order", Type: "BIGINT"}, {Name: "v", Type: "STRING"}},
 		Options: map[string]string{"bucket.key": "city", "bucket.num": "4"},

@@ -11,7 +11,7 @@ import (
 // the high watermark ("latest"), or the first offset committed at or after a
 // timestamp (the high watermark when there is none, also for timestamps in
 // the future).
-func (e *Engine) ListOffsets(req OffsetsRequest) (map[string]int64, error) {
+func (e *Engine) ListOffsets(ctx context.Context, req OffsetsRequest) (map[string]int64, error) {
 	t, path, err := e.resolve(req.Table)
 	if err != nil {
 		return nil, err
@@ -34,7 +34,7 @@ func (e *Engine) ListOffsets(req OffsetsRequest) (map[string]int64, error) {
 		if startup.Mode != StartLatest {
 			return nil, errs.New(errs.Precondition, "%s: list-offsets of the lake view knows \"latest\" (the lake snapshot's offsets) only", path.FullName())
 		}
-		snap, err := e.lakeSnapshot(context.Background(), t)
+		snap, err := e.lakeSnapshot(ctx, t)
 		if err != nil {
 			return nil, err
 		}

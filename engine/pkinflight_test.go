@@ -18,12 +18,12 @@ import (
 // from an idempotent writer, whose changelog is appended at once, after those
 // of the batches merged before it.
 func TestWritesInFlightReadThroughEachOther(t *testing.T) {
-	e, err := Open(t.TempDir(), Options{})
+	e, err := Open(t.Context(), t.TempDir(), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	if _, err := e.CreateTable(catalog.TableSpec{
+	if _, err := e.CreateTable(t.Context(), catalog.TableSpec{
 		Table:      "counts",
 		Columns:    []catalog.Column{{Name: "k", Type: "BIGINT"}, {Name: "n", Type: "BIGINT"}},
 		PrimaryKey: []string{"k"},
@@ -114,7 +114,7 @@ func TestWritesInFlightReadThroughEachOther(t *testing.T) {
 // scan reads a whole bounded scan.
 func scan(t *testing.T, e *Engine, req ScanRequest, fn func(arrow.RecordBatch)) {
 	t.Helper()
-	plan, err := e.PlanScan(req)
+	plan, err := e.PlanScan(t.Context(), req)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,7 @@ import (
 
 func openEngine(t *testing.T, dir string) *Engine {
 	t.Helper()
-	e, err := Open(dir, Options{})
+	e, err := Open(t.Context(), dir, Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -21,7 +21,7 @@ func openEngine(t *testing.T, dir string) *Engine {
 
 func createLogTable(t *testing.T, e *Engine, name string) *catalog.TableInfo {
 	t.Helper()
-	info, err := e.CreateTable(catalog.TableSpec{Table: name, Columns: []catalog.Column{{Name: "v", Type: "BIGINT"}}}, false)
+	info, err := e.CreateTable(t.Context(), catalog.TableSpec{Table: name, Columns: []catalog.Column{{Name: "v", Type: "BIGINT"}}}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -35,7 +35,7 @@ func TestOrphanTableDataIsQuarantined(t *testing.T) {
 	e := openEngine(t, dir)
 	createLogTable(t, e, "kept")
 	gone := createLogTable(t, e, "gone")
-	if err := e.DropTable("gone", false); err != nil {
+	if err := e.DropTable(t.Context(), "gone", false); err != nil {
 		t.Fatal(err)
 	}
 	if err := e.Close(); err != nil {

@@ -17,12 +17,12 @@ func openZstdEvents(t *testing.T, columns ...catalog.Column) (*Engine, memory.Al
 	t.Helper()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	t.Cleanup(func() { mem.AssertSize(t, 0) })
-	e, err := Open(t.TempDir(), Options{Allocator: mem})
+	e, err := Open(t.Context(), t.TempDir(), Options{Allocator: mem})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { e.Close() })
-	if _, err := e.CreateTable(catalog.TableSpec{
+	if _, err := e.CreateTable(t.Context(), catalog.TableSpec{
 		Table:   "events",
 		Columns: columns,
 		Options: map[string]string{"table.log.arrow.compression.type": "zstd"},
@@ -75,7 +75,7 @@ func TestScanAheadOfCompressedFrames(t *testing.T) {
 		}
 	}
 	// A cancelled scan stops its read-ahead too.
-	plan, err := e.PlanScan(ScanRequest{Table: "events", Startup: Startup{Mode: StartEarliest}})
+	plan, err := e.PlanScan(t.Context(), ScanRequest{Table: "events", Startup: Startup{Mode: StartEarliest}})
 	if err != nil {
 		t.Fatal(err)
 	}

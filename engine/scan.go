@@ -84,7 +84,7 @@ type ScanPlan struct {
 }
 
 // PlanScan validates a scan and fixes its offsets into tickets.
-func (e *Engine) PlanScan(req ScanRequest) (*ScanPlan, error) {
+func (e *Engine) PlanScan(ctx context.Context, req ScanRequest) (*ScanPlan, error) {
 	t, path, err := e.resolve(req.Table)
 	if err != nil {
 		return nil, err
@@ -136,7 +136,7 @@ func (e *Engine) PlanScan(req ScanRequest) (*ScanPlan, error) {
 	// always holds every current row.
 	var snap *lake.Snapshot
 	if view == ViewLake || (view == ViewLog && startup.Mode == StartFull && info.DatalakeEnabled()) {
-		if snap, err = e.lakeSnapshot(context.Background(), t); err != nil {
+		if snap, err = e.lakeSnapshot(ctx, t); err != nil {
 			return nil, err
 		}
 		switch {

@@ -16,12 +16,12 @@ import (
 // one in chunks: every row arrives once and in key order, across chunk
 // boundaries; a limit or a cancelled read stops it mid-chunk.
 func TestSnapshotReadAcrossChunks(t *testing.T) {
-	e, err := Open(t.TempDir(), Options{})
+	e, err := Open(t.Context(), t.TempDir(), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	if _, err := e.CreateTable(catalog.TableSpec{
+	if _, err := e.CreateTable(t.Context(), catalog.TableSpec{
 		Table:      "kv",
 		Columns:    []catalog.Column{{Name: "k", Type: "BIGINT"}, {Name: "v", Type: "STRING"}},
 		PrimaryKey: []string{"k"},
@@ -41,7 +41,7 @@ func TestSnapshotReadAcrossChunks(t *testing.T) {
 	writeAll(t, e, "kv", []arrow.RecordBatch{rec})
 
 	read := func(ctx context.Context, limit *int64, stopAfter int) ([]int64, error) {
-		plan, err := e.PlanScan(ScanRequest{Table: "kv", Limit: limit})
+		plan, err := e.PlanScan(t.Context(), ScanRequest{Table: "kv", Limit: limit})
 		if err != nil {
 			t.Fatal(err)
 		}

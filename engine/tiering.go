@@ -42,8 +42,10 @@ func (e *Engine) TierNow(ctx context.Context, name string) (*lake.Snapshot, erro
 
 // tierRound runs one round of t, after any round already running.
 func (e *Engine) tierRound(ctx context.Context, t *table) (tiering.Result, error) {
-	t.tier.round.Lock()
-	defer t.tier.round.Unlock()
+	if err := t.tier.round.lock(ctx); err != nil {
+		return tiering.Result{}, err
+	}
+	defer t.tier.round.unlock()
 	sch := t.current()
 	info := sch.info
 	if t.dropped.Load() {
@@ -86,13 +88,7 @@ func (e *Engine) tierRound(ctx context.Context, t *table) (tiering.Result, error
 // tieringLoop runs the tiering scheduler over the lake-enabled tables.
 func (e *Engine) tieringLoop() {
 	defer e.wg.Done()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	go func() {
-		<-e.stop
-		cancel()
-	}()
-	tiering.Schedule(ctx, e.opts.TieringInterval, func() []tiering.Tiered {
+	tiering.Schedule(e.life, e.opts.TieringInterval, func() []tiering.Tiered {
 		var due []tiering.Tiered
 		for _, t := range e.openTables() {
 			if t.current().info.DatalakeEnabled() && !t.dropped.Load() {

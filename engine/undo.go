@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"context"
 	"strconv"
 
 	"github.com/fluxgate-io/fluxgate/errs"
@@ -27,7 +28,7 @@ type UndoResult struct {
 // an OVERWRITE write restores it (or deletes the key). The undo writes go
 // through the normal write path and appear in the changelog. No write of the
 // table interleaves: the buckets stay locked from the read to the commit.
-func (e *Engine) Undo(req UndoRequest) (UndoResult, error) {
+func (e *Engine) Undo(ctx context.Context, req UndoRequest) (UndoResult, error) {
 	t, path, err := e.resolve(req.Table)
 	if err != nil {
 		return UndoResult{}, err
@@ -65,7 +66,7 @@ func (e *Engine) Undo(req UndoRequest) (UndoResult, error) {
 		if first > hw || first < t.log.EarliestOffset(b) {
 			return UndoResult{}, errs.New(errs.OutOfRange, "undo of %s: offset %d of bucket %d is outside the retained changelog [%d, %d]", path, first, b, t.log.EarliestOffset(b), hw)
 		}
-		bucketOps, err := e.undoOps(t, sch, b, first, hw)
+		bucketOps, err := e.undoOps(ctx, t, sch, b, first, hw)
 		if err != nil {
 			return UndoResult{}, err
 		}
@@ -95,7 +96,7 @@ func (e *Engine) Undo(req UndoRequest) (UndoResult, error) {
 
 // undoOps reads a bucket's changelog in [from, to) and returns, per key in
 // order of first change, the write that restores the key's state at from.
-func (e *Engine) undoOps(t *table, sch *tableSchema, bucket int, from, to int64) ([]op, error) {
+func (e *Engine) undoOps(ctx context.Context, t *table, sch *tableSchema, bucket int, from, to int64) ([]op, error) {
 	info, st := sch.info, t.pk
 	reader, err := t.log.NewReader(bucket, from, indexes(len(sch.types)))
 	if err != nil {
@@ -106,6 +107,9 @@ func (e *Engine) undoOps(t *table, sch *tableSchema, bucket int, from, to int64)
 	var ops []op
 	var key []byte
 	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
 		f, err := reader.Next(to)
 		if err != nil || f == nil {
 			return ops, err

@@ -168,7 +168,7 @@ func dial(b *testing.B, addr string) *client.Client {
 }
 
 func startBench(b *testing.B) (*client.Client, *engine.Engine) {
-	eng, err := engine.Open(b.TempDir(), engine.Options{})
+	eng, err := engine.Open(b.Context(), b.TempDir(), engine.Options{})
 	if err != nil {
 		b.Fatal(err)
 	}

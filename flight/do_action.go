@@ -120,7 +120,7 @@ func (s *Service) dropDatabase(ctx context.Context, body []byte) (any, error) {
 	if err := s.authorize(ctx, "drop-database", acl.Drop, acl.Resource{Database: req.Database}); err != nil {
 		return nil, err
 	}
-	return empty{}, s.eng.DropDatabase(req.Database, req.IfExists, req.Cascade)
+	return empty{}, s.eng.DropDatabase(ctx, req.Database, req.IfExists, req.Cascade)
 }
 
 func (s *Service) listDatabases(ctx context.Context, body []byte) (any, error) {
@@ -148,7 +148,7 @@ func (s *Service) createTable(ctx context.Context, body []byte) (any, error) {
 	if err := s.authorizeDatabaseOf(ctx, "create-table", acl.Create, req.Table); err != nil {
 		return nil, err
 	}
-	return s.eng.CreateTable(req.TableSpec, req.IfNotExists)
+	return s.eng.CreateTable(ctx, req.TableSpec, req.IfNotExists)
 }
 
 type tableRequest struct {
@@ -167,7 +167,7 @@ func (s *Service) dropTable(ctx context.Context, body []byte) (any, error) {
 	if err := s.authorizeTable(ctx, "drop-table", acl.Drop, req.Table); err != nil {
 		return nil, err
 	}
-	return empty{}, s.eng.DropTable(req.Table, req.IfExists)
+	return empty{}, s.eng.DropTable(ctx, req.Table, req.IfExists)
 }
 
 func (s *Service) describeTable(ctx context.Context, body []byte) (any, error) {
@@ -219,7 +219,7 @@ func (s *Service) alterTable(ctx context.Context, body []byte) (any, error) {
 	if err := s.authorizeTable(ctx, "alter-table", acl.Alter, req.Table); err != nil {
 		return nil, err
 	}
-	return s.eng.AlterTable(req.Table, req.Set, req.Reset, req.AddColumns)
+	return s.eng.AlterTable(ctx, req.Table, req.Set, req.Reset, req.AddColumns)
 }
 
 func (s *Service) listOffsets(ctx context.Context, body []byte) (any, error) {
@@ -231,7 +231,7 @@ func (s *Service) listOffsets(ctx context.Context, body []byte) (any, error) {
 	if err := s.authorizeTable(ctx, "list-offsets", acl.Describe, req.Table); err != nil {
 		return nil, err
 	}
-	offs, err := s.eng.ListOffsets(req)
+	offs, err := s.eng.ListOffsets(ctx, req)
 	if err != nil {
 		return nil, err
 	}
@@ -247,7 +247,7 @@ func (s *Service) undo(ctx context.Context, body []byte) (any, error) {
 	if err := s.authorizeTable(ctx, "undo", acl.Write, req.Table); err != nil {
 		return nil, err
 	}
-	return s.eng.Undo(req)
+	return s.eng.Undo(ctx, req)
 }
 
 // lakeSnapshotResult is the result of lake-snapshot and tier-now.

@@ -19,11 +19,11 @@ func TestFilteredScan(t *testing.T) {
 		t.Fatal(err)
 	}
 	write(t, ts, "orders", 0, 5000, 20) // ids 0..99999, 5000 a batch
-	before, _ := ts.eng.LogBytesRead("orders")
+	before := logBytesRead(t, ts, "orders")
 	if got := ids(t, ts, client.ScanRequest{Table: "orders", Columns: []string{"amount", "order_id"}}); len(got) != 100000 {
 		t.Fatalf("unfiltered scan read %d rows", len(got))
 	}
-	mid, _ := ts.eng.LogBytesRead("orders")
+	mid := logBytesRead(t, ts, "orders")
 	filter := json.RawMessage(`{"and": [{"ge": ["order_id", 25100]}, {"lt": ["order_id", 25300]}, {"ne": ["item", "item-3"]}]}`)
 	sc, err := ts.cl.Scan(ctx, client.ScanRequest{Table: "orders", Filter: filter, Columns: []string{"amount", "order_id"}})
 	if err != nil {
@@ -59,7 +59,7 @@ func TestFilteredScan(t *testing.T) {
 	if last.Next != 100000 {
 		t.Fatalf("the scan ended at next %d, want the end offset 100000", last.Next)
 	}
-	after, _ := ts.eng.LogBytesRead("orders")
+	after := logBytesRead(t, ts, "orders")
 	// One batch of twenty has matching rows: the other nineteen are skipped
 	// after their small prefix.
 	unfiltered, filtered := mid-before, after-mid
@@ -72,4 +72,14 @@ func TestFilteredScan(t *testing.T) {
 		_, err := ts.cl.Plan(ctx, client.ScanRequest{Table: "orders", Filter: json.RawMessage(bad)})
 		wantCode(t, err, codes.InvalidArgument)
 	}
+}
+
+// logBytesRead reports how many bytes scans have read from table's log.
+func logBytesRead(t *testing.T, ts *testServer, table string) int64 {
+	t.Helper()
+	n, err := ts.eng.LogBytesRead(table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }

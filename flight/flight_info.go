@@ -42,7 +42,7 @@ func (s *Service) flightInfo(ctx context.Context, rpc string, d *flight.FlightDe
 	if lreq != nil {
 		return s.lookupInfo(d, *lreq)
 	}
-	plan, err := s.eng.PlanScan(*req)
+	plan, err := s.eng.PlanScan(ctx, *req)
 	if err != nil {
 		return nil, err
 	}

@@ -94,7 +94,7 @@ func FuzzActionBodies(f *testing.F) {
 		}
 	}
 	dir := f.TempDir()
-	eng, err := engine.Open(filepath.Join(dir, "data"), engine.Options{})
+	eng, err := engine.Open(f.Context(), filepath.Join(dir, "data"), engine.Options{})
 	if err != nil {
 		f.Fatal(err)
 	}

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"slices"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -20,6 +21,7 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/client"
 	"github.com/fluxgate-io/fluxgate/engine"
+	"github.com/fluxgate-io/fluxgate/logstore"
 )
 
 func lakeOrdersSpec(name string, opts map[string]string) client.TableSpec {
@@ -29,6 +31,29 @@ func lakeOrdersSpec(name string, opts map[string]string) client.TableSpec {
 		spec.Options[k] = v
 	}
 	return spec
+}
+
+// testClock is the log's clock in tests of retention: commit timestamps
+// stand still until the test moves it.
+type testClock struct{ ns atomic.Int64 }
+
+func newTestClock() *testClock {
+	c := &testClock{}
+	c.ns.Store(time.Now().UnixNano())
+	return c
+}
+
+func (c *testClock) now() time.Time          { return time.Unix(0, c.ns.Load()) }
+func (c *testClock) advance(d time.Duration) { c.ns.Add(int64(d)) }
+
+// earliestOffsets lists the earliest retained offset of each bucket.
+func earliestOffsets(t *testing.T, ts *testServer, table string) map[int]int64 {
+	t.Helper()
+	offs, err := ts.cl.ListOffsets(ctxT(t), table, client.Earliest, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return offs
 }
 
 func sorted(v []int64) []int64 {
@@ -99,7 +124,10 @@ func TestLakeLogTableUnionRead(t *testing.T) {
 	if err != nil || len(tasks) != 2 {
 		t.Fatalf("iceberg-go plans %d files (%v), want one per bucket", len(tasks), err)
 	}
-	bucketField, _ := tbl.Schema().FindFieldByName("__bucket")
+	bucketField, ok := tbl.Schema().FindFieldByName("__bucket")
+	if !ok {
+		t.Fatalf("the lake table has no __bucket column: %s", tbl.Schema())
+	}
 	for _, task := range tasks {
 		lo, hi := task.File.LowerBoundValues()[bucketField.ID], task.File.UpperBoundValues()[bucketField.ID]
 		spec := tbl.Spec()
@@ -152,24 +180,25 @@ func TestLakeLogTableUnionRead(t *testing.T) {
 // Log retention removes tiered segments only; the union read stays
 // complete from the lake.
 func TestLakeKeepsUntieredSegmentsAndUnionReadSurvivesTTL(t *testing.T) {
-	ts := start(t, engine.Options{}.WithLogSegmentBytes(4<<10))
+	clock := newTestClock()
+	ts := start(t, engine.Options{Log: logstore.Options{SegmentBytes: 4 << 10, Now: clock.now}})
 	ctx := ctxT(t)
-	if _, err := ts.cl.CreateTable(ctx, lakeOrdersSpec("orders", map[string]string{"table.log.ttl": "1ms"}), false); err != nil {
+	if _, err := ts.cl.CreateTable(ctx, lakeOrdersSpec("orders", map[string]string{"table.log.ttl": "1h"}), false); err != nil {
 		t.Fatal(err)
 	}
 	write(t, ts, "orders", 0, 20, 30) // ids 0..599, many segments
-	time.Sleep(5 * time.Millisecond)
-	ts.eng.ExpireLogs()
-	if earliest, _ := ts.cl.ListOffsets(ctx, "orders", client.Earliest, nil); earliest[0] != 0 || earliest[1] != 0 {
+	clock.advance(2 * time.Hour)
+	ts.eng.ExpireLogs(t.Context())
+	if earliest := earliestOffsets(t, ts, "orders"); earliest[0] != 0 || earliest[1] != 0 {
 		t.Fatalf("retention removed untiered segments: earliest offsets %v", earliest)
 	}
 	if _, err := ts.cl.TierNow(ctx, "orders"); err != nil {
 		t.Fatal(err)
 	}
 	write(t, ts, "orders", 600, 20, 5)
-	time.Sleep(5 * time.Millisecond)
-	ts.eng.ExpireLogs()
-	earliest, _ := ts.cl.ListOffsets(ctx, "orders", client.Earliest, nil)
+	clock.advance(2 * time.Hour)
+	ts.eng.ExpireLogs(t.Context())
+	earliest := earliestOffsets(t, ts, "orders")
 	if earliest[0] == 0 && earliest[1] == 0 {
 		t.Fatalf("retention removed nothing once tiered: earliest offsets %v", earliest)
 	}
@@ -288,9 +317,10 @@ func TestLakeRefusesUnmappableTables(t *testing.T) {
 // was enabled: the first round tiers its current rows (offset -1, as Fluss's
 // snapshot split), and later rounds its changes.
 func TestLakeFirstRoundFromStateWhenTheLogIsCut(t *testing.T) {
-	ts := start(t, engine.Options{}.WithLogSegmentBytes(2<<10))
+	clock := newTestClock()
+	ts := start(t, engine.Options{Log: logstore.Options{SegmentBytes: 2 << 10, Now: clock.now}})
 	ctx := ctxT(t)
-	if _, err := ts.cl.CreateTable(ctx, pkSpec("kv", map[string]string{"table.log.ttl": "1ms"}), false); err != nil {
+	if _, err := ts.cl.CreateTable(ctx, pkSpec("kv", map[string]string{"table.log.ttl": "1h"}), false); err != nil {
 		t.Fatal(err)
 	}
 	all := []string{"k", "v", "s"}
@@ -301,9 +331,9 @@ func TestLakeFirstRoundFromStateWhenTheLogIsCut(t *testing.T) {
 		}
 		writePK(t, ts, client.WriteRequest{Table: "kv"}, pkRows(ts.mem, all, rows...))
 	}
-	time.Sleep(5 * time.Millisecond)
-	ts.eng.ExpireLogs()
-	if earliest, _ := ts.cl.ListOffsets(ctx, "kv", client.Earliest, nil); earliest[0] == 0 {
+	clock.advance(2 * time.Hour)
+	ts.eng.ExpireLogs(t.Context())
+	if earliest := earliestOffsets(t, ts, "kv"); earliest[0] == 0 {
 		t.Fatal("retention removed nothing; the test needs a cut log")
 	}
 	if _, err := ts.cl.AlterTable(ctx, client.AlterRequest{Table: "kv", Set: map[string]string{"table.datalake.enabled": "true"}}); err != nil {

@@ -58,7 +58,7 @@ func startWith(t *testing.T, opts engine.Options, fopts fgflight.Options) *testS
 // open starts the engine on ts.dir, a Flight server and a client.
 func (ts *testServer) open(t *testing.T) {
 	t.Helper()
-	eng, err := engine.Open(ts.dir, ts.opts)
+	eng, err := engine.Open(t.Context(), ts.dir, ts.opts)
 	if err != nil {
 		t.Fatal(err)
 	}

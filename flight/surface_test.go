@@ -217,9 +217,8 @@ func TestLimitAndBuckets(t *testing.T) {
 // Retention removes expired segments; reading below the earliest offset is
 // OUT_OF_RANGE, and full scans start at the new earliest offset.
 func TestRetention(t *testing.T) {
-	now := time.Now()
-	clock := func() time.Time { return now }
-	ts := start(t, engine.Options{Log: logstore.Options{SegmentBytes: 1 << 10, Now: clock}})
+	clock := newTestClock()
+	ts := start(t, engine.Options{Log: logstore.Options{SegmentBytes: 1 << 10, Now: clock.now}})
 	ctx := ctxT(t)
 	spec := ordersSpec("orders", 1, "")
 	spec.Options["table.log.ttl"] = "1h"
@@ -227,9 +226,9 @@ func TestRetention(t *testing.T) {
 		t.Fatal(err)
 	}
 	write(t, ts, "orders", 0, 20, 10)
-	now = now.Add(2 * time.Hour)
+	clock.advance(2 * time.Hour)
 	write(t, ts, "orders", 200, 20, 1)
-	ts.eng.ExpireLogs()
+	ts.eng.ExpireLogs(t.Context())
 	offs, err := ts.cl.ListOffsets(ctx, "orders", client.Earliest, nil)
 	if err != nil {
 		t.Fatal(err)

@@ -37,7 +37,7 @@ func TestRPCSpansCarryTable(t *testing.T) {
 	defer tp.Shutdown(context.Background())
 
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	eng, err := engine.Open(t.TempDir(), engine.Options{Allocator: mem, Meter: tel.Meter("engine")})
+	eng, err := engine.Open(t.Context(), t.TempDir(), engine.Options{Allocator: mem, Meter: tel.Meter("engine")})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -41,6 +41,9 @@ type Options struct {
 	// "uri", ...). Empty means the filesystem (hadoop-layout) catalog in
 	// Warehouse, which needs no service.
 	Catalog map[string]string
+	// Iceberg, when set, is the catalog to use instead of one opened from
+	// Warehouse and Catalog: tests wrap a catalog in it to inject faults.
+	Iceberg icecatalog.Catalog
 }
 
 // Lake is an open Iceberg catalog.
@@ -50,6 +53,9 @@ type Lake struct {
 
 // Open opens the lake's catalog.
 func Open(ctx context.Context, opts Options) (*Lake, error) {
+	if opts.Iceberg != nil {
+		return &Lake{cat: opts.Iceberg}, nil
+	}
 	props := iceberg.Properties(maps.Clone(opts.Catalog))
 	if len(props) == 0 || props["type"] == "" || props["type"] == string(icecatalog.Hadoop) {
 		if strings.Contains(opts.Warehouse, "://") && !strings.HasPrefix(opts.Warehouse, "file://") && props["allow-unsafe-commits"] != "true" {

@@ -33,9 +33,16 @@ func col(name, typ string, nullable bool) catalog.Column {
 	return catalog.Column{Name: name, Type: typ, Nullable: &nullable}
 }
 
+// checkedAllocator returns an allocator that must hold nothing at the end
+// of the test.
+func checkedAllocator(t *testing.T) *memory.CheckedAllocator {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	t.Cleanup(func() { mem.AssertSize(t, 0) })
+	return mem
+}
+
 // rows builds a record of the table's columns (id BIGINT, name STRING, small SMALLINT).
-func rows(info *catalog.TableInfo, ids []int64, names []string) arrow.RecordBatch {
-	mem := memory.DefaultAllocator
+func rows(mem memory.Allocator, info *catalog.TableInfo, ids []int64, names []string) arrow.RecordBatch {
 	b := array.NewRecordBuilder(mem, info.ArrowSchema())
 	defer b.Release()
 	for i, id := range ids {
@@ -46,11 +53,10 @@ func rows(info *catalog.TableInfo, ids []int64, names []string) arrow.RecordBatc
 	return b.NewRecordBatch()
 }
 
-func commitRows(t *testing.T, lt *Table, info *catalog.TableInfo, bucket int, first int64, ids []int64, names []string, deletes []int64) *Snapshot {
+func commitRows(t *testing.T, mem memory.Allocator, lt *Table, info *catalog.TableInfo, bucket int, first int64, ids []int64, names []string, deletes []int64) *Snapshot {
 	t.Helper()
 	ctx := context.Background()
-	mem := memory.DefaultAllocator
-	rec := rows(info, ids, names)
+	rec := rows(mem, info, ids, names)
 	defer rec.Release()
 	offs, ts := make([]int64, len(ids)), make([]int64, len(ids))
 	for i := range ids {
@@ -65,7 +71,7 @@ func commitRows(t *testing.T, lt *Table, info *catalog.TableInfo, bucket int, fi
 		Offsets: map[int]int64{bucket: first + int64(len(ids))},
 	}
 	if deletes != nil {
-		drec := rows(info, deletes, make([]string, len(deletes)))
+		drec := rows(mem, info, deletes, make([]string, len(deletes)))
 		offs := make([]int64, len(deletes))
 		dl, err := lt.DataRecord(ctx, mem, drec, bucket, offs, offs)
 		drec.Release()
@@ -74,6 +80,7 @@ func commitRows(t *testing.T, lt *Table, info *catalog.TableInfo, bucket int, fi
 		}
 		del := lt.DeleteRecord(dl)
 		dl.Release()
+		defer del.Release() // the delete writer does not release what it reads
 		c.Deletes = func(yield func(arrow.RecordBatch, error) bool) { yield(del, nil) }
 	}
 	snap, _, err := lt.Commit(ctx, c)
@@ -83,9 +90,9 @@ func commitRows(t *testing.T, lt *Table, info *catalog.TableInfo, bucket int, fi
 	return snap
 }
 
-func scanIDs(t *testing.T, lt *Table, snap int64, bucket int) []int64 {
+func scanIDs(t *testing.T, mem memory.Allocator, lt *Table, snap int64, bucket int) []int64 {
 	t.Helper()
-	recs, err := lt.Scan(context.Background(), memory.DefaultAllocator, snap, bucket, []string{"id", "small", ColOffset}, nil)
+	recs, err := lt.Scan(context.Background(), mem, snap, bucket, []string{"id", "small", ColOffset}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -114,6 +121,7 @@ func usersInfo(t *testing.T) *catalog.TableInfo {
 
 func TestPrimaryKeyRoundsRetireOldRows(t *testing.T) {
 	ctx := context.Background()
+	mem := checkedAllocator(t)
 	info := usersInfo(t)
 	warehouse := t.TempDir()
 	l, err := Open(ctx, Options{Warehouse: warehouse})
@@ -128,15 +136,15 @@ func TestPrimaryKeyRoundsRetireOldRows(t *testing.T) {
 		t.Fatalf("a new lake table has snapshot %v (err %v), want none", s, err)
 	}
 	// Round 1: ids 1, 2, 3 in bucket 0. Round 2: 2 updated, 3 deleted.
-	commitRows(t, lt, info, 0, 0, []int64{1, 2, 3}, []string{"a", "b", "c"}, nil)
-	snap := commitRows(t, lt, info, 0, 3, []int64{2}, []string{"b2"}, []int64{2, 3})
+	commitRows(t, mem, lt, info, 0, 0, []int64{1, 2, 3}, []string{"a", "b", "c"}, nil)
+	snap := commitRows(t, mem, lt, info, 0, 3, []int64{2}, []string{"b2"}, []int64{2, 3})
 	if got, want := snap.Offsets, map[int]int64{0: 4}; !equalMaps(got, want) {
 		t.Errorf("offsets after round 2 = %v, want %v", got, want)
 	}
-	if got := scanIDs(t, lt, snap.ID, 0); !slices.Equal(got, []int64{1, 2}) {
+	if got := scanIDs(t, mem, lt, snap.ID, 0); !slices.Equal(got, []int64{1, 2}) {
 		t.Errorf("bucket 0 after round 2 holds ids %v, want [1 2]", got)
 	}
-	if got := scanIDs(t, lt, snap.ID, 1); len(got) != 0 {
+	if got := scanIDs(t, mem, lt, snap.ID, 1); len(got) != 0 {
 		t.Errorf("bucket 1 holds ids %v, want none", got)
 	}
 
@@ -166,8 +174,8 @@ func TestPrimaryKeyRoundsRetireOldRows(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s, _ := lt2.Current(); s == nil || s.ID != snap.ID {
-		t.Errorf("re-opened lake table has snapshot %v, want %d", s, snap.ID)
+	if s, err := lt2.Current(); err != nil || s == nil || s.ID != snap.ID {
+		t.Errorf("re-opened lake table has snapshot %v (err %v), want %d", s, err, snap.ID)
 	}
 	// A table of the same name with another id does not take it over.
 	other := tableInfo(t, info.TableSpec, 8)
@@ -225,6 +233,7 @@ func TestCheckRefusesWhatIcebergCannotHold(t *testing.T) {
 // The SQL catalog on SQLite: a transactional catalog without a service.
 func TestSQLCatalog(t *testing.T) {
 	ctx := context.Background()
+	mem := checkedAllocator(t)
 	dir := t.TempDir()
 	l, err := Open(ctx, Options{Warehouse: "file://" + dir, Catalog: map[string]string{
 		"type": "sql", "uri": "file:" + dir + "/catalog.db", "sql.driver": "sqlite", "sql.dialect": "sqlite"}})
@@ -237,8 +246,8 @@ func TestSQLCatalog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap := commitRows(t, lt, info, 1, 0, []int64{5, 6}, []string{"e", "f"}, nil)
-	if got := scanIDs(t, lt, snap.ID, 1); !slices.Equal(got, []int64{5, 6}) {
+	snap := commitRows(t, mem, lt, info, 1, 0, []int64{5, 6}, []string{"e", "f"}, nil)
+	if got := scanIDs(t, mem, lt, snap.ID, 1); !slices.Equal(got, []int64{5, 6}) {
 		t.Errorf("bucket 1 holds %v, want [5 6]", got)
 	}
 }
@@ -247,6 +256,7 @@ func TestSQLCatalog(t *testing.T) {
 // and the bucket picks the partition; ne prunes nothing (NULL semantics).
 func TestScanPrunesFiles(t *testing.T) {
 	ctx := context.Background()
+	mem := checkedAllocator(t)
 	// No bucket key: the partition is identity(__bucket).
 	info := tableInfo(t, catalog.TableSpec{Table: "fluss.events",
 		Columns: []catalog.Column{col("id", "BIGINT", false), col("name", "STRING", true), col("small", "SMALLINT", true)},
@@ -265,7 +275,7 @@ func TestScanPrunesFiles(t *testing.T) {
 		for i := range ids {
 			ids[i] = 100*r + int64(i)
 		}
-		snap = commitRows(t, lt, info, 0, 10*r, ids, make([]string, 10), nil)
+		snap = commitRows(t, mem, lt, info, 0, 10*r, ids, make([]string, 10), nil)
 	}
 	files := func(bucket int, filter string) int {
 		t.Helper()
@@ -318,6 +328,7 @@ func TestObjectStoreNeedsATransactionalCatalog(t *testing.T) {
 // files are removed.
 func TestOldSnapshotsExpire(t *testing.T) {
 	ctx := context.Background()
+	mem := checkedAllocator(t)
 	info := tableInfo(t, catalog.TableSpec{Table: "fluss.events",
 		Columns: []catalog.Column{col("id", "BIGINT", false), col("name", "STRING", true), col("small", "SMALLINT", true)},
 		Options: map[string]string{"iceberg.history.expire.max-snapshot-age-ms": "1", "iceberg.write.metadata.previous-versions-max": "2"}}, 3)
@@ -332,16 +343,19 @@ func TestOldSnapshotsExpire(t *testing.T) {
 	}
 	var snap *Snapshot
 	for r := range int64(5) {
-		snap = commitRows(t, lt, info, 0, 2*r, []int64{2 * r, 2*r + 1}, []string{"a", "b"}, nil)
+		snap = commitRows(t, mem, lt, info, 0, 2*r, []int64{2 * r, 2*r + 1}, []string{"a", "b"}, nil)
 		time.Sleep(2 * time.Millisecond)
 	}
 	if n := len(lt.current().Metadata().Snapshots()); n > 2 {
 		t.Errorf("%d snapshots kept, want the old ones expired", n)
 	}
-	if got := scanIDs(t, lt, snap.ID, 0); len(got) != 10 {
+	if got := scanIDs(t, mem, lt, snap.ID, 0); len(got) != 10 {
 		t.Errorf("the current snapshot reads %d rows, want 10", len(got))
 	}
-	metas, _ := filepath.Glob(filepath.Join(warehouse, "fluss", "events", "metadata", "*.metadata.json"))
+	metas, err := filepath.Glob(filepath.Join(warehouse, "fluss", "events", "metadata", "*.metadata.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
 	if len(metas) > 4 {
 		t.Errorf("%d metadata files kept, want old ones removed", len(metas))
 	}

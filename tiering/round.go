@@ -364,7 +364,9 @@ func (r *rounder) pick(ctx context.Context, bucket int, rec arrow.RecordBatch, o
 	idx := ib.NewArray()
 	ib.Release()
 	defer idx.Release()
-	taken, err := compute.TakeArray(compute.WithAllocator(ctx, r.mem), array.RecordToStructArray(rec), idx)
+	cols := array.RecordToStructArray(rec) // holds rec's columns until released
+	defer cols.Release()
+	taken, err := compute.TakeArray(compute.WithAllocator(ctx, r.mem), cols, idx)
 	if err != nil {
 		return nil, fmt.Errorf("pick rows: %w", err)
 	}

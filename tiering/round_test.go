@@ -18,6 +18,7 @@ import (
 
 // fakeLog is a one-bucket changelog of (k BIGINT, v STRING) rows.
 type fakeLog struct {
+	mem     memory.Allocator
 	schema  *arrow.Schema
 	pk      []int
 	batches []Batch
@@ -31,7 +32,7 @@ type change struct {
 }
 
 func (f *fakeLog) append(changes ...change) {
-	b := array.NewRecordBuilder(memory.DefaultAllocator, f.schema)
+	b := array.NewRecordBuilder(f.mem, f.schema)
 	defer b.Release()
 	var kinds []byte
 	for _, c := range changes {
@@ -82,7 +83,7 @@ func (f *fakeLog) Snapshot(_ context.Context, _ int, fn func(Batch) error) (int6
 			}
 		}
 	}
-	rb := array.NewRecordBuilder(memory.DefaultAllocator, f.schema)
+	rb := array.NewRecordBuilder(f.mem, f.schema)
 	defer rb.Release()
 	for _, k := range slices.Sorted(maps.Keys(state)) {
 		rb.Field(0).(*array.Int64Builder).Append(k)
@@ -93,6 +94,8 @@ func (f *fakeLog) Snapshot(_ context.Context, _ int, fn func(Batch) error) (int6
 	return f.end(), fn(Batch{Rec: rec, Offset: -1, CommitMs: -1})
 }
 
+// newLake returns an empty lake table and its log, on a checked allocator
+// that must hold nothing once the test has ended and the log is released.
 func newLake(t *testing.T, pk bool) (*lake.Table, *fakeLog) {
 	t.Helper()
 	no := false
@@ -113,17 +116,24 @@ func newLake(t *testing.T, pk bool) (*lake.Table, *fakeLog) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fakeLog{schema: info.ArrowSchema()}
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	f := &fakeLog{mem: mem, schema: info.ArrowSchema()}
 	if pk {
 		f.pk = info.PrimaryKeyIndexes()
 	}
+	t.Cleanup(func() {
+		for _, b := range f.batches {
+			b.Rec.Release()
+		}
+		mem.AssertSize(t, 0)
+	})
 	return lt, f
 }
 
 // lakeRows reads the lake snapshot as sorted "k=v@offset" lines.
-func lakeRows(t *testing.T, lt *lake.Table, snap *lake.Snapshot) []string {
+func lakeRows(t *testing.T, lt *lake.Table, f *fakeLog, snap *lake.Snapshot) []string {
 	t.Helper()
-	recs, err := lt.Scan(context.Background(), memory.DefaultAllocator, snap.ID, 0, []string{"k", "v", lake.ColOffset}, nil)
+	recs, err := lt.Scan(context.Background(), f.mem, snap.ID, 0, []string{"k", "v", lake.ColOffset}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +153,7 @@ func lakeRows(t *testing.T, lt *lake.Table, snap *lake.Snapshot) []string {
 
 func round(t *testing.T, lt *lake.Table, f *fakeLog) Result {
 	t.Helper()
-	res, err := Round(context.Background(), lt, f, memory.DefaultAllocator)
+	res, err := Round(context.Background(), lt, f, f.mem)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -165,20 +175,20 @@ func TestPrimaryKeyRoundsFoldChanges(t *testing.T) {
 	f.append(change{1, 1, "a"}, change{1, 2, "b"}, change{1, 3, "c"}) // 0-2
 	f.append(change{2, 1, "a"}, change{3, 1, "a2"})                   // 3-4: 1 updated in the same round
 	res := round(t, lt, f)
-	want(t, lakeRows(t, lt, res.Snapshot), "1=a2@4", "2=b@1", "3=c@2")
+	want(t, lakeRows(t, lt, f, res.Snapshot), "1=a2@4", "2=b@1", "3=c@2")
 
 	f.append(change{2, 2, "b"}, change{3, 2, "b2"}, change{4, 3, "c"})                       // 5-7: 2 updated, 3 deleted
 	f.append(change{1, 3, "c3"})                                                             // 8: 3 inserted again
 	f.append(change{2, 2, "b2"}, change{3, 2, "b3"}, change{2, 2, "b3"}, change{3, 2, "b4"}) // 9-12: 2 twice more
 	res = round(t, lt, f)
-	want(t, lakeRows(t, lt, res.Snapshot), "1=a2@4", "2=b4@12", "3=c3@8")
+	want(t, lakeRows(t, lt, f, res.Snapshot), "1=a2@4", "2=b4@12", "3=c3@8")
 	if res.Snapshot.Offsets[0] != 13 || res.Stats.DeletedKeys != 2 {
 		t.Fatalf("round 2: offsets %v, %d keys retired; want offset 13 and keys 2 and 3 retired", res.Snapshot.Offsets, res.Stats.DeletedKeys)
 	}
 
 	f.append(change{4, 1, "a2"}, change{4, 2, "b4"}) // 13-14: both deleted
 	res = round(t, lt, f)
-	want(t, lakeRows(t, lt, res.Snapshot), "3=c3@8")
+	want(t, lakeRows(t, lt, f, res.Snapshot), "3=c3@8")
 
 	// Nothing new: no commit.
 	if again := round(t, lt, f); again.Committed || again.Snapshot.ID != res.Snapshot.ID {
@@ -194,13 +204,13 @@ func TestFirstRoundFromStateWhenTheLogIsCut(t *testing.T) {
 	f.append(change{2, 1, "a"}, change{3, 1, "a2"})
 	f.first = 2
 	res := round(t, lt, f)
-	want(t, lakeRows(t, lt, res.Snapshot), "1=a2@-1", "2=b@-1")
+	want(t, lakeRows(t, lt, f, res.Snapshot), "1=a2@-1", "2=b@-1")
 	if res.Snapshot.Offsets[0] != 4 {
 		t.Fatalf("the snapshot round recorded offset %d, want 4 (the state's)", res.Snapshot.Offsets[0])
 	}
 	f.append(change{2, 2, "b"}, change{3, 2, "b2"})
 	res = round(t, lt, f)
-	want(t, lakeRows(t, lt, res.Snapshot), "1=a2@-1", "2=b2@5")
+	want(t, lakeRows(t, lt, f, res.Snapshot), "1=a2@-1", "2=b2@5")
 }
 
 // A log table appends every row with its offset; rounds neither repeat nor
@@ -212,7 +222,7 @@ func TestLogRoundsAppend(t *testing.T) {
 	f.append(change{0, 3, "c"})
 	f.append(change{0, 1, "a"})
 	res := round(t, lt, f)
-	want(t, lakeRows(t, lt, res.Snapshot), "1=a@0", "1=a@3", "2=b@1", "3=c@2")
+	want(t, lakeRows(t, lt, f, res.Snapshot), "1=a@0", "1=a@3", "2=b@1", "3=c@2")
 	if res.Rows != 2 || res.Snapshot.Offsets[0] != 4 {
 		t.Fatalf("round 2 read %d rows to offset %d, want 2 rows to 4", res.Rows, res.Snapshot.Offsets[0])
 	}

@@ -23,14 +23,19 @@ type Tiered interface {
 func Schedule(ctx context.Context, interval time.Duration, tables func() []Tiered) {
 	tick := time.NewTicker(interval)
 	defer tick.Stop()
+	schedule(ctx, tick.C, time.Now, tables)
+}
+
+// schedule is Schedule on the given ticks and clock.
+func schedule(ctx context.Context, ticks <-chan time.Time, now func() time.Time, tables func() []Tiered) {
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case <-tick.C:
+		case <-ticks:
 		}
 		for _, t := range tables() {
-			if time.Since(t.LastRound()) >= t.Freshness() {
+			if now().Sub(t.LastRound()) >= t.Freshness() {
 				t.Round(ctx)
 			} else {
 				t.Idle(ctx)

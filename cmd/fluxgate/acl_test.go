@@ -404,7 +404,7 @@ func TestPermissionsPersist(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		srv, err := startServer(cfg, slog.New(slog.NewTextHandler(&logs, nil)))
+		srv, err := startServer(t.Context(), cfg, slog.New(slog.NewTextHandler(&logs, nil)))
 		if err != nil {
 			t.Fatal(err)
 		}

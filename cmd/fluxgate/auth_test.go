@@ -18,6 +18,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -53,11 +54,18 @@ func writeUsers(t *testing.T, secret string) string {
 // data, listen and http flags; it stops at the end of the test.
 func startAuthServer(t *testing.T, args ...string) *server {
 	t.Helper()
+	return startAuthServerAt(t, nil, args...)
+}
+
+// startAuthServerAt is startAuthServer with now as the tokens' clock.
+func startAuthServerAt(t *testing.T, now func() time.Time, args ...string) *server {
+	t.Helper()
 	cfg, err := parseServeFlags(append([]string{"--data", t.TempDir(), "--listen", "127.0.0.1:0", "--http", ""}, args...))
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := startServer(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	cfg.now = now
+	srv, err := startServer(t.Context(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -174,12 +182,18 @@ func TestAuthEndToEnd(t *testing.T) {
 
 // TestTokenTTL: a token from Handshake stops working after --token-ttl.
 func TestTokenTTL(t *testing.T) {
-	srv := startAuthServer(t, "--users", writeUsers(t, ""), "--token-ttl", "1s")
+	var clock atomic.Int64
+	clock.Store(time.Now().UnixNano())
+	now := func() time.Time { return time.Unix(0, clock.Load()) }
+	srv := startAuthServerAt(t, now, "--users", writeUsers(t, ""), "--token-ttl", "1s")
 	ann, err := dial(t, srv.FlightAddr(), client.WithBasicAuth("ann", "ann-pw"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(2100 * time.Millisecond)
+	if err := listTables(ann); err != nil {
+		t.Fatalf("within the TTL: %v", err)
+	}
+	clock.Add(int64(1100 * time.Millisecond))
 	if err := listTables(ann); status.Code(err) != codes.Unauthenticated {
 		t.Fatalf("after the TTL: %v, want UNAUTHENTICATED", err)
 	}
@@ -257,7 +271,7 @@ func TestServeFlagErrors(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if srv, err := startServer(cfg, slog.New(slog.NewTextHandler(io.Discard, nil))); err == nil {
+		if srv, err := startServer(t.Context(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil))); err == nil {
 			srv.Stop()
 			t.Errorf("%s: started", name)
 		}

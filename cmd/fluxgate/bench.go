@@ -114,7 +114,7 @@ func benchMain(ctx context.Context, args []string, std stdio) error {
 		return fmt.Errorf("--run %q matches no workload; the workloads are %s", cfg.run, strings.Join(names, ", "))
 	}
 
-	env, err := newBenchEnv(&cfg, std.err)
+	env, err := newBenchEnv(ctx, &cfg, std.err)
 	if err != nil {
 		return err
 	}
@@ -287,13 +287,13 @@ type benchTable struct {
 	id   int64
 }
 
-func newBenchEnv(cfg *benchConfig, stderr io.Writer) (*benchEnv, error) {
+func newBenchEnv(ctx context.Context, cfg *benchConfig, stderr io.Writer) (*benchEnv, error) {
 	tmp, err := os.MkdirTemp(cfg.dir, "fluxgate-bench-")
 	if err != nil {
 		return nil, err
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	srv, err := startServer(&serveConfig{
+	srv, err := startServer(ctx, &serveConfig{
 		data:            filepath.Join(tmp, "data"),
 		listen:          "127.0.0.1:0",
 		http:            "",

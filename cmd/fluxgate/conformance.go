@@ -15,11 +15,12 @@ import (
 )
 
 func runConformance(ctx context.Context, args []string) error {
-	fs := newFlagSet("conformance", "conformance [--addr ADDR] [--run REGEXP] [--max-message-bytes N]")
+	fs := newFlagSet("conformance", "conformance [--addr ADDR] [--run REGEXP] [--max-message-bytes N] [--retention-interval D]")
 	var conn connFlags
 	conn.register(fs)
 	filter := fs.String("run", "", "run only the scenarios whose name matches this regular expression")
 	maxMessage := fs.Int("max-message-bytes", client.MaxMessageBytes, "the server's --max-message-bytes (err-message-too-large sends a batch just above it)")
+	retention := fs.Duration("retention-interval", 0, "the server's --retention-interval, if at most 1s: scenarios that wait for log retention run only then")
 	list := fs.Bool("list", false, "list the scenarios and exit")
 	rest, err := parseArgs(fs, args)
 	if err != nil {
@@ -44,6 +45,7 @@ func runConformance(ctx context.Context, args []string) error {
 	defer c.Close()
 	env := conformance.NewEnv(c, conn.addr)
 	env.MaxMessageBytes = *maxMessage
+	env.RetentionInterval = *retention
 	_, failed, _ := conformance.Run(ctx, env, *filter, os.Stdout)
 	if failed > 0 {
 		return fmt.Errorf("%d scenarios failed", failed)

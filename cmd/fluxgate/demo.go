@@ -61,7 +61,7 @@ func demoMain(ctx context.Context, args []string, std stdio) error {
 
 	start := time.Now()
 	log := slog.New(slog.NewTextHandler(std.err, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	srv, err := startServer(&serveConfig{
+	srv, err := startServer(ctx, &serveConfig{
 		data:            data,
 		listen:          "127.0.0.1:0",
 		http:            "",

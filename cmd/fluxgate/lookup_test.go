@@ -234,8 +234,7 @@ func TestLookupVerb(t *testing.T) {
 	}
 }
 
-// TestLookupVerbAgainstServer runs lookup against the real server; it skips
-// while the server does not implement lookups.
+// TestLookupVerbAgainstServer runs lookup against the real server.
 func TestLookupVerbAgainstServer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a server")
@@ -257,9 +256,6 @@ func TestLookupVerbAgainstServer(t *testing.T) {
 	// drop the table so that the server's shutdown has nothing to write there.
 	defer c.DropTable(ctx, "fluss.dict", true)
 	out, err := run(t, lookupMain, "", append([]string{"--table", "fluss.dict", "--key", "name=alice", "--insert-if-not-exists", "--format", "csv"}, a...)...)
-	if status.Code(err) == codes.Unimplemented {
-		t.Skipf("the server does not implement lookups yet: %v", err)
-	}
 	if err != nil || out != "name,uid,note\nalice,1,\n" {
 		t.Fatalf("insert-if-not-exists lookup of alice: %q, %v", out, err)
 	}

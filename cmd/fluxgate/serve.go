@@ -54,6 +54,9 @@ type serveConfig struct {
 	lakeWarehouse   string
 	lakeCatalog     string
 	retention       time.Duration
+	// now is the clock of bearer tokens; nil means time.Now. No flag sets
+	// it: tests do, to expire tokens without waiting.
+	now func() time.Time
 }
 
 func (c *serveConfig) register(fs *flag.FlagSet) {
@@ -145,7 +148,7 @@ func runServe(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	srv, err := startServer(cfg, log)
+	srv, err := startServer(ctx, cfg, log)
 	if err != nil {
 		return err
 	}
@@ -176,7 +179,9 @@ type server struct {
 	failed chan error
 }
 
-func startServer(cfg *serveConfig, log *slog.Logger) (*server, error) {
+// startServer starts a server; ctx bounds the start (opening the lake's
+// catalog), not the server's life, which ends with Stop.
+func startServer(ctx context.Context, cfg *serveConfig, log *slog.Logger) (*server, error) {
 	authn, err := newAuthenticator(cfg, log)
 	if err != nil {
 		return nil, err
@@ -220,7 +225,7 @@ func startServer(cfg *serveConfig, log *slog.Logger) (*server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("--lake-catalog: %w", err)
 	}
-	eng, err := engine.Open(cfg.data, engine.Options{
+	eng, err := engine.Open(ctx, cfg.data, engine.Options{
 		DefaultBucketNum:  cfg.bucketNum,
 		Logger:            log,
 		Meter:             tel.Meter("github.com/fluxgate-io/fluxgate/engine"),
@@ -312,7 +317,7 @@ func newAuthenticator(cfg *serveConfig, log *slog.Logger) (*auth.Authenticator, 
 	if err != nil {
 		return nil, err
 	}
-	a, err := auth.New(users, auth.Options{TTL: cfg.tokenTTL})
+	a, err := auth.New(users, auth.Options{TTL: cfg.tokenTTL, Now: cfg.now})
 	if err != nil {
 		return nil, fmt.Errorf("--token-ttl: %w", err)
 	}

@@ -66,7 +66,7 @@ func TestTelemetry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := startServer(cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	srv, err := startServer(t.Context(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
