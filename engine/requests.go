@@ -136,8 +136,10 @@ func (s Stop) MarshalJSON() ([]byte, error) {
 func bucketOffsets(in map[string]int64, what string) (map[int]int64, error) {
 	out := make(map[int]int64, len(in))
 	for k, v := range in {
+		// Only the canonical spelling: "01" or "+1" would name bucket 1 a
+		// second time, one value silently replacing the other.
 		b, err := strconv.Atoi(k)
-		if err != nil || b < 0 {
+		if err != nil || b < 0 || strconv.Itoa(b) != k {
 			return nil, errs.New(errs.Invalid, "%s: %q is not a bucket number", what, k)
 		}
 		if v < 0 {

@@ -99,6 +99,7 @@ func TestStrictInput(t *testing.T) {
 	wantInvalid(t, "scan compression xz", scan(`{"table": "orders", "compression": "xz"}`), `"xz"`, "none, lz4_frame, zstd")
 	wantInvalid(t, "startup offsets of bucket 99", scan(`{"table": "orders", "startup": {"offsets": {"0": 0, "99": 0}}}`), "startup offsets", "bucket 99", "0 to 1")
 	wantInvalid(t, "stop offsets of bucket 99", scan(`{"table": "orders", "stop": {"offsets": {"99": 0}}}`), "stop offsets", "bucket 99")
+	wantInvalid(t, "bucket 1 named twice", scan(`{"table": "orders", "startup": {"offsets": {"1": 0, "01": 5}}}`), `"01" is not a bucket number`)
 
 	// A range error prints the offsets, not a Go pointer.
 	err = redeem(t, fc, fmt.Sprintf(`{"v": 1, "table_id": %d, "table": "fluss.orders", "view": "log", "bucket": 0, "start": 5, "stop": 3}`, info.TableID))
