@@ -30,7 +30,7 @@ func ParseTablePath(s string) (TablePath, error) {
 	var p TablePath
 	if hasView {
 		if view != ViewChangelog && view != ViewLake {
-			return p, errs.New(errs.Invalid, "table name %s: unknown view %s: expected $changelog or $lake", Quote(s), Quote("$"+view))
+			return p, errs.New(errs.Invalid, "table name %s: unknown view %s: expected $changelog or $lake", quote(s), quote("$"+view))
 		}
 		p.View = view
 	}
@@ -39,10 +39,10 @@ func ParseTablePath(s string) (TablePath, error) {
 		db, table = DefaultDatabase, name
 	}
 	if err := validateName("database", db); err != nil {
-		return TablePath{}, errs.New(errs.Invalid, "table name %s: %w", Quote(s), err)
+		return TablePath{}, errs.New(errs.Invalid, "table name %s: %w", quote(s), err)
 	}
 	if err := validateName("table", table); err != nil {
-		return TablePath{}, errs.New(errs.Invalid, "table name %s: %w", Quote(s), err)
+		return TablePath{}, errs.New(errs.Invalid, "table name %s: %w", quote(s), err)
 	}
 	p.Database, p.Table = db, table
 	return p, nil
@@ -66,7 +66,7 @@ const maxNameLen = 200
 
 func validateName(what, name string) error {
 	if name == "" || len(name) > maxNameLen {
-		return errs.New(errs.Invalid, "%s name %s is %d bytes long; it must be 1 to %d", what, Quote(name), len(name), maxNameLen)
+		return errs.New(errs.Invalid, "%s name %s is %d bytes long; it must be 1 to %d", what, quote(name), len(name), maxNameLen)
 	}
 	for _, c := range name {
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
@@ -82,9 +82,9 @@ func validateName(what, name string) error {
 // quoteMax is how much of a client's string an error message quotes.
 const quoteMax = 64
 
-// Quote quotes s for an error message, cut to its first quoteMax bytes: an
+// quote quotes s for an error message, cut to its first quoteMax bytes: an
 // error echoes what the client sent, and must stay small whatever that was.
-func Quote(s string) string {
+func quote(s string) string {
 	if len(s) <= quoteMax {
 		return strconv.Quote(s)
 	}
