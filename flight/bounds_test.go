@@ -318,7 +318,12 @@ func TestListPageTokens(t *testing.T) {
 	if got := fmt.Sprint(list("list-tables", "tables", `, "database": "b"`)); got != "[b.x b.y]" {
 		t.Errorf("list-tables of b by pages of 2: %s", got)
 	}
-	_, err := doAction(t, fc, "list-tables", `{"max_results": -1}`)
+	_, err := doAction(t, fc, "list-tables", fmt.Sprintf(`{"database": %q}`, strings.Repeat("d", 1<<20)))
+	wantInvalid(t, "a database name of 1 MiB", err, "database name", "200")
+	if len(status.Convert(err).Message()) > 1024 {
+		t.Errorf("the message echoes the name: %d bytes", len(status.Convert(err).Message()))
+	}
+	_, err = doAction(t, fc, "list-tables", `{"max_results": -1}`)
 	wantInvalid(t, "negative max_results", err, "max_results")
 	_, err = doAction(t, fc, "list-tables", `{"page_token": "not base64!"}`)
 	wantInvalid(t, "bad page token", err, "page_token")
