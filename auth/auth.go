@@ -201,10 +201,10 @@ type Options struct {
 }
 
 // Authenticator checks passwords and tokens. It implements
-// flight.BasicAuthValidator: give it to flight.CreateServerBasicAuthMiddleware.
-// IsValid's identity (flight.AuthFromContext, FromContext) is a Principal.
-// Middleware adds the throttle of failed handshakes per client address.
-// Errors are gRPC UNAUTHENTICATED.
+// flight.BasicAuthValidator; a server serves its Middleware, which is
+// arrow-go's basic auth behind the throttle of failed handshakes per client
+// address. IsValid's identity (flight.AuthFromContext, FromContext) is a
+// Principal. Errors are gRPC UNAUTHENTICATED.
 type Authenticator struct {
 	users    *Users
 	secret   []byte

@@ -54,7 +54,7 @@ func (s *Startup) UnmarshalJSON(b []byte) error {
 			s.Mode = m
 			return nil
 		}
-		return errs.New(errs.Invalid, `startup %q: want "full", "earliest", "latest", {"timestamp": ms} or {"offsets": {...}}`, mode)
+		return errs.New(errs.Invalid, `startup %.64q: want "full", "earliest", "latest", {"timestamp": ms} or {"offsets": {...}}`, mode)
 	}
 	var obj struct {
 		Timestamp *int64           `json:"timestamp"`
@@ -110,7 +110,7 @@ func (s *Stop) UnmarshalJSON(b []byte) error {
 			s.None = true
 			return nil
 		}
-		return errs.New(errs.Invalid, `stop %q: want "latest", "none" or {"offsets": {...}}`, mode)
+		return errs.New(errs.Invalid, `stop %.64q: want "latest", "none" or {"offsets": {...}}`, mode)
 	}
 	var obj struct {
 		Offsets map[string]int64 `json:"offsets"`
@@ -140,7 +140,7 @@ func bucketOffsets(in map[string]int64, what string) (map[int]int64, error) {
 		// second time, one value silently replacing the other.
 		b, err := strconv.Atoi(k)
 		if err != nil || b < 0 || strconv.Itoa(b) != k {
-			return nil, errs.New(errs.Invalid, "%s: %q is not a bucket number", what, k)
+			return nil, errs.New(errs.Invalid, "%s: %.64q is not a bucket number", what, k)
 		}
 		if v < 0 {
 			return nil, errs.New(errs.Invalid, "%s: offset %d of bucket %d is negative", what, v, b)
@@ -183,14 +183,15 @@ func checkCompression(c string) error {
 	if c == "" || slices.Contains(compressions, c) {
 		return nil
 	}
-	return errs.New(errs.Invalid, "compression %q: want one of %s", c, strings.Join(compressions, ", "))
+	return errs.New(errs.Invalid, "compression %.64q: want one of %s", c, strings.Join(compressions, ", "))
 }
 
 // checkOffsetBuckets refuses startup or stop offsets naming a bucket the
 // table does not have, as "buckets" does: a typo must not read from the
 // earliest offset instead.
 func checkOffsetBuckets(req ScanRequest, table string, buckets int) error {
-	for what, offs := range map[string]map[int]int64{"startup": req.Startup.Offsets, "stop": req.Stop.Offsets} {
+	for i, offs := range []map[int]int64{req.Startup.Offsets, req.Stop.Offsets} {
+		what := [...]string{"startup", "stop"}[i]
 		for _, b := range slices.Sorted(maps.Keys(offs)) {
 			if b >= buckets {
 				return errs.New(errs.Invalid, "%s offsets: bucket %d does not exist: %s has buckets 0 to %d", what, b, table, buckets-1)
@@ -266,7 +267,7 @@ func checkDuplicateKeys(b []byte) error {
 		if top != nil && top.keys != nil && top.expectKey && tok != json.Delim('}') {
 			key := tok.(string) // the tokenizer allows only strings as keys
 			if top.keys[key] {
-				return fmt.Errorf("key %q appears twice in %s", key, top.path)
+				return fmt.Errorf("key %.64q appears twice in %s", key, top.path)
 			}
 			top.keys[key], top.expectKey = true, false
 			path = top.path + "." + key
