@@ -196,17 +196,21 @@ func NewSecret() string {
 type Options struct {
 	TTL time.Duration    // lifetime of tokens from Handshake; default DefaultTTL
 	Now func() time.Time // clock; default time.Now
+	// Throttle limits failed handshakes per client address (Middleware).
+	Throttle ThrottleOptions
 }
 
 // Authenticator checks passwords and tokens. It implements
-// flight.BasicAuthValidator: give it to flight.CreateServerBasicAuthMiddleware.
-// IsValid's identity (flight.AuthFromContext, FromContext) is a Principal.
-// Errors are gRPC UNAUTHENTICATED.
+// flight.BasicAuthValidator; a server serves its Middleware, which is
+// arrow-go's basic auth behind the throttle of failed handshakes per client
+// address. IsValid's identity (flight.AuthFromContext, FromContext) is a
+// Principal. Errors are gRPC UNAUTHENTICATED.
 type Authenticator struct {
-	users  *Users
-	secret []byte
-	ttl    time.Duration
-	now    func() time.Time
+	users    *Users
+	secret   []byte
+	ttl      time.Duration
+	now      func() time.Time
+	throttle *Throttle
 }
 
 var _ flight.BasicAuthValidator = (*Authenticator)(nil)
@@ -234,7 +238,8 @@ func New(users *Users, opts Options) (*Authenticator, error) {
 			return nil, err
 		}
 	}
-	return &Authenticator{users: users, secret: secret, ttl: opts.TTL, now: opts.Now}, nil
+	return &Authenticator{users: users, secret: secret, ttl: opts.TTL, now: opts.Now,
+		throttle: NewThrottle(opts.Throttle, opts.Now)}, nil
 }
 
 // Errors of Login and Verify (wrapped in gRPC status by Validate and IsValid).

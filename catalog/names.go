@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/fluxgate-io/fluxgate/errs"
@@ -29,7 +30,7 @@ func ParseTablePath(s string) (TablePath, error) {
 	var p TablePath
 	if hasView {
 		if view != ViewChangelog && view != ViewLake {
-			return p, errs.New(errs.Invalid, "table name %q: unknown view %q: expected $changelog or $lake", s, "$"+view)
+			return p, errs.New(errs.Invalid, "table name %s: unknown view %s: expected $changelog or $lake", quote(s), quote("$"+view))
 		}
 		p.View = view
 	}
@@ -38,10 +39,10 @@ func ParseTablePath(s string) (TablePath, error) {
 		db, table = DefaultDatabase, name
 	}
 	if err := validateName("database", db); err != nil {
-		return TablePath{}, errs.New(errs.Invalid, "table name %q: %w", s, err)
+		return TablePath{}, errs.New(errs.Invalid, "table name %s: %w", quote(s), err)
 	}
 	if err := validateName("table", table); err != nil {
-		return TablePath{}, errs.New(errs.Invalid, "table name %q: %w", s, err)
+		return TablePath{}, errs.New(errs.Invalid, "table name %s: %w", quote(s), err)
 	}
 	p.Database, p.Table = db, table
 	return p, nil
@@ -65,7 +66,7 @@ const maxNameLen = 200
 
 func validateName(what, name string) error {
 	if name == "" || len(name) > maxNameLen {
-		return errs.New(errs.Invalid, "%s name %q must be 1 to %d characters long", what, name, maxNameLen)
+		return errs.New(errs.Invalid, "%s name %s is %d bytes long; it must be 1 to %d", what, quote(name), len(name), maxNameLen)
 	}
 	for _, c := range name {
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
@@ -76,4 +77,16 @@ func validateName(what, name string) error {
 		return errs.New(errs.Invalid, "%s name %q may not start with \"__\" (reserved for internal use)", what, name)
 	}
 	return nil
+}
+
+// quoteMax is how much of a client's string an error message quotes.
+const quoteMax = 64
+
+// quote quotes s for an error message, cut to its first quoteMax bytes: an
+// error echoes what the client sent, and must stay small whatever that was.
+func quote(s string) string {
+	if len(s) <= quoteMax {
+		return strconv.Quote(s)
+	}
+	return strconv.Quote(s[:quoteMax]) + "..."
 }

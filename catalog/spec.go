@@ -155,6 +155,9 @@ func NormalizeSpec(spec TableSpec, defaults Defaults) (*TableInfo, error) {
 	if len(spec.Columns) == 0 {
 		return nil, errs.New(errs.Invalid, "table %s: a table needs at least one column", n.table)
 	}
+	if err := checkComment(n.table, "comment", spec.Comment); err != nil {
+		return nil, err
+	}
 	for _, c := range spec.Columns {
 		if err := n.addColumn(c); err != nil {
 			return nil, err
@@ -181,6 +184,9 @@ func NormalizeSpec(spec TableSpec, defaults Defaults) (*TableInfo, error) {
 	if err := info.init(); err != nil {
 		return nil, err
 	}
+	if err := checkDefinitionSize(info); err != nil {
+		return nil, err
+	}
 	return info, nil
 }
 
@@ -195,6 +201,9 @@ func ValidateAlter(info *TableInfo, set map[string]string, reset []string, addCo
 		opts = map[string]string{}
 	}
 	for _, k := range slices.Sorted(maps.Keys(set)) {
+		if err := checkOptionSize(table, k, set[k]); err != nil {
+			return nil, err
+		}
 		if !alterable[k] {
 			return nil, notAlterable(table, k)
 		}
@@ -205,6 +214,9 @@ func ValidateAlter(info *TableInfo, set map[string]string, reset []string, addCo
 		opts[k] = v
 	}
 	for _, k := range reset {
+		if err := checkOptionSize(table, k, ""); err != nil {
+			return nil, err
+		}
 		if !alterable[k] {
 			return nil, notAlterable(table, k)
 		}
@@ -239,6 +251,9 @@ func ValidateAlter(info *TableInfo, set map[string]string, reset []string, addCo
 	if err := out.init(); err != nil {
 		return nil, err
 	}
+	if err := checkDefinitionSize(out); err != nil {
+		return nil, err
+	}
 	return out, nil
 }
 
@@ -267,13 +282,16 @@ type normalizer struct {
 func (n *normalizer) addColumn(c Column) error {
 	switch {
 	case c.Name == "" || len(c.Name) > maxNameLen:
-		return errs.New(errs.Invalid, "table %s: column name %q must be 1 to %d characters long", n.table, c.Name, maxNameLen)
+		return errs.New(errs.Invalid, "table %s: column name %s is %d bytes long; it must be 1 to %d", n.table, quote(c.Name), len(c.Name), maxNameLen)
 	case strings.TrimSpace(c.Name) != c.Name || strings.ContainsAny(c.Name, ",\x00\n\r\t"):
 		return errs.New(errs.Invalid, "table %s: column name %q may not contain commas or control characters, nor start or end with a space", n.table, c.Name)
 	case reservedColumns[c.Name]:
 		return errs.New(errs.Invalid, "table %s: column name %q is reserved for a system column", n.table, c.Name)
 	case n.types[c.Name] != nil:
 		return errs.New(errs.Invalid, "table %s: duplicate column %q", n.table, c.Name)
+	}
+	if err := checkComment(n.table, fmt.Sprintf("column %q comment", c.Name), c.Comment); err != nil {
+		return err
 	}
 	t, err := parseType(c.Type)
 	if err != nil {
@@ -311,6 +329,9 @@ func (n *normalizer) options(in map[string]string, d Defaults) error {
 	var aggs []string // columns named by fields.<col>.* keys, checked after the engine
 	for _, k := range slices.Sorted(maps.Keys(in)) {
 		v := in[k]
+		if err := checkOptionSize(n.table, k, v); err != nil {
+			return err
+		}
 		if strings.HasPrefix(k, LakeOptionPrefix) {
 			n.opts[k] = v
 			continue

@@ -25,6 +25,7 @@ const (
 	ActionLakeSnapshot   = "lake-snapshot"
 	ActionTierNow        = "tier-now"
 	ActionUndo           = "undo"
+	ActionListGrants     = "list-grants"
 )
 
 // Action runs the action name with body marshalled as JSON (nil sends {};
@@ -114,15 +115,54 @@ func (c *Client) DropDatabase(ctx context.Context, name string, ifExists, cascad
 	return c.Action(ctx, ActionDropDatabase, body, nil)
 }
 
-// ListDatabases returns the names of all databases.
+// ListDatabases returns the names of all databases, following every page.
 func (c *Client) ListDatabases(ctx context.Context) ([]string, error) {
-	var res struct {
-		Databases []string `json:"databases"`
+	var out []string
+	err := c.ListPages(ctx, ActionListDatabases, nil, "databases", func(item json.RawMessage) error {
+		var db string
+		if err := json.Unmarshal(item, &db); err != nil {
+			return err
+		}
+		out = append(out, db)
+		return nil
+	})
+	return out, err
+}
+
+// ListPages runs a paged listing action (list-databases, list-tables,
+// list-grants; PROTOCOL.md §3) and calls each with every item of the list
+// field, page after page, until the server returns no next_page_token. body
+// holds the action's other fields (nil: none).
+func (c *Client) ListPages(ctx context.Context, name string, body map[string]any, field string, each func(json.RawMessage) error) error {
+	req := map[string]any{}
+	for k, v := range body {
+		req[k] = v
 	}
-	if err := c.Action(ctx, ActionListDatabases, nil, &res); err != nil {
-		return nil, err
+	for {
+		var res map[string]json.RawMessage
+		if err := c.Action(ctx, name, req, &res); err != nil {
+			return err
+		}
+		var items []json.RawMessage
+		if err := json.Unmarshal(res[field], &items); err != nil {
+			return fmt.Errorf("%s: decode %q: %w", name, field, err)
+		}
+		for _, it := range items {
+			if err := each(it); err != nil {
+				return fmt.Errorf("%s: decode an item of %q: %w", name, field, err)
+			}
+		}
+		var next string
+		if raw, ok := res["next_page_token"]; ok {
+			if err := json.Unmarshal(raw, &next); err != nil {
+				return fmt.Errorf("%s: decode next_page_token: %w", name, err)
+			}
+		}
+		if next == "" {
+			return nil
+		}
+		req["page_token"] = next
 	}
-	return res.Databases, nil
 }
 
 // CreateTable creates a table and returns it as stored. With ifNotExists, an
@@ -161,18 +201,22 @@ func (c *Client) DescribeTable(ctx context.Context, name string) (*TableInfo, er
 }
 
 // ListTables lists the tables of a database, or of every database when
-// database is empty.
+// database is empty, following every page.
 func (c *Client) ListTables(ctx context.Context, database string) ([]TableInfo, error) {
-	body := struct {
-		Database string `json:"database,omitempty"`
-	}{database}
-	var res struct {
-		Tables []TableInfo `json:"tables"`
+	body := map[string]any{}
+	if database != "" {
+		body["database"] = database
 	}
-	if err := c.Action(ctx, ActionListTables, body, &res); err != nil {
-		return nil, err
-	}
-	return res.Tables, nil
+	var out []TableInfo
+	err := c.ListPages(ctx, ActionListTables, body, "tables", func(item json.RawMessage) error {
+		var t TableInfo
+		if err := json.Unmarshal(item, &t); err != nil {
+			return err
+		}
+		out = append(out, t)
+		return nil
+	})
+	return out, err
 }
 
 // AlterTable changes a table's options or adds columns, and returns it as

@@ -67,8 +67,11 @@ func (s *fakeServer) DoAction(a *flight.Action, st flight.FlightService_DoAction
 			return status.Error(codes.AlreadyExists, "database fluss already exists")
 		}
 		result = fmt.Sprintf(`{"database": %q}`, body.Database)
-	case ActionListDatabases:
-		result = `{"databases": ["fluss", "d"]}`
+	case ActionListDatabases: // in two pages
+		result = `{"databases": ["fluss"], "next_page_token": "p2"}`
+		if strings.Contains(string(a.Body), `"p2"`) {
+			result = `{"databases": ["d"]}`
+		}
 	case ActionDescribeTable, ActionCreateTable:
 		var body struct {
 			Table string `json:"table"`
@@ -318,7 +321,7 @@ func TestActions(t *testing.T) {
 		t.Fatal(err)
 	}
 	var raw json.RawMessage
-	if err := c.Action(ctx, ActionListDatabases, nil, &raw); err != nil || !strings.Contains(string(raw), "fluss") {
+	if err := c.Action(ctx, ActionListDatabases, json.RawMessage(`{"page_token": "p2"}`), &raw); err != nil || !strings.Contains(string(raw), `"d"`) {
 		t.Errorf("raw action = %s, %v", raw, err)
 	}
 
@@ -330,7 +333,7 @@ func TestActions(t *testing.T) {
 	}
 	for name, want := range map[string]string{
 		ActionDescribeTable:  `{"table": "fluss.orders"}`,
-		ActionListDatabases:  `{}`,
+		ActionListDatabases:  `{"page_token": "p2"}`, // the last page's
 		ActionListTables:     `{}`,
 		ActionListOffsets:    `{"table": "fluss.orders", "at": "earliest", "buckets": [0, 1]}`,
 		ActionCreateDatabase: `{"database": "d", "if_not_exists": true}`,

@@ -76,8 +76,11 @@ func ParseTicket(b []byte) (Ticket, error) {
 	}
 	for _, r := range tk.ranges() {
 		if r.Start < 0 || (r.Stop != nil && *r.Stop < r.Start) {
-			return tk, errs.New(errs.Invalid, "ticket range of bucket %d is malformed (start %d, stop %v)", r.Bucket, r.Start, r.Stop)
+			return tk, errs.New(errs.Invalid, "ticket range of bucket %d is malformed (start %d, stop %s)", r.Bucket, r.Start, r.stopString())
 		}
+	}
+	if err := checkCompression(tk.Compression); err != nil {
+		return tk, fmt.Errorf("ticket: %w", err)
 	}
 	if tk.Limit != nil && *tk.Limit < 0 {
 		return tk, errs.New(errs.Invalid, "ticket limit %d is negative", *tk.Limit)

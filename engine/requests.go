@@ -4,7 +4,11 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
+	"maps"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/fluxgate-io/fluxgate/errs"
 )
@@ -50,7 +54,7 @@ func (s *Startup) UnmarshalJSON(b []byte) error {
 			s.Mode = m
 			return nil
 		}
-		return errs.New(errs.Invalid, `startup %q: want "full", "earliest", "latest", {"timestamp": ms} or {"offsets": {...}}`, mode)
+		return errs.New(errs.Invalid, `startup %.64q: want "full", "earliest", "latest", {"timestamp": ms} or {"offsets": {...}}`, mode)
 	}
 	var obj struct {
 		Timestamp *int64           `json:"timestamp"`
@@ -106,7 +110,7 @@ func (s *Stop) UnmarshalJSON(b []byte) error {
 			s.None = true
 			return nil
 		}
-		return errs.New(errs.Invalid, `stop %q: want "latest", "none" or {"offsets": {...}}`, mode)
+		return errs.New(errs.Invalid, `stop %.64q: want "latest", "none" or {"offsets": {...}}`, mode)
 	}
 	var obj struct {
 		Offsets map[string]int64 `json:"offsets"`
@@ -132,9 +136,11 @@ func (s Stop) MarshalJSON() ([]byte, error) {
 func bucketOffsets(in map[string]int64, what string) (map[int]int64, error) {
 	out := make(map[int]int64, len(in))
 	for k, v := range in {
+		// Only the canonical spelling: "01" or "+1" would name bucket 1 a
+		// second time, one value silently replacing the other.
 		b, err := strconv.Atoi(k)
-		if err != nil || b < 0 {
-			return nil, errs.New(errs.Invalid, "%s: %q is not a bucket number", what, k)
+		if err != nil || b < 0 || strconv.Itoa(b) != k {
+			return nil, errs.New(errs.Invalid, "%s: %.64q is not a bucket number", what, k)
 		}
 		if v < 0 {
 			return nil, errs.New(errs.Invalid, "%s: offset %d of bucket %d is negative", what, v, b)
@@ -169,6 +175,40 @@ type OffsetsRequest struct {
 	Buckets []int           `json:"buckets,omitempty"`
 }
 
+// Compressions are the values of a scan's (and a ticket's) "compression".
+var compressions = []string{"none", "lz4_frame", "zstd"}
+
+// checkCompression accepts "" (none) and the values of compressions.
+func checkCompression(c string) error {
+	if c == "" || slices.Contains(compressions, c) {
+		return nil
+	}
+	return errs.New(errs.Invalid, "compression %.64q: want one of %s", c, strings.Join(compressions, ", "))
+}
+
+// checkOffsetBuckets refuses startup or stop offsets naming a bucket the
+// table does not have, as "buckets" does: a typo must not read from the
+// earliest offset instead.
+func checkOffsetBuckets(req ScanRequest, table string, buckets int) error {
+	for i, offs := range []map[int]int64{req.Startup.Offsets, req.Stop.Offsets} {
+		what := [...]string{"startup", "stop"}[i]
+		for _, b := range slices.Sorted(maps.Keys(offs)) {
+			if b >= buckets {
+				return errs.New(errs.Invalid, "%s offsets: bucket %d does not exist: %s has buckets 0 to %d", what, b, table, buckets-1)
+			}
+		}
+	}
+	return nil
+}
+
+// stopString prints a range's stop, "null" when unbounded.
+func (r TicketRange) stopString() string {
+	if r.Stop == nil {
+		return "null"
+	}
+	return strconv.FormatInt(*r.Stop, 10)
+}
+
 // strictUnmarshal decodes JSON, rejecting unknown fields and trailing data.
 func strictUnmarshal(b []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
@@ -182,10 +222,14 @@ func strictUnmarshal(b []byte, v any) error {
 	return nil
 }
 
-// DecodeJSON decodes a request body strictly: an unknown field or malformed
+// DecodeJSON decodes client JSON (a command, action body or ticket)
+// strictly: an unknown field, a key given twice in one object or malformed
 // JSON is errs.Invalid naming what is wrong, so a typo never silently changes
 // behaviour.
 func DecodeJSON(b []byte, what string, v any) error {
+	if err := checkDuplicateKeys(b); err != nil {
+		return errs.New(errs.Invalid, "%s: %v", what, err)
+	}
 	if err := strictUnmarshal(b, v); err != nil {
 		if errs.KindOf(err) != errs.Internal {
 			return err
@@ -193,4 +237,60 @@ func DecodeJSON(b []byte, what string, v any) error {
 		return errs.New(errs.Invalid, "%s: %v", what, err)
 	}
 	return nil
+}
+
+// checkDuplicateKeys refuses an object that names a key twice, at any depth:
+// encoding/json would keep the last value silently, where another parser
+// might keep the first.
+func checkDuplicateKeys(b []byte) error {
+	type frame struct {
+		keys      map[string]bool // nil for an array
+		path      string
+		expectKey bool
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber() // numbers are skipped, not converted
+	var stack []*frame
+	path := "$"
+	for {
+		tok, err := dec.Token()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return nil // malformed JSON: the decoder that follows says where
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if top != nil && top.keys != nil && top.expectKey && tok != json.Delim('}') {
+			key := tok.(string) // the tokenizer allows only strings as keys
+			if top.keys[key] {
+				return fmt.Errorf("key %.64q appears twice in %s", key, top.path)
+			}
+			top.keys[key], top.expectKey = true, false
+			path = top.path + "." + key
+			continue
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, &frame{keys: map[string]bool{}, path: path, expectKey: true})
+			continue
+		case json.Delim('['):
+			stack = append(stack, &frame{path: path})
+			path += "[]"
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			stack = stack[:len(stack)-1]
+		}
+		// A value ended: an object's next token is a key again.
+		if len(stack) > 0 {
+			if top := stack[len(stack)-1]; top.keys != nil {
+				top.expectKey = true
+			} else {
+				path = top.path + "[]"
+			}
+		}
+	}
 }

@@ -94,10 +94,11 @@ func (e *Engine) PlanScan(ctx context.Context, req ScanRequest) (*ScanPlan, erro
 	if err != nil {
 		return nil, err
 	}
-	switch req.Compression {
-	case "", "none", "lz4_frame", "zstd":
-	default:
-		return nil, errs.New(errs.Invalid, "compression %q: want none, lz4_frame or zstd", req.Compression)
+	if err := checkCompression(req.Compression); err != nil {
+		return nil, err
+	}
+	if err := checkOffsetBuckets(req, path.FullName(), info.BucketCount()); err != nil {
+		return nil, err
 	}
 	vp, err := planView(info, view, req.Columns, req.Filter)
 	if err != nil {

@@ -93,9 +93,15 @@ func (s *Service) maysee(ctx context.Context, db string) bool {
 }
 
 // authorizeDatabaseListing checks a listing of database's tables ("": of
-// every database): the caller must see the database (maysee), so that a
-// listing does not tell which databases exist.
+// every database): the name must be one a database can have, and the caller
+// must see the database (maysee), so that a listing does not tell which
+// databases exist.
 func (s *Service) authorizeDatabaseListing(ctx context.Context, rpc, database string) error {
+	if database != "" {
+		if err := catalog.ValidateDatabaseName(database); err != nil {
+			return err
+		}
+	}
 	p, ok := s.caller(ctx)
 	if !ok || database == "" || s.acl.Visible(p, database) {
 		return nil

@@ -30,11 +30,11 @@ type action struct {
 var actions = map[string]action{
 	"create-database": {"create a database: {\"database\", \"if_not_exists\"}", (*Service).createDatabase},
 	"drop-database":   {"drop a database: {\"database\", \"if_exists\", \"cascade\"}", (*Service).dropDatabase},
-	"list-databases":  {"list the databases: {}", (*Service).listDatabases},
+	"list-databases":  {"list the databases: {\"max_results\", \"page_token\"} (optional); returns {\"databases\", \"next_page_token\"}", (*Service).listDatabases},
 	"create-table":    {"create a table: a TableSpec plus \"if_not_exists\"; returns its TableInfo", (*Service).createTable},
 	"drop-table":      {"drop a table and its data: {\"table\", \"if_exists\"}", (*Service).dropTable},
 	"describe-table":  {"describe a table: {\"table\"}; returns its TableInfo", (*Service).describeTable},
-	"list-tables":     {"list tables: {\"database\"} (optional); returns {\"tables\": [TableInfo]}", (*Service).listTables},
+	"list-tables":     {"list tables: {\"database\", \"max_results\", \"page_token\"} (optional); returns {\"tables\": [TableInfo], \"next_page_token\"}", (*Service).listTables},
 	"alter-table":     {"change alterable options: {\"table\", \"set\", \"reset\", \"add_columns\"}", (*Service).alterTable},
 	"list-offsets":    {"offsets per bucket: {\"table\", \"at\": \"earliest\"|\"latest\"|{\"timestamp\": ms}, \"buckets\"}", (*Service).listOffsets},
 	"lake-snapshot":   {"the latest lake snapshot of a table: {\"table\"}; returns {\"snapshot_id\", \"offsets\", \"committed_at\"}", (*Service).lakeSnapshot},
@@ -42,7 +42,7 @@ var actions = map[string]action{
 	"undo":            {"restore a primary-key table to per-bucket offsets: {\"table\", \"offsets\": {bucket: offset}}", (*Service).undo},
 	"grant":           {"admins: grant operations: {\"principal\", \"database\" (\"*\": all), \"table\" (optional), \"operations\": [read|write|create|drop|alter|describe]}", (*Service).grant},
 	"revoke":          {"admins: revoke operations: the body of grant", (*Service).revoke},
-	"list-grants":     {"admins: list grants: {\"principal\"} (optional); returns {\"grants\": [grant]}", (*Service).listGrants},
+	"list-grants":     {"admins: list grants: {\"principal\", \"max_results\", \"page_token\"} (optional); returns {\"grants\": [grant], \"next_page_token\"}", (*Service).listGrants},
 }
 
 func (s *Service) ListActions(_ *flight.Empty, stream flight.FlightService_ListActionsServer) error {
@@ -124,7 +124,8 @@ func (s *Service) dropDatabase(ctx context.Context, body []byte) (any, error) {
 }
 
 func (s *Service) listDatabases(ctx context.Context, body []byte) (any, error) {
-	if _, err := decode[empty](body, "list-databases"); err != nil {
+	req, err := decode[pageRequest](body, "list-databases")
+	if err != nil {
 		return nil, err
 	}
 	dbs := []string{}
@@ -133,7 +134,22 @@ func (s *Service) listDatabases(ctx context.Context, body []byte) (any, error) {
 			dbs = append(dbs, db)
 		}
 	}
-	return map[string][]string{"databases": dbs}, nil
+	p, err := pageOf(dbs, func(db string) string { return db }, req, "list-databases")
+	return listing{"databases", p}, err
+}
+
+// listing is the answer of a paged listing: {"<name>": [...], "next_page_token": "..."}.
+type listing struct {
+	name string
+	page
+}
+
+func (l listing) MarshalJSON() ([]byte, error) {
+	m := map[string]any{l.name: l.items}
+	if l.next != "" {
+		m["next_page_token"] = l.next
+	}
+	return json.Marshal(m)
 }
 
 func (s *Service) createTable(ctx context.Context, body []byte) (any, error) {
@@ -185,6 +201,7 @@ func (s *Service) describeTable(ctx context.Context, body []byte) (any, error) {
 func (s *Service) listTables(ctx context.Context, body []byte) (any, error) {
 	req, err := decode[struct {
 		Database string `json:"database"`
+		pageRequest
 	}](body, "list-tables")
 	if err != nil {
 		return nil, err
@@ -202,7 +219,9 @@ func (s *Service) listTables(ctx context.Context, body []byte) (any, error) {
 			tables = append(tables, t)
 		}
 	}
-	return map[string]any{"tables": tables}, nil
+	key := func(t *catalog.TableInfo) string { p := t.Path(); return p.Database + "\x00" + p.Table }
+	p, err := pageOf(tables, key, req.pageRequest, "list-tables")
+	return listing{"tables", p}, err
 }
 
 func (s *Service) alterTable(ctx context.Context, body []byte) (any, error) {
@@ -346,9 +365,12 @@ func (s *Service) listGrants(ctx context.Context, body []byte) (any, error) {
 	}
 	req, err := decode[struct {
 		Principal string `json:"principal"`
+		pageRequest
 	}](body, "list-grants")
 	if err != nil {
 		return nil, err
 	}
-	return map[string][]acl.Grant{"grants": s.acl.List(req.Principal)}, nil
+	key := func(g acl.Grant) string { return g.Principal + "\x00" + g.Database + "\x00" + g.Table }
+	p, err := pageOf(s.acl.List(req.Principal), key, req.pageRequest, "list-grants")
+	return listing{"grants", p}, err
 }

@@ -8,7 +8,9 @@ package flight
 // app_metadata is {"table_id", "schema_id", "buckets", "lake_snapshot_id"}.
 // GetSchema returns the same schema without planning data. ListFlights lists
 // one FlightInfo per table the caller may describe (criteria: an optional
-// database name), without endpoints.
+// database name), without endpoints; each is bounded by the catalog's limit on
+// a table definition (catalog.MaxDefinitionBytes). A planned FlightInfo over
+// maxInfoBytes is INVALID_ARGUMENT rather than an answer no client accepts.
 
 import (
 	"context"
@@ -20,7 +22,12 @@ import (
 	"github.com/fluxgate-io/fluxgate/acl"
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/engine"
+	"github.com/fluxgate-io/fluxgate/errs"
 )
+
+// maxInfoBytes bounds a FlightInfo's schema and tickets, as pageBytes does a
+// listing's page.
+const maxInfoBytes = pageBytes
 
 type infoMetadata struct {
 	TableID        int64  `json:"table_id"`
@@ -52,12 +59,20 @@ func (s *Service) flightInfo(ctx context.Context, rpc string, d *flight.FlightDe
 		TotalRecords:     plan.TotalRecords,
 		TotalBytes:       -1,
 	}
+	size := len(info.Schema)
 	for _, tk := range plan.Tickets {
 		b, err := json.Marshal(tk)
 		if err != nil {
 			return nil, err
 		}
+		size += len(b)
 		info.Endpoint = append(info.Endpoint, &flight.FlightEndpoint{Ticket: &flight.Ticket{Ticket: b}})
+	}
+	// Every ticket repeats the filter: a large filter over many buckets
+	// would make an answer no client accepts.
+	if size > maxInfoBytes {
+		return nil, errs.New(errs.Invalid, "%s: the scan's %d endpoints take %d bytes, over the %d a FlightInfo may; read fewer buckets at a time or send a smaller filter",
+			rpc, len(plan.Tickets), size, maxInfoBytes)
 	}
 	info.AppMetadata, err = json.Marshal(infoMetadata{
 		TableID: plan.TableID, SchemaID: plan.SchemaID, Buckets: plan.Buckets, LakeSnapshotID: plan.LakeSnapshotID,

@@ -9,6 +9,8 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/fluxgate-io/fluxgate/client"
 )
 
 func runGrant(ctx context.Context, args []string) error {
@@ -78,9 +80,12 @@ func grantsMain(ctx context.Context, args []string, std stdio) error {
 		return err
 	}
 	defer c.Close()
-	var out json.RawMessage
-	if err := c.Action(ctx, "list-grants", body, &out); err != nil {
+	grants := []json.RawMessage{}
+	if err := c.ListPages(ctx, client.ActionListGrants, body, "grants", func(g json.RawMessage) error {
+		grants = append(grants, g)
+		return nil
+	}); err != nil {
 		return err
 	}
-	return writeJSON(std.out, out)
+	return writeJSON(std.out, map[string]any{"grants": grants})
 }

@@ -210,7 +210,8 @@ func startServer(ctx context.Context, cfg *serveConfig, log *slog.Logger) (*serv
 	if authn != nil {
 		// Handshake takes basic credentials and returns a bearer token; every
 		// other call needs the token. The Principal is in flight.AuthFromContext.
-		middleware = append(middleware, flight.CreateServerBasicAuthMiddleware(authn))
+		// Failed handshakes are throttled per client address.
+		middleware = append(middleware, authn.Middleware()...)
 	}
 	tel, err := otel.New(otel.Options{ServiceName: "fluxgate", OTLPEndpoint: cfg.otlpEndpoint, OTLPInsecure: cfg.otlpInsecure})
 	if err != nil {

@@ -237,24 +237,29 @@ func tableList(ctx context.Context, args []string, std stdio) error {
 		return err
 	}
 	defer c.Close()
-	body := map[string]string{}
+	body := map[string]any{}
 	if database != "" {
 		body["database"] = database
 	}
-	var raw json.RawMessage
-	if err := c.Action(ctx, client.ActionListTables, body, &raw); err != nil {
+	// Every page, as the server sent each table (the JSON keeps what
+	// client.TableInfo does not know).
+	raws := []json.RawMessage{}
+	if err := c.ListPages(ctx, client.ActionListTables, body, "tables", func(t json.RawMessage) error {
+		raws = append(raws, t)
+		return nil
+	}); err != nil {
 		return err
 	}
 	if asJSON {
-		return writeJSON(std.out, raw)
+		return writeJSON(std.out, map[string]any{"tables": raws})
 	}
-	var res struct {
-		Tables []client.TableInfo `json:"tables"`
+	tables := make([]client.TableInfo, len(raws))
+	for i, raw := range raws {
+		if err := json.Unmarshal(raw, &tables[i]); err != nil {
+			return fmt.Errorf("list-tables result: %w", err)
+		}
 	}
-	if err := json.Unmarshal(raw, &res); err != nil {
-		return fmt.Errorf("list-tables result: %w", err)
-	}
-	return writeTableList(std.out, res.Tables)
+	return writeTableList(std.out, tables)
 }
 
 // writeTableList prints tables as an aligned text table, sorted by name.
