@@ -137,10 +137,15 @@ var (
 	buildErr  error
 )
 
-// fluxgateBinary builds cmd/fluxgate once per test run and returns its path.
+// fluxgateBinary returns $FLUXGATE_BIN when set (make test builds the binary
+// once for every suite), else builds cmd/fluxgate once per test run.
 func fluxgateBinary(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
+		if bin := os.Getenv("FLUXGATE_BIN"); bin != "" {
+			binPath, buildErr = filepath.Abs(bin)
+			return
+		}
 		out, err := exec.Command("go", "env", "GOMOD").Output()
 		gomod := strings.TrimSpace(string(out))
 		if err != nil || gomod == "" || gomod == os.DevNull {
