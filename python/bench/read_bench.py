@@ -4,6 +4,8 @@ an in-process no-op pyarrow Flight server that serves the same batches from memo
 
     make build venv
     FLUXGATE_BIN=$PWD/bin/fluxgate python/.venv/bin/python python/bench/read_bench.py [--rows 2000000] [--runs 5]
+
+Each read is measured with the endpoints read one after the other and each on its own thread.
 """
 
 import argparse
@@ -12,6 +14,7 @@ import statistics
 import sys
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import numpy as np
@@ -53,9 +56,18 @@ def action(client, name, body):
     return json.loads(list(client.do_action(fl.Action(name, json.dumps(body).encode())))[0].body.to_pybytes())
 
 
-def read_every_endpoint(client, descriptor):
-    info = client.get_flight_info(descriptor)
-    return sum(client.do_get(ep.ticket).read_all().num_rows for ep in info.endpoints)
+def read_tickets(client, tickets, parallel):
+    """read_all of each ticket, one after the other or each on its own thread; returns the rows read."""
+    def read(ticket):
+        return client.do_get(ticket).read_all().num_rows
+    if not parallel:
+        return sum(map(read, tickets))
+    with ThreadPoolExecutor(len(tickets)) as pool:
+        return sum(pool.map(read, tickets))
+
+
+def read_every_endpoint(client, descriptor, parallel):
+    return read_tickets(client, [ep.ticket for ep in client.get_flight_info(descriptor).endpoints], parallel)
 
 
 def measure(name, read, rows, runs):
@@ -96,25 +108,28 @@ def main():
         info = client.get_flight_info(fl.FlightDescriptor.for_path("fluss", "none_t"))
         noop = NoopServer([client.do_get(ep.ticket).read_all() for ep in info.endpoints])
         noop_client = fl.connect(f"grpc://127.0.0.1:{noop.port}")
-        noop_info_tickets = [fl.Ticket(str(i).encode()) for i in range(len(info.endpoints))]
+        noop_tickets = [fl.Ticket(str(i).encode()) for i in range(len(info.endpoints))]
 
         def scan(table, **request):
             return fl.FlightDescriptor.for_command(json.dumps({"scan": {"table": table, **request}}).encode())
 
         print(f"{args.rows} rows, {args.buckets} buckets, batches of {args.batch_rows}, pyarrow {pa.__version__}")
-        rates = {
-            "noop": measure("no-op pyarrow Flight server", lambda: sum(
-                noop_client.do_get(t).read_all().num_rows for t in noop_info_tickets), args.rows, args.runs),
-            "none": measure("uncompressed table", lambda: read_every_endpoint(
-                client, fl.FlightDescriptor.for_path("fluss", "none_t")), args.rows, args.runs),
-            "zstd": measure("ZSTD table, for_path (server decompresses)", lambda: read_every_endpoint(
-                client, fl.FlightDescriptor.for_path("fluss", "zstd_t")), args.rows, args.runs),
-            "zstd_stored": measure('ZSTD table, "compression": "zstd"', lambda: read_every_endpoint(
-                client, scan("fluss.zstd_t", compression="zstd")), args.rows, args.runs),
-        }
-        for key in ["zstd", "zstd_stored"]:
-            print(f"{key:<12} {rates[key] / rates['none']:.2f}x uncompressed   {rates[key] / rates['noop']:.2f}x no-op")
-        print(f"{'none':<12} {1:.2f}x uncompressed   {rates['none'] / rates['noop']:.2f}x no-op")
+        for parallel in [False, True]:
+            how = "endpoints in parallel" if parallel else "endpoints one after the other"
+            print(f"-- {how}")
+            rates = {
+                "noop": measure("no-op pyarrow Flight server", lambda: read_tickets(
+                    noop_client, noop_tickets, parallel), args.rows, args.runs),
+                "none": measure("uncompressed table", lambda: read_every_endpoint(
+                    client, fl.FlightDescriptor.for_path("fluss", "none_t"), parallel), args.rows, args.runs),
+                "zstd": measure("ZSTD table, for_path (server decompresses)", lambda: read_every_endpoint(
+                    client, fl.FlightDescriptor.for_path("fluss", "zstd_t"), parallel), args.rows, args.runs),
+                "zstd_stored": measure('ZSTD table, "compression": "zstd"', lambda: read_every_endpoint(
+                    client, scan("fluss.zstd_t", compression="zstd"), parallel), args.rows, args.runs),
+            }
+            for key in ["zstd", "zstd_stored", "none"]:
+                print(f"   {key:<12} {rates[key] / rates['none']:.2f}x uncompressed   "
+                      f"{rates[key] / rates['noop']:.2f}x no-op")
         noop_client.close()
         noop.shutdown()
         client.close()

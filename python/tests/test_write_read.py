@@ -152,3 +152,16 @@ def test_partial_updates_join_two_streams(client):
         put(client, command({"write": {"table": table, "columns": part.schema.names}}), part)
     assert scan(client, table=table).sort_by("id").to_pylist() == [
         {"id": 1, "a": "x", "b": None}, {"id": 2, "a": "y", "b": "q"}, {"id": 3, "a": None, "b": "r"}]
+
+
+@pytest.mark.xfail(strict=True, reason="the server refuses large_string for a STRING column (INVALID_ARGUMENT), and "
+                   "pandas 3 and polars make large_string by default: a user must pass the table's schema")
+def test_pandas_and_polars_frames_write_as_they_are(client):
+    import polars as pl
+
+    table = f"fluss.{unique()}"
+    create_table(client, table, {"h": "STRING", "x": "DOUBLE"})
+    frame = {"h": ["a", "b"], "x": [1.0, 2.0]}
+    put(client, path(table), pa.RecordBatch.from_pandas(pd.DataFrame(frame), preserve_index=False))
+    put(client, path(table), *pl.DataFrame(frame).to_arrow().to_batches())
+    assert scan(client, table=table).num_rows == 4
