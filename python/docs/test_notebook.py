@@ -1,11 +1,9 @@
 """Executes examples/quickstart.ipynb headless (nbclient) against a fresh server, and checks that the notebook in
 git has no outputs."""
 
-import os
 from pathlib import Path
 
 import nbformat
-import pytest
 from nbclient import NotebookClient
 
 from fluxgate_server import Server
@@ -24,9 +22,11 @@ def test_notebook_runs(tmp_path, monkeypatch):
     nb = nbformat.read(NOTEBOOK, as_version=4)
     with Server(tmp_path / "fluxgate-data") as srv:
         monkeypatch.setenv("FLUXGATE_ADDR", srv.address)  # the kernel inherits the environment
-        NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(tmp_path)}}).execute()
+        NotebookClient(nb, timeout=120, kernel_name="python3",
+                       resources={"metadata": {"path": str(tmp_path)}}).execute()
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
     assert not [o for o in outputs if o.output_type == "error"]
     assert any("image/png" in o.get("data", {}) for o in outputs), "the plot was not drawn"
-    followed = eval(nb.cells[9].outputs[0]["data"]["text/plain"])  # [(bucket, next, rows)], the cell's result
+    follow_cell = next(c for c in nb.cells if "followed.append" in c.source)
+    followed = eval(follow_cell.outputs[0]["data"]["text/plain"])  # the cell's result: [(bucket, next, rows)]
     assert sum(rows for _, _, rows in followed) == 2, f"the follow did not see the 2 new rows: {followed}"

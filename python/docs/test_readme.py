@@ -6,6 +6,7 @@ server's data directory is ./fluxgate-data, as with `fluxgate serve` run there. 
 ann-password) and bob, with its certificate as ./ca.pem. A block that raises fails the test with its README line.
 """
 
+import json
 import os
 import re
 import shutil
@@ -53,8 +54,6 @@ def python_blocks(text):
 
 
 def run_program(blocks, cwd, env):
-    import json
-
     path = cwd / "blocks.json"
     path.write_text(json.dumps([{"line": line, "source": source} for line, source in blocks]))
     out = subprocess.run([sys.executable, "-c", DRIVER, str(path)], cwd=cwd, env=env, capture_output=True,

@@ -4,7 +4,7 @@ import pyarrow as pa
 import pyarrow.flight as fl
 import pytest
 
-from flux import action, create_table, path, put, read, unique
+from flux import action, path, put, read, unique
 
 
 @pytest.fixture(scope="module")
@@ -21,6 +21,11 @@ def connect(tls_server, secured):
         c.close()
 
 
+def create_table_opts(client, table, opts):
+    return action(client, "create-table", {"table": table, "columns": [{"name": "id", "type": "BIGINT"}]},
+                  options=opts)
+
+
 def bearer(token):
     return fl.FlightCallOptions(headers=[(b"authorization", b"Bearer " + token.encode())])
 
@@ -35,11 +40,6 @@ def test_basic_token_handshake_then_bearer_calls(connect, secured):
     put(client, path(table), pa.record_batch({"id": pa.array([1, 2], pa.int64())}), options=opts)
     got, _ = read(client, path(table), options=opts)
     assert sorted(got["id"].to_pylist()) == [1, 2]
-
-
-def create_table_opts(client, table, opts):
-    return action(client, "create-table", {"table": table, "columns": [{"name": "id", "type": "BIGINT"}]},
-                  options=opts)
 
 
 def test_static_token_and_grants(connect, secured):

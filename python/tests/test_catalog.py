@@ -3,7 +3,6 @@
 import json
 
 import pyarrow as pa
-import pyarrow.flight as fl
 import pytest
 
 from flux import action, create_table, path, unique
