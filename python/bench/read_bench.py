@@ -70,17 +70,21 @@ def read_every_endpoint(client, descriptor, parallel):
     return read_tickets(client, [ep.ticket for ep in client.get_flight_info(descriptor).endpoints], parallel)
 
 
-def measure(name, read, rows, runs):
-    read()  # warm up: connections, page cache
-    times = []
+def measure(reads, rows, runs):
+    """Times each read runs times, the reads taking turns so that the machine's load swings hit them alike;
+    returns each read's rows/s at its median time."""
+    times = {name: [] for name in reads}
+    for name, read in reads.items():
+        read()  # warm up: connections, page cache
     for _ in range(runs):
-        start = time.perf_counter()
-        got = read()
-        times.append(time.perf_counter() - start)
-        assert got == rows, f"{name}: read {got} rows, want {rows}"
-    rate = rows / statistics.median(times)
-    print(f"{name:<40} {rate / 1e6:8.2f} M rows/s   (median of {runs}, {min(times):.3f}-{max(times):.3f} s)")
-    return rate
+        for name, read in reads.items():
+            start = time.perf_counter()
+            got = read()
+            times[name].append(time.perf_counter() - start)
+            assert got == rows, f"{name}: read {got} rows, want {rows}"
+    for name, ts in times.items():
+        print(f"{name:<45} {rows / statistics.median(ts) / 1e6:6.2f} M rows/s  ({min(ts):.3f}-{max(ts):.3f} s)")
+    return {name: rows / statistics.median(ts) for name, ts in times.items()}
 
 
 def main():
@@ -115,21 +119,19 @@ def main():
 
         print(f"{args.rows} rows, {args.buckets} buckets, batches of {args.batch_rows}, pyarrow {pa.__version__}")
         for parallel in [False, True]:
-            how = "endpoints in parallel" if parallel else "endpoints one after the other"
-            print(f"-- {how}")
-            rates = {
-                "noop": measure("no-op pyarrow Flight server", lambda: read_tickets(
-                    noop_client, noop_tickets, parallel), args.rows, args.runs),
-                "none": measure("uncompressed table", lambda: read_every_endpoint(
-                    client, fl.FlightDescriptor.for_path("fluss", "none_t"), parallel), args.rows, args.runs),
-                "zstd": measure("ZSTD table, for_path (server decompresses)", lambda: read_every_endpoint(
-                    client, fl.FlightDescriptor.for_path("fluss", "zstd_t"), parallel), args.rows, args.runs),
-                "zstd_stored": measure('ZSTD table, "compression": "zstd"', lambda: read_every_endpoint(
-                    client, scan("fluss.zstd_t", compression="zstd"), parallel), args.rows, args.runs),
-            }
-            for key in ["zstd", "zstd_stored", "none"]:
-                print(f"   {key:<12} {rates[key] / rates['none']:.2f}x uncompressed   "
-                      f"{rates[key] / rates['noop']:.2f}x no-op")
+            print(f"-- endpoints {'in parallel' if parallel else 'one after the other'}, median of {args.runs}")
+            r = measure({
+                "no-op pyarrow Flight server": lambda: read_tickets(noop_client, noop_tickets, parallel),
+                "uncompressed table": lambda: read_every_endpoint(
+                    client, fl.FlightDescriptor.for_path("fluss", "none_t"), parallel),
+                "ZSTD table, for_path (server decompresses)": lambda: read_every_endpoint(
+                    client, fl.FlightDescriptor.for_path("fluss", "zstd_t"), parallel),
+                'ZSTD table, "compression": "zstd"': lambda: read_every_endpoint(
+                    client, scan("fluss.zstd_t", compression="zstd"), parallel),
+            }, args.rows, args.runs)
+            noop_rate, none_rate = r["no-op pyarrow Flight server"], r["uncompressed table"]
+            for name, rate in list(r.items())[1:]:
+                print(f"   {name:<42} {rate / none_rate:.2f}x uncompressed  {rate / noop_rate:.2f}x no-op")
         noop_client.close()
         noop.shutdown()
         client.close()
