@@ -142,14 +142,18 @@ var (
 func fluxgateBinary(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
-		if bin := os.Getenv("FLUXGATE_BIN"); bin != "" {
-			binPath, buildErr = filepath.Abs(bin)
-			return
-		}
 		out, err := exec.Command("go", "env", "GOMOD").Output()
 		gomod := strings.TrimSpace(string(out))
 		if err != nil || gomod == "" || gomod == os.DevNull {
 			buildErr = fmt.Errorf("go env GOMOD: %q, %v", gomod, err)
+			return
+		}
+		if bin := os.Getenv("FLUXGATE_BIN"); bin != "" {
+			// A relative path is relative to the repository, not to this package.
+			binPath = bin
+			if !filepath.IsAbs(bin) {
+				binPath = filepath.Join(filepath.Dir(gomod), bin)
+			}
 			return
 		}
 		if binDir, err = os.MkdirTemp("", "fluxgate-conformance-"); err != nil {
