@@ -137,7 +137,8 @@ var (
 	buildErr  error
 )
 
-// fluxgateBinary builds cmd/fluxgate once per test run and returns its path.
+// fluxgateBinary returns $FLUXGATE_BIN when set (make test builds the binary
+// once for every suite), else builds cmd/fluxgate once per test run.
 func fluxgateBinary(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
@@ -145,6 +146,14 @@ func fluxgateBinary(t *testing.T) string {
 		gomod := strings.TrimSpace(string(out))
 		if err != nil || gomod == "" || gomod == os.DevNull {
 			buildErr = fmt.Errorf("go env GOMOD: %q, %v", gomod, err)
+			return
+		}
+		if bin := os.Getenv("FLUXGATE_BIN"); bin != "" {
+			// A relative path is relative to the repository, not to this package.
+			binPath = bin
+			if !filepath.IsAbs(bin) {
+				binPath = filepath.Join(filepath.Dir(gomod), bin)
+			}
 			return
 		}
 		if binDir, err = os.MkdirTemp("", "fluxgate-conformance-"); err != nil {

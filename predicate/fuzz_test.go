@@ -112,7 +112,9 @@ func FuzzDecodeStats(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if len(data) > 0 && len(stats) != len(types) {
+		// A batch written before columns were added has statistics for fewer
+		// columns than the table has now, never for more.
+		if len(stats) > len(types) {
 			t.Fatalf("%d statistics for %d columns", len(stats), len(types))
 		}
 		for i, s := range stats {
