@@ -45,6 +45,7 @@ readme-test: build venv
 notebook-test: build venv
 	cd python && .venv/bin/python -m pytest docs/test_notebook.py
 
-# Java modules join here once java/ exists: mvn -T 1C -o -f java/pom.xml verify (after a dependency:go-offline
-# install step above, like the venv's).
-java-test:
+# One Maven build for the JVM modules; Maven fetches from Central on a fresh machine, from ~/.m2 after.
+# No -q: Surefire's "Tests run:" lines are the suite's summary.
+java-test: build
+	mvn -B -ntp -T 1C -f java/pom.xml verify
