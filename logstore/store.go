@@ -15,13 +15,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/internal/vfs"
 )
 
 // Options configure a table's log. The zero value means the defaults.
@@ -42,6 +42,8 @@ type Options struct {
 	// holds for both. Each segment then keeps the merge of its frames', and a
 	// reader's skip function can pass over a sealed segment whole.
 	Summarize func(a, b []byte) []byte
+	// FS is where the log's files are. Default vfs.Default, the real disk.
+	FS vfs.FS
 }
 
 func (o Options) withDefaults() Options {
@@ -57,6 +59,7 @@ func (o Options) withDefaults() Options {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	o.FS = vfs.OrDefault(o.FS)
 	return o
 }
 
@@ -335,13 +338,13 @@ func (t *Table) syncRound() error {
 	}
 	if newDirs {
 		for _, b := range t.buckets {
-			if err := syncDir(b.dir); err != nil {
+			if err := vfs.SyncDir(t.opts.FS, b.dir); err != nil {
 				return err
 			}
 		}
 	}
 	if snap != nil {
-		if err := snap.write(t.dir); err != nil {
+		if err := snap.write(t.opts.FS, t.dir); err != nil {
 			return err
 		}
 	}
@@ -370,15 +373,6 @@ func syncAll(segs map[*segment]struct{}) error {
 		}
 	}
 	return first
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 // Expire removes whole segments whose newest batch is older than ttl. The
