@@ -322,18 +322,24 @@ func (s *segment) release() {
 // remove deletes the segment's files; open readers keep reading the unlinked
 // file until they release it.
 func (s *segment) remove() error {
-	s.mu.Lock()
-	s.mu.removed = true
-	done := s.mu.refs == 0
-	s.mu.Unlock()
 	err := errors.Join(s.fs.Remove(s.logPath), s.fs.Remove(s.indexPath))
 	if rmErr := s.fs.Remove(s.summaryPath()); rmErr != nil && !errors.Is(rmErr, fs.ErrNotExist) {
 		err = errors.Join(err, rmErr)
 	}
+	s.retire()
+	return err
+}
+
+// retire lets the segment go without deleting its files: new readers no
+// longer find it, open ones read on until they release it.
+func (s *segment) retire() {
+	s.mu.Lock()
+	s.mu.removed = true
+	done := s.mu.refs == 0
+	s.mu.Unlock()
 	if done {
 		s.close()
 	}
-	return err
 }
 
 func (s *segment) close() error {

@@ -98,16 +98,23 @@ type Table struct {
 	newDirs        bool                  // files created since the last sync; guarded by appendMu
 	writers        writerTable           // guarded by appendMu
 	snapshotWanted bool                  // guarded by appendMu
-	broken         bool                  // a part of an append failed; guarded by appendMu
 	closed         bool                  // guarded by appendMu
-	frames         *frameWriter          // writes what appends queue
+	frames         *frameWriter          // writes what appends queue; guarded by appendMu
 
 	durable atomic.Uint64 // every txn <= durable is synced
 	sync    struct {
 		sync.Mutex
 		cond    *sync.Cond
-		running bool
-		err     error // a failed fsync leaves the log unusable until reopened
+		running bool // a sync round, or recovery from a fault, is under way
+		// fault is the failed write or fsync after which nothing more is
+		// appended until the log is recovered (fault.go); nil while healthy.
+		fault error
+		// gen counts recoveries from faults; an append belongs to the
+		// generation it was made in. Written with appendMu held too.
+		gen int
+		// ended holds, for each past generation, its durable txn at the
+		// fault: its later appends were cut by the recovery.
+		ended []uint64
 	}
 
 	bytesRead atomic.Int64
@@ -117,7 +124,18 @@ type Table struct {
 // recovering from an unclean shutdown: torn or corrupt frames are cut off, and
 // so is every multi-bucket append that did not reach all of its buckets.
 func Open(dir string, n int, opts Options) (*Table, error) {
-	t := &Table{dir: dir, opts: opts.withDefaults(), dirty: map[*segment]struct{}{}}
+	t, err := open(dir, n, opts.withDefaults())
+	if err != nil {
+		return nil, err
+	}
+	t.frames = startFrameWriter()
+	return t, nil
+}
+
+// open opens and recovers the log's files; its caller starts the frame
+// writer.
+func open(dir string, n int, opts Options) (*Table, error) {
+	t := &Table{dir: dir, opts: opts, dirty: map[*segment]struct{}{}}
 	t.sync.cond = sync.NewCond(&t.sync.Mutex)
 	for i := range n {
 		b, err := openBucket(filepath.Join(dir, fmt.Sprint(i), "log"), i, t.opts)
@@ -131,7 +149,6 @@ func Open(dir string, n int, opts Options) (*Table, error) {
 		t.closeFiles()
 		return nil, fmt.Errorf("recover %s: %w", dir, err)
 	}
-	t.frames = startFrameWriter()
 	return t, nil
 }
 
@@ -169,57 +186,70 @@ func (t *Table) Append(parts []Part, w Writer) (Result, error) {
 func (t *Table) Previous(w Writer) (Result, bool, error) {
 	t.appendMu.Lock()
 	prev, err := t.writers.check(w)
+	gen := t.sync.gen
 	t.appendMu.Unlock()
 	if err != nil || prev == nil {
 		return Result{}, false, err
 	}
-	return Result{Ends: prev.ends, Duplicate: true}, true, t.waitDurable(prev.txn)
+	return Result{Ends: prev.ends, Duplicate: true}, true, t.waitDurable(prev.txn, gen)
 }
 
 // Pending is an append that is written but perhaps not yet durable.
 type Pending struct {
 	t   *Table
+	gen int
 	txn uint64
 	res Result
 }
 
 // Wait blocks until the append is durable and visible, and returns its result.
 func (p *Pending) Wait() (Result, error) {
-	return p.res, p.t.waitDurable(p.txn)
+	return p.res, p.t.waitDurable(p.txn, p.gen)
 }
 
 // AppendAsync writes the parts like Append but returns before they are
 // durable, so that a stream can append its next batch while this one is
 // synced. Appends become durable, and visible, in the order they were made.
+//
+// After a failed write or fsync the log appends nothing until it has
+// recovered (fault.go); the next append tries that first, and fails with the
+// fault's error while the disk still does.
 func (t *Table) AppendAsync(parts []Part, w Writer) (*Pending, error) {
-	t.appendMu.Lock()
-	defer t.appendMu.Unlock()
 	queued := 0 // parts handed to the frame writer, which releases them
 	defer func() {
 		for _, p := range parts[queued:] {
 			p.Batch.Release()
 		}
 	}()
-	if t.closed || t.broken {
+	if t.faulted() != nil {
+		if err := t.recoverFault(); err != nil {
+			return nil, err
+		}
+	}
+	t.appendMu.Lock()
+	defer t.appendMu.Unlock()
+	if t.closed {
 		return nil, errs.New(errs.Unavailable, "table log %s is closed", t.dir)
 	}
-	if err := t.frames.failed(); err != nil {
-		// A frame is missing from its segment; recovery will cut there.
-		// Until then this log accepts nothing more.
-		t.broken = true
-		return nil, errs.New(errs.Unavailable, "append to %s: %w", t.dir, err)
+	if err := t.faulted(); err != nil {
+		return nil, err
 	}
+	if err := t.frames.failed(); err != nil {
+		// A frame is missing from its segment: nothing may follow it.
+		return nil, t.setFault(storageError(err, "append to %s", t.dir))
+	}
+	gen := t.sync.gen
 	if w.ID != "" {
 		prev, err := t.writers.check(w)
 		if err != nil {
 			return nil, err
 		}
 		if prev != nil {
-			return &Pending{t: t, txn: prev.txn, res: Result{Ends: prev.ends, Duplicate: true}}, nil
+			return &Pending{t: t, gen: gen, txn: prev.txn, res: Result{Ends: prev.ends, Duplicate: true}}, nil
 		}
 	}
 	if len(parts) == 0 {
-		return &Pending{t: t, res: Result{Ends: map[int]int64{}}}, nil
+		return &Pending{t: t, gen: gen, res: Result{Ends: map[int]int64{}}}, nil
 	}
 	t.lastTxn++
 	txn := t.lastTxn
@@ -227,10 +257,8 @@ func (t *Table) AppendAsync(parts []Part, w Writer) (*Pending, error) {
 	ends := make(map[int]int64, len(parts))
 	for _, p := range parts {
 		if err := t.appendLocked(p, txn, uint16(len(parts)), now); err != nil {
-			// A part may be on disk without the others; recovery will cut it.
-			// Until then this log accepts nothing more.
-			t.broken = true
-			return nil, errs.New(errs.Unavailable, "append to %s: %w", t.dir, err)
+			// A part may be on disk without the others: recovery cuts it.
+			return nil, t.setFault(storageError(err, "append to %s", t.dir))
 		}
 		queued++
 		ends[p.Bucket] = t.buckets[p.Bucket].logEnd
@@ -238,7 +266,7 @@ func (t *Table) AppendAsync(parts []Part, w Writer) (*Pending, error) {
 	if w.ID != "" {
 		t.writers.record(w, txn, ends)
 	}
-	return &Pending{t: t, txn: txn, res: Result{Ends: ends}}, nil
+	return &Pending{t: t, gen: gen, txn: txn, res: Result{Ends: ends}}, nil
 }
 
 func (t *Table) appendLocked(p Part, txn uint64, nparts uint16, now int64) error {
@@ -279,15 +307,22 @@ func (t *Table) appendLocked(p Part, txn uint64, nparts uint16, now int64) error
 	return nil
 }
 
-// waitDurable blocks until txn is durable. Whoever finds no sync running
-// starts one for everything appended so far (group commit): concurrent
-// writers share one fsync per segment.
-func (t *Table) waitDurable(txn uint64) error {
+// waitDurable blocks until txn, appended in generation gen, is durable.
+// Whoever finds no sync running starts one for everything appended so far
+// (group commit): concurrent writers share one fsync per segment.
+func (t *Table) waitDurable(txn uint64, gen int) error {
 	t.sync.Lock()
 	defer t.sync.Unlock()
+	if gen < t.sync.gen {
+		// Txn ids after a recovery start again from the durable ones.
+		if txn <= t.sync.ended[gen] {
+			return nil
+		}
+		return errs.New(errs.Unavailable, "append to %s was lost to a storage fault; the log has recovered since: write again", t.dir)
+	}
 	for t.durable.Load() < txn {
-		if t.sync.err != nil {
-			return t.sync.err
+		if t.sync.fault != nil {
+			return t.sync.fault
 		}
 		if t.sync.running {
 			t.sync.cond.Wait()
@@ -298,8 +333,8 @@ func (t *Table) waitDurable(txn uint64) error {
 		err := t.syncRound()
 		t.sync.Lock()
 		t.sync.running = false
-		if err != nil && t.sync.err == nil {
-			t.sync.err = errs.New(errs.Unavailable, "sync %s: %w", t.dir, err)
+		if err != nil && t.sync.fault == nil {
+			t.sync.fault = storageError(err, "sync %s", t.dir)
 		}
 		t.sync.cond.Broadcast()
 	}
@@ -411,14 +446,14 @@ func (t *Table) Close() error {
 	}
 	t.closed = true
 	var err error
-	if !t.broken {
+	if t.faulted() == nil {
 		// An empty txn makes the final round run, and its snapshot of the
 		// writers spares the next open a replay.
 		t.snapshotWanted = true
 		t.lastTxn++
-		last := t.lastTxn
+		last, gen := t.lastTxn, t.sync.gen
 		t.appendMu.Unlock()
-		err = t.waitDurable(last)
+		err = t.waitDurable(last, gen)
 	} else {
 		t.appendMu.Unlock()
 	}
