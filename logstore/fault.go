@@ -53,6 +53,15 @@ func (t *Table) setFault(err error) error {
 	return t.sync.fault
 }
 
+// Recover recovers the log from a storage fault, if it has one, as the next
+// append would. It returns why it cannot while the disk still fails.
+func (t *Table) Recover() error {
+	if t.faulted() == nil {
+		return nil
+	}
+	return t.recoverFault()
+}
+
 // recoverFault recovers the log from its fault (see above), or returns why
 // it cannot yet.
 func (t *Table) recoverFault() error {
