@@ -17,6 +17,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/fluxgate-io/fluxgate/errs"
 )
 
@@ -24,6 +25,7 @@ import (
 type Options struct {
 	DefaultBucketNum int          // bucket.num of tables that do not set it; 0 means 1
 	Logger           *slog.Logger // nil discards; pebble's messages go out at debug level
+	FS               vfs.FS       // where the catalog's files are; nil is the real disk (tests inject faults)
 }
 
 // Catalog is the persistent set of databases and tables. It is safe for
@@ -56,6 +58,7 @@ func Open(dir string, opts Options) (*Catalog, error) {
 	db, err := pebble.Open(dir, &pebble.Options{
 		FormatMajorVersion: pebble.FormatNewest,
 		Logger:             pebbleLogger{log.With("component", "catalog")},
+		FS:                 opts.FS,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("open catalog %s: %w", dir, err)
