@@ -54,10 +54,11 @@ func (s *Service) doPut(stream flight.FlightService_DoPutServer) error {
 	// order, so that one stream's fsyncs overlap its next batches.
 	pending := make(chan pendingBatch, maxPendingBatches)
 	appended := make(chan error, 1)
+	failed := make(chan struct{})
 	appending = true
 	go func() {
 		defer r.Release()
-		err := s.appendAll(stream, r, ws, pending)
+		err := s.appendAll(stream, r, ws, pending, failed)
 		close(pending)
 		appended <- err
 	}()
@@ -65,6 +66,7 @@ func (s *Service) doPut(stream flight.FlightService_DoPutServer) error {
 		// End the stream now, not when the client next sends: returning
 		// makes gRPC cancel the stream, whose Recv then fails and stops the
 		// appender. What it still hands over is let go of meanwhile.
+		close(failed)
 		go s.releasePending(pending)
 		return err
 	}
@@ -75,7 +77,9 @@ func (s *Service) doPut(stream flight.FlightService_DoPutServer) error {
 // not yet acknowledged.
 const maxPendingBatches = 8
 
-func (s *Service) appendAll(stream flight.FlightService_DoPutServer, r *flight.Reader, ws *engine.WriteStream, pending chan<- pendingBatch) error {
+// appendAll appends the stream's batches until it ends or failed is closed:
+// a batch after a failed one would be applied without an acknowledgement.
+func (s *Service) appendAll(stream flight.FlightService_DoPutServer, r *flight.Reader, ws *engine.WriteStream, pending chan<- pendingBatch, failed <-chan struct{}) error {
 	ctx := stream.Context()
 	for r.Next() {
 		// Hold the batch's bytes against the server's write budget until it
@@ -83,6 +87,12 @@ func (s *Service) appendAll(stream flight.FlightService_DoPutServer, r *flight.R
 		size := engine.RecordBytes(r.RecordBatch())
 		if err := s.limits.bytes.acquire(ctx, size); err != nil {
 			return err
+		}
+		select {
+		case <-failed:
+			s.limits.bytes.release(size)
+			return nil
+		default:
 		}
 		p, err := ws.Submit(ctx, r.RecordBatch())
 		if err != nil {
