@@ -65,7 +65,20 @@ func wantFault(t *testing.T, err error, kind errs.Kind, cause error) {
 	}
 }
 
-func TestFaultDiskFullFailsAppendsAndTheyResumeOnceThereIsRoom(t *testing.T) {
+func TestFaultFailedWriteFailsAppendsUntilTheDiskWorks(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		errno syscall.Errno
+		kind  errs.Kind
+	}{
+		{"disk full", syscall.ENOSPC, errs.Exhausted},
+		{"I/O error", syscall.EIO, errs.Unavailable},
+	} {
+		t.Run(tc.name, func(t *testing.T) { testFailedWrite(t, tc.errno, tc.kind) })
+	}
+}
+
+func testFailedWrite(t *testing.T, errno syscall.Errno, kind errs.Kind) {
 	mem := checkedMem(t)
 	enc := newEncoder(t, CodecNone, mem)
 	tbl, fs, dir := faultyLog(t)
@@ -74,13 +87,13 @@ func TestFaultDiskFullFailsAppendsAndTheyResumeOnceThereIsRoom(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	fs.Set(vfs.OpWrite, ".log", syscall.ENOSPC)
+	fs.Set(vfs.OpWrite, ".log", errno)
 	_, err := tryAppend(t, tbl, enc, mem, 10, 10, w(1))
-	wantFault(t, err, errs.Exhausted, syscall.ENOSPC)
+	wantFault(t, err, kind, errno)
 	_, err = tryAppend(t, tbl, enc, mem, 10, 10, w(1))
-	wantFault(t, err, errs.Exhausted, syscall.ENOSPC)
+	wantFault(t, err, kind, errno)
 	if got := ids(t, tbl, mem); !slices.Equal(got, span(0, 10)) {
-		t.Fatalf("reads while the disk is full: %v", got)
+		t.Fatalf("reads while writes fail: %v", got)
 	}
 
 	fs.Clear()
@@ -88,10 +101,10 @@ func TestFaultDiskFullFailsAppendsAndTheyResumeOnceThereIsRoom(t *testing.T) {
 	// trace, not even in the idempotent writer's state.
 	res, err := tryAppend(t, tbl, enc, mem, 10, 10, w(1))
 	if err != nil {
-		t.Fatalf("append once there is room: %v", err)
+		t.Fatalf("append once the disk works: %v", err)
 	}
 	if res.Duplicate || res.Ends[0] != 20 {
-		t.Fatalf("append once there is room: %+v, want end 20, not a duplicate", res)
+		t.Fatalf("append once the disk works: %+v, want end 20, not a duplicate", res)
 	}
 	if got := ids(t, tbl, mem); !slices.Equal(got, span(0, 20)) {
 		t.Fatalf("after recovery: %v", got)
