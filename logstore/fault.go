@@ -45,6 +45,10 @@ func (t *Table) faulted() error {
 func (t *Table) setFault(err error) error {
 	t.sync.Lock()
 	defer t.sync.Unlock()
+	return t.setFaultLocked(err)
+}
+
+func (t *Table) setFaultLocked(err error) error {
 	if t.sync.fault == nil {
 		t.sync.fault = err
 		t.opts.Logger.Error("log storage failed: appends stop until it recovers", "dir", t.dir, "err", err)

@@ -313,14 +313,17 @@ func (t *Table) appendLocked(p Part, txn uint64, nparts uint16, now int64) error
 func (t *Table) waitDurable(txn uint64, gen int) error {
 	t.sync.Lock()
 	defer t.sync.Unlock()
-	if gen < t.sync.gen {
-		// Txn ids after a recovery start again from the durable ones.
-		if txn <= t.sync.ended[gen] {
+	for {
+		if gen < t.sync.gen {
+			// Txn ids after a recovery start again from the durable ones.
+			if txn <= t.sync.ended[gen] {
+				return nil
+			}
+			return errs.New(errs.Unavailable, "append to %s was lost to a storage fault; the log has recovered since: write again", t.dir)
+		}
+		if t.durable.Load() >= txn {
 			return nil
 		}
-		return errs.New(errs.Unavailable, "append to %s was lost to a storage fault; the log has recovered since: write again", t.dir)
-	}
-	for t.durable.Load() < txn {
 		if t.sync.fault != nil {
 			return t.sync.fault
 		}
@@ -333,12 +336,11 @@ func (t *Table) waitDurable(txn uint64, gen int) error {
 		err := t.syncRound()
 		t.sync.Lock()
 		t.sync.running = false
-		if err != nil && t.sync.fault == nil {
-			t.sync.fault = storageError(err, "sync %s", t.dir)
+		if err != nil {
+			t.setFaultLocked(storageError(err, "sync %s", t.dir))
 		}
 		t.sync.cond.Broadcast()
 	}
-	return nil
 }
 
 // syncRound makes everything appended so far durable, then advances the high
