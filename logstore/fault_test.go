@@ -1,12 +1,14 @@
 package logstore
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
 	"slices"
 	"syscall"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -219,4 +221,46 @@ func fileSize(t *testing.T, path string) int64 {
 		t.Fatal(err)
 	}
 	return st.Size()
+}
+
+// A reader following the log's tail across a fault and its recovery sees
+// the next acknowledged append, and nothing of the cut ones.
+func TestFaultTailingReaderFollowsAcrossRecovery(t *testing.T) {
+	mem := checkedMem(t)
+	enc := newEncoder(t, CodecNone, mem)
+	tbl, fs, _ := faultyLog(t)
+	if _, err := tryAppend(t, tbl, enc, mem, 0, 10, Writer{}); err != nil {
+		t.Fatal(err)
+	}
+	r, err := tbl.NewReader(0, tbl.HighWatermark(0), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+
+	fs.Set(vfs.OpSync, ".log", syscall.EIO)
+	_, err = tryAppend(t, tbl, enc, mem, 10, 10, Writer{})
+	wantFault(t, err, errs.Unavailable, syscall.EIO)
+	fs.Clear()
+	if _, err := tryAppend(t, tbl, enc, mem, 20, 10, Writer{}); err != nil {
+		t.Fatal(err)
+	}
+
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := r.Wait(ctx); err != nil {
+		t.Fatalf("the tailing reader was not woken: %v", err)
+	}
+	f, err := r.Next(tbl.HighWatermark(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec, err := f.Record(NewDecoder(testSchema, mem), testSchema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Release()
+	if got := rec.Column(0).(*array.Int64).Int64Values(); f.BaseOffset != 10 || !slices.Equal(got, span(20, 30)) {
+		t.Fatalf("the reader got offset %d ids %v, want offset 10 ids 20..29", f.BaseOffset, got)
+	}
 }
