@@ -17,16 +17,16 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
-	"path/filepath"
 	"slices"
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/fluxgate-io/fluxgate/auth"
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/internal/vfs"
 )
 
 // Operation is what a grant allows.
@@ -111,6 +111,7 @@ type opSet map[Operation]bool
 
 // Store holds the grants. It is safe for concurrent use.
 type Store struct {
+	fs   vfs.FS
 	path string
 
 	mu     sync.RWMutex
@@ -122,9 +123,12 @@ type file struct {
 }
 
 // Open loads the grants at path; a missing file is no grants.
-func Open(path string) (*Store, error) {
-	s := &Store{path: path, grants: map[key]opSet{}}
-	raw, err := os.ReadFile(path)
+func Open(path string) (*Store, error) { return OpenFS(vfs.Default, path) }
+
+// OpenFS is Open on the filesystem fsys.
+func OpenFS(fsys vfs.FS, path string) (*Store, error) {
+	s := &Store{fs: fsys, path: path, grants: map[key]opSet{}}
+	raw, err := vfs.ReadFile(fsys, path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return s, nil
 	}
@@ -290,36 +294,12 @@ func (s *Store) save() error {
 	if err != nil {
 		return err
 	}
-	dir := filepath.Dir(s.path)
-	tmp, err := os.CreateTemp(dir, ".acl-*.tmp")
-	if err != nil {
-		return errs.New(errs.Unavailable, "saving grants: %v", err)
-	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.Write(append(raw, '\n'))
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), s.path)
-	}
-	if err == nil {
-		err = syncDir(dir)
-	}
-	if err != nil {
-		return errs.New(errs.Unavailable, "saving grants: %v", err)
+	if err := vfs.WriteFileAtomic(s.fs, s.path, append(raw, '\n'), 0o600); err != nil {
+		kind := errs.Unavailable
+		if errors.Is(err, syscall.ENOSPC) {
+			kind = errs.Exhausted
+		}
+		return errs.New(kind, "saving grants: %w", err)
 	}
 	return nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

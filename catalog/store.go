@@ -19,6 +19,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/fluxgate-io/fluxgate/errs"
 )
 
@@ -30,6 +31,7 @@ type Options struct {
 	// even replaying its log into a new file), to look before the real open.
 	// The directory is locked all the same.
 	ReadOnly bool
+	FS       vfs.FS // where the catalog's files are; nil is the real disk (tests inject faults)
 }
 
 // Catalog is the persistent set of databases and tables. It is safe for
@@ -66,6 +68,7 @@ func Open(dir string, opts Options) (*Catalog, error) {
 		FormatMajorVersion: pebble.FormatNewest,
 		Logger:             pebbleLogger{log.With("component", "catalog")},
 		ReadOnly:           opts.ReadOnly,
+		FS:                 opts.FS,
 	})
 	if errors.Is(err, pebble.ErrDBDoesNotExist) {
 		return nil, errs.New(errs.NotFound, "open catalog %s: no catalog there: %w", dir, err)

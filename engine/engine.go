@@ -18,6 +18,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	pebblevfs "github.com/cockroachdb/pebble/v2/vfs"
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/fluxgate-io/fluxgate/bucketing"
@@ -34,8 +35,11 @@ import (
 type Options struct {
 	// DefaultBucketNum is bucket.num for tables that do not set it. Default 1.
 	DefaultBucketNum int
-	// Log configures every table's log.
+	// Log configures every table's log (with its filesystem, Log.FS).
 	Log logstore.Options
+	// CatalogFS is the filesystem of the catalog, a pebble database.
+	// Default: the real disk.
+	CatalogFS pebblevfs.FS
 	// RetentionInterval is how often expired log segments are removed.
 	// Default 1 minute.
 	RetentionInterval time.Duration
@@ -186,10 +190,10 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list table data: %w", err)
 	}
-	if err := checkCatalog(dir, data, opts.Logger); err != nil {
+	if err := checkCatalog(dir, data, opts); err != nil {
 		return nil, err
 	}
-	cat, err := catalog.Open(filepath.Join(dir, "catalog"), catalog.Options{DefaultBucketNum: opts.DefaultBucketNum, Logger: opts.Logger})
+	cat, err := catalog.Open(filepath.Join(dir, "catalog"), catalog.Options{DefaultBucketNum: opts.DefaultBucketNum, Logger: opts.Logger, FS: opts.CatalogFS})
 	if err != nil {
 		return nil, fmt.Errorf("open catalog: %w", err)
 	}

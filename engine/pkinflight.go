@@ -126,6 +126,14 @@ func (f *inflight) failed() error {
 	return f.err
 }
 
+// reset lets writes in again once the table has recovered from a failure.
+// The caller has quiesced the table.
+func (f *inflight) reset() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.err = nil
+}
+
 // add queues p after the writes queued before it: to have its changelog
 // appended, unless that is done, then to be committed. The caller holds p's
 // buckets' locks.

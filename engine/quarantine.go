@@ -3,7 +3,6 @@ package engine
 import (
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -90,13 +89,13 @@ func readDirIfAny(dir string) ([]os.DirEntry, error) {
 // catalog never handed out means the catalog lost what it had committed, its
 // log damaged or the catalog restored from an older copy. Open then refuses,
 // naming the log, rather than serve without those tables.
-func checkCatalog(dir string, d *tableData, logger *slog.Logger) error {
+func checkCatalog(dir string, d *tableData, opts Options) error {
 	catDir := filepath.Join(dir, "catalog")
 	wals, err := filepath.Glob(filepath.Join(catDir, "*.log"))
 	if err != nil {
 		return err
 	}
-	cat, err := catalog.Open(catDir, catalog.Options{ReadOnly: true, Logger: logger})
+	cat, err := catalog.Open(catDir, catalog.Options{ReadOnly: true, Logger: opts.Logger, FS: opts.CatalogFS})
 	if errs.Is(err, errs.NotFound) {
 		return nil // none was ever made there: the real open makes one
 	}

@@ -9,6 +9,27 @@ import (
 	"github.com/fluxgate-io/fluxgate/row"
 )
 
+// recoverPK lets a primary-key table whose write failed (its log's storage
+// failed, or the commit of its state) take writes again without a restart:
+// once no write is in flight it recovers the log from its fault and replays
+// into the state the changelog that the state lacks, as on open. While the
+// storage still fails, so does this, and the table goes on refusing writes.
+func (e *Engine) recoverPK(t *table) error {
+	unlock := t.pk.quiesce()
+	defer unlock()
+	if t.pk.flight.failed() == nil {
+		return nil // another write recovered it meanwhile
+	}
+	if err := t.log.Recover(); err != nil {
+		return err
+	}
+	if err := e.replay(t); err != nil {
+		return fmt.Errorf("recover %s: %w", t.current().info.Path(), err)
+	}
+	t.pk.flight.reset()
+	return nil
+}
+
 // replay brings a primary-key table's state up to its log: the state of a
 // bucket is committed only after the changelog that produced it is durable,
 // so after a crash it may lag the log, never lead it. The changelog's

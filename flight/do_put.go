@@ -5,8 +5,8 @@ package flight
 // WriteRequest}) and the schema; each batch is applied atomically and in
 // order, and answered with one PutResult whose app_metadata is {"sequence",
 // "rows", "buckets": {bucket: end offset}} once it is durable and visible. A
-// failed batch ends the stream with the error; the batches acknowledged
-// before it stay.
+// failed batch ends the stream with the error at once, without waiting for
+// the client's next message; the batches acknowledged before it stay.
 
 import (
 	"encoding/json"
@@ -31,7 +31,12 @@ func (s *Service) doPut(stream flight.FlightService_DoPutServer) error {
 	if err != nil {
 		return err
 	}
-	defer r.Release()
+	appending := false // then the appender releases r
+	defer func() {
+		if !appending {
+			r.Release()
+		}
+	}()
 	req, err := writeRequest(r.LatestFlightDescriptor())
 	if err != nil {
 		return err
@@ -44,25 +49,37 @@ func (s *Service) doPut(stream flight.FlightService_DoPutServer) error {
 	if err != nil {
 		return err
 	}
-	// Batches are appended here while an acker goroutine waits for the
-	// earlier ones to become durable and acknowledges them in order, so that
-	// one stream's fsyncs overlap its next batches.
+	// Batches are appended by an appender goroutine while this one waits
+	// for the earlier ones to become durable and acknowledges them in
+	// order, so that one stream's fsyncs overlap its next batches.
 	pending := make(chan pendingBatch, maxPendingBatches)
-	acked := make(chan error, 1)
-	go func() { acked <- s.ackInOrder(stream, pending) }()
-	err = s.appendAll(stream, r, ws, pending)
-	close(pending)
-	if ackErr := <-acked; err == nil {
-		err = ackErr
+	appended := make(chan error, 1)
+	failed := make(chan struct{})
+	appending = true
+	go func() {
+		defer r.Release()
+		err := s.appendAll(stream, r, ws, pending, failed)
+		close(pending)
+		appended <- err
+	}()
+	if err := s.ackInOrder(stream, pending); err != nil {
+		// End the stream now, not when the client next sends: returning
+		// makes gRPC cancel the stream, whose Recv then fails and stops the
+		// appender. What it still hands over is let go of meanwhile.
+		close(failed)
+		go s.releasePending(pending)
+		return err
 	}
-	return err
+	return <-appended
 }
 
 // maxPendingBatches bounds the batches of one stream that are appended but
 // not yet acknowledged.
 const maxPendingBatches = 8
 
-func (s *Service) appendAll(stream flight.FlightService_DoPutServer, r *flight.Reader, ws *engine.WriteStream, pending chan<- pendingBatch) error {
+// appendAll appends the stream's batches until it ends or failed is closed:
+// a batch after a failed one would be applied without an acknowledgement.
+func (s *Service) appendAll(stream flight.FlightService_DoPutServer, r *flight.Reader, ws *engine.WriteStream, pending chan<- pendingBatch, failed <-chan struct{}) error {
 	ctx := stream.Context()
 	for r.Next() {
 		// Hold the batch's bytes against the server's write budget until it
@@ -70,6 +87,12 @@ func (s *Service) appendAll(stream flight.FlightService_DoPutServer, r *flight.R
 		size := engine.RecordBytes(r.RecordBatch())
 		if err := s.limits.bytes.acquire(ctx, size); err != nil {
 			return err
+		}
+		select {
+		case <-failed:
+			s.limits.bytes.release(size)
+			return nil
+		default:
 		}
 		p, err := ws.Submit(ctx, r.RecordBatch())
 		if err != nil {
@@ -87,24 +110,30 @@ type pendingBatch struct {
 	size int64
 }
 
+// ackInOrder acknowledges the appended batches in order until the appender
+// closes pending, or until one fails.
 func (s *Service) ackInOrder(stream flight.FlightService_DoPutServer, pending <-chan pendingBatch) error {
-	var failed error
 	for p := range pending {
-		if failed != nil {
-			s.limits.bytes.release(p.size)
-			continue // drain, so the appender never blocks
-		}
 		res, err := p.Wait()
 		s.limits.bytes.release(p.size)
 		if err != nil {
-			failed = err
-			continue
+			return err
 		}
 		md, err := json.Marshal(res)
-		if err == nil {
-			err = stream.Send(&flight.PutResult{AppMetadata: md})
+		if err != nil {
+			return err
 		}
-		failed = err
+		if err := stream.Send(&flight.PutResult{AppMetadata: md}); err != nil {
+			return err
+		}
 	}
-	return failed
+	return nil
+}
+
+// releasePending gives back the write budget of batches that will not be
+// acknowledged, until the appender stops.
+func (s *Service) releasePending(pending <-chan pendingBatch) {
+	for p := range pending {
+		s.limits.bytes.release(p.size)
+	}
 }

@@ -44,11 +44,17 @@ type Options struct {
 	// Iceberg, when set, is the catalog to use instead of one opened from
 	// Warehouse and Catalog: tests wrap a catalog in it to inject faults.
 	Iceberg icecatalog.Catalog
+	// BeforeCommit, if set, is called when a round has written its files
+	// and is about to commit them; an error abandons the commit there,
+	// leaving the files unreferenced, as a crash at that point would. Tests
+	// use it to prove that such a round loses and repeats nothing.
+	BeforeCommit func() error
 }
 
 // Lake is an open Iceberg catalog.
 type Lake struct {
-	cat icecatalog.Catalog
+	cat          icecatalog.Catalog
+	beforeCommit func() error
 }
 
 // Open opens the lake's catalog.
@@ -70,7 +76,7 @@ func Open(ctx context.Context, opts Options) (*Lake, error) {
 		if err != nil {
 			return nil, fmt.Errorf("open lake catalog: %w", err)
 		}
-		return &Lake{cat: cat}, nil
+		return &Lake{cat: cat, beforeCommit: opts.BeforeCommit}, nil
 	}
 	if opts.Warehouse != "" && props["warehouse"] == "" {
 		props["warehouse"] = opts.Warehouse
@@ -79,7 +85,7 @@ func Open(ctx context.Context, opts Options) (*Lake, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open lake catalog (type %s): %w", props["type"], err)
 	}
-	return &Lake{cat: cat}, nil
+	return &Lake{cat: cat, beforeCommit: opts.BeforeCommit}, nil
 }
 
 // DefaultWarehouse is the embedded warehouse inside a data directory.

@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"iter"
 	"maps"
-	"os"
 	"strconv"
-	"syscall"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -38,11 +36,6 @@ type CommitStats struct {
 	// ExpireErr is why expiring old snapshots after the commit failed.
 	ExpireErr error
 }
-
-// crashBeforeCommit makes the process kill itself between writing a
-// round's files and committing them, for the crash test of the tiering
-// (FLUXGATE_CRASH_POINT=lake-before-commit).
-var crashBeforeCommit = os.Getenv("FLUXGATE_CRASH_POINT") == "lake-before-commit"
 
 // Commit writes c's files and commits them, with the merged offsets, as one
 // snapshot. Nothing is visible to readers unless the commit succeeds; files
@@ -90,8 +83,10 @@ func (t *Table) Commit(ctx context.Context, c Commit) (*Snapshot, CommitStats, e
 			st.DeletedKeys += df.Count()
 		}
 	}
-	if crashBeforeCommit && st.Files > 0 {
-		syscall.Kill(os.Getpid(), syscall.SIGKILL)
+	if hook := t.lake.beforeCommit; hook != nil && st.Files > 0 {
+		if err := hook(); err != nil {
+			return nil, st, fmt.Errorf("lake commit: %w", err)
+		}
 	}
 	switch {
 	case len(deleteFiles) > 0:

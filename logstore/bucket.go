@@ -3,7 +3,6 @@ package logstore
 import (
 	"errors"
 	"fmt"
-	"os"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -26,12 +25,12 @@ type bucket struct {
 }
 
 func openBucket(dir string, id int, opts Options) (*bucket, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+	if err := opts.FS.MkdirAll(dir, 0o755); err != nil {
 		return nil, err
 	}
 	b := &bucket{id: id, dir: dir}
 	b.mu.tail = make(chan struct{})
-	bases, err := listSegments(dir)
+	bases, err := listSegments(opts.FS, dir)
 	if err != nil {
 		return nil, err
 	}
@@ -39,7 +38,7 @@ func openBucket(dir string, id int, opts Options) (*bucket, error) {
 		bases = []int64{0}
 	}
 	for _, base := range bases {
-		s, err := openSegment(dir, base, opts.IndexIntervalBytes)
+		s, err := openSegment(opts.FS, dir, base, opts.IndexIntervalBytes)
 		if err != nil {
 			b.close()
 			return nil, err
@@ -67,7 +66,7 @@ func (b *bucket) roll(opts Options) (*segment, error) {
 	if err := b.active().seal(); err != nil {
 		return nil, fmt.Errorf("seal segment: %w", err)
 	}
-	s, err := openSegment(b.dir, b.logEnd, opts.IndexIntervalBytes)
+	s, err := openSegment(opts.FS, b.dir, b.logEnd, opts.IndexIntervalBytes)
 	if err != nil {
 		return nil, fmt.Errorf("roll segment: %w", err)
 	}

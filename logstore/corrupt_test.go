@@ -3,6 +3,7 @@ package logstore
 import (
 	"bytes"
 	"errors"
+	"github.com/fluxgate-io/fluxgate/internal/vfs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -32,7 +33,7 @@ func writeFrames(t *testing.T, dir string, batches int, opts Options, clean bool
 // segment file, and its size.
 func framePositions(t *testing.T, path string) ([]int64, int64) {
 	t.Helper()
-	f, err := os.Open(path)
+	f, err := vfs.Default.OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -198,7 +199,7 @@ func TestDamagedSealedSegmentIsCorrupt(t *testing.T) {
 	opts := Options{SegmentBytes: 1, IndexIntervalBytes: 1 << 20}
 	writeFrames(t, dir, 6, opts, false)
 	logDir := filepath.Join(dir, "0", "log")
-	bases, err := listSegments(logDir)
+	bases, err := listSegments(vfs.Default, logDir)
 	if err != nil || len(bases) < 3 {
 		t.Fatalf("segments %v (%v), want at least 3", bases, err)
 	}
@@ -206,7 +207,7 @@ func TestDamagedSealedSegmentIsCorrupt(t *testing.T) {
 	pos, _ := framePositions(t, path)
 	overwrite(t, path, pos[len(pos)-1], []byte("XXXX"))
 	openCorrupt(t, dir, path, pos[len(pos)-1])
-	if after, err := listSegments(logDir); err != nil || len(after) != len(bases) {
+	if after, err := listSegments(vfs.Default, logDir); err != nil || len(after) != len(bases) {
 		t.Fatalf("segments after the failed open: %v (%v), want %v", after, err, bases)
 	}
 }

@@ -46,7 +46,7 @@ func (w *frameWriter) run() {
 	for job := range w.jobs {
 		err := w.failed()
 		if err == nil {
-			if err = writeVec(job.seg.f, job.bufs, job.pos); err != nil {
+			if err = job.seg.f.WriteVecAt(job.bufs, job.pos); err != nil {
 				err = fmt.Errorf("write %s: %w", job.seg.logPath, err)
 			}
 		}

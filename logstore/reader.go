@@ -331,7 +331,7 @@ func (r *Reader) readAt(n int, pos int64, short bool) ([]byte, error) {
 		return nil, errs.New(errs.DataLoss, "offset %d of bucket %d expired while the scan was open", r.next, r.b.id)
 	}
 	if err != nil {
-		return nil, fmt.Errorf("read %s at %d: %w", r.seg.logPath, pos, err)
+		return nil, storageError(err, "read %s at %d", r.seg.logPath, pos)
 	}
 	return buf[:m], nil
 }

@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"math"
 	"slices"
+
+	"github.com/fluxgate-io/fluxgate/internal/vfs"
 )
 
 // Recovery (see the package comment for the invariant it restores).
@@ -81,7 +83,7 @@ func (tl *bucketTail) firstTxn() uint64 {
 }
 
 func (t *Table) recover() error {
-	snap, err := readWriterSnapshot(t.dir, len(t.buckets))
+	snap, err := readWriterSnapshot(t.opts.FS, t.dir, len(t.buckets))
 	if err != nil {
 		return err
 	}
@@ -155,7 +157,7 @@ func (t *Table) recover() error {
 				return err
 			}
 		}
-		if err := syncDir(tl.b.dir); err != nil {
+		if err := vfs.SyncDir(t.opts.FS, tl.b.dir); err != nil {
 			return err
 		}
 		for _, s := range segs[:len(segs)-1] {

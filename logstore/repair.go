@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/fluxgate-io/fluxgate/internal/vfs"
 )
 
 // RepairPlan is what cutting one bucket's log at a byte of one of its
@@ -39,7 +41,7 @@ func PlanRepair(dir string, buckets int, path string, pos int64) (*RepairPlan, e
 		return nil, err
 	}
 	logDir := filepath.Dir(path)
-	f, err := os.Open(path)
+	f, err := vfs.Default.OpenFile(path, os.O_RDONLY, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +65,7 @@ func PlanRepair(dir string, buckets int, path string, pos int64) (*RepairPlan, e
 	if end != pos {
 		return nil, fmt.Errorf("byte %d of %s is not where a frame starts after intact frames: they end at byte %d", pos, path, end)
 	}
-	bases, err := listSegments(logDir)
+	bases, err := listSegments(vfs.Default, logDir)
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +119,7 @@ func (p *RepairPlan) Apply(dest string) error {
 	}
 	err = errors.Join(f.Sync(), f.Close())
 	for _, d := range []string{filepath.Dir(p.Segment), filepath.Dir(filepath.Dir(filepath.Dir(p.Segment))), bdir, dest} {
-		err = errors.Join(err, syncDir(d))
+		err = errors.Join(err, vfs.SyncDir(vfs.Default, d))
 	}
 	return err
 }

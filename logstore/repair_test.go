@@ -2,6 +2,7 @@ package logstore
 
 import (
 	"errors"
+	"github.com/fluxgate-io/fluxgate/internal/vfs"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -15,7 +16,7 @@ func TestRepairAtCorruption(t *testing.T) {
 	dir := t.TempDir()
 	writeFrames(t, dir, 6, Options{SegmentBytes: 1, IndexIntervalBytes: 1 << 20}, true)
 	logDir := filepath.Join(dir, "0", "log")
-	bases, err := listSegments(logDir)
+	bases, err := listSegments(vfs.Default, logDir)
 	if err != nil || len(bases) < 3 {
 		t.Fatalf("segments %v (%v), want at least 3", bases, err)
 	}

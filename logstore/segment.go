@@ -6,12 +6,15 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/fluxgate-io/fluxgate/internal/vfs"
 )
 
 // A segment is one log file of a bucket and its sparse index. Frames are only
@@ -22,10 +25,11 @@ import (
 // one per IndexIntervalBytes of log, so it serves both as the offset index and
 // as the time index: commit times never decrease within a bucket.
 type segment struct {
+	fs        vfs.FS
 	base      int64
 	logPath   string
 	indexPath string
-	f         *os.File
+	f         vfs.File
 
 	// Guarded by the table's append lock for writers. Readers only look at
 	// bytes below the high watermark, which never move once written.
@@ -53,7 +57,7 @@ type segment struct {
 		rows    int64
 		summary []byte
 	}
-	idx *os.File // index file, appended to as frames arrive
+	idx vfs.File // index file, appended to as frames arrive
 }
 
 type indexEntry struct {
@@ -67,8 +71,8 @@ const indexEntrySize = 24
 func segmentName(base int64) string { return fmt.Sprintf("%020d", base) }
 
 // listSegments returns the base offsets of the segments in dir, ascending.
-func listSegments(dir string) ([]int64, error) {
-	entries, err := os.ReadDir(dir)
+func listSegments(fsys vfs.FS, dir string) ([]int64, error) {
+	entries, err := fsys.ReadDir(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -90,8 +94,9 @@ func listSegments(dir string) ([]int64, error) {
 
 // openSegment opens (creating if needed) the segment with base offset base.
 // It does not read it; see load and recover.
-func openSegment(dir string, base, indexInterval int64) (*segment, error) {
+func openSegment(fsys vfs.FS, dir string, base, indexInterval int64) (*segment, error) {
 	s := &segment{
+		fs:          fsys,
 		base:        base,
 		interval:    indexInterval,
 		logPath:     filepath.Join(dir, segmentName(base)+".log"),
@@ -100,10 +105,10 @@ func openSegment(dir string, base, indexInterval int64) (*segment, error) {
 		lastIndexed: -1,
 	}
 	var err error
-	if s.f, err = os.OpenFile(s.logPath, os.O_RDWR|os.O_CREATE, 0o644); err != nil {
+	if s.f, err = fsys.OpenFile(s.logPath, os.O_RDWR|os.O_CREATE, 0o644); err != nil {
 		return nil, err
 	}
-	if s.idx, err = os.OpenFile(s.indexPath, os.O_RDWR|os.O_CREATE, 0o644); err != nil {
+	if s.idx, err = fsys.OpenFile(s.indexPath, os.O_RDWR|os.O_CREATE, 0o644); err != nil {
 		s.f.Close()
 		return nil, err
 	}
@@ -279,13 +284,13 @@ func (s *segment) seal() error {
 	}
 	b := binary.BigEndian.AppendUint64(nil, uint64(s.next))
 	b = binary.BigEndian.AppendUint64(b, uint64(s.summaryRows))
-	return os.WriteFile(s.summaryPath(), append(b, s.summary...), 0o644)
+	return vfs.WriteFile(s.fs, s.summaryPath(), append(b, s.summary...), 0o644)
 }
 
 // loadSummary seals a segment found on open, with its summary file if that
 // describes the log as it is.
 func (s *segment) loadSummary() {
-	if b, err := os.ReadFile(s.summaryPath()); err == nil && len(b) > 16 && int64(binary.BigEndian.Uint64(b)) == s.next {
+	if b, err := vfs.ReadFile(s.fs, s.summaryPath()); err == nil && len(b) > 16 && int64(binary.BigEndian.Uint64(b)) == s.next {
 		s.summary, s.summaryRows = b[16:], int64(binary.BigEndian.Uint64(b[8:]))
 	}
 	s.seal()
@@ -323,25 +328,31 @@ func (s *segment) release() {
 // remove deletes the segment's files; open readers keep reading the unlinked
 // file until they release it.
 func (s *segment) remove() error {
+	err := errors.Join(s.fs.Remove(s.logPath), s.fs.Remove(s.indexPath))
+	if rmErr := s.fs.Remove(s.summaryPath()); rmErr != nil && !errors.Is(rmErr, fs.ErrNotExist) {
+		err = errors.Join(err, rmErr)
+	}
+	s.retire()
+	return err
+}
+
+// retire lets the segment go without deleting its files: new readers no
+// longer find it, open ones read on until they release it.
+func (s *segment) retire() {
 	s.mu.Lock()
 	s.mu.removed = true
 	done := s.mu.refs == 0
 	s.mu.Unlock()
-	err := errors.Join(os.Remove(s.logPath), os.Remove(s.indexPath))
-	if rmErr := os.Remove(s.summaryPath()); rmErr != nil && !os.IsNotExist(rmErr) {
-		err = errors.Join(err, rmErr)
-	}
 	if done {
 		s.close()
 	}
-	return err
 }
 
 func (s *segment) close() error {
 	return errors.Join(s.f.Close(), s.idx.Close())
 }
 
-func readIndex(f *os.File, logSize, base int64) ([]indexEntry, error) {
+func readIndex(f vfs.File, logSize, base int64) ([]indexEntry, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return nil, err
@@ -375,7 +386,7 @@ func readIndex(f *os.File, logSize, base int64) ([]indexEntry, error) {
 // the frame's bytes, valid until it returns. It stops at the first frame
 // that is torn or corrupt and returns its position, which is end when all
 // frames were good.
-func scanFrames(f *os.File, start, end int64, verifyCRC bool, fn func(h *header, pos int64, frame []byte) error) (int64, error) {
+func scanFrames(f vfs.File, start, end int64, verifyCRC bool, fn func(h *header, pos int64, frame []byte) error) (int64, error) {
 	r := bufio.NewReaderSize(io.NewSectionReader(f, start, end-start), 1<<20)
 	pos := start
 	var buf []byte

@@ -15,13 +15,13 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
-	"os"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/internal/vfs"
 )
 
 // Options configure a table's log. The zero value means the defaults.
@@ -42,6 +42,8 @@ type Options struct {
 	// holds for both. Each segment then keeps the merge of its frames', and a
 	// reader's skip function can pass over a sealed segment whole.
 	Summarize func(a, b []byte) []byte
+	// FS is where the log's files are. Default vfs.Default, the real disk.
+	FS vfs.FS
 }
 
 func (o Options) withDefaults() Options {
@@ -57,6 +59,7 @@ func (o Options) withDefaults() Options {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	o.FS = vfs.OrDefault(o.FS)
 	return o
 }
 
@@ -95,16 +98,23 @@ type Table struct {
 	newDirs        bool                  // files created since the last sync; guarded by appendMu
 	writers        writerTable           // guarded by appendMu
 	snapshotWanted bool                  // guarded by appendMu
-	broken         bool                  // a part of an append failed; guarded by appendMu
 	closed         bool                  // guarded by appendMu
-	frames         *frameWriter          // writes what appends queue
+	frames         *frameWriter          // writes what appends queue; guarded by appendMu
 
 	durable atomic.Uint64 // every txn <= durable is synced
 	sync    struct {
 		sync.Mutex
 		cond    *sync.Cond
-		running bool
-		err     error // a failed fsync leaves the log unusable until reopened
+		running bool // a sync round, or recovery from a fault, is under way
+		// fault is the failed write or fsync after which nothing more is
+		// appended until the log is recovered (fault.go); nil while healthy.
+		fault error
+		// gen counts recoveries from faults; an append belongs to the
+		// generation it was made in. Written with appendMu held too.
+		gen int
+		// ended holds, for each past generation, its durable txn at the
+		// fault: its later appends were cut by the recovery.
+		ended []uint64
 	}
 
 	bytesRead atomic.Int64
@@ -116,7 +126,18 @@ type Table struct {
 // frame that is not a torn tail fails Open with a *CorruptError, the log
 // left as it was.
 func Open(dir string, n int, opts Options) (*Table, error) {
-	t := &Table{dir: dir, opts: opts.withDefaults(), dirty: map[*segment]struct{}{}}
+	t, err := open(dir, n, opts.withDefaults())
+	if err != nil {
+		return nil, err
+	}
+	t.frames = startFrameWriter()
+	return t, nil
+}
+
+// open opens and recovers the log's files; its caller starts the frame
+// writer.
+func open(dir string, n int, opts Options) (*Table, error) {
+	t := &Table{dir: dir, opts: opts, dirty: map[*segment]struct{}{}}
 	t.sync.cond = sync.NewCond(&t.sync.Mutex)
 	for i := range n {
 		b, err := openBucket(filepath.Join(dir, fmt.Sprint(i), "log"), i, t.opts)
@@ -130,7 +151,6 @@ func Open(dir string, n int, opts Options) (*Table, error) {
 		t.closeFiles()
 		return nil, fmt.Errorf("recover %s: %w", dir, err)
 	}
-	t.frames = startFrameWriter()
 	return t, nil
 }
 
@@ -168,57 +188,70 @@ func (t *Table) Append(parts []Part, w Writer) (Result, error) {
 func (t *Table) Previous(w Writer) (Result, bool, error) {
 	t.appendMu.Lock()
 	prev, err := t.writers.check(w)
+	gen := t.sync.gen
 	t.appendMu.Unlock()
 	if err != nil || prev == nil {
 		return Result{}, false, err
 	}
-	return Result{Ends: prev.ends, Duplicate: true}, true, t.waitDurable(prev.txn)
+	return Result{Ends: prev.ends, Duplicate: true}, true, t.waitDurable(prev.txn, gen)
 }
 
 // Pending is an append that is written but perhaps not yet durable.
 type Pending struct {
 	t   *Table
+	gen int
 	txn uint64
 	res Result
 }
 
 // Wait blocks until the append is durable and visible, and returns its result.
 func (p *Pending) Wait() (Result, error) {
-	return p.res, p.t.waitDurable(p.txn)
+	return p.res, p.t.waitDurable(p.txn, p.gen)
 }
 
 // AppendAsync writes the parts like Append but returns before they are
 // durable, so that a stream can append its next batch while this one is
 // synced. Appends become durable, and visible, in the order they were made.
+//
+// After a failed write or fsync the log appends nothing until it has
+// recovered (fault.go); the next append tries that first, and fails with the
+// fault's error while the disk still does.
 func (t *Table) AppendAsync(parts []Part, w Writer) (*Pending, error) {
-	t.appendMu.Lock()
-	defer t.appendMu.Unlock()
 	queued := 0 // parts handed to the frame writer, which releases them
 	defer func() {
 		for _, p := range parts[queued:] {
 			p.Batch.Release()
 		}
 	}()
-	if t.closed || t.broken {
+	if t.faulted() != nil {
+		if err := t.recoverFault(); err != nil {
+			return nil, err
+		}
+	}
+	t.appendMu.Lock()
+	defer t.appendMu.Unlock()
+	if t.closed {
 		return nil, errs.New(errs.Unavailable, "table log %s is closed", t.dir)
 	}
-	if err := t.frames.failed(); err != nil {
-		// A frame is missing from its segment; recovery will cut there.
-		// Until then this log accepts nothing more.
-		t.broken = true
-		return nil, errs.New(errs.Unavailable, "append to %s: %w", t.dir, err)
+	if err := t.faulted(); err != nil {
+		return nil, err
 	}
+	if err := t.frames.failed(); err != nil {
+		// A frame is missing from its segment: nothing may follow it.
+		return nil, t.setFault(storageError(err, "append to %s", t.dir))
+	}
+	gen := t.sync.gen
 	if w.ID != "" {
 		prev, err := t.writers.check(w)
 		if err != nil {
 			return nil, err
 		}
 		if prev != nil {
-			return &Pending{t: t, txn: prev.txn, res: Result{Ends: prev.ends, Duplicate: true}}, nil
+			return &Pending{t: t, gen: gen, txn: prev.txn, res: Result{Ends: prev.ends, Duplicate: true}}, nil
 		}
 	}
 	if len(parts) == 0 {
-		return &Pending{t: t, res: Result{Ends: map[int]int64{}}}, nil
+		return &Pending{t: t, gen: gen, res: Result{Ends: map[int]int64{}}}, nil
 	}
 	t.lastTxn++
 	txn := t.lastTxn
@@ -226,10 +259,8 @@ func (t *Table) AppendAsync(parts []Part, w Writer) (*Pending, error) {
 	ends := make(map[int]int64, len(parts))
 	for _, p := range parts {
 		if err := t.appendLocked(p, txn, uint16(len(parts)), now); err != nil {
-			// A part may be on disk without the others; recovery will cut it.
-			// Until then this log accepts nothing more.
-			t.broken = true
-			return nil, errs.New(errs.Unavailable, "append to %s: %w", t.dir, err)
+			// A part may be on disk without the others: recovery cuts it.
+			return nil, t.setFault(storageError(err, "append to %s", t.dir))
 		}
 		queued++
 		ends[p.Bucket] = t.buckets[p.Bucket].logEnd
@@ -237,7 +268,7 @@ func (t *Table) AppendAsync(parts []Part, w Writer) (*Pending, error) {
 	if w.ID != "" {
 		t.writers.record(w, txn, ends)
 	}
-	return &Pending{t: t, txn: txn, res: Result{Ends: ends}}, nil
+	return &Pending{t: t, gen: gen, txn: txn, res: Result{Ends: ends}}, nil
 }
 
 func (t *Table) appendLocked(p Part, txn uint64, nparts uint16, now int64) error {
@@ -278,15 +309,25 @@ func (t *Table) appendLocked(p Part, txn uint64, nparts uint16, now int64) error
 	return nil
 }
 
-// waitDurable blocks until txn is durable. Whoever finds no sync running
-// starts one for everything appended so far (group commit): concurrent
-// writers share one fsync per segment.
-func (t *Table) waitDurable(txn uint64) error {
+// waitDurable blocks until txn, appended in generation gen, is durable.
+// Whoever finds no sync running starts one for everything appended so far
+// (group commit): concurrent writers share one fsync per segment.
+func (t *Table) waitDurable(txn uint64, gen int) error {
 	t.sync.Lock()
 	defer t.sync.Unlock()
-	for t.durable.Load() < txn {
-		if t.sync.err != nil {
-			return t.sync.err
+	for {
+		if gen < t.sync.gen {
+			// Txn ids after a recovery start again from the durable ones.
+			if txn <= t.sync.ended[gen] {
+				return nil
+			}
+			return errs.New(errs.Unavailable, "append to %s was lost to a storage fault; the log has recovered since: write again", t.dir)
+		}
+		if t.durable.Load() >= txn {
+			return nil
+		}
+		if t.sync.fault != nil {
+			return t.sync.fault
 		}
 		if t.sync.running {
 			t.sync.cond.Wait()
@@ -297,12 +338,11 @@ func (t *Table) waitDurable(txn uint64) error {
 		err := t.syncRound()
 		t.sync.Lock()
 		t.sync.running = false
-		if err != nil && t.sync.err == nil {
-			t.sync.err = errs.New(errs.Unavailable, "sync %s: %w", t.dir, err)
+		if err != nil {
+			t.setFaultLocked(storageError(err, "sync %s", t.dir))
 		}
 		t.sync.cond.Broadcast()
 	}
-	return nil
 }
 
 // syncRound makes everything appended so far durable, then advances the high
@@ -337,13 +377,13 @@ func (t *Table) syncRound() error {
 	}
 	if newDirs {
 		for _, b := range t.buckets {
-			if err := syncDir(b.dir); err != nil {
+			if err := vfs.SyncDir(t.opts.FS, b.dir); err != nil {
 				return err
 			}
 		}
 	}
 	if snap != nil {
-		if err := snap.write(t.dir); err != nil {
+		if err := snap.write(t.opts.FS, t.dir); err != nil {
 			return err
 		}
 	}
@@ -372,15 +412,6 @@ func syncAll(segs map[*segment]struct{}) error {
 		}
 	}
 	return first
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }
 
 // Expire removes whole segments whose newest batch is older than ttl. The
@@ -419,14 +450,14 @@ func (t *Table) Close() error {
 	}
 	t.closed = true
 	var err error
-	if !t.broken {
+	if t.faulted() == nil {
 		// An empty txn makes the final round run, and its snapshot of the
 		// writers spares the next open a replay.
 		t.snapshotWanted = true
 		t.lastTxn++
-		last := t.lastTxn
+		last, gen := t.lastTxn, t.sync.gen
 		t.appendMu.Unlock()
-		err = t.waitDurable(last)
+		err = t.waitDurable(last, gen)
 	} else {
 		t.appendMu.Unlock()
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/internal/vfs"
 )
 
 var testSchema = arrow.NewSchema([]arrow.Field{
@@ -174,7 +175,7 @@ func TestAppendReadReopen(t *testing.T) {
 					want = append(want, int64(j))
 				}
 			}
-			segs, _ := listSegments(filepath.Join(dir, "1", "log"))
+			segs, _ := listSegments(vfs.Default, filepath.Join(dir, "1", "log"))
 			if len(segs) < 2 {
 				t.Fatalf("expected the log to roll, got %d segments", len(segs))
 			}

@@ -2,11 +2,13 @@ package logstore
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
-	"os"
+	"io/fs"
 	"path/filepath"
 
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/internal/vfs"
 )
 
 // writerTable remembers, per idempotent writer, the last few batches it
@@ -89,36 +91,17 @@ func (wt writerTable) snapshot(txn uint64, ends []int64) *writerSnapshot {
 }
 
 // write replaces the snapshot file atomically.
-func (s *writerSnapshot) write(dir string) error {
+func (s *writerSnapshot) write(fsys vfs.FS, dir string) error {
 	b, err := json.Marshal(s)
 	if err != nil {
 		return err
 	}
-	tmp := filepath.Join(dir, writersFile+".tmp")
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	if _, err := f.Write(b); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Sync(); err != nil {
-		f.Close()
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	if err := os.Rename(tmp, filepath.Join(dir, writersFile)); err != nil {
-		return err
-	}
-	return syncDir(dir)
+	return vfs.WriteFileAtomic(fsys, filepath.Join(dir, writersFile), b, 0o644)
 }
 
-func readWriterSnapshot(dir string, buckets int) (*writerSnapshot, error) {
-	b, err := os.ReadFile(filepath.Join(dir, writersFile))
-	if os.IsNotExist(err) {
+func readWriterSnapshot(fsys vfs.FS, dir string, buckets int) (*writerSnapshot, error) {
+	b, err := vfs.ReadFile(fsys, filepath.Join(dir, writersFile))
+	if errors.Is(err, fs.ErrNotExist) {
 		return &writerSnapshot{Ends: make([]int64, buckets), Writers: writerTable{}}, nil
 	}
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"strings"
 	"time"
 
@@ -226,7 +227,7 @@ func startServer(ctx context.Context, cfg *serveConfig, log *slog.Logger) (*serv
 	if err != nil {
 		return nil, fmt.Errorf("--lake-catalog: %w", err)
 	}
-	eng, err := engine.Open(ctx, cfg.data, engine.Options{
+	eng, err := openEngine(ctx, log, cfg.data, engine.Options{
 		DefaultBucketNum:  cfg.bucketNum,
 		Logger:            log,
 		Meter:             tel.Meter("github.com/fluxgate-io/fluxgate/engine"),
@@ -326,6 +327,20 @@ func newAuthenticator(cfg *serveConfig, log *slog.Logger) (*auth.Authenticator, 
 		log.Warn("no token_secret in the users file: tokens are signed with a random secret, so they end with a restart and other replicas refuse them", "users", cfg.users)
 	}
 	return a, nil
+}
+
+// openEngine opens the data directory. pebble reports a store it cannot
+// write at all, such as a catalog on a full disk, by panicking in its
+// logger's Fatalf; at start-up that is an error to report in one line, not a
+// crash with a goroutine dump.
+func openEngine(ctx context.Context, log *slog.Logger, dir string, opts engine.Options) (eng *engine.Engine, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			log.Debug("opening the data directory panicked", "stack", string(debug.Stack()))
+			eng, err = nil, fmt.Errorf("open data directory %s: %v", dir, r)
+		}
+	}()
+	return engine.Open(ctx, dir, opts)
 }
 
 // serverTLS is the TLS configuration of the Flight address; nil without

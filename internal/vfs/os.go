@@ -1,4 +1,4 @@
-package logstore
+package vfs
 
 import (
 	"io"
@@ -7,13 +7,27 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+type osFS struct{}
+
+func (osFS) OpenFile(name string, flag int, perm os.FileMode) (File, error) {
+	f, err := os.OpenFile(name, flag, perm)
+	if err != nil {
+		return nil, err
+	}
+	return osFile{f}, nil
+}
+
+func (osFS) Remove(name string) error                    { return os.Remove(name) }
+func (osFS) Rename(oldpath, newpath string) error        { return os.Rename(oldpath, newpath) }
+func (osFS) MkdirAll(dir string, perm os.FileMode) error { return os.MkdirAll(dir, perm) }
+func (osFS) ReadDir(dir string) ([]os.DirEntry, error)   { return os.ReadDir(dir) }
+
+type osFile struct{ *os.File }
+
 // maxIovecs is the most buffers one pwritev takes (IOV_MAX on Linux).
 const maxIovecs = 1024
 
-// writeVec writes bufs back to back at pos with vectored writes, so that a
-// frame's columns reach the page cache without being copied into one buffer
-// first.
-func writeVec(f *os.File, bufs [][]byte, pos int64) error {
+func (f osFile) WriteVecAt(bufs [][]byte, off int64) error {
 	rc, err := f.SyscallConn()
 	if err != nil {
 		return err
@@ -23,18 +37,18 @@ func writeVec(f *os.File, bufs [][]byte, pos int64) error {
 		var n int
 		var werr error
 		if err := rc.Write(func(fd uintptr) bool {
-			n, werr = unix.Pwritev(int(fd), batch, pos)
+			n, werr = unix.Pwritev(int(fd), batch, off)
 			return werr != unix.EAGAIN
 		}); err != nil {
 			return err
 		}
 		if werr != nil {
-			return werr
+			return &os.PathError{Op: "pwritev", Path: f.Name(), Err: werr}
 		}
 		if n == 0 {
 			return io.ErrShortWrite
 		}
-		pos += int64(n)
+		off += int64(n)
 		bufs = advance(bufs, n)
 	}
 	return nil
