@@ -135,7 +135,10 @@ func diffPredicate(r *rand.Rand, depth int) any {
 // ZSTD, as stored), filtering the rest.
 func TestFilteredScansEqualFilteringInTheTest(t *testing.T) {
 	ts := start(t, engine.Options{})
-	ctx := ctxT(t)
+	// 150 predicates × 4 reads: under -race on a busy 2-core machine this
+	// takes far longer than ctxT's 30 s, which only guards against a hang.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
 	spec := client.TableSpec{Columns: diffColumns, Options: map[string]string{"bucket.num": "1"}}
 	schema, err := spec.ArrowSchema()
 	if err != nil {
