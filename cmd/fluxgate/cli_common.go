@@ -89,6 +89,11 @@ func (c *connFlags) dial(ctx context.Context) (*client.Client, error) {
 	return client.Dial(ctx, c.addr, opts...)
 }
 
+// errUsage is what a verb returns when it printed its usage because its
+// arguments name nothing to do; main exits 2 without another message. (Help
+// asked for is flag.ErrHelp, and exits 0.)
+var errUsage = errors.New("usage")
+
 // newFlagSet returns a flag set that reports errors instead of exiting, with
 // a usage line.
 func newFlagSet(name, usage string) *flag.FlagSet {

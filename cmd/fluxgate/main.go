@@ -17,6 +17,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"sort"
@@ -47,16 +48,6 @@ var verbs = map[string]verb{
 }
 
 func main() {
-	if len(os.Args) < 2 || os.Args[1] == "-h" || os.Args[1] == "--help" || os.Args[1] == "help" {
-		usage()
-		os.Exit(2)
-	}
-	v, ok := verbs[os.Args[1]]
-	if !ok {
-		fmt.Fprintf(os.Stderr, "fluxgate: unknown command %q\n\n", os.Args[1])
-		usage()
-		os.Exit(2)
-	}
 	// The first signal cancels ctx; serve uses it for a graceful stop. A second
 	// signal exits at once.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -69,23 +60,48 @@ func main() {
 		fmt.Fprintln(os.Stderr, "fluxgate: second signal, exiting now")
 		os.Exit(130)
 	}()
-	if err := v.run(ctx, os.Args[2:]); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			os.Exit(2)
-		}
-		fmt.Fprintf(os.Stderr, "fluxgate %s: %v\n", os.Args[1], err)
-		os.Exit(1)
-	}
+	os.Exit(runMain(ctx, os.Args[1:], os.Stderr))
 }
 
-func usage() {
-	fmt.Fprintln(os.Stderr, "usage: fluxgate <command> [flags]\n\ncommands:")
+// runMain runs the verb args name and returns the exit status: 0 on success
+// and for help asked for (-h, --help, help), 2 for a usage error, 1 for a
+// failure, which it prints to stderr.
+func runMain(ctx context.Context, args []string, stderr io.Writer) int {
+	if len(args) == 0 {
+		usage(stderr)
+		return 2
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		usage(stderr)
+		return 0
+	}
+	v, ok := verbs[args[0]]
+	if !ok {
+		fmt.Fprintf(stderr, "fluxgate: unknown command %q\n\n", args[0])
+		usage(stderr)
+		return 2
+	}
+	err := v.run(ctx, args[1:])
+	switch {
+	case err == nil, errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage):
+		return 2
+	}
+	fmt.Fprintf(stderr, "fluxgate %s: %v\n", args[0], err)
+	return 1
+}
+
+func usage(w io.Writer) {
+	fmt.Fprintln(w, "usage: fluxgate <command> [flags]\n\ncommands:")
 	names := make([]string, 0, len(verbs))
 	for name := range verbs {
 		names = append(names, name)
 	}
 	sort.Strings(names)
 	for _, name := range names {
-		fmt.Fprintf(os.Stderr, "  %-12s %s\n", name, verbs[name].summary)
+		fmt.Fprintf(w, "  %-12s %s\n", name, verbs[name].summary)
 	}
+	fmt.Fprintln(w, "\nRun \"fluxgate <command> -h\" for a command's flags.")
 }

@@ -16,7 +16,7 @@ import (
 	"github.com/fluxgate-io/fluxgate/client"
 )
 
-const putUsage = "put --table T [--format csv|jsonl|parquet|arrow] [--mode append|upsert|delete] [--batch-rows N] FILE|-"
+const putUsage = "put --table T [--format csv|jsonl|parquet|arrow] [--mode append|upsert|delete|changelog] [--columns a,b] [--batch-rows N] FILE|-"
 
 func runPut(ctx context.Context, args []string) error {
 	return cliError(putMain(ctx, args, osStdio()))
