@@ -2,6 +2,7 @@
 //
 //	fluxgate serve [flags]          run the server
 //	fluxgate table create|list|describe|drop ...
+//	fluxgate database create|list|drop ...
 //	fluxgate put --table T FILE     write CSV, JSON lines, Parquet or Arrow IPC
 //	fluxgate scan --table T ...     read a table
 //	fluxgate lookup --table T ...   look keys up in a primary-key table
@@ -31,18 +32,19 @@ type verb struct {
 }
 
 var verbs = map[string]verb{
-	"serve":  {"run the server", runServe},
-	"table":  {"create, list, describe or drop tables", runTable},
-	"put":    {"write a CSV, JSON lines, Parquet or Arrow file to a table", runPut},
-	"scan":   {"read a table: print it, or follow it as it grows", runScan},
-	"lookup": {"look keys up in a primary-key table (point, prefix, insert-if-not-exists)", runLookup},
-	"bench":  {"run the standard workloads against an embedded server, each beside its baseline", runBench},
-	"demo":   {"run the five stories end to end against an embedded server", runDemo},
-	"auth":   {"hash a password or API token, or make a token or token secret, for serve --users", runAuth},
-	"grant":  {"grant a principal operations on a database or table (admins)", runGrant},
-	"revoke": {"revoke a principal's operations on a database or table (admins)", runRevoke},
-	"grants": {"list the grants, of one principal or all (admins)", runGrants},
-	"lake":   {"tier a lake-enabled table now, or show its lake snapshot", runLake},
+	"serve":    {"run the server", runServe},
+	"table":    {"create, list, describe or drop tables", runTable},
+	"database": {"create, list or drop databases", runDatabase},
+	"put":      {"write a CSV, JSON lines, Parquet or Arrow file to a table", runPut},
+	"scan":     {"read a table: print it, or follow it as it grows", runScan},
+	"lookup":   {"look keys up in a primary-key table (point, prefix, insert-if-not-exists)", runLookup},
+	"bench":    {"run the standard workloads against an embedded server, each beside its baseline", runBench},
+	"demo":     {"run the five stories end to end against an embedded server", runDemo},
+	"auth":     {"hash a password or API token, or make a token or token secret, for serve --users", runAuth},
+	"grant":    {"grant a principal operations on a database or table (admins)", runGrant},
+	"revoke":   {"revoke a principal's operations on a database or table (admins)", runRevoke},
+	"grants":   {"list the grants, of one principal or all (admins)", runGrants},
+	"lake":     {"tier a lake-enabled table now, or show its lake snapshot", runLake},
 
 	"conformance": {"run the conformance scenarios against a server", runConformance},
 }
