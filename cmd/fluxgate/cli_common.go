@@ -64,7 +64,7 @@ func (c *connFlags) register(fs *flag.FlagSet) {
 }
 
 func (c *connFlags) dial(ctx context.Context) (*client.Client, error) {
-	var opts []client.Option
+	opts := []client.Option{client.WithDialOptions((&reach{}).dialOptions()...)}
 	if c.user != "" {
 		pass := c.password
 		if pass == "" {
@@ -144,9 +144,10 @@ func splitList(s string) []string {
 
 // cliError turns an error that carries a gRPC status into "<CODE>: <message>"
 // with the server's own message; main prefixes it with "fluxgate <verb>: ".
-// Other errors pass through.
+// Other errors, and a server not reached (which says so itself), pass through.
 func cliError(err error) error {
-	if err == nil || errors.Is(err, flag.ErrHelp) {
+	var unreachable *unreachableError
+	if err == nil || errors.Is(err, flag.ErrHelp) || errors.As(err, &unreachable) {
 		return err
 	}
 	var se interface{ GRPCStatus() *status.Status }

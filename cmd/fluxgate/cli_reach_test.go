@@ -1,0 +1,39 @@
+package main
+
+import (
+	"errors"
+	"net"
+	"testing"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+)
+
+// TestUnreachableServer checks that a client verb run against an address
+// nothing listens on says so, and how to point it elsewhere, for unary RPCs
+// (scan's plan) and streams (table list's action) alike.
+func TestUnreachableServer(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	want := "cannot reach fluxgate at " + addr + " (connection refused): is the server running? set --addr or FLUXGATE_ADDR"
+	for name, verb := range map[string]func() error{
+		"table list": func() error { _, err := run(t, tableMain, "", "list", "--addr", addr); return err },
+		"scan": func() error {
+			_, err := run(t, scanMain, "", "--table", "fluss.t", "--addr", "grpc://"+addr)
+			return err
+		},
+	} {
+		err := verb()
+		var unreachable *unreachableError
+		if err == nil || !errors.As(err, &unreachable) || unreachable.Error() != want {
+			t.Errorf("%s: %v, want it caused by %q", name, err, want)
+		}
+		if status.Code(err) != codes.Unavailable {
+			t.Errorf("%s: code %s, want UNAVAILABLE", name, status.Code(err))
+		}
+	}
+}
