@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -99,6 +100,7 @@ type Engine struct {
 	kv   *kv.Store
 	lake *lake.Lake
 	met  *metrics
+	lock io.Closer // of the data directory; released last by Close
 
 	mu     sync.RWMutex
 	tables map[int64]*table // open tables by id; guarded by mu
@@ -173,6 +175,16 @@ func Open(dir string, opts Options) (*Engine, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create data directory: %w", err)
 	}
+	lock, err := lockDataDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	opened := false
+	defer func() {
+		if !opened {
+			lock.Close()
+		}
+	}()
 	cat, err := catalog.Open(filepath.Join(dir, "catalog"), catalog.Options{DefaultBucketNum: opts.DefaultBucketNum, Logger: opts.Logger})
 	if err != nil {
 		return nil, fmt.Errorf("open catalog: %w", err)
@@ -217,6 +229,7 @@ func Open(dir string, opts Options) (*Engine, error) {
 	e.wg.Add(2)
 	go e.retentionLoop()
 	go e.tieringLoop()
+	e.lock, opened = lock, true
 	return e, nil
 }
 
@@ -250,7 +263,11 @@ func (e *Engine) Close() error {
 		err = errors.Join(err, t.log.Close())
 		delete(e.tables, id)
 	}
-	return errors.Join(err, e.kv.Close(), e.cat.Close(), e.lake.Close())
+	err = errors.Join(err, e.kv.Close(), e.cat.Close(), e.lake.Close())
+	if e.lock != nil { // nil when a failing Open closes e; Open releases it then
+		err = errors.Join(err, e.lock.Close())
+	}
+	return err
 }
 
 func (e *Engine) tableDir(id int64) string {
