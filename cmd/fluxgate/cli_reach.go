@@ -89,7 +89,9 @@ func (e *unreachableError) Error() string {
 
 func (e *unreachableError) Unwrap() error { return e.err }
 
-func (e *unreachableError) GRPCStatus() *status.Status { return status.New(codes.Unavailable, e.Error()) }
+func (e *unreachableError) GRPCStatus() *status.Status {
+	return status.New(codes.Unavailable, e.Error())
+}
 
 // dialCause is the innermost words of a dial error: "connection refused",
 // "lookup nohost: no such host".
