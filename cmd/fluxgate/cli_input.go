@@ -86,6 +86,11 @@ type inputOptions struct {
 	skip     []string
 	noHeader bool
 	mem      memory.Allocator
+	// sqlTypes are the table's column types as it declares them, for errors;
+	// a column without one is named by its Arrow type.
+	sqlTypes map[string]string
+	// name is what errors call the input: its path, or "stdin"; set by openInput.
+	name string
 }
 
 // inputReader yields the converted records of an input. The current record
@@ -136,6 +141,9 @@ func (r *inputReader) Release() {
 	r.closers = nil
 }
 
+// at names line n of the input in an error: "orders.csv:3".
+func (o inputOptions) at(n int) string { return fmt.Sprintf("%s:%d", o.name, n) }
+
 // openInput opens path ("-" is stdin) and returns its records converted to
 // the types of table, the table's Arrow schema.
 func openInput(ctx context.Context, path string, stdin io.Reader, table *arrow.Schema, opts inputOptions) (*inputReader, error) {
@@ -150,8 +158,10 @@ func openInput(ctx context.Context, path string, stdin io.Reader, table *arrow.S
 		closers []func()
 	)
 	var f *os.File
+	opts.name = path
 	if path == "-" {
 		r = stdin
+		opts.name = "stdin"
 	} else {
 		var err error
 		if f, err = os.Open(path); err != nil {
@@ -282,31 +292,104 @@ func openCSV(r io.Reader, table *arrow.Schema, opts inputOptions) (*inputReader,
 	if err != nil {
 		return nil, fmt.Errorf("CSV header: %w", err)
 	}
-	cr := csv.NewReader(br, readSchema,
-		csv.WithHeader(false),
-		csv.WithChunk(opts.batchRows),
-		csv.WithNullReader(false),
-		csv.WithAllocator(opts.mem))
-	in := &inputReader{schema: target, closers: []func(){cr.Release}}
-	in.next = func() (_ arrow.RecordBatch, err error) {
-		defer func() {
-			// arrow's CSV reader panics on some malformed rows (too few fields).
-			if p := recover(); p != nil {
-				err = fmt.Errorf("CSV: %v", p)
+	// Rows are split here, where encoding/csv knows their lines, and each
+	// batch of them is decoded by arrow's CSV reader.
+	sr := stdcsv.NewReader(br)
+	sr.FieldsPerRecord = len(names)
+	firstLine := 1
+	if !opts.noHeader {
+		firstLine = 2
+	}
+	in := &inputReader{schema: target}
+	in.next = func() (arrow.RecordBatch, error) {
+		var rows [][]string
+		var lines []int
+		for len(rows) < opts.batchRows {
+			row, err := sr.Read()
+			if errors.Is(err, io.EOF) {
+				break
 			}
-		}()
-		if !cr.Next() {
-			if err := cr.Err(); err != nil {
-				return nil, fmt.Errorf("CSV: %w", err)
+			var pe *stdcsv.ParseError
+			if errors.As(err, &pe) {
+				line := pe.StartLine + firstLine - 1
+				if errors.Is(err, stdcsv.ErrFieldCount) {
+					return nil, fmt.Errorf("%s: %s, want %d (%s)", opts.at(line), plural(int64(len(row)), "field"), len(names), strings.Join(names, ","))
+				}
+				return nil, fmt.Errorf("%s: %w", opts.at(line), pe.Err)
 			}
+			if err != nil {
+				return nil, err
+			}
+			line, _ := sr.FieldPos(0)
+			rows, lines = append(rows, row), append(lines, line+firstLine-1)
+		}
+		if len(rows) == 0 {
 			return nil, io.EOF
 		}
-		if err := cr.Err(); err != nil {
-			return nil, fmt.Errorf("CSV: %w", err)
+		rec, err := decodeCSV(rows, readSchema, target, opts.mem)
+		if err == nil {
+			return rec, nil
 		}
-		return conform(cr.RecordBatch(), target, opts.mem)
+		return nil, locateBadRow(opts, opts.at, lines, err, func(i int) []badCell {
+			cells := make([]badCell, 0, len(names))
+			for j, n := range names {
+				idx := target.FieldIndices(n)
+				if len(idx) == 0 {
+					continue // read as text, not written
+				}
+				field := target.Field(idx[0])
+				one := arrow.NewSchema([]arrow.Field{readFields[j]}, nil)
+				cells = append(cells, badCell{field: field, value: fmt.Sprintf("%q", rows[i][j]), check: func() error {
+					return decodeCheck(decodeCSV([][]string{{rows[i][j]}}, one, arrow.NewSchema([]arrow.Field{field}, nil), opts.mem))
+				}})
+			}
+			return cells
+		}, func(i int) error {
+			return decodeCheck(decodeCSV(rows[i:i+1], readSchema, target, opts.mem))
+		})
 	}
 	return in, nil
+}
+
+// decodeCSV decodes CSV rows of the columns read with arrow's CSV reader and
+// conforms them to target.
+func decodeCSV(rows [][]string, read, target *arrow.Schema, mem memory.Allocator) (_ arrow.RecordBatch, err error) {
+	var buf bytes.Buffer
+	w := stdcsv.NewWriter(&buf)
+	for _, row := range rows {
+		if len(row) == 1 && row[0] == "" {
+			// encoding/csv writes this as an empty line, which readers skip.
+			w.Flush()
+			buf.WriteString("\"\"\n")
+			continue
+		}
+		if err := w.Write(row); err != nil {
+			return nil, err
+		}
+	}
+	w.Flush()
+	cr := csv.NewReader(&buf, read,
+		csv.WithHeader(false),
+		csv.WithChunk(-1),
+		csv.WithNullReader(false),
+		csv.WithAllocator(mem))
+	defer cr.Release()
+	defer func() {
+		// arrow's CSV reader panics on some malformed values.
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%v", p)
+		}
+	}()
+	if !cr.Next() {
+		if err := cr.Err(); err != nil {
+			return nil, err
+		}
+		return nil, errors.New("no rows decoded")
+	}
+	if err := cr.Err(); err != nil {
+		return nil, err
+	}
+	return conform(cr.RecordBatch(), target, mem)
 }
 
 // csvParseLine splits one CSV line (the header).
@@ -346,7 +429,8 @@ func openJSONL(r io.Reader, table *arrow.Schema, opts inputOptions) (*inputReade
 		return nil, err
 	}
 	br := bufio.NewReaderSize(r, 1<<20)
-	// A JSON array of objects is accepted too.
+	// A JSON array of objects is accepted too; its errors name the element.
+	at := opts.at
 	if first, err := peekNonSpace(br); err == nil && first == '[' {
 		var rows []json.RawMessage
 		if err := json.NewDecoder(br).Decode(&rows); err != nil {
@@ -354,27 +438,61 @@ func openJSONL(r io.Reader, table *arrow.Schema, opts inputOptions) (*inputReade
 		}
 		var buf bytes.Buffer
 		for _, row := range rows {
-			buf.Write(row)
+			buf.Write(bytes.ReplaceAll(row, []byte("\n"), []byte(" ")))
 			buf.WriteByte('\n')
 		}
 		br = bufio.NewReader(&buf)
+		at = func(n int) string { return fmt.Sprintf("%s: element %d", opts.name, n) }
 	}
-	if err := checkJSONKeys(br, table); err != nil {
-		return nil, err
-	}
-	jr := array.NewJSONReader(br, target, array.WithChunk(opts.batchRows), array.WithAllocator(opts.mem))
-	in := &inputReader{schema: target, closers: []func(){jr.Release}}
+	lineNo := 0
+	in := &inputReader{schema: target}
 	in.next = func() (arrow.RecordBatch, error) {
-		if !jr.Next() {
-			if err := jr.Err(); err != nil {
-				return nil, fmt.Errorf("JSON: %w", err)
+		var rows [][]byte
+		var lines []int
+		var objs []map[string]json.RawMessage
+		for len(rows) < opts.batchRows {
+			line, err := br.ReadBytes('\n')
+			if len(line) == 0 && errors.Is(err, io.EOF) {
+				break
 			}
+			if err != nil && !errors.Is(err, io.EOF) {
+				return nil, err
+			}
+			lineNo++
+			line = bytes.TrimSpace(line)
+			if len(line) == 0 {
+				continue
+			}
+			obj, err := jsonObject(line, table)
+			if err != nil {
+				return nil, fmt.Errorf("%s: %w", at(lineNo), err)
+			}
+			rows, lines, objs = append(rows, line), append(lines, lineNo), append(objs, obj)
+		}
+		if len(rows) == 0 {
 			return nil, io.EOF
 		}
-		if err := jr.Err(); err != nil {
-			return nil, fmt.Errorf("JSON: %w", err)
+		rec, err := decodeJSON(rows, target, opts.mem)
+		if err == nil {
+			return rec, nil
 		}
-		return conform(jr.RecordBatch(), target, opts.mem)
+		return nil, locateBadRow(opts, at, lines, err, func(i int) []badCell {
+			var cells []badCell
+			for _, f := range target.Fields() {
+				raw, ok := objs[i][f.Name]
+				if !ok {
+					continue
+				}
+				one := arrow.NewSchema([]arrow.Field{f}, nil)
+				cell, _ := json.Marshal(map[string]json.RawMessage{f.Name: raw})
+				cells = append(cells, badCell{field: f, value: string(raw), check: func() error {
+					return decodeCheck(decodeJSON([][]byte{cell}, one, opts.mem))
+				}})
+			}
+			return cells
+		}, func(i int) error {
+			return decodeCheck(decodeJSON(rows[i:i+1], target, opts.mem))
+		})
 	}
 	return in, nil
 }
@@ -394,27 +512,15 @@ func peekNonSpace(br *bufio.Reader) (byte, error) {
 	}
 }
 
-// checkJSONKeys rejects a first object with keys that are not table columns,
-// since the JSON reader would silently drop them.
-func checkJSONKeys(br *bufio.Reader, table *arrow.Schema) error {
-	var line []byte
-	for n := 1; n <= br.Size(); n *= 2 {
-		b, _ := br.Peek(min(n*4096, br.Size()))
-		if i := bytes.IndexByte(b, '\n'); i >= 0 {
-			line = b[:i]
-			break
-		}
-		if len(b) < min(n*4096, br.Size()) { // the whole input, one line
-			line = b
-			break
-		}
-	}
-	if len(bytes.TrimSpace(line)) == 0 {
-		return nil
+// jsonObject parses one line as a JSON object whose keys are table columns:
+// the JSON reader would drop other keys silently.
+func jsonObject(line []byte, table *arrow.Schema) (map[string]json.RawMessage, error) {
+	if line[0] != '{' {
+		return nil, fmt.Errorf("want a JSON object, found %.20s", line)
 	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(line, &obj); err != nil {
-		return nil // not one object per line; the reader reports real errors
+		return nil, fmt.Errorf("invalid JSON: %w", err)
 	}
 	var unknown []string
 	for k := range obj {
@@ -424,9 +530,26 @@ func checkJSONKeys(br *bufio.Reader, table *arrow.Schema) error {
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
-		return fmt.Errorf("JSON: keys %q are not table columns (columns: %s)", unknown, strings.Join(fieldNames(table), ", "))
+		return nil, fmt.Errorf("keys %q are not table columns (columns: %s)", unknown, strings.Join(fieldNames(table), ", "))
 	}
-	return nil
+	return obj, nil
+}
+
+// decodeJSON decodes JSON objects, one a line, with arrow's JSON reader and
+// conforms them to target.
+func decodeJSON(rows [][]byte, target *arrow.Schema, mem memory.Allocator) (arrow.RecordBatch, error) {
+	jr := array.NewJSONReader(bytes.NewReader(bytes.Join(rows, []byte("\n"))), target, array.WithChunk(-1), array.WithAllocator(mem))
+	defer jr.Release()
+	if !jr.Next() {
+		if err := jr.Err(); err != nil {
+			return nil, err
+		}
+		return nil, errors.New("no rows decoded")
+	}
+	if err := jr.Err(); err != nil {
+		return nil, err
+	}
+	return conform(jr.RecordBatch(), target, mem)
 }
 
 // --- Parquet ---
