@@ -196,6 +196,17 @@ func openInput(ctx context.Context, path string, stdin io.Reader, table *arrow.S
 		return nil, err
 	}
 	in.closers = append(closers, in.closers...)
+	if opts.format == "parquet" || opts.format == "arrow" {
+		// CSV and JSON errors name the line; these name at least the file.
+		next := in.next
+		in.next = func() (arrow.RecordBatch, error) {
+			rec, err := next()
+			if err != nil && !errors.Is(err, io.EOF) {
+				err = fmt.Errorf("%s: %w", opts.name, err)
+			}
+			return rec, err
+		}
+	}
 	return in, nil
 }
 

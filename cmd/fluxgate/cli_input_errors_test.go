@@ -1,11 +1,15 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/fluxgate-io/fluxgate/client"
 )
@@ -56,6 +60,32 @@ func TestInputErrorsSayWhere(t *testing.T) {
 			}
 		}
 	}
+	// Parquet and Arrow batches have no lines; their errors name the file.
+	rec, _, err := array.RecordFromJSON(mem, arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.BinaryTypes.String}}, nil), strings.NewReader(`[{"id": "x"}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stream bytes.Buffer
+	w := ipc.NewWriter(&stream, ipc.WithSchema(rec.Schema()), ipc.WithAllocator(mem))
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	rec.Release()
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	path := writeTemp(t, "ids.arrows", stream.String())
+	in, err := openInput(context.Background(), path, nil, testTable(t), inputOptions{format: "arrow", mem: mem})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for in.Next() {
+	}
+	if err := in.Err(); err == nil || !strings.HasPrefix(err.Error(), path+": column id: cannot convert utf8 to int64") {
+		t.Errorf("arrow input with a bad value: %v, want an error naming %s", err, path)
+	}
+	in.Release()
+
 	if got := typeWithHint(inputOptions{}, testTable(t).Field(0)); !strings.HasPrefix(got, "an int64") {
 		t.Errorf("a column without an SQL type is named %q, want its Arrow type", got)
 	}

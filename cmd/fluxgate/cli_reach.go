@@ -21,8 +21,11 @@ import (
 
 // reach dials the server and remembers whether the last attempt failed.
 type reach struct {
-	mu  sync.Mutex
-	err *unreachableError // nil once a dial succeeds
+	addr string // as the user gave it
+
+	mu     sync.Mutex
+	dialed bool              // a dial was tried: the address resolved
+	err    *unreachableError // of the last dial; nil once one succeeds
 }
 
 // dialOptions make gRPC connect through r and report through it.
@@ -46,7 +49,7 @@ func (r *reach) dial(ctx context.Context, addr string) (net.Conn, error) {
 	conn, err := d.DialContext(ctx, network, address)
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.err = nil
+	r.dialed, r.err = true, nil
 	if err != nil {
 		r.err = &unreachableError{addr: addr, err: err}
 	}
@@ -63,13 +66,17 @@ func (r *reach) stream(ctx context.Context, desc *grpc.StreamDesc, cc *grpc.Clie
 }
 
 // explain replaces an UNAVAILABLE that a failed dial caused with the dial's
-// error; an UNAVAILABLE from a server that was reached passes through.
+// error, and one before any dial (the address did not resolve) with gRPC's
+// words for it; an UNAVAILABLE from a server that was reached passes through.
 func (r *reach) explain(err error) error {
 	if status.Code(err) != codes.Unavailable {
 		return err
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if !r.dialed {
+		return &unreachableError{addr: r.addr, err: errors.New(status.Convert(err).Message())}
+	}
 	if r.err == nil {
 		return err
 	}
