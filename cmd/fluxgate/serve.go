@@ -90,7 +90,7 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 func parseServeFlags(args []string) (*serveConfig, error) {
 	cfg := &serveConfig{}
 	fs, configPath := newServeFlagSet(cfg)
-	if err := fs.Parse(args); err != nil {
+	if err := parseFlags(fs, args); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
