@@ -303,45 +303,36 @@ func openCSV(r io.Reader, table *arrow.Schema, opts inputOptions) (*inputReader,
 	if err != nil {
 		return nil, fmt.Errorf("CSV header: %w", err)
 	}
-	// Rows are split here, where encoding/csv knows their lines, and each
-	// batch of them is decoded by arrow's CSV reader.
-	sr := stdcsv.NewReader(br)
-	sr.FieldsPerRecord = len(names)
-	firstLine := 1
+	// Records are split here, without being parsed, so that their lines are
+	// known; each batch of them is decoded by arrow's CSV reader.
+	chunks := &csvChunker{br: br, line: 1}
 	if !opts.noHeader {
-		firstLine = 2
+		chunks.line = 2
 	}
 	in := &inputReader{schema: target}
 	in.next = func() (arrow.RecordBatch, error) {
-		var rows [][]string
-		var lines []int
-		for len(rows) < opts.batchRows {
-			row, err := sr.Read()
-			if errors.Is(err, io.EOF) {
-				break
-			}
-			var pe *stdcsv.ParseError
-			if errors.As(err, &pe) {
-				line := pe.StartLine + firstLine - 1
-				if errors.Is(err, stdcsv.ErrFieldCount) {
-					return nil, fmt.Errorf("%s: %s, want %d (%s)", opts.at(line), plural(int64(len(row)), "field"), len(names), strings.Join(names, ","))
-				}
-				return nil, fmt.Errorf("%s: %w", opts.at(line), pe.Err)
-			}
-			if err != nil {
-				return nil, err
-			}
-			line, _ := sr.FieldPos(0)
-			rows, lines = append(rows, row), append(lines, line+firstLine-1)
+		data, starts, lines, err := chunks.next(opts.batchRows)
+		if err != nil {
+			return nil, err
 		}
-		if len(rows) == 0 {
+		if len(starts) == 0 {
 			return nil, io.EOF
 		}
-		rec, err := decodeCSV(rows, readSchema, target, opts.mem)
+		rec, err := decodeCSV(data, readSchema, target, opts.mem)
 		if err == nil {
 			return rec, nil
 		}
+		record := func(i int) []byte {
+			if i+1 < len(starts) {
+				return data[starts[i]:starts[i+1]]
+			}
+			return data[starts[i]:]
+		}
 		return nil, locateBadRow(opts, opts.at, lines, err, func(i int) []badCell {
+			row, err := csvRecord(record(i), names)
+			if err != nil {
+				return nil
+			}
 			cells := make([]badCell, 0, len(names))
 			for j, n := range names {
 				idx := target.FieldIndices(n)
@@ -350,43 +341,103 @@ func openCSV(r io.Reader, table *arrow.Schema, opts inputOptions) (*inputReader,
 				}
 				field := target.Field(idx[0])
 				one := arrow.NewSchema([]arrow.Field{readFields[j]}, nil)
-				cells = append(cells, badCell{field: field, value: fmt.Sprintf("%q", rows[i][j]), check: func() error {
-					return decodeCheck(decodeCSV([][]string{{rows[i][j]}}, one, arrow.NewSchema([]arrow.Field{field}, nil), opts.mem))
+				cells = append(cells, badCell{field: field, value: fmt.Sprintf("%q", row[j]), check: func() error {
+					return decodeCheck(decodeCSV(csvCell(row[j]), one, arrow.NewSchema([]arrow.Field{field}, nil), opts.mem))
 				}})
 			}
 			return cells
 		}, func(i int) error {
-			return decodeCheck(decodeCSV(rows[i:i+1], readSchema, target, opts.mem))
+			if _, err := csvRecord(record(i), names); err != nil {
+				return err
+			}
+			return decodeCheck(decodeCSV(record(i), readSchema, target, opts.mem))
 		})
 	}
 	return in, nil
 }
 
-// decodeCSV decodes CSV rows of the columns read with arrow's CSV reader and
-// conforms them to target.
-func decodeCSV(rows [][]string, read, target *arrow.Schema, mem memory.Allocator) (_ arrow.RecordBatch, err error) {
-	var buf bytes.Buffer
-	w := stdcsv.NewWriter(&buf)
-	for _, row := range rows {
-		if len(row) == 1 && row[0] == "" {
-			// encoding/csv writes this as an empty line, which readers skip.
-			w.Flush()
-			buf.WriteString("\"\"\n")
-			continue
+// csvChunker cuts CSV input into runs of whole records, and knows the line
+// each record starts on. It does not parse them: a newline inside quotes
+// continues a record, and a line of nothing but a line ending is skipped,
+// as encoding/csv skips it.
+type csvChunker struct {
+	br   *bufio.Reader
+	line int // the line the next record starts on
+}
+
+// next returns up to n records: their bytes, where each starts in them, and
+// its line.
+func (c *csvChunker) next(n int) (data []byte, starts, lines []int, err error) {
+	inQuotes := false
+	for len(starts) < n || inQuotes {
+		line, err := c.br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			// A line longer than the buffer: take it whole.
+			var rest []byte
+			rest, err = c.br.ReadBytes('\n')
+			line = append(slices.Clone(line), rest...)
 		}
-		if err := w.Write(row); err != nil {
-			return nil, err
+		if len(line) == 0 && errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return nil, nil, nil, err
+		}
+		if !inQuotes {
+			if len(bytes.TrimRight(line, "\r\n")) == 0 {
+				c.line++
+				continue
+			}
+			starts, lines = append(starts, len(data)), append(lines, c.line)
+		}
+		data = append(data, line...)
+		c.line++
+		// A quote escaped by doubling toggles twice.
+		if bytes.Count(line, []byte{'"'})%2 == 1 {
+			inQuotes = !inQuotes
 		}
 	}
+	return data, starts, lines, nil
+}
+
+// csvRecord parses one record, which has a field for each name.
+func csvRecord(record []byte, names []string) ([]string, error) {
+	r := stdcsv.NewReader(bytes.NewReader(record))
+	r.FieldsPerRecord = len(names)
+	row, err := r.Read()
+	var pe *stdcsv.ParseError
+	switch {
+	case errors.Is(err, stdcsv.ErrFieldCount):
+		return nil, fmt.Errorf("%s, want %d (%s)", plural(int64(len(row)), "field"), len(names), strings.Join(names, ","))
+	case errors.As(err, &pe):
+		return nil, pe.Err
+	}
+	return row, err
+}
+
+// csvCell is one value as a CSV record.
+func csvCell(v string) []byte {
+	if v == "" {
+		return []byte("\"\"\n") // encoding/csv would write an empty line, which readers skip
+	}
+	var buf bytes.Buffer
+	w := stdcsv.NewWriter(&buf)
+	w.Write([]string{v})
 	w.Flush()
-	cr := csv.NewReader(&buf, read,
+	return buf.Bytes()
+}
+
+// decodeCSV decodes CSV records of the columns read with arrow's CSV reader
+// and conforms them to target.
+func decodeCSV(data []byte, read, target *arrow.Schema, mem memory.Allocator) (_ arrow.RecordBatch, err error) {
+	cr := csv.NewReader(bytes.NewReader(data), read,
 		csv.WithHeader(false),
 		csv.WithChunk(-1),
 		csv.WithNullReader(false),
 		csv.WithAllocator(mem))
 	defer cr.Release()
 	defer func() {
-		// arrow's CSV reader panics on some malformed values.
+		// arrow's CSV reader panics on some malformed rows.
 		if p := recover(); p != nil {
 			err = fmt.Errorf("%v", p)
 		}

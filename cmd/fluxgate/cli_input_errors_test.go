@@ -33,6 +33,8 @@ func TestInputErrorsSayWhere(t *testing.T) {
 		{"orders.csv", "id,name\n1,a\n2\n", "orders.csv:3: 1 field, want 2 (id,name)"},
 		{"orders.csv", "id,name\n1,a\n2,b,c\n", "orders.csv:3: 3 fields, want 2 (id,name)"},
 		{"orders.csv", "id,name\n1,\"a\nb\"\n2,c\nx,d\n", `orders.csv:5: column id: "x" is not a BIGINT`},
+		{"orders.csv", "id,name\r\n1,a\r\n\r\nx,b", `orders.csv:4: column id: "x" is not a BIGINT`},
+		{"orders.csv", "id,name\n1,a\"b\n2,c\n", `orders.csv:2: bare " in non-quoted-field`},
 		{"orders.jsonl", "{\"id\": 1}\n\n{\"id\": \"abc\"}\n", `orders.jsonl:3: column id: "abc" is not a BIGINT`},
 		{"orders.jsonl", "{\"id\": 1, \"tags\": 5}\n", `orders.jsonl:1: column tags: 5 is not an ARRAY<STRING>`},
 		{"orders.jsonl", "{\"id\": 1}\n{\"id\": 2\n", "orders.jsonl:2: invalid JSON: unexpected end of JSON input"},
