@@ -506,14 +506,18 @@ func openJSONL(r io.Reader, table *arrow.Schema, opts inputOptions) (*inputReade
 		br = bufio.NewReader(&buf)
 		at = func(n int) string { return fmt.Sprintf("%s: element %d", opts.name, n) }
 	}
-	lineNo := 0
+	lineNo, first := 0, true
 	in := &inputReader{schema: target}
 	in.next = func() (arrow.RecordBatch, error) {
-		var rows [][]byte
-		var lines []int
-		var objs []map[string]json.RawMessage
-		for len(rows) < opts.batchRows {
-			line, err := br.ReadBytes('\n')
+		var data []byte // the batch's objects, one a line
+		var starts, lines []int
+		for len(starts) < opts.batchRows {
+			line, err := br.ReadSlice('\n')
+			if errors.Is(err, bufio.ErrBufferFull) {
+				var rest []byte
+				rest, err = br.ReadBytes('\n')
+				line = append(slices.Clone(line), rest...)
+			}
 			if len(line) == 0 && errors.Is(err, io.EOF) {
 				break
 			}
@@ -525,35 +529,46 @@ func openJSONL(r io.Reader, table *arrow.Schema, opts inputOptions) (*inputReade
 			if len(line) == 0 {
 				continue
 			}
-			obj, err := jsonObject(line, table)
-			if err != nil {
+			if err := checkJSONLine(line, table, first); err != nil {
 				return nil, fmt.Errorf("%s: %w", at(lineNo), err)
 			}
-			rows, lines, objs = append(rows, line), append(lines, lineNo), append(objs, obj)
+			first = false
+			starts, lines = append(starts, len(data)), append(lines, lineNo)
+			data = append(append(data, line...), '\n')
 		}
-		if len(rows) == 0 {
+		if len(starts) == 0 {
 			return nil, io.EOF
 		}
-		rec, err := decodeJSON(rows, target, opts.mem)
+		rec, err := decodeJSON(data, target, opts.mem)
 		if err == nil {
 			return rec, nil
 		}
+		object := func(i int) []byte {
+			if i+1 < len(starts) {
+				return data[starts[i]:starts[i+1]]
+			}
+			return data[starts[i]:]
+		}
 		return nil, locateBadRow(opts, at, lines, err, func(i int) []badCell {
+			var obj map[string]json.RawMessage
+			if json.Unmarshal(object(i), &obj) != nil {
+				return nil
+			}
 			var cells []badCell
 			for _, f := range target.Fields() {
-				raw, ok := objs[i][f.Name]
+				raw, ok := obj[f.Name]
 				if !ok {
 					continue
 				}
 				one := arrow.NewSchema([]arrow.Field{f}, nil)
 				cell, _ := json.Marshal(map[string]json.RawMessage{f.Name: raw})
 				cells = append(cells, badCell{field: f, value: string(raw), check: func() error {
-					return decodeCheck(decodeJSON([][]byte{cell}, one, opts.mem))
+					return decodeCheck(decodeJSON(cell, one, opts.mem))
 				}})
 			}
 			return cells
 		}, func(i int) error {
-			return decodeCheck(decodeJSON(rows[i:i+1], target, opts.mem))
+			return decodeCheck(decodeJSON(object(i), target, opts.mem))
 		})
 	}
 	return in, nil
@@ -574,15 +589,19 @@ func peekNonSpace(br *bufio.Reader) (byte, error) {
 	}
 }
 
-// jsonObject parses one line as a JSON object whose keys are table columns:
-// the JSON reader would drop other keys silently.
-func jsonObject(line []byte, table *arrow.Schema) (map[string]json.RawMessage, error) {
+// checkJSONLine checks that a line is one JSON object, which arrow's reader
+// does not (it takes a truncated one), and that the keys of the first are
+// table columns, since the reader drops other keys silently.
+func checkJSONLine(line []byte, table *arrow.Schema, first bool) error {
 	if line[0] != '{' {
-		return nil, fmt.Errorf("want a JSON object, found %.20s", line)
+		return fmt.Errorf("want a JSON object, found %.20s", line)
+	}
+	if !first && json.Valid(line) {
+		return nil
 	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(line, &obj); err != nil {
-		return nil, fmt.Errorf("invalid JSON: %w", err)
+		return fmt.Errorf("invalid JSON: %w", err)
 	}
 	var unknown []string
 	for k := range obj {
@@ -592,15 +611,15 @@ func jsonObject(line []byte, table *arrow.Schema) (map[string]json.RawMessage, e
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
-		return nil, fmt.Errorf("keys %q are not table columns (columns: %s)", unknown, strings.Join(fieldNames(table), ", "))
+		return fmt.Errorf("keys %q are not table columns (columns: %s)", unknown, strings.Join(fieldNames(table), ", "))
 	}
-	return obj, nil
+	return nil
 }
 
 // decodeJSON decodes JSON objects, one a line, with arrow's JSON reader and
 // conforms them to target.
-func decodeJSON(rows [][]byte, target *arrow.Schema, mem memory.Allocator) (arrow.RecordBatch, error) {
-	jr := array.NewJSONReader(bytes.NewReader(bytes.Join(rows, []byte("\n"))), target, array.WithChunk(-1), array.WithAllocator(mem))
+func decodeJSON(data []byte, target *arrow.Schema, mem memory.Allocator) (arrow.RecordBatch, error) {
+	jr := array.NewJSONReader(bytes.NewReader(data), target, array.WithChunk(-1), array.WithAllocator(mem))
 	defer jr.Release()
 	if !jr.Next() {
 		if err := jr.Err(); err != nil {

@@ -39,7 +39,7 @@ func TestInputErrorsSayWhere(t *testing.T) {
 		{"orders.jsonl", "{\"id\": 1, \"tags\": 5}\n", `orders.jsonl:1: column tags: 5 is not an ARRAY<STRING>`},
 		{"orders.jsonl", "{\"id\": 1}\n{\"id\": 2\n", "orders.jsonl:2: invalid JSON: unexpected end of JSON input"},
 		{"orders.jsonl", "{\"id\": 1}\n[1, 2]\n", "orders.jsonl:2: want a JSON object, found [1, 2]"},
-		{"orders.jsonl", "{\"id\": 1}\n{\"id\": 2, \"nope\": 3}\n", `orders.jsonl:2: keys ["nope"] are not table columns (columns: id, name, amount, ts, ltz, d, tm, ok, tags, attrs)`},
+		{"orders.jsonl", "\n{\"id\": 1, \"nope\": 3}\n{\"id\": 2}\n", `orders.jsonl:2: keys ["nope"] are not table columns (columns: id, name, amount, ts, ltz, d, tm, ok, tags, attrs)`},
 		{"orders.json", "[{\"id\": 1},\n {\"id\": true}]", "orders.json: element 2: column id: true is not a BIGINT"},
 	} {
 		path := writeTemp(t, tc.file, tc.in)
