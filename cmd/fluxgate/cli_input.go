@@ -311,25 +311,19 @@ func openCSV(r io.Reader, table *arrow.Schema, opts inputOptions) (*inputReader,
 	}
 	in := &inputReader{schema: target}
 	in.next = func() (arrow.RecordBatch, error) {
-		data, starts, lines, err := chunks.next(opts.batchRows)
+		b, err := chunks.next(opts.batchRows)
 		if err != nil {
 			return nil, err
 		}
-		if len(starts) == 0 {
+		if len(b.starts) == 0 {
 			return nil, io.EOF
 		}
-		rec, err := decodeCSV(data, readSchema, target, opts.mem)
+		rec, err := decodeCSV(b.data, readSchema, target, opts.mem)
 		if err == nil {
 			return rec, nil
 		}
-		record := func(i int) []byte {
-			if i+1 < len(starts) {
-				return data[starts[i]:starts[i+1]]
-			}
-			return data[starts[i]:]
-		}
-		return nil, locateBadRow(opts, opts.at, lines, err, func(i int) []badCell {
-			row, err := csvRecord(record(i), names)
+		return nil, locateBadRow(opts, opts.at, b.lines, err, func(i int) []badCell {
+			row, err := csvRecord(b.row(i), names)
 			if err != nil {
 				return nil
 			}
@@ -347,10 +341,10 @@ func openCSV(r io.Reader, table *arrow.Schema, opts inputOptions) (*inputReader,
 			}
 			return cells
 		}, func(i int) error {
-			if _, err := csvRecord(record(i), names); err != nil {
+			if _, err := csvRecord(b.row(i), names); err != nil {
 				return err
 			}
-			return decodeCheck(decodeCSV(record(i), readSchema, target, opts.mem))
+			return decodeCheck(decodeCSV(b.row(i), readSchema, target, opts.mem))
 		})
 	}
 	return in, nil
@@ -365,39 +359,67 @@ type csvChunker struct {
 	line int // the line the next record starts on
 }
 
-// next returns up to n records: their bytes, where each starts in them, and
-// its line.
-func (c *csvChunker) next(n int) (data []byte, starts, lines []int, err error) {
+// next returns up to n records.
+func (c *csvChunker) next(n int) (inputRows, error) {
+	var b inputRows
 	inQuotes := false
-	for len(starts) < n || inQuotes {
-		line, err := c.br.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			// A line longer than the buffer: take it whole.
-			var rest []byte
-			rest, err = c.br.ReadBytes('\n')
-			line = append(slices.Clone(line), rest...)
+	for len(b.starts) < n || inQuotes {
+		line, err := readLine(c.br)
+		if err != nil {
+			return b, err
 		}
-		if len(line) == 0 && errors.Is(err, io.EOF) {
+		if line == nil {
 			break
 		}
-		if err != nil && !errors.Is(err, io.EOF) {
-			return nil, nil, nil, err
+		if !inQuotes && len(bytes.TrimRight(line, "\r\n")) == 0 {
+			c.line++
+			continue
 		}
 		if !inQuotes {
-			if len(bytes.TrimRight(line, "\r\n")) == 0 {
-				c.line++
-				continue
-			}
-			starts, lines = append(starts, len(data)), append(lines, c.line)
+			b.starts, b.lines = append(b.starts, len(b.data)), append(b.lines, c.line)
 		}
-		data = append(data, line...)
+		b.data = append(b.data, line...)
 		c.line++
 		// A quote escaped by doubling toggles twice.
 		if bytes.Count(line, []byte{'"'})%2 == 1 {
 			inQuotes = !inQuotes
 		}
 	}
-	return data, starts, lines, nil
+	return b, nil
+}
+
+// inputRows are a batch of rows as the input writes them: their bytes, where
+// each row starts in them, and its line.
+type inputRows struct {
+	data          []byte
+	starts, lines []int
+}
+
+// row returns the bytes of row i.
+func (b *inputRows) row(i int) []byte {
+	if i+1 < len(b.starts) {
+		return b.data[b.starts[i]:b.starts[i+1]]
+	}
+	return b.data[b.starts[i]:]
+}
+
+// readLine returns the next line of br with its line ending, valid until the
+// next read; nil at the end.
+func readLine(br *bufio.Reader) ([]byte, error) {
+	line, err := br.ReadSlice('\n')
+	if errors.Is(err, bufio.ErrBufferFull) {
+		// Longer than the buffer: take it whole.
+		var rest []byte
+		rest, err = br.ReadBytes('\n')
+		line = append(slices.Clone(line), rest...)
+	}
+	if errors.Is(err, io.EOF) {
+		if len(line) == 0 {
+			return nil, nil
+		}
+		err = nil
+	}
+	return line, err
 }
 
 // csvRecord parses one record, which has a field for each name.
@@ -509,20 +531,14 @@ func openJSONL(r io.Reader, table *arrow.Schema, opts inputOptions) (*inputReade
 	lineNo, first := 0, true
 	in := &inputReader{schema: target}
 	in.next = func() (arrow.RecordBatch, error) {
-		var data []byte // the batch's objects, one a line
-		var starts, lines []int
-		for len(starts) < opts.batchRows {
-			line, err := br.ReadSlice('\n')
-			if errors.Is(err, bufio.ErrBufferFull) {
-				var rest []byte
-				rest, err = br.ReadBytes('\n')
-				line = append(slices.Clone(line), rest...)
-			}
-			if len(line) == 0 && errors.Is(err, io.EOF) {
-				break
-			}
-			if err != nil && !errors.Is(err, io.EOF) {
+		var b inputRows // objects, one a line
+		for len(b.starts) < opts.batchRows {
+			line, err := readLine(br)
+			if err != nil {
 				return nil, err
+			}
+			if line == nil {
+				break
 			}
 			lineNo++
 			line = bytes.TrimSpace(line)
@@ -533,25 +549,19 @@ func openJSONL(r io.Reader, table *arrow.Schema, opts inputOptions) (*inputReade
 				return nil, fmt.Errorf("%s: %w", at(lineNo), err)
 			}
 			first = false
-			starts, lines = append(starts, len(data)), append(lines, lineNo)
-			data = append(append(data, line...), '\n')
+			b.starts, b.lines = append(b.starts, len(b.data)), append(b.lines, lineNo)
+			b.data = append(append(b.data, line...), '\n')
 		}
-		if len(starts) == 0 {
+		if len(b.starts) == 0 {
 			return nil, io.EOF
 		}
-		rec, err := decodeJSON(data, target, opts.mem)
+		rec, err := decodeJSON(b.data, target, opts.mem)
 		if err == nil {
 			return rec, nil
 		}
-		object := func(i int) []byte {
-			if i+1 < len(starts) {
-				return data[starts[i]:starts[i+1]]
-			}
-			return data[starts[i]:]
-		}
-		return nil, locateBadRow(opts, at, lines, err, func(i int) []badCell {
+		return nil, locateBadRow(opts, at, b.lines, err, func(i int) []badCell {
 			var obj map[string]json.RawMessage
-			if json.Unmarshal(object(i), &obj) != nil {
+			if json.Unmarshal(b.row(i), &obj) != nil {
 				return nil
 			}
 			var cells []badCell
@@ -568,7 +578,7 @@ func openJSONL(r io.Reader, table *arrow.Schema, opts inputOptions) (*inputReade
 			}
 			return cells
 		}, func(i int) error {
-			return decodeCheck(decodeJSON(object(i), target, opts.mem))
+			return decodeCheck(decodeJSON(b.row(i), target, opts.mem))
 		})
 	}
 	return in, nil
