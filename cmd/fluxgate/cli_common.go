@@ -64,7 +64,10 @@ func (c *connFlags) register(fs *flag.FlagSet) {
 }
 
 func (c *connFlags) dial(ctx context.Context) (*client.Client, error) {
-	opts := []client.Option{client.WithDialOptions((&reach{addr: c.addr}).dialOptions()...)}
+	var opts []client.Option
+	if !viaProxy(c.addr) {
+		opts = append(opts, client.WithDialOptions((&reach{addr: c.addr}).dialOptions()...))
+	}
 	if c.user != "" {
 		pass := c.password
 		if pass == "" {

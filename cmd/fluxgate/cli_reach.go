@@ -10,6 +10,8 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/http"
+	"net/url"
 	"os"
 	"strings"
 	"sync"
@@ -26,6 +28,17 @@ type reach struct {
 	mu     sync.Mutex
 	dialed bool              // a dial was tried: the address resolved
 	err    *unreachableError // of the last dial; nil once one succeeds
+}
+
+// viaProxy reports whether gRPC would reach addr through an HTTP proxy from
+// the environment (HTTPS_PROXY, NO_PROXY), which it does only with its own
+// dialer; a reach is not used then.
+func viaProxy(addr string) bool {
+	if _, hostPort, ok := strings.Cut(addr, "://"); ok {
+		addr = hostPort
+	}
+	proxy, err := http.ProxyFromEnvironment(&http.Request{URL: &url.URL{Scheme: "https", Host: addr}})
+	return err != nil || proxy != nil
 }
 
 // dialOptions make gRPC connect through r and report through it.

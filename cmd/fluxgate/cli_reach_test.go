@@ -23,16 +23,6 @@ func TestUnreachableServer(t *testing.T) {
 	addr := ln.Addr().String()
 	ln.Close()
 	want := "cannot reach fluxgate at " + addr + " (connection refused): is the server running? set --addr or FLUXGATE_ADDR"
-	// A name that does not resolve fails before any dial. (.invalid never
-	// resolves; the deadline only bounds a resolver that does not answer.)
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	err = cliError(tableMain(ctx, []string{"list", "--addr", "nohost.invalid:8815"}, stdio{out: io.Discard, err: io.Discard}))
-	var unresolved *unreachableError
-	if !errors.As(err, &unresolved) || unresolved.addr != "nohost.invalid:8815" {
-		t.Errorf("table list --addr nohost.invalid:8815: %v, want cannot reach fluxgate at nohost.invalid:8815", err)
-	}
-
 	for name, verb := range map[string]func() error{
 		"table list": func() error { _, err := run(t, tableMain, "", "list", "--addr", addr); return err },
 		"scan": func() error {
@@ -48,5 +38,18 @@ func TestUnreachableServer(t *testing.T) {
 		if status.Code(err) != codes.Unavailable {
 			t.Errorf("%s: code %s, want UNAVAILABLE", name, status.Code(err))
 		}
+	}
+
+	// A name that does not resolve fails before any dial. (.invalid never
+	// resolves; the deadline only bounds a resolver that does not answer.)
+	if viaProxy("nohost.invalid:8815") {
+		t.Skip("an HTTPS proxy is set for nohost.invalid: gRPC dials it, not the name")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	err = cliError(tableMain(ctx, []string{"list", "--addr", "nohost.invalid:8815"}, stdio{out: io.Discard, err: io.Discard}))
+	var unresolved *unreachableError
+	if !errors.As(err, &unresolved) || unresolved.addr != "nohost.invalid:8815" {
+		t.Errorf("table list --addr nohost.invalid:8815: %v, want cannot reach fluxgate at nohost.invalid:8815", err)
 	}
 }
