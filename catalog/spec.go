@@ -381,7 +381,7 @@ func (n *normalizer) bucketKey() error {
 		t := n.types[k]
 		switch {
 		case t == nil:
-			return n.badOption(OptBucketKey, "column %q does not exist", k)
+			return n.badOption(OptBucketKey, "%s", n.noColumn(k))
 		case slices.Contains(seen, k):
 			return n.badOption(OptBucketKey, "column %q is listed twice", k)
 		case t.Nested():
@@ -406,7 +406,7 @@ func (n *normalizer) mergeEngine() error {
 		t := n.types[ver]
 		switch {
 		case t == nil:
-			return n.badOption(OptVersionColumn, "column %q does not exist", ver)
+			return n.badOption(OptVersionColumn, "%s", n.noColumn(ver))
 		case slices.Contains(n.pk, ver):
 			return n.badOption(OptVersionColumn, "column %q is in the primary key", ver)
 		case !isRoot("INT", "BIGINT", "TIMESTAMP", "TIMESTAMP_LTZ")(t):
@@ -435,7 +435,7 @@ func (n *normalizer) autoIncrement() error {
 	case strings.Contains(col, ","):
 		return n.badOption(OptAutoIncrementFields, "expected exactly one column")
 	case t == nil:
-		return n.badOption(OptAutoIncrementFields, "column %q does not exist", col)
+		return n.badOption(OptAutoIncrementFields, "%s", n.noColumn(col))
 	case slices.Contains(n.pk, col):
 		return n.badOption(OptAutoIncrementFields, "column %q is in the primary key", col)
 	case t.Root() != "INT" && t.Root() != "BIGINT":
@@ -452,7 +452,7 @@ func (n *normalizer) aggColumn(col string) error {
 	t := n.types[col]
 	switch {
 	case t == nil:
-		return errs.New(errs.Invalid, "table %s: option %q names column %q, which does not exist", n.table, "fields."+col+".*", col)
+		return errs.New(errs.Invalid, "table %s: option %q: %s", n.table, "fields."+col+".*", n.noColumn(col))
 	case slices.Contains(n.pk, col):
 		return errs.New(errs.Invalid, "table %s: option %q: primary key column %q cannot have an aggregate function", n.table, "fields."+col+".*", col)
 	}
@@ -516,6 +516,11 @@ func (n *normalizer) fillDefaults(d Defaults) {
 			}
 		}
 	}
+}
+
+// noColumn says that the table has no column name, and which it has.
+func (n *normalizer) noColumn(name string) string {
+	return fmt.Sprintf("column %q does not exist (columns: %s)", name, strings.Join(n.colNames, ", "))
 }
 
 func (n *normalizer) badOption(key, format string, args ...any) error {

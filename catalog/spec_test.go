@@ -166,6 +166,27 @@ func TestOptionValidation(t *testing.T) {
 	}
 }
 
+// TestOptionNamesMissingColumn checks that an option naming a column the
+// table lacks lists the columns it has.
+func TestOptionNamesMissingColumn(t *testing.T) {
+	var names []string
+	for _, c := range testColumns {
+		names = append(names, c.Name)
+	}
+	want := `column "nope" does not exist (columns: ` + strings.Join(names, ", ") + ")"
+	pk := []string{testColumns[0].Name}
+	for _, opts := range []map[string]string{
+		{OptBucketKey: "nope"},
+		{OptMergeEngine: MergeVersioned, OptVersionColumn: "nope"},
+		{OptAutoIncrementFields: "nope"},
+		agg("fields.nope.agg", "sum"),
+	} {
+		if _, err := NormalizeSpec(testSpec(pk, opts), Defaults{}); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%v: %v, want an error with %q", opts, err, want)
+		}
+	}
+}
+
 func TestNormalizeSpecColumns(t *testing.T) {
 	cols := func(cs ...Column) []Column { return cs }
 	tests := []struct {

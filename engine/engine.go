@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -103,6 +104,7 @@ type Engine struct {
 	kv   *kv.Store
 	lake *lake.Lake
 	met  *metrics
+	lock io.Closer // of the data directory; released last by Close
 
 	mu          sync.RWMutex
 	tables      map[int64]*table // open tables by id; guarded by mu
@@ -186,6 +188,16 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create data directory: %w", err)
 	}
+	lock, err := lockDataDir(dir)
+	if err != nil {
+		return nil, err
+	}
+	opened := false
+	defer func() {
+		if !opened {
+			lock.Close()
+		}
+	}()
 	data, err := scanTableData(dir)
 	if err != nil {
 		return nil, fmt.Errorf("list table data: %w", err)
@@ -250,6 +262,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 	e.wg.Add(2)
 	go e.retentionLoop()
 	go e.tieringLoop()
+	e.lock, opened = lock, true
 	return e, nil
 }
 
@@ -281,7 +294,11 @@ func (e *Engine) Close() error {
 		err = errors.Join(err, t.log.Close())
 		delete(e.tables, id)
 	}
-	return errors.Join(err, e.kv.Close(), e.cat.Close(), e.lake.Close())
+	err = errors.Join(err, e.kv.Close(), e.cat.Close(), e.lake.Close())
+	if e.lock != nil { // nil when a failing Open closes e; Open releases it then
+		err = errors.Join(err, e.lock.Close())
+	}
+	return err
 }
 
 func (e *Engine) tableDir(id int64) string {

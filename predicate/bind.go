@@ -88,7 +88,11 @@ func (b *Bound) bind(e *Expr, schema *arrow.Schema) (*node, error) {
 	idx := schema.FieldIndices(e.col)
 	switch len(idx) {
 	case 0:
-		return nil, invalid(e.path, "unknown column %q", e.col)
+		names := make([]string, schema.NumFields())
+		for i, f := range schema.Fields() {
+			names[i] = f.Name
+		}
+		return nil, invalid(e.path, "unknown column %q (columns: %s)", e.col, strings.Join(names, ", "))
 	case 1:
 	default:
 		return nil, invalid(e.path, "column name %q is ambiguous: the schema has it %d times", e.col, len(idx))

@@ -81,7 +81,7 @@ func TestParseAndBindErrors(t *testing.T) {
 		{`{"starts_with": ["name"]}`, []string{`filter.starts_with: expected [column, "prefix"]`}},
 
 		// Binding.
-		{`{"and": [{"eq": ["order_id", 1]}, {"gt": ["nope", 1]}]}`, []string{`filter.and[1].gt: unknown column "nope"`}},
+		{`{"and": [{"eq": ["order_id", 1]}, {"gt": ["nope", 1]}]}`, []string{`filter.and[1].gt: unknown column "nope" (columns: order_id, user_id, amount, `}},
 		{`{"is_null": "Order_ID"}`, []string{`filter.is_null: unknown column "Order_ID"`}},
 		{`{"gt": ["amount", "100.001"]}`, []string{`filter.gt: column "amount"`, `"100.001"`, "decimal"}},
 		{`{"gt": ["amount", "1e9"]}`, []string{`filter.gt: column "amount"`, "digits"}},

@@ -94,6 +94,10 @@ var simpleTypes = map[string]arrow.DataType{
 	"DATE":     arrow.FixedWidthTypes.Date32,
 }
 
+// typeNames lists the types Parse accepts, for its errors.
+const typeNames = "BOOLEAN, TINYINT, SMALLINT, INT, BIGINT, FLOAT, DOUBLE, DECIMAL(p,s), CHAR(n), VARCHAR(n), STRING, " +
+	"BINARY(n), VARBINARY(n), BYTES, DATE, TIME(p), TIMESTAMP(p), TIMESTAMP_LTZ(p), ARRAY<t>, MAP<k, v>, ROW<name t, ...>"
+
 // maxDepth bounds nesting so that hostile input cannot exhaust the stack.
 const maxDepth = 32
 
@@ -157,8 +161,9 @@ func (p *parser) parseType(depth int) (*Type, error) {
 	}
 	word := p.peek()
 	if word == "" || !isWordByte(word[0]) {
-		return nil, p.errorf("expected a type name, found %s", describeToken(word))
+		return nil, p.errorf("expected a type name, found %s; the types are %s", describeToken(word), typeNames)
 	}
+	start := p.pos
 	p.next()
 	kw := strings.ToUpper(word)
 	if dt, ok := simpleTypes[kw]; ok {
@@ -278,7 +283,8 @@ func (p *parser) parseType(depth int) (*Type, error) {
 	case "ROW":
 		return p.parseRow(depth)
 	}
-	return nil, p.errorf("unknown type %q", word)
+	p.pos = start
+	return nil, p.errorf("unknown type %q; the types are %s", word, typeNames)
 }
 
 // parseRow parses the fields of ROW<name type, ...> (or ROW(...)).

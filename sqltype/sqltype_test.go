@@ -116,7 +116,9 @@ func TestParseErrors(t *testing.T) {
 
 func TestErrorMessages(t *testing.T) {
 	for in, want := range map[string]string{
-		"INTT":                     `invalid type "INTT": at offset 4: unknown type "INTT"`,
+		"INTT":                     `invalid type "INTT": at offset 0: unknown type "INTT"; the types are ` + typeNames,
+		"ARRAY<DUBLE>":             `invalid type "ARRAY<DUBLE>": at offset 6: unknown type "DUBLE"; the types are ` + typeNames,
+		"MAP<,INT>":                `invalid type "MAP<,INT>": at offset 4: expected a type name, found ","; the types are ` + typeNames,
 		"DECIMAL(5,6)":             `invalid type "DECIMAL(5,6)": at offset 10: DECIMAL scale must be an integer from 0 to 5, found "6"`,
 		"ARRAY<INT":                `invalid type "ARRAY<INT": at offset 9: expected ">", found end of input`,
 		"ROW<a INT, a INT>":        `invalid type "ROW<a INT, a INT>": at offset 12: duplicate ROW field "a"`,

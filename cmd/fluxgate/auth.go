@@ -32,7 +32,7 @@ func runAuth(ctx context.Context, args []string) error {
 func authMain(args []string, std stdio) error {
 	if len(args) != 1 {
 		io.WriteString(std.err, authUsage+"\n")
-		return flag.ErrHelp
+		return errUsage
 	}
 	switch args[0] {
 	case "hash-password":

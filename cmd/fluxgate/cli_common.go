@@ -65,6 +65,9 @@ func (c *connFlags) register(fs *flag.FlagSet) {
 
 func (c *connFlags) dial(ctx context.Context) (*client.Client, error) {
 	var opts []client.Option
+	if !viaProxy(c.addr) {
+		opts = append(opts, client.WithDialOptions((&reach{addr: c.addr}).dialOptions()...))
+	}
 	if c.user != "" {
 		pass := c.password
 		if pass == "" {
@@ -89,6 +92,11 @@ func (c *connFlags) dial(ctx context.Context) (*client.Client, error) {
 	return client.Dial(ctx, c.addr, opts...)
 }
 
+// errUsage is what a verb returns when it printed its usage because its
+// arguments name nothing to do; main exits 2 without another message. (Help
+// asked for is flag.ErrHelp, and exits 0.)
+var errUsage = errors.New("usage")
+
 // newFlagSet returns a flag set that reports errors instead of exiting, with
 // a usage line.
 func newFlagSet(name, usage string) *flag.FlagSet {
@@ -105,7 +113,7 @@ func newFlagSet(name, usage string) *flag.FlagSet {
 func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 	var pos []string
 	for {
-		if err := fs.Parse(args); err != nil {
+		if err := parseFlags(fs, args); err != nil {
 			return nil, err
 		}
 		rest := fs.Args()
@@ -118,6 +126,16 @@ func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
 		pos = append(pos, rest[0])
 		args = rest[1:]
 	}
+}
+
+// parseFlags is fs.Parse, with a flag it cannot parse (which fs has printed,
+// with the usage) made an errUsage.
+func parseFlags(fs *flag.FlagSet, args []string) error {
+	err := fs.Parse(args)
+	if err == nil || errors.Is(err, flag.ErrHelp) {
+		return err
+	}
+	return fmt.Errorf("%w: %v", errUsage, err)
 }
 
 // multiFlag collects a repeatable string flag.
@@ -139,9 +157,10 @@ func splitList(s string) []string {
 
 // cliError turns an error that carries a gRPC status into "<CODE>: <message>"
 // with the server's own message; main prefixes it with "fluxgate <verb>: ".
-// Other errors pass through.
+// Other errors, and a server not reached (which says so itself), pass through.
 func cliError(err error) error {
-	if err == nil || errors.Is(err, flag.ErrHelp) {
+	var unreachable *unreachableError
+	if err == nil || errors.Is(err, flag.ErrHelp) || errors.As(err, &unreachable) {
 		return err
 	}
 	var se interface{ GRPCStatus() *status.Status }

@@ -219,3 +219,42 @@ func TestLakeVerb(t *testing.T) {
 		t.Fatalf("table alter adding a NOT NULL column: %v, want INVALID_ARGUMENT", err)
 	}
 }
+
+// TestDatabaseVerb creates, lists and drops a database.
+func TestDatabaseVerb(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a server")
+	}
+	a := []string{"--addr", startTestServer(t)}
+	out, err := run(t, databaseMain, "", append([]string{"create", "analytics"}, a...)...)
+	if err != nil || out != "created database analytics\n" {
+		t.Fatalf("database create: %q, %v", out, err)
+	}
+	if _, err := run(t, databaseMain, "", append([]string{"create", "analytics"}, a...)...); status.Code(err) != codes.AlreadyExists {
+		t.Errorf("second database create: %v, want ALREADY_EXISTS", err)
+	}
+	if _, err := run(t, databaseMain, "", append([]string{"create", "analytics", "--if-not-exists"}, a...)...); err != nil {
+		t.Errorf("database create --if-not-exists: %v", err)
+	}
+	if out, err := run(t, databaseMain, "", append([]string{"list"}, a...)...); err != nil || out != "analytics\nfluss\n" {
+		t.Errorf("database list: %q, %v", out, err)
+	}
+	if _, err := run(t, tableMain, "", append([]string{"create", "analytics.events", "--column", "id:BIGINT"}, a...)...); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := run(t, databaseMain, "", append([]string{"drop", "analytics"}, a...)...); err == nil {
+		t.Error("database drop of a database with a table, without --cascade: no error")
+	}
+	if out, err := run(t, databaseMain, "", append([]string{"drop", "analytics", "--cascade"}, a...)...); err != nil || out != "dropped database analytics\n" {
+		t.Errorf("database drop --cascade: %q, %v", out, err)
+	}
+	if out, err := run(t, databaseMain, "", append([]string{"list", "--json"}, a...)...); err != nil || out != "{\n  \"databases\": [\n    \"fluss\"\n  ]\n}\n" {
+		t.Errorf("database list --json: %q, %v", out, err)
+	}
+	if _, err := run(t, databaseMain, "", append([]string{"drop", "analytics"}, a...)...); status.Code(err) != codes.NotFound {
+		t.Errorf("database drop of a dropped database: %v, want NOT_FOUND", err)
+	}
+	if _, err := run(t, databaseMain, "", append([]string{"drop", "analytics", "--if-exists"}, a...)...); err != nil {
+		t.Errorf("database drop --if-exists: %v", err)
+	}
+}

@@ -86,6 +86,11 @@ type inputOptions struct {
 	skip     []string
 	noHeader bool
 	mem      memory.Allocator
+	// sqlTypes are the table's column types as it declares them, for errors;
+	// a column without one is named by its Arrow type.
+	sqlTypes map[string]string
+	// name is what errors call the input: its path, or "stdin"; set by openInput.
+	name string
 }
 
 // inputReader yields the converted records of an input. The current record
@@ -136,6 +141,9 @@ func (r *inputReader) Release() {
 	r.closers = nil
 }
 
+// at names line n of the input in an error: "orders.csv:3".
+func (o inputOptions) at(n int) string { return fmt.Sprintf("%s:%d", o.name, n) }
+
 // openInput opens path ("-" is stdin) and returns its records converted to
 // the types of table, the table's Arrow schema.
 func openInput(ctx context.Context, path string, stdin io.Reader, table *arrow.Schema, opts inputOptions) (*inputReader, error) {
@@ -150,8 +158,10 @@ func openInput(ctx context.Context, path string, stdin io.Reader, table *arrow.S
 		closers []func()
 	)
 	var f *os.File
+	opts.name = path
 	if path == "-" {
 		r = stdin
+		opts.name = "stdin"
 	} else {
 		var err error
 		if f, err = os.Open(path); err != nil {
@@ -186,6 +196,17 @@ func openInput(ctx context.Context, path string, stdin io.Reader, table *arrow.S
 		return nil, err
 	}
 	in.closers = append(closers, in.closers...)
+	if opts.format == "parquet" || opts.format == "arrow" {
+		// CSV and JSON errors name the line; these name at least the file.
+		next := in.next
+		in.next = func() (arrow.RecordBatch, error) {
+			rec, err := next()
+			if err != nil && !errors.Is(err, io.EOF) {
+				err = fmt.Errorf("%s: %w", opts.name, err)
+			}
+			return rec, err
+		}
+	}
 	return in, nil
 }
 
@@ -282,31 +303,177 @@ func openCSV(r io.Reader, table *arrow.Schema, opts inputOptions) (*inputReader,
 	if err != nil {
 		return nil, fmt.Errorf("CSV header: %w", err)
 	}
-	cr := csv.NewReader(br, readSchema,
-		csv.WithHeader(false),
-		csv.WithChunk(opts.batchRows),
-		csv.WithNullReader(false),
-		csv.WithAllocator(opts.mem))
-	in := &inputReader{schema: target, closers: []func(){cr.Release}}
-	in.next = func() (_ arrow.RecordBatch, err error) {
-		defer func() {
-			// arrow's CSV reader panics on some malformed rows (too few fields).
-			if p := recover(); p != nil {
-				err = fmt.Errorf("CSV: %v", p)
-			}
-		}()
-		if !cr.Next() {
-			if err := cr.Err(); err != nil {
-				return nil, fmt.Errorf("CSV: %w", err)
-			}
+	// Records are split here, without being parsed, so that their lines are
+	// known; each batch of them is decoded by arrow's CSV reader.
+	chunks := &csvChunker{br: br, line: 1}
+	if !opts.noHeader {
+		chunks.line = 2
+	}
+	in := &inputReader{schema: target}
+	in.next = func() (arrow.RecordBatch, error) {
+		b, err := chunks.next(opts.batchRows)
+		if err != nil {
+			return nil, err
+		}
+		if len(b.starts) == 0 {
 			return nil, io.EOF
 		}
-		if err := cr.Err(); err != nil {
-			return nil, fmt.Errorf("CSV: %w", err)
+		rec, err := decodeCSV(b.data, readSchema, target, opts.mem)
+		if err == nil {
+			return rec, nil
 		}
-		return conform(cr.RecordBatch(), target, opts.mem)
+		return nil, locateBadRow(opts, opts.at, b.lines, err, func(i int) []badCell {
+			row, err := csvRecord(b.row(i), names)
+			if err != nil {
+				return nil
+			}
+			cells := make([]badCell, 0, len(names))
+			for j, n := range names {
+				idx := target.FieldIndices(n)
+				if len(idx) == 0 {
+					continue // read as text, not written
+				}
+				field := target.Field(idx[0])
+				one := arrow.NewSchema([]arrow.Field{readFields[j]}, nil)
+				cells = append(cells, badCell{field: field, value: fmt.Sprintf("%q", row[j]), check: func() error {
+					return decodeCheck(decodeCSV(csvCell(row[j]), one, arrow.NewSchema([]arrow.Field{field}, nil), opts.mem))
+				}})
+			}
+			return cells
+		}, func(i int) error {
+			if _, err := csvRecord(b.row(i), names); err != nil {
+				return err
+			}
+			return decodeCheck(decodeCSV(b.row(i), readSchema, target, opts.mem))
+		})
 	}
 	return in, nil
+}
+
+// csvChunker cuts CSV input into runs of whole records, and knows the line
+// each record starts on. It does not parse them: a newline inside quotes
+// continues a record, and a line of nothing but a line ending is skipped,
+// as encoding/csv skips it.
+type csvChunker struct {
+	br   *bufio.Reader
+	line int // the line the next record starts on
+}
+
+// next returns up to n records.
+func (c *csvChunker) next(n int) (inputRows, error) {
+	var b inputRows
+	inQuotes := false
+	for len(b.starts) < n || inQuotes {
+		line, err := readLine(c.br)
+		if err != nil {
+			return b, err
+		}
+		if line == nil {
+			break
+		}
+		if !inQuotes && len(bytes.TrimRight(line, "\r\n")) == 0 {
+			c.line++
+			continue
+		}
+		if !inQuotes {
+			b.starts, b.lines = append(b.starts, len(b.data)), append(b.lines, c.line)
+		}
+		b.data = append(b.data, line...)
+		c.line++
+		// A quote escaped by doubling toggles twice.
+		if bytes.Count(line, []byte{'"'})%2 == 1 {
+			inQuotes = !inQuotes
+		}
+	}
+	return b, nil
+}
+
+// inputRows are a batch of rows as the input writes them: their bytes, where
+// each row starts in them, and its line.
+type inputRows struct {
+	data          []byte
+	starts, lines []int
+}
+
+// row returns the bytes of row i.
+func (b *inputRows) row(i int) []byte {
+	if i+1 < len(b.starts) {
+		return b.data[b.starts[i]:b.starts[i+1]]
+	}
+	return b.data[b.starts[i]:]
+}
+
+// readLine returns the next line of br with its line ending, valid until the
+// next read; nil at the end.
+func readLine(br *bufio.Reader) ([]byte, error) {
+	line, err := br.ReadSlice('\n')
+	if errors.Is(err, bufio.ErrBufferFull) {
+		// Longer than the buffer: take it whole.
+		var rest []byte
+		rest, err = br.ReadBytes('\n')
+		line = append(slices.Clone(line), rest...)
+	}
+	if errors.Is(err, io.EOF) {
+		if len(line) == 0 {
+			return nil, nil
+		}
+		err = nil
+	}
+	return line, err
+}
+
+// csvRecord parses one record, which has a field for each name.
+func csvRecord(record []byte, names []string) ([]string, error) {
+	r := stdcsv.NewReader(bytes.NewReader(record))
+	r.FieldsPerRecord = len(names)
+	row, err := r.Read()
+	var pe *stdcsv.ParseError
+	switch {
+	case errors.Is(err, stdcsv.ErrFieldCount):
+		return nil, fmt.Errorf("%s, want %d (%s)", plural(int64(len(row)), "field"), len(names), strings.Join(names, ","))
+	case errors.As(err, &pe):
+		return nil, pe.Err
+	}
+	return row, err
+}
+
+// csvCell is one value as a CSV record.
+func csvCell(v string) []byte {
+	if v == "" {
+		return []byte("\"\"\n") // encoding/csv would write an empty line, which readers skip
+	}
+	var buf bytes.Buffer
+	w := stdcsv.NewWriter(&buf)
+	w.Write([]string{v})
+	w.Flush()
+	return buf.Bytes()
+}
+
+// decodeCSV decodes CSV records of the columns read with arrow's CSV reader
+// and conforms them to target.
+func decodeCSV(data []byte, read, target *arrow.Schema, mem memory.Allocator) (_ arrow.RecordBatch, err error) {
+	cr := csv.NewReader(bytes.NewReader(data), read,
+		csv.WithHeader(false),
+		csv.WithChunk(-1),
+		csv.WithNullReader(false),
+		csv.WithAllocator(mem))
+	defer cr.Release()
+	defer func() {
+		// arrow's CSV reader panics on some malformed rows.
+		if p := recover(); p != nil {
+			err = fmt.Errorf("%v", p)
+		}
+	}()
+	if !cr.Next() {
+		if err := cr.Err(); err != nil {
+			return nil, err
+		}
+		return nil, errors.New("no rows decoded")
+	}
+	if err := cr.Err(); err != nil {
+		return nil, err
+	}
+	return conform(cr.RecordBatch(), target, mem)
 }
 
 // csvParseLine splits one CSV line (the header).
@@ -346,7 +513,8 @@ func openJSONL(r io.Reader, table *arrow.Schema, opts inputOptions) (*inputReade
 		return nil, err
 	}
 	br := bufio.NewReaderSize(r, 1<<20)
-	// A JSON array of objects is accepted too.
+	// A JSON array of objects is accepted too; its errors name the element.
+	at := opts.at
 	if first, err := peekNonSpace(br); err == nil && first == '[' {
 		var rows []json.RawMessage
 		if err := json.NewDecoder(br).Decode(&rows); err != nil {
@@ -354,27 +522,64 @@ func openJSONL(r io.Reader, table *arrow.Schema, opts inputOptions) (*inputReade
 		}
 		var buf bytes.Buffer
 		for _, row := range rows {
-			buf.Write(row)
+			buf.Write(bytes.ReplaceAll(row, []byte("\n"), []byte(" ")))
 			buf.WriteByte('\n')
 		}
 		br = bufio.NewReader(&buf)
+		at = func(n int) string { return fmt.Sprintf("%s: element %d", opts.name, n) }
 	}
-	if err := checkJSONKeys(br, table); err != nil {
-		return nil, err
-	}
-	jr := array.NewJSONReader(br, target, array.WithChunk(opts.batchRows), array.WithAllocator(opts.mem))
-	in := &inputReader{schema: target, closers: []func(){jr.Release}}
+	lineNo, first := 0, true
+	in := &inputReader{schema: target}
 	in.next = func() (arrow.RecordBatch, error) {
-		if !jr.Next() {
-			if err := jr.Err(); err != nil {
-				return nil, fmt.Errorf("JSON: %w", err)
+		var b inputRows // objects, one a line
+		for len(b.starts) < opts.batchRows {
+			line, err := readLine(br)
+			if err != nil {
+				return nil, err
 			}
+			if line == nil {
+				break
+			}
+			lineNo++
+			line = bytes.TrimSpace(line)
+			if len(line) == 0 {
+				continue
+			}
+			if err := checkJSONLine(line, table, first); err != nil {
+				return nil, fmt.Errorf("%s: %w", at(lineNo), err)
+			}
+			first = false
+			b.starts, b.lines = append(b.starts, len(b.data)), append(b.lines, lineNo)
+			b.data = append(append(b.data, line...), '\n')
+		}
+		if len(b.starts) == 0 {
 			return nil, io.EOF
 		}
-		if err := jr.Err(); err != nil {
-			return nil, fmt.Errorf("JSON: %w", err)
+		rec, err := decodeJSON(b.data, target, opts.mem)
+		if err == nil {
+			return rec, nil
 		}
-		return conform(jr.RecordBatch(), target, opts.mem)
+		return nil, locateBadRow(opts, at, b.lines, err, func(i int) []badCell {
+			var obj map[string]json.RawMessage
+			if json.Unmarshal(b.row(i), &obj) != nil {
+				return nil
+			}
+			var cells []badCell
+			for _, f := range target.Fields() {
+				raw, ok := obj[f.Name]
+				if !ok {
+					continue
+				}
+				one := arrow.NewSchema([]arrow.Field{f}, nil)
+				cell, _ := json.Marshal(map[string]json.RawMessage{f.Name: raw})
+				cells = append(cells, badCell{field: f, value: string(raw), check: func() error {
+					return decodeCheck(decodeJSON(cell, one, opts.mem))
+				}})
+			}
+			return cells
+		}, func(i int) error {
+			return decodeCheck(decodeJSON(b.row(i), target, opts.mem))
+		})
 	}
 	return in, nil
 }
@@ -394,27 +599,19 @@ func peekNonSpace(br *bufio.Reader) (byte, error) {
 	}
 }
 
-// checkJSONKeys rejects a first object with keys that are not table columns,
-// since the JSON reader would silently drop them.
-func checkJSONKeys(br *bufio.Reader, table *arrow.Schema) error {
-	var line []byte
-	for n := 1; n <= br.Size(); n *= 2 {
-		b, _ := br.Peek(min(n*4096, br.Size()))
-		if i := bytes.IndexByte(b, '\n'); i >= 0 {
-			line = b[:i]
-			break
-		}
-		if len(b) < min(n*4096, br.Size()) { // the whole input, one line
-			line = b
-			break
-		}
+// checkJSONLine checks that a line is one JSON object, which arrow's reader
+// does not (it takes a truncated one), and that the keys of the first are
+// table columns, since the reader drops other keys silently.
+func checkJSONLine(line []byte, table *arrow.Schema, first bool) error {
+	if line[0] != '{' {
+		return fmt.Errorf("want a JSON object, found %.20s", line)
 	}
-	if len(bytes.TrimSpace(line)) == 0 {
+	if !first && json.Valid(line) {
 		return nil
 	}
 	var obj map[string]json.RawMessage
 	if err := json.Unmarshal(line, &obj); err != nil {
-		return nil // not one object per line; the reader reports real errors
+		return fmt.Errorf("invalid JSON: %w", err)
 	}
 	var unknown []string
 	for k := range obj {
@@ -424,9 +621,26 @@ func checkJSONKeys(br *bufio.Reader, table *arrow.Schema) error {
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
-		return fmt.Errorf("JSON: keys %q are not table columns (columns: %s)", unknown, strings.Join(fieldNames(table), ", "))
+		return fmt.Errorf("keys %q are not table columns (columns: %s)", unknown, strings.Join(fieldNames(table), ", "))
 	}
 	return nil
+}
+
+// decodeJSON decodes JSON objects, one a line, with arrow's JSON reader and
+// conforms them to target.
+func decodeJSON(data []byte, target *arrow.Schema, mem memory.Allocator) (arrow.RecordBatch, error) {
+	jr := array.NewJSONReader(bytes.NewReader(data), target, array.WithChunk(-1), array.WithAllocator(mem))
+	defer jr.Release()
+	if !jr.Next() {
+		if err := jr.Err(); err != nil {
+			return nil, err
+		}
+		return nil, errors.New("no rows decoded")
+	}
+	if err := jr.Err(); err != nil {
+		return nil, err
+	}
+	return conform(jr.RecordBatch(), target, mem)
 }
 
 // --- Parquet ---

@@ -20,7 +20,16 @@ import (
 // testTable is a table with one column of most types.
 func testTable(t *testing.T) *arrow.Schema {
 	t.Helper()
-	spec := client.TableSpec{Table: "fluss.t", PrimaryKey: []string{"id"}, Columns: []client.Column{
+	spec := testSpec()
+	sc, err := spec.ArrowSchema()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sc
+}
+
+func testSpec() client.TableSpec {
+	return client.TableSpec{Table: "fluss.t", PrimaryKey: []string{"id"}, Columns: []client.Column{
 		{Name: "id", Type: "BIGINT"},
 		{Name: "name", Type: "STRING"},
 		{Name: "amount", Type: "DECIMAL(10,2)"},
@@ -32,11 +41,6 @@ func testTable(t *testing.T) *arrow.Schema {
 		{Name: "tags", Type: "ARRAY<STRING>"},
 		{Name: "attrs", Type: "MAP<STRING, INT>"},
 	}}
-	sc, err := spec.ArrowSchema()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sc
 }
 
 // wantRows is what every input in these tests holds, as the text table prints it.
@@ -152,12 +156,12 @@ func TestCSVInput(t *testing.T) {
 		want string
 	}{
 		"unknown column":   {"id,nope\n1,2\n", inputOptions{}, `column "nope" is not in the table`},
-		"bad number":       {"id\nx\n", inputOptions{}, "CSV"},
+		"bad number":       {"id\nx\n", inputOptions{}, `stdin:2: column id: "x" is not an int64`},
 		"LTZ without zone": {"id,ltz\n1,2026-11-30T12:00:00\n", inputOptions{}, "zone"},
 		"bad time":         {"id,tm\n1,noon\n", inputOptions{}, "column tm"},
 		"missing --column": {"id\n1\n", inputOptions{columns: []string{"id", "name"}}, `no column "name"`},
 		"empty":            {"", inputOptions{}, "no header"},
-		"ragged":           {"id,name\n1\n", inputOptions{}, "CSV"},
+		"ragged":           {"id,name\n1\n", inputOptions{}, "stdin:2: 1 field, want 2 (id,name)"},
 	} {
 		tc.opts.format, tc.opts.mem = "csv", mem
 		in, err := openInput(context.Background(), "-", strings.NewReader(tc.in), testTable(t), tc.opts)

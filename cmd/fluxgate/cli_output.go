@@ -5,6 +5,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -205,7 +206,8 @@ func formatTimestamp(a *array.Timestamp, i int, sep string) string {
 }
 
 // jsonValue is the JSON of one value: decimals as strings with their scale,
-// timestamps as ISO 8601 strings, the rest as arrow marshals them.
+// timestamps as ISO 8601 strings, binary values as base64 strings, the rest
+// as arrow marshals them.
 func jsonValue(col arrow.Array, i int) any {
 	if col.IsNull(i) {
 		return nil
@@ -215,6 +217,13 @@ func jsonValue(col arrow.Array, i int) any {
 		return a.Value(i).ToString(a.DataType().(*arrow.Decimal128Type).Scale)
 	case *array.Timestamp:
 		return formatTimestamp(a, i, "T")
+	case *array.Binary:
+		// Base64, as encoding/json writes []byte; written here because an
+		// empty value in a batch with no binary data at all is a nil slice,
+		// which json writes as null.
+		return base64.StdEncoding.EncodeToString(a.Value(i))
+	case *array.LargeBinary:
+		return base64.StdEncoding.EncodeToString(a.Value(i))
 	}
 	return col.GetOneForMarshal(i)
 }

@@ -98,12 +98,36 @@ break, ""quoted""",,,,
 	}
 	r.Release()
 
+	// A batch whose only BYTES value is empty may carry no data buffer at all
+	// (as IPC reads it); the value is still "", as beside non-empty values.
+	empty := emptyBinaryRecord()
+	defer empty.Release()
+	if got, want := renderOutput(t, "jsonl", empty), "{\"raw\":\"\",\"big\":\"\"}\n"; got != want {
+		t.Errorf("jsonl of empty BYTES: %s want: %s", got, want)
+	}
+
 	if _, err := newRecordWriter("xml", &bytes.Buffer{}, rec.Schema(), mem); err == nil {
 		t.Error("unknown format accepted")
 	}
 	if checkOutputFormat("xml") == nil || checkOutputFormat("jsonl") != nil {
 		t.Error("checkOutputFormat")
 	}
+}
+
+// emptyBinaryRecord is one row of an empty BINARY and an empty LARGE_BINARY
+// value, with offsets and no data buffers.
+func emptyBinaryRecord() arrow.RecordBatch {
+	offsets32 := memory.NewBufferBytes(arrow.Int32Traits.CastToBytes([]int32{0, 0}))
+	offsets64 := memory.NewBufferBytes(arrow.Int64Traits.CastToBytes([]int64{0, 0}))
+	raw := array.NewBinaryData(array.NewData(arrow.BinaryTypes.Binary, 1, []*memory.Buffer{nil, offsets32, nil}, nil, 0, 0))
+	big := array.NewLargeBinaryData(array.NewData(arrow.BinaryTypes.LargeBinary, 1, []*memory.Buffer{nil, offsets64, nil}, nil, 0, 0))
+	defer raw.Release()
+	defer big.Release()
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "raw", Type: arrow.BinaryTypes.Binary, Nullable: true},
+		{Name: "big", Type: arrow.BinaryTypes.LargeBinary, Nullable: true},
+	}, nil)
+	return array.NewRecordBatch(schema, []arrow.Array{raw, big}, 1)
 }
 
 // TestTableFollow checks that a followed scan prints each batch when it is

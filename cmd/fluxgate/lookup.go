@@ -106,7 +106,7 @@ func lookupMain(ctx context.Context, args []string, std stdio) error {
 		}
 	} else {
 		if in, err = openInput(ctx, f.keysFile, std.in, tableSchema, inputOptions{
-			format: "jsonl", batchRows: f.batchRows, columns: keyCols, mem: c.Allocator(),
+			format: "jsonl", batchRows: f.batchRows, columns: keyCols, mem: c.Allocator(), sqlTypes: sqlTypes(info),
 		}); err != nil {
 			return err
 		}

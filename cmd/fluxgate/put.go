@@ -16,7 +16,7 @@ import (
 	"github.com/fluxgate-io/fluxgate/client"
 )
 
-const putUsage = "put --table T [--format csv|jsonl|parquet|arrow] [--mode append|upsert|delete] [--batch-rows N] FILE|-"
+const putUsage = "put --table T [--format csv|jsonl|parquet|arrow] [--mode append|upsert|delete|changelog] [--columns a,b] [--batch-rows N] FILE|-"
 
 func runPut(ctx context.Context, args []string) error {
 	return cliError(putMain(ctx, args, osStdio()))
@@ -92,6 +92,7 @@ func putMain(ctx context.Context, args []string, std stdio) error {
 	}
 	in, err := openInput(ctx, path, std.in, tableSchema, inputOptions{
 		format: format, batchRows: f.batchRows, columns: columns, skip: skip, noHeader: f.noHeader, mem: c.Allocator(),
+		sqlTypes: sqlTypes(info),
 	})
 	if err != nil {
 		return err
@@ -112,6 +113,15 @@ func putMain(ctx context.Context, args []string, std stdio) error {
 	}
 	printPutSummary(std.out, f.table, sum)
 	return nil
+}
+
+// sqlTypes maps the table's columns to their SQL types, for input errors.
+func sqlTypes(info *client.TableInfo) map[string]string {
+	types := make(map[string]string, len(info.Columns))
+	for _, c := range info.Columns {
+		types[c.Name] = c.Type
+	}
+	return types
 }
 
 // prependChangeType adds the _change_type column that the batches of a

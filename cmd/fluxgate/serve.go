@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
@@ -9,11 +10,14 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"net/http"
 	"os"
 	"path/filepath"
 	"runtime/debug"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -88,11 +92,9 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 // parseServeFlags parses args; values from --config apply where a flag was
 // not given on the command line.
 func parseServeFlags(args []string) (*serveConfig, error) {
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	cfg := &serveConfig{}
-	cfg.register(fs)
-	configPath := fs.String("config", "", "JSON config file; keys are the flag names, e.g. {\"data\": \"/var/lib/fluxgate\"}")
-	if err := fs.Parse(args); err != nil {
+	fs, configPath := newServeFlagSet(cfg)
+	if err := parseFlags(fs, args); err != nil {
 		return nil, err
 	}
 	if fs.NArg() > 0 {
@@ -101,28 +103,70 @@ func parseServeFlags(args []string) (*serveConfig, error) {
 	if *configPath == "" {
 		return cfg, nil
 	}
-	raw, err := os.ReadFile(*configPath)
-	if err != nil {
-		return nil, err
-	}
-	var values map[string]any
-	if err := json.Unmarshal(raw, &values); err != nil {
+	if err := applyConfigFile(fs, *configPath); err != nil {
 		return nil, fmt.Errorf("config %s: %w", *configPath, err)
+	}
+	return cfg, nil
+}
+
+// newServeFlagSet returns serve's flags, bound to cfg, and --config.
+func newServeFlagSet(cfg *serveConfig) (*flag.FlagSet, *string) {
+	fs := newFlagSet("serve", "serve [flags]")
+	cfg.register(fs)
+	configPath := fs.String("config", "", "JSON config file; keys are the flag names, e.g. {\"data\": \"/var/lib/fluxgate\"}")
+	return fs, configPath
+}
+
+// applyConfigFile sets the flags that the JSON object in path names and the
+// command line did not. Numbers are taken as written, so 1000000 stays
+// 1000000 rather than becoming the float 1e+06 that an int flag refuses.
+func applyConfigFile(fs *flag.FlagSet, path string) error {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var values map[string]any
+	if err := dec.Decode(&values); err != nil {
+		return err
 	}
 	given := map[string]bool{}
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	for key, v := range values {
+	for _, key := range slices.Sorted(maps.Keys(values)) {
 		if key == "config" || fs.Lookup(key) == nil {
-			return nil, fmt.Errorf("config %s: unknown key %q", *configPath, key)
+			return fmt.Errorf("unknown key %q: the keys are the flag names of fluxgate serve -h", key)
 		}
 		if given[key] {
 			continue
 		}
-		if err := fs.Set(key, fmt.Sprint(v)); err != nil {
-			return nil, fmt.Errorf("config %s: %s: %w", *configPath, key, err)
+		var text string
+		switch v := values[key].(type) {
+		case string:
+			text = v
+		case json.Number:
+			text = v.String()
+		case bool:
+			text = strconv.FormatBool(v)
+		default:
+			return fmt.Errorf("%s: want a string, number or boolean, not %s", key, jsonKind(v))
+		}
+		if err := fs.Set(key, text); err != nil {
+			return fmt.Errorf("%s: invalid value %q: %w", key, text, err)
 		}
 	}
-	return cfg, nil
+	return nil
+}
+
+// jsonKind names the JSON kind of a decoded value that is not a scalar.
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case []any:
+		return "an array"
+	}
+	return "an object"
 }
 
 func newLogger(cfg *serveConfig) (*slog.Logger, error) {

@@ -35,7 +35,7 @@ func runTable(ctx context.Context, args []string) error {
 func tableMain(ctx context.Context, args []string, std stdio) error {
 	if len(args) == 0 {
 		fmt.Fprintln(std.err, tableUsage)
-		return flag.ErrHelp
+		return errUsage
 	}
 	switch args[0] {
 	case "create":
