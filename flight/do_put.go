@@ -27,12 +27,12 @@ func (s *Service) DoPut(stream flight.FlightService_DoPutServer) error {
 }
 
 func (s *Service) doPut(stream flight.FlightService_DoPutServer) error {
-	r, err := s.openStream("DoPut", stream)
+	in, err := s.openIntake("DoPut", stream, s.limits.bytes)
 	if err != nil {
 		return err
 	}
-	defer r.Release()
-	req, err := writeRequest(r.LatestFlightDescriptor())
+	defer in.Release()
+	req, err := writeRequest(in.Descriptor())
 	if err != nil {
 		return err
 	}
@@ -50,7 +50,7 @@ func (s *Service) doPut(stream flight.FlightService_DoPutServer) error {
 	pending := make(chan pendingBatch, maxPendingBatches)
 	acked := make(chan error, 1)
 	go func() { acked <- s.ackInOrder(stream, pending) }()
-	err = s.appendAll(stream, r, ws, pending)
+	err = s.appendAll(stream, in, ws, pending)
 	close(pending)
 	if ackErr := <-acked; err == nil {
 		err = ackErr
@@ -62,23 +62,20 @@ func (s *Service) doPut(stream flight.FlightService_DoPutServer) error {
 // not yet acknowledged.
 const maxPendingBatches = 8
 
-func (s *Service) appendAll(stream flight.FlightService_DoPutServer, r *flight.Reader, ws *engine.WriteStream, pending chan<- pendingBatch) error {
+func (s *Service) appendAll(stream flight.FlightService_DoPutServer, in *intake, ws *engine.WriteStream, pending chan<- pendingBatch) error {
 	ctx := stream.Context()
-	for r.Next() {
-		// Hold the batch's bytes against the server's write budget until it
-		// is acknowledged; waiting here stops reading, which slows the client.
-		size := engine.RecordBytes(r.RecordBatch())
-		if err := s.limits.bytes.acquire(ctx, size); err != nil {
-			return err
-		}
-		p, err := ws.Submit(ctx, r.RecordBatch())
+	for in.Next() {
+		// The batch's bytes are held against the server's write budget from
+		// its receipt (intake.go) until it is acknowledged.
+		size := in.Take()
+		p, err := ws.Submit(ctx, in.Batch())
 		if err != nil {
 			s.limits.bytes.release(size)
 			return err
 		}
 		pending <- pendingBatch{p, size}
 	}
-	return streamErr("DoPut", r)
+	return in.Err()
 }
 
 // pendingBatch is an appended batch awaiting its acknowledgement.

@@ -11,7 +11,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -46,6 +45,9 @@ func startWith(t *testing.T, opts engine.Options, fopts fgflight.Options) *testS
 		opts.IdleHeartbeat = 200 * time.Millisecond
 	}
 	fopts.Allocator = mem
+	if fopts.Limits.MessageBytes == 0 {
+		fopts.Limits.MessageBytes = 8 << 20
+	}
 	ts := &testServer{mem: mem, dir: t.TempDir(), opts: opts, fopts: fopts}
 	ts.open(t)
 	t.Cleanup(func() {
@@ -62,7 +64,7 @@ func (ts *testServer) open(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := flight.NewServerWithMiddleware(nil, grpc.MaxRecvMsgSize(8<<20))
+	srv := flight.NewServerWithMiddleware(nil, fgflight.ServerOptions(ts.fopts)...)
 	srv.RegisterFlightService(fgflight.New(eng, ts.fopts))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
