@@ -14,6 +14,7 @@ package flight
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -69,7 +70,7 @@ func (in *intake) Next() bool {
 	if in.err != nil || !in.r.Next() {
 		return false
 	}
-	if err := array.ValidateRecordFull(in.r.RecordBatch()); err != nil {
+	if err := validate(in.r.RecordBatch()); err != nil {
 		in.err = errs.New(errs.Invalid, "%s: batch %d is malformed: %w", in.rpc, in.batches, err)
 		return false
 	}
@@ -103,6 +104,28 @@ func (in *intake) Err() error {
 func (in *intake) Release() {
 	in.r.Release()
 	in.src.releaseHeld()
+}
+
+// validate checks every column of rec in full, as arrow-go's
+// ValidateRecordFull does, except that a panic of arrow-go's checks (some
+// corrupt layouts, such as an offset past the data before a smaller one,
+// make them index out of range) is a verdict on that column too.
+func validate(rec arrow.RecordBatch) error {
+	for i, col := range rec.Columns() {
+		if err := validateColumn(col); err != nil {
+			return fmt.Errorf("column %d (%s): %w", i, rec.Schema().Field(i).Name, err)
+		}
+	}
+	return nil
+}
+
+func validateColumn(col arrow.Array) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("arrow-go's validation failed: %v", p)
+		}
+	}()
+	return array.ValidateFull(col)
 }
 
 // openErr is the error of a stream whose first message could not be read.
@@ -139,13 +162,14 @@ func hasDictionary(dt arrow.DataType) bool {
 // or the whole budget if smaller) before each Recv, and keeps of it what the
 // message turned out to hold.
 type intakeSource struct {
-	rpc     string
-	ctx     context.Context
-	src     flight.DataStreamReader
-	limit   int64       // the message limit
-	budget  *byteBudget // nil: not budgeted
-	reserve int64       // held before each Recv
-	held    int64       // of messages received and not yet taken
+	rpc      string
+	ctx      context.Context
+	src      flight.DataStreamReader
+	limit    int64       // the message limit
+	budget   *byteBudget // nil: not budgeted
+	reserve  int64       // held before each Recv
+	held     int64       // of messages received and not yet taken
+	received int         // messages
 }
 
 func (s *intakeSource) Recv() (*flight.FlightData, error) {
@@ -199,12 +223,21 @@ func (s *intakeSource) measure(msg *flight.FlightData) (int64, error) {
 	if size > s.limit {
 		return 0, errs.New(errs.Exhausted, "%s: a message of %d bytes is over the message limit of %d", s.rpc, size, s.limit)
 	}
-	if ipcmsg.CodecOf(msg.DataHeader) == ipcmsg.CodecNone {
-		return size, nil
+	if s.received++; s.received == 1 || len(msg.DataHeader) == 0 {
+		return size, nil // the schema, or app_metadata alone
 	}
+	// Every later message must be a record batch whose metadata parses with
+	// bounds checks (arrow-go's reader has none) and whose buffers lie in
+	// its body, so that the reader sees the claims checked here.
 	rb, err := ipcmsg.Parse(msg.DataHeader)
 	if err != nil {
-		return 0, errs.New(errs.Invalid, "%s: malformed compressed batch: %w", s.rpc, err)
+		return 0, errs.New(errs.Invalid, "%s: malformed batch metadata: %w", s.rpc, err)
+	}
+	if int64(len(msg.DataBody)) < rb.BodyLength {
+		return 0, errs.New(errs.Invalid, "%s: a batch body of %d bytes, its metadata says %d", s.rpc, len(msg.DataBody), rb.BodyLength)
+	}
+	if rb.Codec == ipcmsg.CodecNone {
+		return size, nil
 	}
 	n, err := rb.UncompressedBytes(msg.DataBody)
 	if err != nil {

@@ -62,18 +62,21 @@ func TestWriteBudgetHoldsFromReceipt(t *testing.T) {
 		}()
 	}
 
-	// Once the budget has no room for another message, nothing more is
-	// received until something is acknowledged.
+	// Once four batches are held, the budget has no room for another
+	// message, and nothing more is received until something is acknowledged.
 	waitFor(t, func() bool {
 		select {
 		case err := <-errc:
 			t.Fatal(err)
 		default:
 		}
-		return freeBytes(s.limits.bytes) < limit || unacked.Load() > 4
+		return unacked.Load() >= 4
 	})
 	if got := unacked.Load(); got != 4 {
 		t.Fatalf("%d batches of %d bytes received unacknowledged under a %d-byte budget, want 4", got, rows*8, budget)
+	}
+	if free := freeBytes(s.limits.bytes); free >= limit {
+		t.Fatalf("%d bytes of the budget free with four batches held: room for another", free)
 	}
 	close(ack)
 	wg.Wait()

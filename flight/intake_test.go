@@ -40,9 +40,9 @@ const (
 	overTestLimit = 64 << 20
 )
 
-// craftedOrders returns the messages of a valid batch of the orders table
-// (schema, then batch) and malformed variants of the batch.
-func craftedOrders(t testing.TB, mem memory.Allocator) (schema, good *flight.FlightData, bad []crafted) {
+// craftedOrders returns the schema message of a batch of the orders table,
+// the batch message as it is and compressed, and malformed variants of it.
+func craftedOrders(t testing.TB, mem memory.Allocator) (schema *flight.FlightData, valid []*flight.FlightData, bad []crafted) {
 	t.Helper()
 	b := array.NewRecordBuilder(mem, ordersSchema)
 	defer b.Release()
@@ -57,7 +57,7 @@ func craftedOrders(t testing.TB, mem memory.Allocator) (schema, good *flight.Fli
 	}
 	rec := b.NewRecordBatch()
 	defer rec.Release()
-	schema, good = clientMessages(t, rec)
+	schema, good := clientMessages(t, rec)
 	_, zgood := clientMessages(t, rec, ipc.WithZstd())
 	// Buffers: order_id validity, values; item validity, offsets, data;
 	// amount validity, values. Nodes: order_id, item, amount (3 nulls).
@@ -66,18 +66,21 @@ func craftedOrders(t testing.TB, mem memory.Allocator) (schema, good *flight.Fli
 			offsets := body[rb.Buffers[3].Offset:]
 			copy(offsets[2*4:3*4], offsets[4*4:5*4]) // the last offset stays in range
 		})},
+		{"offset-past-data", "column 1 (item)", edit(t, good, func(rb *ipcmsg.RecordBatch, body []byte) {
+			offsets := body[rb.Buffers[3].Offset:]
+			binary.LittleEndian.PutUint32(offsets[2*4:], 1<<20) // the offsets after it are smaller
+		})},
 		{"validity-missing", "column 1 (item)", edit(t, good, func(rb *ipcmsg.RecordBatch, _ []byte) { rb.Nodes[1].NullCount = 3 })},
 		{"null-count-forged", "column 2 (amount)", edit(t, good, func(rb *ipcmsg.RecordBatch, _ []byte) { rb.Nodes[2].NullCount = 1 })},
 		{"values-short", "column 0 (order_id)", edit(t, good, func(rb *ipcmsg.RecordBatch, _ []byte) { rb.Buffers[1].Length = 40 })},
 		{"claims-1TiB", "claims 1099511627776 uncompressed bytes", claim(t, zgood, 1, 1<<40)},
 		{"claims-over-limit", "once decompressed, over the message limit", claim(t, zgood, 1, overTestLimit)},
 	}
-	return schema, good, bad
+	return schema, []*flight.FlightData{good, zgood}, bad
 }
 
-// craftedKeys returns the messages of a valid key batch of the uid_mapping
-// table and malformed variants of it.
-func craftedKeys(t testing.TB, mem memory.Allocator) (schema, good *flight.FlightData, bad []crafted) {
+// craftedKeys is craftedOrders for a key batch of the uid_mapping table.
+func craftedKeys(t testing.TB, mem memory.Allocator) (schema *flight.FlightData, valid []*flight.FlightData, bad []crafted) {
 	t.Helper()
 	b := array.NewStringBuilder(mem)
 	defer b.Release()
@@ -86,7 +89,7 @@ func craftedKeys(t testing.TB, mem memory.Allocator) (schema, good *flight.Fligh
 	defer keys.Release()
 	rec := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{{Name: "uid", Type: arrow.BinaryTypes.String}}, nil), []arrow.Array{keys}, 5)
 	defer rec.Release()
-	schema, good = clientMessages(t, rec)
+	schema, good := clientMessages(t, rec)
 	_, zgood := clientMessages(t, rec, ipc.WithZstd())
 	// Buffers: uid validity, offsets, data.
 	bad = []crafted{
@@ -98,7 +101,7 @@ func craftedKeys(t testing.TB, mem memory.Allocator) (schema, good *flight.Fligh
 		{"offsets-short", "string offset buffer", edit(t, good, func(rb *ipcmsg.RecordBatch, _ []byte) { rb.Buffers[1].Length = 8 })},
 		{"claims-1TiB", "claims 1099511627776 uncompressed bytes", claim(t, zgood, 2, 1<<40)},
 	}
-	return schema, good, bad
+	return schema, []*flight.FlightData{good, zgood}, bad
 }
 
 // clientMessages returns rec as a Flight client sends it: the schema
@@ -216,24 +219,24 @@ func TestMalformedBatchesAreRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	cl := rawClient(t, ts)
-	schema, good, bad := craftedOrders(t, ts.mem)
-	if err := putRaw(ctx, cl, writeOrders, schema, good); err != nil {
-		t.Fatalf("the valid batch: %v", err)
+	schema, valid, bad := craftedOrders(t, ts.mem)
+	if err := putRaw(ctx, cl, writeOrders, schema, valid...); err != nil {
+		t.Fatalf("the valid batches: %v", err)
 	}
 	for _, c := range bad {
 		t.Run(c.name, func(t *testing.T) {
 			err := putRaw(ctx, cl, writeOrders, schema, c.batch)
 			wantInvalid(t, err, c.names)
-			if got := ids(t, ts, client.ScanRequest{Table: "orders"}); len(got) != 10 {
-				t.Fatalf("read %d rows after the refused batch, want the 10 before it", len(got))
+			if got := ids(t, ts, client.ScanRequest{Table: "orders"}); len(got) != 20 {
+				t.Fatalf("read %d rows after the refused batch, want the 20 before it", len(got))
 			}
 		})
 	}
-	if err := putRaw(ctx, cl, writeOrders, schema, good); err != nil {
-		t.Fatalf("the valid batch after the malformed ones: %v", err)
+	if err := putRaw(ctx, cl, writeOrders, schema, valid...); err != nil {
+		t.Fatalf("the valid batches after the malformed ones: %v", err)
 	}
-	if got := ids(t, ts, client.ScanRequest{Table: "orders"}); len(got) != 20 {
-		t.Fatalf("read %d rows, want 20", len(got))
+	if got := ids(t, ts, client.ScanRequest{Table: "orders"}); len(got) != 40 {
+		t.Fatalf("read %d rows, want 40", len(got))
 	}
 }
 
@@ -244,14 +247,14 @@ func TestMalformedLookupBatchesAreRefused(t *testing.T) {
 	ctx := ctxT(t)
 	createUIDMapping(t, ts)
 	cl := rawClient(t, ts)
-	schema, good, bad := craftedKeys(t, ts.mem)
+	schema, valid, bad := craftedKeys(t, ts.mem)
 	for _, c := range bad {
 		t.Run(c.name, func(t *testing.T) {
 			wantInvalid(t, exchangeRaw(ctx, cl, lookupUIDs, schema, c.batch), c.names)
 		})
 	}
-	if err := exchangeRaw(ctx, cl, lookupUIDs, schema, good); err != nil {
-		t.Fatalf("the valid key batch after the malformed ones: %v", err)
+	if err := exchangeRaw(ctx, cl, lookupUIDs, schema, valid...); err != nil {
+		t.Fatalf("the valid key batches after the malformed ones: %v", err)
 	}
 	assertLookupServes(t, ts)
 }

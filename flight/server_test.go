@@ -37,7 +37,7 @@ func start(t *testing.T, opts engine.Options) *testServer {
 }
 
 // startWith starts a test server with Flight service options too.
-func startWith(t *testing.T, opts engine.Options, fopts fgflight.Options) *testServer {
+func startWith(t testing.TB, opts engine.Options, fopts fgflight.Options) *testServer {
 	t.Helper()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	opts.Allocator = mem
@@ -58,7 +58,7 @@ func startWith(t *testing.T, opts engine.Options, fopts fgflight.Options) *testS
 }
 
 // open starts the engine on ts.dir, a Flight server and a client.
-func (ts *testServer) open(t *testing.T) {
+func (ts *testServer) open(t testing.TB) {
 	t.Helper()
 	eng, err := engine.Open(ts.dir, ts.opts)
 	if err != nil {
@@ -79,7 +79,7 @@ func (ts *testServer) open(t *testing.T) {
 	ts.eng, ts.cl, ts.srv, ts.addr = eng, cl, srv, ln.Addr().String()
 }
 
-func (ts *testServer) close(t *testing.T) {
+func (ts *testServer) close(t testing.TB) {
 	t.Helper()
 	ts.cl.Close()
 	ts.srv.Shutdown()
