@@ -173,7 +173,7 @@ func startBench(b *testing.B) (*client.Client, *engine.Engine) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { eng.Close() })
-	return dial(b, serve(b, fgflight.New(eng, fgflight.Options{}), fgflight.ServerOptions()...)), eng
+	return dial(b, serve(b, fgflight.New(eng, fgflight.Options{}), fgflight.ServerOptions(fgflight.Options{})...)), eng
 }
 
 func appendAll(b *testing.B, cl *client.Client, table string, recs []arrow.RecordBatch) {

@@ -29,12 +29,14 @@ func (s *Service) DoExchange(stream flight.FlightService_DoExchangeServer) error
 }
 
 func (s *Service) doExchange(stream flight.FlightService_DoExchangeServer) error {
-	r, err := s.openStream("DoExchange", stream)
+	// Lookups are not held against the write budget: a lookup client keeps
+	// its stream open between bursts, and would hold it all the while.
+	in, err := s.openIntake("DoExchange", stream, nil)
 	if err != nil {
 		return err
 	}
-	defer r.Release()
-	req, err := lookupRequest(r.LatestFlightDescriptor())
+	defer in.Release()
+	req, err := lookupRequest(in.Descriptor())
 	if err != nil {
 		return err
 	}
@@ -52,8 +54,8 @@ func (s *Service) doExchange(stream flight.FlightService_DoExchangeServer) error
 	w := flight.NewRecordWriter(stream, ipc.WithSchema(l.Schema()), ipc.WithAllocator(s.mem))
 	defer w.Close()
 	ctx := stream.Context()
-	for r.Next() {
-		ans, meta, err := l.Lookup(ctx, r.RecordBatch())
+	for in.Next() {
+		ans, meta, err := l.Lookup(ctx, in.Batch())
 		if err != nil {
 			return err
 		}
@@ -64,7 +66,7 @@ func (s *Service) doExchange(stream flight.FlightService_DoExchangeServer) error
 			return err
 		}
 	}
-	return streamErr("DoExchange", r)
+	return in.Err()
 }
 
 // lookupRequest reads the lookup a descriptor asks for.

@@ -27,17 +27,17 @@ func (s *Service) DoPut(stream flight.FlightService_DoPutServer) error {
 }
 
 func (s *Service) doPut(stream flight.FlightService_DoPutServer) error {
-	r, err := s.openStream("DoPut", stream)
+	in, err := s.openIntake("DoPut", stream, s.limits.bytes)
 	if err != nil {
 		return err
 	}
-	appending := false // then the appender releases r
+	appending := false // then the appender releases in
 	defer func() {
 		if !appending {
-			r.Release()
+			in.Release()
 		}
 	}()
-	req, err := writeRequest(r.LatestFlightDescriptor())
+	req, err := writeRequest(in.Descriptor())
 	if err != nil {
 		return err
 	}
@@ -57,8 +57,8 @@ func (s *Service) doPut(stream flight.FlightService_DoPutServer) error {
 	failed := make(chan struct{})
 	appending = true
 	go func() {
-		defer r.Release()
-		err := s.appendAll(stream, r, ws, pending, failed)
+		defer in.Release()
+		err := s.appendAll(stream, in, ws, pending, failed)
 		close(pending)
 		appended <- err
 	}()
@@ -79,29 +79,26 @@ const maxPendingBatches = 8
 
 // appendAll appends the stream's batches until it ends or failed is closed:
 // a batch after a failed one would be applied without an acknowledgement.
-func (s *Service) appendAll(stream flight.FlightService_DoPutServer, r *flight.Reader, ws *engine.WriteStream, pending chan<- pendingBatch, failed <-chan struct{}) error {
+func (s *Service) appendAll(stream flight.FlightService_DoPutServer, in *intake, ws *engine.WriteStream, pending chan<- pendingBatch, failed <-chan struct{}) error {
 	ctx := stream.Context()
-	for r.Next() {
-		// Hold the batch's bytes against the server's write budget until it
-		// is acknowledged; waiting here stops reading, which slows the client.
-		size := engine.RecordBytes(r.RecordBatch())
-		if err := s.limits.bytes.acquire(ctx, size); err != nil {
-			return err
-		}
+	for in.Next() {
+		// The batch's bytes are held against the server's write budget from
+		// its receipt (intake.go) until it is acknowledged.
+		size := in.Take()
 		select {
 		case <-failed:
 			s.limits.bytes.release(size)
 			return nil
 		default:
 		}
-		p, err := ws.Submit(ctx, r.RecordBatch())
+		p, err := ws.Submit(ctx, in.Batch())
 		if err != nil {
 			s.limits.bytes.release(size)
 			return err
 		}
 		pending <- pendingBatch{p, size}
 	}
-	return streamErr("DoPut", r)
+	return in.Err()
 }
 
 // pendingBatch is an appended batch awaiting its acknowledgement.

@@ -21,8 +21,15 @@ type Limits struct {
 	// WriteBytes bounds the bytes of written batches that are received but
 	// not yet acknowledged, over all streams. A stream that would go over
 	// waits before reading on, which slows its client through gRPC's flow
-	// control. Default 256 MiB.
+	// control. A DoPut stream waiting for its client's next batch holds
+	// MessageBytes of it (gRPC receives a message whole, before its size is
+	// known), so WriteBytes / MessageBytes streams receive at once.
+	// Default 256 MiB.
 	WriteBytes int64
+	// MessageBytes is the largest message a client may send (gRPC's
+	// MaxRecvMsgSize, set by ServerOptions), and the most a compressed
+	// batch may claim to decompress to. Default 64 MiB.
+	MessageBytes int
 	// IdleTimeout ends a DoPut or DoExchange stream whose client has sent
 	// nothing for that long (not counting time the server itself is not
 	// reading, such as waiting on WriteBytes) with RESOURCE_EXHAUSTED.
@@ -38,16 +45,25 @@ type limits struct {
 }
 
 func newLimits(l Limits) limits {
+	l = l.withDefaults()
+	return limits{Limits: l, streams: map[string]int{}, bytes: newByteBudget(l.WriteBytes)}
+}
+
+// withDefaults returns l with each zero limit set to its default.
+func (l Limits) withDefaults() Limits {
 	if l.StreamsPerClient == 0 {
 		l.StreamsPerClient = 256
 	}
 	if l.WriteBytes <= 0 {
 		l.WriteBytes = 256 << 20
 	}
+	if l.MessageBytes <= 0 {
+		l.MessageBytes = 64 << 20
+	}
 	if l.IdleTimeout == 0 {
 		l.IdleTimeout = 10 * time.Minute
 	}
-	return limits{Limits: l, streams: map[string]int{}, bytes: newByteBudget(l.WriteBytes)}
+	return l
 }
 
 // openStream counts a streaming call of the client behind ctx; the returned

@@ -11,7 +11,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -38,7 +37,7 @@ func start(t *testing.T, opts engine.Options) *testServer {
 }
 
 // startWith starts a test server with Flight service options too.
-func startWith(t *testing.T, opts engine.Options, fopts fgflight.Options) *testServer {
+func startWith(t testing.TB, opts engine.Options, fopts fgflight.Options) *testServer {
 	t.Helper()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	opts.Allocator = mem
@@ -46,6 +45,9 @@ func startWith(t *testing.T, opts engine.Options, fopts fgflight.Options) *testS
 		opts.IdleHeartbeat = 200 * time.Millisecond
 	}
 	fopts.Allocator = mem
+	if fopts.Limits.MessageBytes == 0 {
+		fopts.Limits.MessageBytes = 8 << 20
+	}
 	ts := &testServer{mem: mem, dir: t.TempDir(), opts: opts, fopts: fopts}
 	ts.open(t)
 	t.Cleanup(func() {
@@ -56,13 +58,13 @@ func startWith(t *testing.T, opts engine.Options, fopts fgflight.Options) *testS
 }
 
 // open starts the engine on ts.dir, a Flight server and a client.
-func (ts *testServer) open(t *testing.T) {
+func (ts *testServer) open(t testing.TB) {
 	t.Helper()
 	eng, err := engine.Open(t.Context(), ts.dir, ts.opts)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := flight.NewServerWithMiddleware(nil, grpc.MaxRecvMsgSize(8<<20))
+	srv := flight.NewServerWithMiddleware(nil, fgflight.ServerOptions(ts.fopts)...)
 	srv.RegisterFlightService(fgflight.New(eng, ts.fopts))
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -77,7 +79,7 @@ func (ts *testServer) open(t *testing.T) {
 	ts.eng, ts.cl, ts.srv, ts.addr = eng, cl, srv, ln.Addr().String()
 }
 
-func (ts *testServer) close(t *testing.T) {
+func (ts *testServer) close(t testing.TB) {
 	t.Helper()
 	ts.cl.Close()
 	ts.srv.Shutdown()

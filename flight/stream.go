@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
-	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"google.golang.org/grpc/status"
 
 	"github.com/fluxgate-io/fluxgate/errs"
@@ -17,27 +16,6 @@ import (
 type clientStream interface {
 	Recv() (*flight.FlightData, error)
 	Context() context.Context
-}
-
-// openStream reads the first message of a client's record stream (DoPut,
-// DoExchange): it must carry the descriptor and the schema. Waiting for a
-// client message longer than the idle timeout ends the stream.
-func (s *Service) openStream(rpc string, stream clientStream) (*flight.Reader, error) {
-	var src flight.DataStreamReader = stream
-	if s.limits.IdleTimeout > 0 {
-		src = newIdleReader(rpc, stream, s.limits.IdleTimeout)
-	}
-	r, err := flight.NewRecordReader(src, ipc.WithAllocator(s.mem))
-	if err == nil {
-		return r, nil
-	}
-	if errs.Is(err, errs.Exhausted) {
-		return nil, err
-	}
-	if errors.Is(err, io.EOF) {
-		return nil, errs.New(errs.Invalid, "%s: the stream ended before a schema was sent", rpc)
-	}
-	return nil, errs.New(errs.Invalid, "%s: the first message must carry the descriptor and an Arrow schema: %v", rpc, err)
 }
 
 // streamErr is the error that ended a client's record stream: none at its
@@ -50,7 +28,7 @@ func streamErr(rpc string, r *flight.Reader) error {
 	if _, ok := grpcStatus(err); ok {
 		return err
 	}
-	if errs.Is(err, errs.Exhausted) { // the idle timeout
+	if errs.KindOf(err) != errs.Internal { // the intake's own, or the idle timeout
 		return err
 	}
 	return errs.New(errs.Invalid, "%s: malformed stream: %v", rpc, err)
@@ -60,12 +38,14 @@ func streamErr(rpc string, r *flight.Reader) error {
 // be interrupted, so a goroutine that owns the stream's receiving side calls
 // it and hands each message over; on a timeout the handler returns the error,
 // gRPC cancels the stream, and that goroutine's Recv fails and it exits. It
-// never sends on the stream.
+// never sends on the stream, and receives only when asked: a message it read
+// ahead would be held outside the write budget.
 type idleReader struct {
 	rpc     string
 	ctx     context.Context
 	timeout time.Duration
 	timer   *time.Timer
+	want    chan struct{} // one Recv asked for
 	msgs    chan recvResult
 	err     error // sticky: once set, every Recv returns it
 }
@@ -76,7 +56,8 @@ type recvResult struct {
 }
 
 func newIdleReader(rpc string, stream clientStream, timeout time.Duration) *idleReader {
-	r := &idleReader{rpc: rpc, ctx: stream.Context(), timeout: timeout, timer: time.NewTimer(timeout), msgs: make(chan recvResult)}
+	r := &idleReader{rpc: rpc, ctx: stream.Context(), timeout: timeout, timer: time.NewTimer(timeout),
+		want: make(chan struct{}, 1), msgs: make(chan recvResult)}
 	go r.pump(stream)
 	return r
 }
@@ -84,6 +65,11 @@ func newIdleReader(rpc string, stream clientStream, timeout time.Duration) *idle
 // pump receives until the stream ends or fails, or the handler is gone.
 func (r *idleReader) pump(stream clientStream) {
 	for {
+		select {
+		case <-r.want:
+		case <-r.ctx.Done():
+			return
+		}
 		msg, err := stream.Recv()
 		select {
 		case r.msgs <- recvResult{msg, err}:
@@ -100,6 +86,7 @@ func (r *idleReader) Recv() (*flight.FlightData, error) {
 	if r.err != nil {
 		return nil, r.err
 	}
+	r.want <- struct{}{} // never blocks: the last request was answered, or r.err is set
 	r.timer.Reset(r.timeout)
 	select {
 	case m := <-r.msgs:

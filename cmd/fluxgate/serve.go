@@ -234,8 +234,9 @@ func startServer(ctx context.Context, cfg *serveConfig, log *slog.Logger) (*serv
 	if err := checkListen(cfg.listen, authn != nil, cfg.insecureNoAuth, log); err != nil {
 		return nil, err
 	}
+	limits := fgflight.Limits{StreamsPerClient: cfg.maxStreams, WriteBytes: cfg.maxWriteBytes,
+		MessageBytes: cfg.maxMessageBytes, IdleTimeout: cfg.idleTimeout}
 	grpcOpts := []grpc.ServerOption{
-		grpc.MaxRecvMsgSize(cfg.maxMessageBytes),
 		grpc.MaxSendMsgSize(cfg.maxMessageBytes),
 		// Larger HTTP/2 windows and buffers: about +10 % on bulk transfers.
 		grpc.InitialWindowSize(16 << 20),
@@ -250,7 +251,8 @@ func startServer(ctx context.Context, cfg *serveConfig, log *slog.Logger) (*serv
 	if tlsCfg != nil {
 		grpcOpts = append(grpcOpts, grpc.Creds(credentials.NewTLS(tlsCfg)))
 	}
-	grpcOpts = append(grpcOpts, fgflight.ServerOptions()...)
+	// The message limit, the codec and the panic recovery of the service.
+	grpcOpts = append(grpcOpts, fgflight.ServerOptions(fgflight.Options{Logger: log, Limits: limits})...)
 	var middleware []flight.ServerMiddleware
 	if authn != nil {
 		// Handshake takes basic credentials and returns a bearer token; every
@@ -294,7 +296,7 @@ func startServer(ctx context.Context, cfg *serveConfig, log *slog.Logger) (*serv
 	s.grpc = flight.NewServerWithMiddleware(middleware, grpcOpts...)
 	s.grpc.RegisterFlightService(fgflight.New(eng, fgflight.Options{
 		Logger: log,
-		Limits: fgflight.Limits{StreamsPerClient: cfg.maxStreams, WriteBytes: cfg.maxWriteBytes, IdleTimeout: cfg.idleTimeout},
+		Limits: limits,
 		ACL:    grants,
 	}))
 	if err := s.grpc.Init(cfg.listen); err != nil {

@@ -67,6 +67,45 @@ func (rb *RecordBatch) Compress(body []byte, codec Codec, packed [][]byte) (*Rec
 	return out, pieces
 }
 
+// UncompressedBytes returns the bytes the buffers of a compressed message
+// say they decompress to: what a reader allocates for them, known before
+// anything is allocated. body is the message body.
+func (rb *RecordBatch) UncompressedBytes(body []byte) (int64, error) {
+	if rb.Codec == CodecNone {
+		return 0, fmt.Errorf("ipcmsg: the body is not compressed")
+	}
+	if int64(len(body)) < rb.BodyLength {
+		return 0, fmt.Errorf("ipcmsg: body has %d bytes, the metadata says %d", len(body), rb.BodyLength)
+	}
+	var total int64
+	for i := range rb.Buffers {
+		n, err := rb.claim(body, i)
+		if err != nil {
+			return 0, err
+		}
+		total += n
+	}
+	return total, nil
+}
+
+// claim returns the uncompressed length of buffer i of a compressed body
+// (that Parse checked against the metadata): its prefix, or the rest of the
+// buffer when it is stored as it is.
+func (rb *RecordBatch) claim(body []byte, i int) (int64, error) {
+	b := rb.Buffers[i]
+	if b.Length == 0 {
+		return 0, nil
+	}
+	switch n := le64(body[b.Offset:]); {
+	case n == -1:
+		return b.Length - 8, nil
+	case n < 0 || n > maxBufferBytes:
+		return 0, fmt.Errorf("ipcmsg: buffer %d claims %d uncompressed bytes", i, n)
+	default:
+		return n, nil
+	}
+}
+
 // Decompress returns the message's buffers decompressed into one allocation
 // from mem, and the uncompressed metadata that describes them. body is the
 // message body; rb must be ZSTD-compressed.
@@ -80,16 +119,10 @@ func (rb *RecordBatch) Decompress(body []byte, mem memory.Allocator) (*RecordBat
 	out := &RecordBatch{Length: rb.Length, Nodes: rb.Nodes, Codec: CodecNone, Variadic: rb.Variadic}
 	out.Buffers = make([]Buffer, len(rb.Buffers))
 	var pos int64
-	for i, b := range rb.Buffers {
-		n := int64(0)
-		if b.Length > 0 {
-			n = le64(body[b.Offset:])
-			switch {
-			case n == -1:
-				n = b.Length - 8
-			case n < 0 || n > maxBufferBytes:
-				return nil, nil, fmt.Errorf("ipcmsg: buffer %d claims %d uncompressed bytes", i, n)
-			}
+	for i := range rb.Buffers {
+		n, err := rb.claim(body, i)
+		if err != nil {
+			return nil, nil, err
 		}
 		out.Buffers[i] = Buffer{Offset: pos, Length: n}
 		pos += int64(align8(int(n) + decodeSlack))

@@ -2,6 +2,7 @@ package ipcmsg
 
 import (
 	"bytes"
+	"encoding/binary"
 	"slices"
 	"strings"
 	"testing"
@@ -313,4 +314,44 @@ func smallClaims(rb *RecordBatch, body []byte) bool {
 		}
 	}
 	return true
+}
+
+func TestUncompressedBytesIsWhatDecompressAllocates(t *testing.T) {
+	mem, rec := checkedRecord(t, 500)
+	_, batch := writeMessages(t, rec, ipc.WithZstd())
+	rb := mustParse(t, batch.meta)
+	claimed, err := rb.UncompressedBytes(batch.body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	urb, ubody, err := rb.Decompress(batch.body, mem)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ubody.Release()
+	var want int64
+	for _, b := range urb.Buffers {
+		want += b.Length
+	}
+	if claimed != want || claimed == 0 {
+		t.Fatalf("UncompressedBytes %d, decompressed buffers hold %d", claimed, want)
+	}
+
+	// A 1 TiB claim is refused before anything is allocated; a 1 GiB one is
+	// reported as it is, for the caller to bound.
+	first := rb.Buffers[0].Offset
+	for _, tc := range []struct {
+		claim int64
+		ok    bool
+	}{{1 << 40, false}, {1 << 30, true}} {
+		body := bytes.Clone(batch.body)
+		binary.LittleEndian.PutUint64(body[first:], uint64(tc.claim))
+		got, err := rb.UncompressedBytes(body)
+		if tc.ok != (err == nil) || tc.ok && got < tc.claim {
+			t.Errorf("claim of %d bytes: %d, %v", tc.claim, got, err)
+		}
+	}
+	if _, err := rb.UncompressedBytes(batch.body[:rb.BodyLength-1]); err == nil {
+		t.Error("a short body was measured")
+	}
 }

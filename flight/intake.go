@@ -1,0 +1,250 @@
+package flight
+
+// The intake is where a client's record stream (DoPut, DoExchange) enters the
+// server, and the one place that decides what of it may go further:
+//   - a message is received only once its bytes are held against the write
+//     budget (DoPut), so received-but-unacknowledged bytes never exceed it;
+//   - a message over the message limit, or a compressed body that claims to
+//     decompress to more than it, is refused before arrow-go's reader
+//     allocates what the claim says;
+//   - a decoded batch is fully validated (arrow-go's ValidateFull: offsets,
+//     validity bitmaps, null counts, buffer sizes), so a malformed one is
+//     INVALID_ARGUMENT naming its column, and nothing of it is applied.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/internal/ipcmsg"
+)
+
+// intake reads the checked batches of a client's record stream.
+type intake struct {
+	rpc     string
+	r       *flight.Reader
+	src     *intakeSource
+	batches int   // batches read so far
+	err     error // a batch that failed validation
+}
+
+// openIntake reads the first message of a client's record stream: it must
+// carry the descriptor and the schema. A non-nil budget holds every message
+// received from the moment it is received (see Take).
+func (s *Service) openIntake(rpc string, stream clientStream, budget *byteBudget) (*intake, error) {
+	var src flight.DataStreamReader = stream
+	if s.limits.IdleTimeout > 0 {
+		src = newIdleReader(rpc, stream, s.limits.IdleTimeout)
+	}
+	in := &intake{rpc: rpc, src: &intakeSource{rpc: rpc, ctx: stream.Context(), src: src, limit: int64(s.limits.MessageBytes), budget: budget}}
+	if budget != nil {
+		in.src.reserve = min(in.src.limit, budget.total)
+	}
+	r, err := flight.NewRecordReader(in.src, ipc.WithAllocator(s.mem))
+	if err != nil {
+		in.src.releaseHeld()
+		return nil, openErr(rpc, err)
+	}
+	in.r = r
+	for _, f := range r.Schema().Fields() {
+		if hasDictionary(f.Type) {
+			in.Release()
+			return nil, errs.New(errs.Invalid, "%s: column %q is dictionary-encoded; send its values (PROTOCOL.md §2)", rpc, f.Name)
+		}
+	}
+	return in, nil
+}
+
+// Next reads the next batch and validates it; it returns false at the end of
+// the stream or on an error (Err).
+func (in *intake) Next() bool {
+	if in.err != nil || !in.r.Next() {
+		return false
+	}
+	if err := validate(in.r.RecordBatch()); err != nil {
+		in.err = errs.New(errs.Invalid, "%s: batch %d is malformed: %w", in.rpc, in.batches, err)
+		return false
+	}
+	in.batches++
+	return true
+}
+
+// Batch is the batch Next read; it is valid until the next call to Next.
+func (in *intake) Batch() arrow.RecordBatch { return in.r.RecordBatch() }
+
+// Take hands the caller the budget bytes of the batch Next read; the caller
+// releases them once the batch is acknowledged.
+func (in *intake) Take() int64 {
+	n := in.src.held
+	in.src.held = 0
+	return n
+}
+
+// Descriptor is the descriptor of the stream's first message.
+func (in *intake) Descriptor() *flight.FlightDescriptor { return in.r.LatestFlightDescriptor() }
+
+// Err is the error that ended the stream, nil at its end.
+func (in *intake) Err() error {
+	if in.err != nil {
+		return in.err
+	}
+	return streamErr(in.rpc, in.r)
+}
+
+// Release frees the reader and the budget bytes not taken.
+func (in *intake) Release() {
+	in.r.Release()
+	in.src.releaseHeld()
+}
+
+// validate checks every column of rec in full, as arrow-go's
+// ValidateRecordFull does, except that a panic of arrow-go's checks (some
+// corrupt layouts, such as an offset past the data before a smaller one,
+// make them index out of range) is a verdict on that column too.
+func validate(rec arrow.RecordBatch) error {
+	for i, col := range rec.Columns() {
+		if err := validateColumn(col); err != nil {
+			return fmt.Errorf("column %d (%s): %w", i, rec.Schema().Field(i).Name, err)
+		}
+	}
+	return nil
+}
+
+func validateColumn(col arrow.Array) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("arrow-go's validation failed: %v", p)
+		}
+	}()
+	return array.ValidateFull(col)
+}
+
+// openErr is the error of a stream whose first message could not be read.
+func openErr(rpc string, err error) error {
+	switch {
+	case errs.KindOf(err) != errs.Internal: // the intake's own, or the idle timeout
+		return err
+	case errors.Is(err, io.EOF):
+		return errs.New(errs.Invalid, "%s: the stream ended before a schema was sent", rpc)
+	}
+	if _, ok := grpcStatus(err); ok {
+		return err
+	}
+	return errs.New(errs.Invalid, "%s: the first message must carry the descriptor and an Arrow schema: %v", rpc, err)
+}
+
+func hasDictionary(dt arrow.DataType) bool {
+	if dt.ID() == arrow.DICTIONARY {
+		return true
+	}
+	if n, ok := dt.(arrow.NestedType); ok {
+		for _, f := range n.Fields() {
+			if hasDictionary(f.Type) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// intakeSource receives a client's messages for the intake's reader. gRPC
+// materializes a message in Recv, before anyone sees its size, so a budgeted
+// stream reserves the largest message it may receive (the message limit,
+// or the whole budget if smaller) before each Recv, and keeps of it what the
+// message turned out to hold.
+type intakeSource struct {
+	rpc      string
+	ctx      context.Context
+	src      flight.DataStreamReader
+	limit    int64       // the message limit
+	budget   *byteBudget // nil: not budgeted
+	reserve  int64       // held before each Recv
+	held     int64       // of messages received and not yet taken
+	received int         // messages
+}
+
+func (s *intakeSource) Recv() (*flight.FlightData, error) {
+	// What was not taken, the schema message, is decoded and no longer held;
+	// holding it would keep this stream's next reservation from fitting a
+	// budget no larger than one message.
+	s.releaseHeld()
+	if err := s.acquire(); err != nil {
+		return nil, err
+	}
+	msg, err := s.src.Recv()
+	var size int64
+	if err == nil {
+		size, err = s.measure(msg)
+	}
+	if err != nil {
+		s.release(s.reserve)
+		return nil, err
+	}
+	keep := min(size, s.reserve)
+	s.release(s.reserve - keep)
+	s.held += keep
+	return msg, nil
+}
+
+func (s *intakeSource) acquire() error {
+	if s.budget == nil {
+		return nil
+	}
+	if err := s.budget.acquire(s.ctx, s.reserve); err != nil {
+		return status.FromContextError(err).Err()
+	}
+	return nil
+}
+
+func (s *intakeSource) release(n int64) {
+	if s.budget != nil && n > 0 {
+		s.budget.release(n)
+	}
+}
+
+func (s *intakeSource) releaseHeld() {
+	s.release(s.held)
+	s.held = 0
+}
+
+// measure returns the bytes msg holds in memory once decoded: the larger of
+// its size and what its compressed body decompresses to.
+func (s *intakeSource) measure(msg *flight.FlightData) (int64, error) {
+	size := int64(proto.Size(msg))
+	if size > s.limit {
+		return 0, errs.New(errs.Exhausted, "%s: a message of %d bytes is over the message limit of %d", s.rpc, size, s.limit)
+	}
+	if s.received++; s.received == 1 || len(msg.DataHeader) == 0 {
+		return size, nil // the schema, or app_metadata alone
+	}
+	// Every later message must be a record batch whose metadata parses with
+	// bounds checks (arrow-go's reader has none) and whose buffers lie in
+	// its body, so that the reader sees the claims checked here.
+	rb, err := ipcmsg.Parse(msg.DataHeader)
+	if err != nil {
+		return 0, errs.New(errs.Invalid, "%s: malformed batch metadata: %w", s.rpc, err)
+	}
+	if int64(len(msg.DataBody)) < rb.BodyLength {
+		return 0, errs.New(errs.Invalid, "%s: a batch body of %d bytes, its metadata says %d", s.rpc, len(msg.DataBody), rb.BodyLength)
+	}
+	if rb.Codec == ipcmsg.CodecNone {
+		return size, nil
+	}
+	n, err := rb.UncompressedBytes(msg.DataBody)
+	if err != nil {
+		return 0, errs.New(errs.Invalid, "%s: malformed compressed batch: %w", s.rpc, err)
+	}
+	if n > s.limit {
+		return 0, errs.New(errs.Invalid, "%s: a compressed batch claims %d bytes once decompressed, over the message limit of %d", s.rpc, n, s.limit)
+	}
+	return max(size, n), nil
+}

@@ -1,0 +1,169 @@
+package flight
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+)
+
+// Many streams each sending one large batch (the issue's 40 connections with
+// 60 MB each, scaled down): while no batch is acknowledged, the streams that
+// have received theirs hold at most the write budget, and the others wait
+// before receiving.
+func TestWriteBudgetHoldsFromReceipt(t *testing.T) {
+	const (
+		streams = 40
+		budget  = 4 << 20
+		limit   = 1 << 20
+		rows    = 110_000 // 880 KB of int64s: four fit the budget, a fifth reservation does not
+	)
+	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
+	defer mem.AssertSize(t, 0)
+	s := New(nil, Options{Allocator: mem, Limits: Limits{WriteBytes: budget, MessageBytes: limit, IdleTimeout: -1}})
+	msgs := messagesOf(t, int64s(mem, rows))
+
+	var unacked, peak atomic.Int64 // batches received and not acknowledged
+	ack := make(chan struct{})
+	errc := make(chan error, streams)
+	var wg sync.WaitGroup
+	for range streams {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			st := &fakeStream{ctx: t.Context(), msgs: msgs, onLast: func() {
+				n := unacked.Add(1)
+				for p := peak.Load(); n > p && !peak.CompareAndSwap(p, n); p = peak.Load() {
+				}
+			}}
+			in, err := s.openIntake("DoPut", st, s.limits.bytes)
+			if err != nil {
+				errc <- err
+				return
+			}
+			defer in.Release()
+			if !in.Next() {
+				errc <- in.Err()
+				return
+			}
+			size := in.Take()
+			<-ack
+			unacked.Add(-1)
+			s.limits.bytes.release(size)
+		}()
+	}
+
+	// Once four batches are held, the budget has no room for another
+	// message, and nothing more is received until something is acknowledged.
+	waitFor(t, func() bool {
+		select {
+		case err := <-errc:
+			t.Fatal(err)
+		default:
+		}
+		return unacked.Load() >= 4
+	})
+	if got := unacked.Load(); got != 4 {
+		t.Fatalf("%d batches of %d bytes received unacknowledged under a %d-byte budget, want 4", got, rows*8, budget)
+	}
+	if free := freeBytes(s.limits.bytes); free >= limit {
+		t.Fatalf("%d bytes of the budget free with four batches held: room for another", free)
+	}
+	close(ack)
+	wg.Wait()
+	close(errc)
+	for err := range errc {
+		t.Error(err)
+	}
+	if p := peak.Load(); p != 4 {
+		t.Errorf("at most %d batches were held unacknowledged, want 4", p)
+	}
+	if free := freeBytes(s.limits.bytes); free != budget {
+		t.Errorf("%d bytes of the budget free at the end, want all %d", free, budget)
+	}
+}
+
+func freeBytes(b *byteBudget) int64 {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.free
+}
+
+// waitFor polls cond until it holds, failing the test after 10 seconds.
+func waitFor(t *testing.T, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatal("condition not met within 10s")
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
+// int64s is a batch of one int64 column of n rows.
+func int64s(mem memory.Allocator, n int) arrow.RecordBatch {
+	b := array.NewRecordBuilder(mem, arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Int64}}, nil))
+	defer b.Release()
+	for i := range n {
+		b.Field(0).(*array.Int64Builder).Append(int64(i))
+	}
+	return b.NewRecordBatch()
+}
+
+// messagesOf returns rec as a Flight client sends it: its schema (with a
+// write descriptor), then the batch. It releases rec.
+func messagesOf(t *testing.T, rec arrow.RecordBatch) []*flight.FlightData {
+	t.Helper()
+	defer rec.Release()
+	var sent sentData
+	w := flight.NewRecordWriter(&sent, ipc.WithSchema(rec.Schema()))
+	w.SetFlightDescriptor(&flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte(`{"write":{"table":"t"}}`)})
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return sent
+}
+
+type sentData []*flight.FlightData
+
+func (s *sentData) Send(fd *flight.FlightData) error {
+	// The writer reuses fd and its buffers.
+	*s = append(*s, &flight.FlightData{FlightDescriptor: fd.FlightDescriptor,
+		DataHeader: bytes.Clone(fd.DataHeader), DataBody: bytes.Clone(fd.DataBody)})
+	return nil
+}
+
+// fakeStream is a client's side of a stream that sends msgs, calling onLast
+// as it hands out the last, then ends.
+type fakeStream struct {
+	ctx    context.Context
+	msgs   []*flight.FlightData
+	next   int
+	onLast func()
+}
+
+func (f *fakeStream) Context() context.Context { return f.ctx }
+
+func (f *fakeStream) Recv() (*flight.FlightData, error) {
+	if f.next == len(f.msgs) {
+		return nil, io.EOF
+	}
+	f.next++
+	if f.next == len(f.msgs) {
+		f.onLast()
+	}
+	return f.msgs[f.next-1], nil
+}
