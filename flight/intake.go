@@ -162,14 +162,14 @@ func hasDictionary(dt arrow.DataType) bool {
 // or the whole budget if smaller) before each Recv, and keeps of it what the
 // message turned out to hold.
 type intakeSource struct {
-	rpc      string
-	ctx      context.Context
-	src      flight.DataStreamReader
-	limit    int64       // the message limit
-	budget   *byteBudget // nil: not budgeted
-	reserve  int64       // held before each Recv
-	held     int64       // of messages received and not yet taken
-	received int         // messages
+	rpc     string
+	ctx     context.Context
+	src     flight.DataStreamReader
+	limit   int64       // the message limit
+	budget  *byteBudget // nil: not budgeted
+	reserve int64       // held before each Recv
+	held    int64       // of messages received and not yet taken
+	schema  bool        // whether the schema message has come
 }
 
 func (s *intakeSource) Recv() (*flight.FlightData, error) {
@@ -223,8 +223,12 @@ func (s *intakeSource) measure(msg *flight.FlightData) (int64, error) {
 	if size > s.limit {
 		return 0, errs.New(errs.Exhausted, "%s: a message of %d bytes is over the message limit of %d", s.rpc, size, s.limit)
 	}
-	if s.received++; s.received == 1 || len(msg.DataHeader) == 0 {
-		return size, nil // the schema, or app_metadata alone
+	if len(msg.DataHeader) == 0 {
+		return size, nil // a descriptor or app_metadata alone (pyarrow's do_exchange opens with one)
+	}
+	if !s.schema {
+		s.schema = true
+		return size, nil // the first message with a header is the schema; the reader checks it
 	}
 	// Every later message must be a record batch whose metadata parses with
 	// bounds checks (arrow-go's reader has none) and whose buffers lie in

@@ -288,3 +288,45 @@ func assertLookupServes(t *testing.T, ts *testServer) {
 		t.Fatalf("lookup of user_a answered %d rows, want 1", ans.NumRows())
 	}
 }
+
+// pyarrow's do_exchange sends the descriptor in a message of its own before
+// the schema: the intake takes the first message with a header as the schema,
+// wherever it comes.
+func TestExchangeDescriptorBeforeSchema(t *testing.T) {
+	ts := start(t, engine.Options{})
+	ctx := ctxT(t)
+	createUIDMapping(t, ts)
+	schema, valid, _ := craftedKeys(t, ts.mem)
+	stream, err := rawClient(t, ts).DoExchange(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs := append([]*flight.FlightData{
+		{FlightDescriptor: &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte(lookupUIDs)}},
+		{DataHeader: schema.DataHeader},
+	}, valid...)
+	for _, m := range msgs {
+		if err := stream.Send(m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := stream.CloseSend(); err != nil {
+		t.Fatal(err)
+	}
+	answers := 0
+	for {
+		msg, err := stream.Recv()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			t.Fatalf("a descriptor before the schema: %v", err)
+		}
+		if len(msg.DataBody) > 0 {
+			answers++
+		}
+	}
+	if answers != len(valid) {
+		t.Fatalf("%d answered batches, want %d", answers, len(valid))
+	}
+}
