@@ -147,7 +147,7 @@ func (h *health) listener() *pebble.EventListener {
 		FlushEnd: func(info pebble.FlushInfo) {
 			h.mu.Lock()
 			defer h.mu.Unlock()
-			if info.Err != nil {
+			if failed(info) {
 				h.flushErr = info.Err
 				if h.opening != nil {
 					select {
@@ -167,6 +167,13 @@ func (h *health) listener() *pebble.EventListener {
 	return l
 }
 
+// failed tells a failed flush from one that succeeded, including one that
+// had nothing to write, which pebble reports with its unexported
+// errEmptyTable (matched by message, as pebble's own tests do).
+func failed(info pebble.FlushInfo) bool {
+	return info.Err != nil && info.Err.Error() != "pebble: empty table"
+}
+
 // backgroundError logs the first of a run of errors and then at powers of
 // two, and pauses before pebble retries.
 func (h *health) backgroundError(err error) {
@@ -175,7 +182,7 @@ func (h *health) backgroundError(err error) {
 	n := h.repeats
 	h.mu.Unlock()
 	if n&(n-1) == 0 {
-		h.log.Error("storage background error: pebble retries it", "store", h.name, "err", err, "failures", n)
+		h.log.Error("storage background error: pebble retries it", "store", h.name, "err", err.Error(), "failures", n)
 	}
 	if n > 1 {
 		time.Sleep(min(time.Duration(n)*10*time.Millisecond, maxBackoff))
