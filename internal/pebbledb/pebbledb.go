@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/fluxgate-io/fluxgate/errs"
 )
@@ -33,6 +34,10 @@ func Open(name, dir string, opts *pebble.Options, log *slog.Logger) (*DB, error)
 	h := &health{name: name, log: log, opening: make(chan error, 1)}
 	opts.Logger = logger{log}
 	opts.EventListener = h.listener()
+	if opts.FS == nil {
+		opts.FS = vfs.Default
+	}
+	opts.FS = walWatch{FS: opts.FS, h: h}
 	type result struct {
 		db  *pebble.DB
 		err error
@@ -111,7 +116,7 @@ func (d *DB) Guard(err *error) {
 	if !ok {
 		panic(r)
 	}
-	*err = d.h.fail(f.Msg)
+	*err = d.h.fail(f)
 }
 
 // storageError gives a disk failure its kind: a full disk is
@@ -201,12 +206,23 @@ func (h *health) writeErr() error {
 	return nil
 }
 
-func (h *health) fail(msg string) error {
+// logFailed records a failed write or sync of pebble's log, which leaves
+// pebble unable to commit, and returns err.
+func (h *health) logFailed(err error) error {
+	if err != nil {
+		h.fail(fmt.Errorf("write its log: %w", err))
+	}
+	return err
+}
+
+// fail makes writes fail from now on: pebble cannot commit again in this
+// process.
+func (h *health) fail(err error) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.fatal == nil {
-		h.fatal = errs.New(errs.Unavailable, "%s failed, restart the server once the disk is repaired: %s", h.name, msg)
-		h.log.Error("storage failed: writes are refused until restart", "store", h.name, "err", msg)
+		h.fatal = storageError(err, "%s failed; restart the server once the disk works", h.name)
+		h.log.Error("storage failed: writes are refused until restart", "store", h.name, "err", err.Error())
 	}
 	return h.fatal
 }
