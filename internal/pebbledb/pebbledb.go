@@ -43,17 +43,9 @@ func Open(name, dir string, opts *pebble.Options, log *slog.Logger) (*DB, error)
 		err error
 	}
 	done := make(chan result, 1)
-	abandoned := make(chan struct{})
 	go func() {
 		db, err := openGuarded(dir, opts)
-		select {
-		case <-abandoned:
-			if err == nil {
-				db.Close()
-			}
-		default:
-			done <- result{db, err}
-		}
+		done <- result{db, err}
 	}()
 	select {
 	case r := <-done:
@@ -65,15 +57,11 @@ func Open(name, dir string, opts *pebble.Options, log *slog.Logger) (*DB, error)
 		h.mu.Unlock()
 		return &DB{DB: r.db, h: h}, nil
 	case err := <-h.opening:
-		close(abandoned)
-		// Open may have finished meanwhile: then it is ours to close.
-		select {
-		case r := <-done:
-			if r.err == nil {
+		go func() {
+			if r := <-done; r.err == nil {
 				r.db.Close()
 			}
-		default:
-		}
+		}()
 		return nil, storageError(err, "%s: flush the recovered log", name)
 	}
 }
