@@ -21,6 +21,7 @@ import (
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/internal/pebbledb"
 )
 
 // Options configures a Catalog. The zero value is usable.
@@ -38,7 +39,7 @@ type Options struct {
 // concurrent use; DDL is serialized and every change is synced before it
 // returns.
 type Catalog struct {
-	db       *pebble.DB
+	db       *pebbledb.DB
 	defaults Defaults
 
 	mu struct {
@@ -64,12 +65,11 @@ func Open(dir string, opts Options) (*Catalog, error) {
 	if _, err := os.Stat(dir); opts.ReadOnly && errors.Is(err, os.ErrNotExist) {
 		return nil, errs.New(errs.NotFound, "open catalog %s: no catalog there: %w", dir, err)
 	}
-	db, err := pebble.Open(dir, &pebble.Options{
+	db, err := pebbledb.Open("catalog", dir, &pebble.Options{
 		FormatMajorVersion: pebble.FormatNewest,
-		Logger:             pebbleLogger{log.With("component", "catalog")},
 		ReadOnly:           opts.ReadOnly,
 		FS:                 opts.FS,
-	})
+	}, log.With("component", "catalog"))
 	if errors.Is(err, pebble.ErrDBDoesNotExist) {
 		return nil, errs.New(errs.NotFound, "open catalog %s: no catalog there: %w", dir, err)
 	}
@@ -103,7 +103,7 @@ func (c *Catalog) CreateDatabase(name string, ifNotExists bool) error {
 	}
 	b := c.db.NewBatch()
 	b.Set(databaseKey(name), nil, nil)
-	if err := commit(b); err != nil {
+	if err := c.commit(b); err != nil {
 		return fmt.Errorf("create database %q: %w", name, err)
 	}
 	c.mu.databases[name] = true
@@ -134,7 +134,7 @@ func (c *Catalog) DropDatabase(name string, ifExists, cascade bool) ([]*TableInf
 	for _, t := range tables {
 		c.deleteTableKeysLocked(b, t)
 	}
-	if err := commit(b); err != nil {
+	if err := c.commit(b); err != nil {
 		return nil, fmt.Errorf("drop database %q: %w", name, err)
 	}
 	delete(c.mu.databases, name)
@@ -177,7 +177,7 @@ func (c *Catalog) CreateTable(spec TableSpec, ifNotExists bool) (info *TableInfo
 	if err := putTable(b, info, true); err != nil {
 		return nil, false, err
 	}
-	if err := commit(b); err != nil {
+	if err := c.commit(b); err != nil {
 		return nil, false, fmt.Errorf("create table %s: %w", path, err)
 	}
 	c.mu.nextID++
@@ -200,7 +200,7 @@ func (c *Catalog) DropTable(path TablePath, ifExists bool) (*TableInfo, error) {
 	}
 	b := c.db.NewBatch()
 	c.deleteTableKeysLocked(b, t)
-	if err := commit(b); err != nil {
+	if err := c.commit(b); err != nil {
 		return nil, fmt.Errorf("drop table %s: %w", path, err)
 	}
 	c.forgetLocked(t)
@@ -218,7 +218,7 @@ func (c *Catalog) ReserveIDs(next int64) error {
 	}
 	b := c.db.NewBatch()
 	b.Set(nextIDKey, []byte(strconv.FormatInt(next, 10)), nil)
-	if err := commit(b); err != nil {
+	if err := c.commit(b); err != nil {
 		return fmt.Errorf("reserve table ids below %d: %w", next, err)
 	}
 	c.mu.nextID = next
@@ -280,7 +280,7 @@ func (c *Catalog) AlterTable(path TablePath, set map[string]string, reset []stri
 	if err := putTable(b, info, info.SchemaID != old.SchemaID); err != nil {
 		return nil, err
 	}
-	if err := commit(b); err != nil {
+	if err := c.commit(b); err != nil {
 		return nil, fmt.Errorf("alter table %s: %w", path, err)
 	}
 	c.rememberLocked(info)
@@ -334,8 +334,13 @@ func putTable(b *pebble.Batch, t *TableInfo, withSchema bool) error {
 	return nil
 }
 
-func commit(b *pebble.Batch) error {
+// commit syncs b, unless the catalog's disk is known to fail.
+func (c *Catalog) commit(b *pebble.Batch) (err error) {
 	defer b.Close()
+	if err := c.db.WriteErr(); err != nil {
+		return err
+	}
+	defer c.db.Guard(&err)
 	return b.Commit(pebble.Sync)
 }
 
@@ -351,7 +356,7 @@ func (c *Catalog) load() error {
 		b := c.db.NewBatch()
 		b.Set(databaseKey(DefaultDatabase), nil, nil)
 		b.Set(nextIDKey, []byte("1"), nil)
-		if err := commit(b); err != nil {
+		if err := c.commit(b); err != nil {
 			return err
 		}
 		c.mu.databases[DefaultDatabase] = true
@@ -448,17 +453,4 @@ func (c *Catalog) tablesLocked(database string) []*TableInfo {
 
 func notFound(p TablePath) error {
 	return errs.New(errs.NotFound, "table %s does not exist", p)
-}
-
-// pebbleLogger sends pebble's chatter to slog at debug level.
-type pebbleLogger struct{ l *slog.Logger }
-
-func (p pebbleLogger) Infof(format string, args ...any)  { p.l.Debug(fmt.Sprintf(format, args...)) }
-func (p pebbleLogger) Errorf(format string, args ...any) { p.l.Error(fmt.Sprintf(format, args...)) }
-
-// Fatalf must not return: pebble calls it on unrecoverable corruption.
-func (p pebbleLogger) Fatalf(format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
-	p.l.Error(msg)
-	panic("catalog: pebble: " + msg)
 }

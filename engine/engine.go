@@ -41,6 +41,9 @@ type Options struct {
 	// CatalogFS is the filesystem of the catalog, a pebble database.
 	// Default: the real disk.
 	CatalogFS pebblevfs.FS
+	// KVFS is the filesystem of the primary-key state, a pebble database.
+	// Default: the real disk.
+	KVFS pebblevfs.FS
 	// RetentionInterval is how often expired log segments are removed.
 	// Default 1 minute.
 	RetentionInterval time.Duration
@@ -209,7 +212,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open catalog: %w", err)
 	}
-	store, err := kv.Open(filepath.Join(dir, "kv"), kv.Options{Logger: opts.Logger})
+	store, err := kv.Open(filepath.Join(dir, "kv"), kv.Options{Logger: opts.Logger, FS: opts.KVFS})
 	if err != nil {
 		cat.Close()
 		return nil, err

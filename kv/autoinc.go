@@ -68,5 +68,10 @@ func (s *Store) reserved(table int64) (int64, error) {
 }
 
 func (s *Store) reserve(table, limit int64) error {
-	return s.db.Set(tablePrefix(nil, prefixAutoInc, table), binary.BigEndian.AppendUint64(nil, uint64(limit)), pebble.Sync)
+	b := s.db.NewBatch()
+	defer b.Close()
+	if err := b.Set(tablePrefix(nil, prefixAutoInc, table), binary.BigEndian.AppendUint64(nil, uint64(limit)), nil); err != nil {
+		return err
+	}
+	return s.commit(b, pebble.Sync)
 }

@@ -20,7 +20,7 @@ func (s *Store) ResetBucket(table int64, bucket int) error {
 	if err := b.Delete(bucketPrefix(nil, prefixApplied, table, bucket), nil); err != nil {
 		return err
 	}
-	return b.Commit(pebble.Sync)
+	return s.commit(b, pebble.Sync)
 }
 
 // MaxTableID returns the largest table id that has state in the store, 0 if

@@ -15,6 +15,9 @@ import (
 	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/fluxgate-io/fluxgate/internal/pebbledb"
 )
 
 // Options configure the store. The zero value means the defaults.
@@ -24,11 +27,14 @@ type Options struct {
 	CacheBytes int64
 	// Logger receives pebble's messages at debug level. Default: discarded.
 	Logger *slog.Logger
+	// FS is where the store's files are; nil is the real disk (tests inject
+	// faults).
+	FS vfs.FS
 }
 
 // Store is the pebble database of primary-key state.
 type Store struct {
-	db    *pebble.DB
+	db    *pebbledb.DB
 	cache *pebble.Cache
 }
 
@@ -50,7 +56,7 @@ func Open(dir string, opts Options) (*Store, error) {
 		log = slog.New(slog.DiscardHandler)
 	}
 	cache := pebble.NewCache(opts.CacheBytes)
-	db, err := pebble.Open(dir, &pebble.Options{
+	db, err := pebbledb.Open("primary-key state", dir, &pebble.Options{
 		FormatMajorVersion: pebble.FormatNewest,
 		Cache:              cache,
 		// Aggregations and updates rewrite the same keys over and over: a
@@ -58,8 +64,8 @@ func Open(dir string, opts Options) (*Store, error) {
 		// compacted, which was most of the write path's CPU.
 		MemTableSize:                64 << 20,
 		MemTableStopWritesThreshold: 4,
-		Logger:                      pebbleLogger{log.With("component", "kv")},
-	})
+		FS:                          opts.FS,
+	}, log.With("component", "kv"))
 	if err != nil {
 		cache.Unref()
 		return nil, fmt.Errorf("open kv store: %w", err)
@@ -143,14 +149,16 @@ func (s *Store) DropTable(table int64) error {
 			return err
 		}
 	}
-	return b.Commit(pebble.Sync)
+	return s.commit(b, pebble.Sync)
 }
 
-type pebbleLogger struct{ l *slog.Logger }
-
-func (p pebbleLogger) Infof(format string, args ...any)  { p.l.Debug(fmt.Sprintf(format, args...)) }
-func (p pebbleLogger) Errorf(format string, args ...any) { p.l.Error(fmt.Sprintf(format, args...)) }
-func (p pebbleLogger) Fatalf(format string, args ...any) {
-	p.l.Error(fmt.Sprintf(format, args...))
-	panic(fmt.Sprintf(format, args...))
+// commit commits b, unless the disk is known to fail: a failed flush would
+// stall the write until it succeeds, and a failed log write leaves pebble
+// unable to commit at all.
+func (s *Store) commit(b *pebble.Batch, opts *pebble.WriteOptions) (err error) {
+	if err := s.db.WriteErr(); err != nil {
+		return err
+	}
+	defer s.db.Guard(&err)
+	return b.Commit(opts)
 }

@@ -177,7 +177,7 @@ func (t *Txn) SetApplied(table int64, bucket int, offset int64) error {
 // Commit applies the txn. It does not sync: the log it was derived from is
 // durable already, and recovery replays the log from the applied offsets.
 func (t *Txn) Commit() error {
-	err := t.b.Commit(pebble.NoSync)
+	err := t.s.commit(t.b, pebble.NoSync)
 	t.b.Close()
 	return err
 }

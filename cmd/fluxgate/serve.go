@@ -15,7 +15,6 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
-	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -273,7 +272,7 @@ func startServer(ctx context.Context, cfg *serveConfig, log *slog.Logger) (*serv
 	if err != nil {
 		return nil, fmt.Errorf("--lake-catalog: %w", err)
 	}
-	eng, err := openEngine(ctx, log, cfg.data, engine.Options{
+	eng, err := openEngine(ctx, cfg.data, engine.Options{
 		DefaultBucketNum:  cfg.bucketNum,
 		Logger:            log,
 		Meter:             tel.Meter("github.com/fluxgate-io/fluxgate/engine"),
@@ -375,18 +374,15 @@ func newAuthenticator(cfg *serveConfig, log *slog.Logger) (*auth.Authenticator, 
 	return a, nil
 }
 
-// openEngine opens the data directory. pebble reports a store it cannot
-// write at all, such as a catalog on a full disk, by panicking in its
-// logger's Fatalf; at start-up that is an error to report in one line, not a
-// crash with a goroutine dump.
-func openEngine(ctx context.Context, log *slog.Logger, dir string, opts engine.Options) (eng *engine.Engine, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			log.Debug("opening the data directory panicked", "stack", string(debug.Stack()))
-			eng, err = nil, fmt.Errorf("open data directory %s: %v", dir, r)
-		}
-	}()
-	return engine.Open(ctx, dir, opts)
+// openEngine opens the data directory. A disk that fails while it opens
+// (such as a full one, where pebble cannot flush the catalog's recovered log)
+// is an error in one line: serve prints it and exits 1.
+func openEngine(ctx context.Context, dir string, opts engine.Options) (*engine.Engine, error) {
+	eng, err := engine.Open(ctx, dir, opts)
+	if err != nil {
+		return nil, fmt.Errorf("open data directory %s: %w", dir, err)
+	}
+	return eng, nil
 }
 
 // serverTLS is the TLS configuration of the Flight address; nil without
