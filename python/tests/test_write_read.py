@@ -154,8 +154,6 @@ def test_partial_updates_join_two_streams(client):
         {"id": 1, "a": "x", "b": None}, {"id": 2, "a": "y", "b": "q"}, {"id": 3, "a": None, "b": "r"}]
 
 
-@pytest.mark.xfail(strict=True, reason="the server refuses large_string for a STRING column (INVALID_ARGUMENT), and "
-                   "pandas 3 and polars make large_string by default: a user must pass the table's schema")
 def test_pandas_and_polars_frames_write_as_they_are(client):
     import polars as pl
 
