@@ -37,7 +37,7 @@ func putOne(t *testing.T, ts *testServer, req client.WriteRequest, rec arrow.Rec
 }
 
 // The Arrow types pandas 3 and polars make for a frame (large_string,
-// string_view, categoricals, large_binary, nanosecond and zoned
+// string_view, categoricals, large_binary, large_list, nanosecond and zoned
 // timestamps) are written to the table's types and read back as them.
 func TestFramesWriteAsTheyAre(t *testing.T) {
 	ts := start(t, engine.Options{})
@@ -50,6 +50,7 @@ func TestFramesWriteAsTheyAre(t *testing.T) {
 		{Name: "b", Type: "BYTES"},
 		{Name: "ts", Type: "TIMESTAMP(6)"},
 		{Name: "ltz", Type: "TIMESTAMP_LTZ(3)"},
+		{Name: "tags", Type: "ARRAY<STRING>"},
 	}, Options: map[string]string{"bucket.num": "1"}}
 	if _, err := ts.cl.CreateTable(ctx, spec, false); err != nil {
 		t.Fatal(err)
@@ -62,10 +63,11 @@ func TestFramesWriteAsTheyAre(t *testing.T) {
 		{Name: "b", Type: arrow.BinaryTypes.LargeBinary, Nullable: true},
 		{Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Nanosecond}, Nullable: true},
 		{Name: "ltz", Type: &arrow.TimestampType{Unit: arrow.Microsecond, TimeZone: "Europe/Paris"}, Nullable: true},
+		{Name: "tags", Type: arrow.LargeListOf(arrow.BinaryTypes.LargeString), Nullable: true},
 	}
 	rec := frameBatch(t, ts, fields, `[
-		{"id": 1, "s": "a", "v": "x", "c": "red", "b": "AQI=", "ts": 1700000000123456000, "ltz": 1700000000123000},
-		{"id": 2, "s": null, "v": "y", "c": "red", "b": null, "ts": null, "ltz": null}
+		{"id": 1, "s": "a", "v": "x", "c": "red", "b": "AQI=", "ts": 1700000000123456000, "ltz": 1700000000123000, "tags": ["p", "q"]},
+		{"id": 2, "s": null, "v": "y", "c": "red", "b": null, "ts": null, "ltz": null, "tags": null}
 	]`)
 	defer rec.Release()
 	if err := putOne(t, ts, client.WriteRequest{Table: "frames"}, rec); err != nil {
@@ -83,7 +85,7 @@ func TestFramesWriteAsTheyAre(t *testing.T) {
 	tableTypes := []arrow.DataType{
 		arrow.PrimitiveTypes.Int64, arrow.BinaryTypes.String, arrow.BinaryTypes.String, arrow.BinaryTypes.String,
 		arrow.BinaryTypes.Binary, &arrow.TimestampType{Unit: arrow.Microsecond},
-		&arrow.TimestampType{Unit: arrow.Millisecond, TimeZone: "UTC"},
+		&arrow.TimestampType{Unit: arrow.Millisecond, TimeZone: "UTC"}, arrow.ListOf(arrow.BinaryTypes.String),
 	}
 	for i, f := range got.Schema().Fields() {
 		if want := tableTypes[i]; !arrow.TypeEqual(f.Type, want) {
@@ -91,8 +93,8 @@ func TestFramesWriteAsTheyAre(t *testing.T) {
 		}
 	}
 	wantLines(t, rowsOf(got),
-		`1 a x red AQI= 2023-11-14T22:13:20.123456 2023-11-14T22:13:20.123Z`,
-		`2 (null) y red (null) (null) (null)`)
+		`1 a x red AQI= 2023-11-14T22:13:20.123456 2023-11-14T22:13:20.123Z ["p","q"]`,
+		`2 (null) y red (null) (null) (null) (null)`)
 }
 
 // A conversion that would change a value, or a type that is not another

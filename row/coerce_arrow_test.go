@@ -34,7 +34,11 @@ func TestConformTypes(t *testing.T) {
 		{"zone on a column without", ts(arrow.Millisecond, ""), ts(arrow.Millisecond, "UTC"), `[0]`, ""},
 		{"no zone on a column with one", ts(arrow.Millisecond, "UTC"), ts(arrow.Millisecond, ""), `[0]`, ""},
 		{"time64 for time32", arrow.FixedWidthTypes.Time32ms, arrow.FixedWidthTypes.Time64ns, `[1000000]`, `["00:00:00.001"]`},
-		{"large_list", arrow.ListOf(arrow.BinaryTypes.String), arrow.LargeListOf(arrow.BinaryTypes.String), `[["a"]]`, ""},
+		{"large_list", arrow.ListOf(arrow.BinaryTypes.String), arrow.LargeListOf(arrow.BinaryTypes.LargeString), `[["a"], null, [], ["b", "c"]]`, `[["a"],null,[],["b","c"]]`},
+		{"list of large_list", arrow.ListOf(arrow.ListOf(arrow.PrimitiveTypes.Int64)), arrow.LargeListOf(arrow.LargeListOf(arrow.PrimitiveTypes.Int64)), `[[[1], [2, 3]], [[]]]`, `[[[1],[2,3]],[[]]]`},
+		{"nullable element for NOT NULL", arrow.ListOfNonNullable(arrow.BinaryTypes.String), arrow.LargeListOf(arrow.BinaryTypes.String), `[["a"]]`, ""},
+		{"struct with a large_list field", arrow.StructOf(arrow.Field{Name: "x", Type: arrow.ListOf(arrow.BinaryTypes.String), Nullable: true}),
+			arrow.StructOf(arrow.Field{Name: "x", Type: arrow.LargeListOf(arrow.BinaryTypes.String), Nullable: true}), `[{"x": ["a"]}]`, ""},
 		{"nullable field for NOT NULL", arrow.StructOf(arrow.Field{Name: "x", Type: arrow.BinaryTypes.String}),
 			arrow.StructOf(arrow.Field{Name: "x", Type: arrow.BinaryTypes.LargeString, Nullable: true}), `[{"x": "a"}]`, ""},
 		{"struct", arrow.StructOf(arrow.Field{Name: "x", Type: arrow.BinaryTypes.String, Nullable: true}),
@@ -121,5 +125,32 @@ func TestConformTypesKeepsMatchingBatches(t *testing.T) {
 	defer out.Release()
 	if out != rec {
 		t.Fatal("a batch of the table's types was rebuilt")
+	}
+}
+
+// A slice of a large_list (a batch cut by the client's size limit) converts
+// the rows of the slice only.
+func TestConformTypesSlicedLargeList(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	in := arrow.NewSchema([]arrow.Field{{Name: "c", Type: arrow.LargeListOf(arrow.BinaryTypes.LargeString), Nullable: true}}, nil)
+	rec, _, err := array.RecordFromJSON(mem, in, strings.NewReader(`[{"c": ["a"]}, {"c": null}, {"c": ["b", "c"]}, {"c": ["d"]}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec.Release()
+	slice := rec.NewSlice(1, 3)
+	defer slice.Release()
+	want := arrow.ListOf(arrow.BinaryTypes.String)
+	out, err := row.ConformTypes(t.Context(), mem, slice, func(string) (arrow.DataType, bool) { return want, true })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Release()
+	if got, _ := out.Column(0).MarshalJSON(); strings.ReplaceAll(string(got), "\n", "") != `[null,["b","c"]]` {
+		t.Fatalf("values %s", got)
+	}
+	if err := out.Column(0).(*array.List).ValidateFull(); err != nil {
+		t.Fatal(err)
 	}
 }
