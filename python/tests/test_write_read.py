@@ -1,5 +1,6 @@
 """DoPut with acknowledgements and idempotent writers; for_path and scan-command reads, follows and $changelog."""
 
+import datetime
 import json
 import threading
 import uuid
@@ -159,8 +160,12 @@ def test_pandas_and_polars_frames_write_as_they_are(client):
     import polars as pl
 
     table = f"fluss.{unique()}"
-    create_table(client, table, {"h": "STRING", "x": "DOUBLE"})
-    frame = {"h": ["a", "b"], "x": [1.0, 2.0]}
+    create_table(client, table, {"h": "STRING", "x": "DOUBLE", "tags": "ARRAY<STRING>", "at": "TIMESTAMP(6)"})
+    at = [datetime.datetime(2026, 1, 2, 3, 4, 5, 678901), datetime.datetime(2026, 1, 2)]
+    frame = {"h": ["a", "b"], "x": [1.0, 2.0], "tags": [["p", "q"], []], "at": at}
     put(client, path(table), pa.RecordBatch.from_pandas(pd.DataFrame(frame), preserve_index=False))
     put(client, path(table), *pl.DataFrame(frame).to_arrow().to_batches())
-    assert scan(client, table=table).num_rows == 4
+    got = scan(client, table=table)
+    assert got.schema.field("h").type == pa.string() and got.schema.field("tags").type == pa.list_(pa.string())
+    assert got.to_pylist() == [{"h": h, "x": x, "tags": tags, "at": t} for _ in range(2)
+                               for h, x, tags, t in zip(frame["h"], frame["x"], frame["tags"], at)]
