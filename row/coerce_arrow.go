@@ -17,7 +17,7 @@ import (
 // Accepts reports whether a written column of Arrow type got carries the
 // values of a table column of type want in another layout, so that it can be
 // converted at intake instead of refused: what pandas and polars make by
-// default for the table's types (PROTOCOL.md section 4.1).
+// default for the table's types (PROTOCOL.md section 5).
 //
 //   - STRING takes large_string and string_view; BYTES takes large_binary
 //     and binary_view.
