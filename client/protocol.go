@@ -326,7 +326,8 @@ type ScanRequest struct {
 	// Limit is the most rows to return in total; 0 means no limit.
 	Limit int64 `json:"limit,omitempty"`
 	// Compression is the IPC buffer compression of the batches the server
-	// sends: "none", "lz4_frame" or "zstd".
+	// sends: "none", "lz4_frame" or "zstd"; empty sends them as stored
+	// (a ZSTD table's log batches in ZSTD, the others uncompressed).
 	Compression string `json:"compression,omitempty"`
 }
 

@@ -138,17 +138,20 @@ func (e *Engine) OpenRead(tk Ticket) (*ReadStream, error) {
 // Schema returns the schema of the batches the stream sends.
 func (rs *ReadStream) Schema() *arrow.Schema { return rs.plan.schema }
 
-// Compression returns the IPC compression the ticket asks for.
+// Compression returns the IPC compression of the batches Run sends: the
+// ticket's, or "" (uncompressed) when the ticket asks for batches as stored.
 func (rs *ReadStream) Compression() string { return rs.tk.Compression }
 
 // SendEncoded has the stream send the frames that the store holds
 // compressed by Arrow buffer as they are, without decompressing them, when
-// the ticket asks for ZSTD: whole frames of log and changelog reads whose
-// rows all match the filter, if there is one (the changelog's system
-// columns are made for each frame and sent uncompressed). Run's send gets
-// the rest. send must not keep the message's bytes after it returns.
+// the ticket asks for ZSTD, or asks for nothing (batches as stored) of a
+// ZSTD table: whole frames of log and changelog reads whose rows all match
+// the filter, if there is one (the changelog's system columns are made for
+// each frame and sent uncompressed). Run's send gets the rest. send must
+// not keep the message's bytes after it returns.
 func (rs *ReadStream) SendEncoded(send func(logstore.Message, BatchMeta) error) {
-	if rs.tk.Compression != "zstd" {
+	asStored := rs.tk.Compression == "" && rs.info.Compression() == catalog.CompressionZstd
+	if rs.tk.Compression != "zstd" && !asStored {
 		return
 	}
 	rs.msgCols, rs.systemNames = rs.plan.messageColumns(len(rs.info.ArrowSchema().Fields()))

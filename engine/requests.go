@@ -178,7 +178,8 @@ type OffsetsRequest struct {
 // Compressions are the values of a scan's (and a ticket's) "compression".
 var compressions = []string{"none", "lz4_frame", "zstd"}
 
-// checkCompression accepts "" (none) and the values of compressions.
+// checkCompression accepts "" (batches as stored: see
+// ReadStream.SendEncoded) and the values of compressions.
 func checkCompression(c string) error {
 	if c == "" || slices.Contains(compressions, c) {
 		return nil

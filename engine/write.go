@@ -14,6 +14,7 @@ import (
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/logstore"
 	"github.com/fluxgate-io/fluxgate/predicate"
+	"github.com/fluxgate-io/fluxgate/row"
 )
 
 // WriteStream applies the batches of one write stream to one table, in order.
@@ -128,10 +129,15 @@ func (w *WriteStream) Submit(ctx context.Context, rec arrow.RecordBatch) (*Pendi
 	if w.t.dropped.Load() {
 		return nil, errs.New(errs.NotFound, "table %s was dropped", w.info.Path())
 	}
+	rec, err := w.intake(ctx, rec)
+	if err != nil {
+		return nil, err
+	}
+	defer rec.Release()
 	if w.pk != nil {
 		return w.submitPK(ctx, rec, seq)
 	}
-	rec, err := conform(w.info, rec)
+	rec, err = conform(w.info, rec)
 	if err != nil {
 		return nil, err
 	}
@@ -264,6 +270,23 @@ func take(ctx context.Context, rec arrow.RecordBatch, idx []int32, mem memory.Al
 		cols[i] = c
 	}
 	return array.NewRecordBatch(rec.Schema(), cols, int64(len(idx))), nil
+}
+
+// intake converts the columns of a written batch that carry a column's
+// values in another Arrow layout (large_string for STRING, from pandas and
+// polars) to the table's types, once, so that everything after sees the
+// table's types. The caller releases the result.
+func (w *WriteStream) intake(ctx context.Context, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+	schema := w.info.ArrowSchema()
+	return row.ConformTypes(ctx, w.e.opts.Allocator, rec, func(name string) (arrow.DataType, bool) {
+		if w.pk != nil && w.pk.mode == ModeChangelog && name == ColChangeType {
+			return arrow.BinaryTypes.String, true
+		}
+		if c := w.info.ColumnIndex(name); c >= 0 {
+			return schema.Field(c).Type, true
+		}
+		return nil, false
+	})
 }
 
 // conform checks a written batch against the table by column name and type

@@ -159,6 +159,20 @@ type found struct {
 
 // Lookup answers one key batch.
 func (l *Lookuper) Lookup(ctx context.Context, keys arrow.RecordBatch) (arrow.RecordBatch, Meta, error) {
+	// Key columns in another layout of the table's types (large_string
+	// from pandas and polars) are converted once, here.
+	keys, err := row.ConformTypes(ctx, l.mem, keys, func(name string) (arrow.DataType, bool) {
+		for _, c := range l.keyCol {
+			if f := l.t.Schema.Field(c); f.Name == name {
+				return f.Type, true
+			}
+		}
+		return nil, false
+	})
+	if err != nil {
+		return nil, Meta{}, fmt.Errorf("lookup of %s: %w", l.t.Name, err)
+	}
+	defer keys.Release()
 	if err := l.bind(keys.Schema()); err != nil {
 		return nil, Meta{}, err
 	}
