@@ -75,7 +75,7 @@ public final class FluxgateCatalog extends AbstractCatalog {
 
   @Override
   public Optional<Factory> getFactory() {
-    return Optional.empty();
+    return Optional.of(new FluxgateTableFactory(connection));
   }
 
   // ---- databases ----

@@ -86,6 +86,14 @@ public final class FluxgateOptions {
           .noDefaultValue()
           .withDescription("Epoch milliseconds, for scan.startup.mode=timestamp.");
 
+  // ---- sink ----
+
+  public static final ConfigOption<Boolean> SINK_IGNORE_DELETE =
+      ConfigOptions.key("sink.ignore-delete")
+          .booleanType()
+          .defaultValue(false)
+          .withDescription("Drop DELETE rows instead of deleting their keys.");
+
   /** Connection options: never stored as table options on the server. */
   static final List<ConfigOption<?>> CONNECTION =
       List.of(
@@ -93,7 +101,7 @@ public final class FluxgateOptions {
           TLS_KEY_FILE);
 
   /** Options a query may set (in hints or a 'connector' table) that the server does not store. */
-  static final List<ConfigOption<?>> READ_WRITE = List.of(SCAN_STARTUP_MODE, SCAN_STARTUP_TIMESTAMP);
+  static final List<ConfigOption<?>> READ_WRITE = List.of(SCAN_STARTUP_MODE, SCAN_STARTUP_TIMESTAMP, SINK_IGNORE_DELETE);
 
   /** Exact storage options of fluxgate tables (PROTOCOL.md §2), passed one to one. */
   static final Set<String> STORAGE_KEYS = Set.of("bucket.num", "bucket.key", "auto-increment.fields");
