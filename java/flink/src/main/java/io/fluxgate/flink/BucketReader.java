@@ -67,6 +67,7 @@ final class BucketReader implements SourceReader<RowData, BucketSplit> {
   }
 
   private void fetch(BucketSplit split) {
+    Throwable error = null;
     try (TicketStream stream = client.read(split.ticket())) {
       streams.put(split.splitId(), stream);
       boolean snapshot = split.startsWithSnapshot();
@@ -80,13 +81,14 @@ final class BucketReader implements SourceReader<RowData, BucketSplit> {
         boolean pastSnapshot = !snapshot || meta.next() > snapshotOffset;
         put(new Fetched(split.splitId(), convert(stream.root()), meta.next(), pastSnapshot, null));
       }
-      put(new Fetched(split.splitId(), null, -1, false, null));
     } catch (Throwable t) {
-      if (!closed) {
-        put(new Fetched(split.splitId(), null, -1, false, t));
-      }
+      error = t;
     } finally {
       streams.remove(split.splitId());
+    }
+    // Only now, with the stream's buffers freed: the reader may close the client once it is told.
+    if (!closed) {
+      put(new Fetched(split.splitId(), null, -1, false, error));
     }
   }
 
@@ -144,7 +146,6 @@ final class BucketReader implements SourceReader<RowData, BucketSplit> {
     }
     if (f.rows() == null) {
       splits.remove(f.splitId());
-      threads.remove(f.splitId());
     } else {
       for (RowData row : f.rows()) {
         output.collect(row);

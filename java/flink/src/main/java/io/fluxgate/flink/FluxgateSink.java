@@ -17,6 +17,6 @@ final class FluxgateSink implements Sink<RowData> {
 
   @Override
   public SinkWriter<RowData> createWriter(WriterInitContext context) {
-    return new FluxgateWriter(connection, spec);
+    return new FluxgateWriter(connection, spec, context.getProcessingTimeService());
   }
 }

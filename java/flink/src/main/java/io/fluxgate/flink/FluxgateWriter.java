@@ -17,6 +17,7 @@ import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.FieldType;
 import org.apache.arrow.vector.types.pojo.Schema;
+import org.apache.flink.api.common.operators.ProcessingTimeService;
 import org.apache.flink.api.connector.sink2.SinkWriter;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.types.RowKind;
@@ -24,10 +25,16 @@ import org.apache.flink.types.RowKind;
 /**
  * Writes rows as Arrow batches over one DoPut stream: appends to a log table; to a primary-key
  * table a changelog write, whose _change_type column carries each row's kind. Batches go out when
- * full and at every checkpoint, which waits for their acknowledgements (at-least-once).
+ * full, at most {@link #LINGER_MS} after their first row, and at every checkpoint, which waits for
+ * their acknowledgements (at-least-once).
  */
 final class FluxgateWriter implements SinkWriter<RowData> {
+  /** How long a row waits for more to share its batch: jobs without checkpoints write too. */
+  static final long LINGER_MS = 200;
+
   private final SinkSpec spec;
+  private final ProcessingTimeService time;
+  private boolean timerSet;
   private final FluxgateClient client;
   private final BufferAllocator allocator;
   private final TableWriter writer;
@@ -38,8 +45,9 @@ final class FluxgateWriter implements SinkWriter<RowData> {
   private final List<FieldVector> columns;
   private int rows;
 
-  FluxgateWriter(Connection connection, SinkSpec spec) {
+  FluxgateWriter(Connection connection, SinkSpec spec, ProcessingTimeService time) {
     this.spec = spec;
+    this.time = time;
     this.allocator = new RootAllocator();
     this.client = connection.connect();
     List<String> names = spec.targetNames();
@@ -89,6 +97,12 @@ final class FluxgateWriter implements SinkWriter<RowData> {
     rows++;
     if (rows >= spec.batchRows()) {
       send();
+    } else if (!timerSet) {
+      timerSet = true;
+      time.registerTimer(time.getCurrentProcessingTime() + LINGER_MS, now -> {
+        timerSet = false;
+        send();
+      });
     }
   }
 
