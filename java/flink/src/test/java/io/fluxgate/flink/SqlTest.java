@@ -168,6 +168,48 @@ class SqlTest {
   }
 
   @Test
+  void badQueryOptionsAreNamed() throws Exception {
+    StreamTableEnvironment env = env(false);
+    env.executeSql("CREATE TABLE fluss.hinted (id BIGINT, PRIMARY KEY (id) NOT ENFORCED)");
+    assertTrue(
+        validationMessage(
+                () -> env.explainSql("SELECT * FROM fluss.hinted /*+ OPTIONS('scan.nope'='1') */"))
+            .contains("scan.nope"));
+    long future = System.currentTimeMillis() + 3_600_000;
+    assertTrue(
+        validationMessage(
+                () ->
+                    env.explainSql(
+                        "SELECT * FROM fluss.hinted /*+ OPTIONS('scan.startup.mode'='timestamp',"
+                            + " 'scan.startup.timestamp'='"
+                            + future
+                            + "') */"))
+            .contains("is in the future"));
+    StreamTableEnvironment batch = env(true);
+    assertTrue(
+        validationMessage(
+                () ->
+                    batch.explainSql(
+                        "SELECT * FROM fluss.hinted /*+ OPTIONS('scan.startup.mode'='earliest') */"))
+            .contains("scan.startup.mode must be full"));
+  }
+
+  /** The messages of the ValidationExceptions in what action throws (Flink wraps them). */
+  private static String validationMessage(org.junit.jupiter.api.function.Executable action) {
+    Throwable thrown = org.junit.jupiter.api.Assertions.assertThrows(Throwable.class, action);
+    StringBuilder messages = new StringBuilder();
+    for (Throwable c = thrown; c != null; c = c.getCause()) {
+      if (c instanceof org.apache.flink.table.api.ValidationException) {
+        messages.append(c.getMessage()).append('\n');
+      }
+    }
+    if (messages.isEmpty()) {
+      throw new AssertionError("no ValidationException in " + thrown, thrown);
+    }
+    return messages.toString();
+  }
+
+  @Test
   void explainShowsPushdown() throws Exception {
     StreamTableEnvironment env = env(true);
     env.executeSql("CREATE TABLE fluss.pushed (id BIGINT, name STRING, extra STRING)");
