@@ -137,7 +137,11 @@ final class ArrowRows {
         };
       default:
         throw new IllegalArgumentException(
-            "column " + v.getName() + ": Arrow type " + v.getField().getType() + " is not fluxgate's");
+            "column "
+                + v.getName()
+                + ": Arrow type "
+                + v.getField().getType()
+                + " is not fluxgate's");
     }
   }
 
@@ -243,7 +247,11 @@ final class ArrowRows {
         };
       default:
         throw new IllegalArgumentException(
-            "column " + v.getName() + ": Arrow type " + v.getField().getType() + " is not fluxgate's");
+            "column "
+                + v.getName()
+                + ": Arrow type "
+                + v.getField().getType()
+                + " is not fluxgate's");
     }
   }
 

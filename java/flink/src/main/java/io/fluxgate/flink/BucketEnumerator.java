@@ -15,6 +15,7 @@ final class BucketEnumerator implements SplitEnumerator<BucketSplit, List<Bucket
   private final SplitEnumeratorContext<BucketSplit> context;
   private final Connection connection;
   private final ScanSpec spec;
+
   /** Planned or returned splits not assigned yet; null until planned. */
   private List<BucketSplit> pending;
 

@@ -29,13 +29,15 @@ final class BucketReader implements SourceReader<RowData, BucketSplit> {
   private static final int QUEUE_BATCHES = 8;
 
   /** A converted batch, or (rows null) the end of a split, or a failure. */
-  private record Fetched(String splitId, List<RowData> rows, long next, boolean pastSnapshot, Throwable error) {}
+  private record Fetched(
+      String splitId, List<RowData> rows, long next, boolean pastSnapshot, Throwable error) {}
 
   private final Connection connection;
   private final boolean changelog;
   private final BlockingQueue<Fetched> queue = new ArrayBlockingQueue<>(QUEUE_BATCHES);
   private final Object lock = new Object();
   private CompletableFuture<Void> available = new CompletableFuture<>();
+
   /** The splits being read, as a checkpoint would store them now. */
   private final Map<String, BucketSplit> splits = new HashMap<>();
 
@@ -139,10 +141,13 @@ final class BucketReader implements SourceReader<RowData, BucketSplit> {
   public InputStatus pollNext(ReaderOutput<RowData> output) throws Exception {
     Fetched f = queue.poll();
     if (f == null) {
-      return noMoreSplits && splits.isEmpty() ? InputStatus.END_OF_INPUT : InputStatus.NOTHING_AVAILABLE;
+      return noMoreSplits && splits.isEmpty()
+          ? InputStatus.END_OF_INPUT
+          : InputStatus.NOTHING_AVAILABLE;
     }
     if (f.error() != null) {
-      throw new RuntimeException("fluxgate split " + f.splitId() + ": " + f.error().getMessage(), f.error());
+      throw new RuntimeException(
+          "fluxgate split " + f.splitId() + ": " + f.error().getMessage(), f.error());
     }
     if (f.rows() == null) {
       splits.remove(f.splitId());

@@ -8,8 +8,8 @@ import java.io.UncheckedIOException;
 import org.apache.flink.api.connector.source.SourceSplit;
 
 /**
- * One bucket of a scan: a ticket of the scan's plan (PROTOCOL.md §4.3), which is JSON and
- * complete in itself, so resuming is the same ticket with a later start.
+ * One bucket of a scan: a ticket of the scan's plan (PROTOCOL.md §4.3), which is JSON and complete
+ * in itself, so resuming is the same ticket with a later start.
  */
 final class BucketSplit implements SourceSplit {
   private static final ObjectMapper JSON = new ObjectMapper();

@@ -7,8 +7,8 @@ import java.nio.file.Path;
 import org.apache.flink.configuration.ReadableConfig;
 
 /**
- * Where and how to connect: what the catalog, the source readers and the sink writers each
- * connect with, shipped to the task managers with the job.
+ * Where and how to connect: what the catalog, the source readers and the sink writers each connect
+ * with, shipped to the task managers with the job.
  */
 public record Connection(
     String endpoint,

@@ -59,7 +59,11 @@ public final class FluxgateCatalog extends AbstractCatalog {
     } catch (FluxgateException | IllegalArgumentException e) {
       close();
       throw new CatalogException(
-          "fluxgate catalog " + getName() + ": cannot connect to " + connection + ": "
+          "fluxgate catalog "
+              + getName()
+              + ": cannot connect to "
+              + connection
+              + ": "
               + e.getMessage(),
           e);
     }
@@ -221,7 +225,10 @@ public final class FluxgateCatalog extends AbstractCatalog {
 
   @Override
   public void alterTable(
-      ObjectPath path, CatalogBaseTable newTable, List<TableChange> changes, boolean ignoreIfNotExists)
+      ObjectPath path,
+      CatalogBaseTable newTable,
+      List<TableChange> changes,
+      boolean ignoreIfNotExists)
       throws TableNotExistException {
     String table = TableName.of(path).writable();
     Map<String, String> set = new LinkedHashMap<>();
@@ -242,8 +249,7 @@ public final class FluxgateCatalog extends AbstractCatalog {
       }
     }
     try {
-      client.alterTable(
-          new AlterRequest(table, set, reset, add));
+      client.alterTable(new AlterRequest(table, set, reset, add));
     } catch (FluxgateException.NotFound e) {
       if (!ignoreIfNotExists) {
         throw new TableNotExistException(getName(), path, e);

@@ -60,7 +60,8 @@ public final class FluxgateOptions {
       ConfigOptions.key("table")
           .stringType()
           .noDefaultValue()
-          .withDescription("database.table on the server, for tables declared outside the catalog.");
+          .withDescription(
+              "database.table on the server, for tables declared outside the catalog.");
 
   // ---- source ----
 
@@ -97,14 +98,22 @@ public final class FluxgateOptions {
   /** Connection options: never stored as table options on the server. */
   static final List<ConfigOption<?>> CONNECTION =
       List.of(
-          ENDPOINT, DEFAULT_DATABASE, USERNAME, PASSWORD, TOKEN, TLS_CA_FILE, TLS_CERT_FILE,
+          ENDPOINT,
+          DEFAULT_DATABASE,
+          USERNAME,
+          PASSWORD,
+          TOKEN,
+          TLS_CA_FILE,
+          TLS_CERT_FILE,
           TLS_KEY_FILE);
 
   /** Options a query may set (in hints or a 'connector' table) that the server does not store. */
-  static final List<ConfigOption<?>> READ_WRITE = List.of(SCAN_STARTUP_MODE, SCAN_STARTUP_TIMESTAMP, SINK_IGNORE_DELETE);
+  static final List<ConfigOption<?>> READ_WRITE =
+      List.of(SCAN_STARTUP_MODE, SCAN_STARTUP_TIMESTAMP, SINK_IGNORE_DELETE);
 
   /** Exact storage options of fluxgate tables (PROTOCOL.md §2), passed one to one. */
-  static final Set<String> STORAGE_KEYS = Set.of("bucket.num", "bucket.key", "auto-increment.fields");
+  static final Set<String> STORAGE_KEYS =
+      Set.of("bucket.num", "bucket.key", "auto-increment.fields");
 
   /** Prefixes of storage options (table.log.*, fields.<col>.agg, iceberg.* ...). */
   static final List<String> STORAGE_PREFIXES = List.of("table.", "fields.", "iceberg.");

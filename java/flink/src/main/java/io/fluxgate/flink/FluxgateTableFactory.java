@@ -1,19 +1,19 @@
 package io.fluxgate.flink;
 
 import java.util.HashSet;
-import org.apache.flink.api.common.RuntimeExecutionMode;
-import org.apache.flink.configuration.ExecutionOptions;
 import java.util.Set;
+import org.apache.flink.api.common.RuntimeExecutionMode;
 import org.apache.flink.configuration.ConfigOption;
+import org.apache.flink.configuration.ExecutionOptions;
 import org.apache.flink.configuration.ReadableConfig;
 import org.apache.flink.table.api.ValidationException;
 import org.apache.flink.table.catalog.ObjectIdentifier;
-import org.apache.flink.table.connector.source.DynamicTableSource;
 import org.apache.flink.table.connector.sink.DynamicTableSink;
+import org.apache.flink.table.connector.source.DynamicTableSource;
 import org.apache.flink.table.factories.DynamicTableSinkFactory;
 import org.apache.flink.table.factories.DynamicTableSourceFactory;
-import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.table.factories.FactoryUtil;
+import org.apache.flink.table.types.logical.RowType;
 
 /**
  * The table factory: {@code 'connector'='fluxgate'} tables (connection in their options, the
@@ -55,8 +55,7 @@ public final class FluxgateTableFactory
   public DynamicTableSource createDynamicTableSource(Context context) {
     ReadableConfig options = validated(context);
     boolean batch =
-        context.getConfiguration().get(ExecutionOptions.RUNTIME_MODE)
-            == RuntimeExecutionMode.BATCH;
+        context.getConfiguration().get(ExecutionOptions.RUNTIME_MODE) == RuntimeExecutionMode.BATCH;
     return new FluxgateTableSource(
         connection(options),
         tableName(context.getObjectIdentifier(), options),
@@ -85,7 +84,12 @@ public final class FluxgateTableFactory
     // Storage options (the table's own, as the catalog describes them) and client.* tuning are
     // not the factory's to check; anything else unknown fails naming the key.
     helper.validateExcept(
-        "table.", "fields.", "iceberg.", "bucket.", "auto-increment.", FluxgateOptions.CLIENT_PREFIX);
+        "table.",
+        "fields.",
+        "iceberg.",
+        "bucket.",
+        "auto-increment.",
+        FluxgateOptions.CLIENT_PREFIX);
     return helper.getOptions();
   }
 
@@ -95,7 +99,9 @@ public final class FluxgateTableFactory
     }
     if (options.getOptional(FluxgateOptions.ENDPOINT).isEmpty()) {
       throw new ValidationException(
-          "a 'connector'='fluxgate' table needs the option '" + FluxgateOptions.ENDPOINT.key() + "'");
+          "a 'connector'='fluxgate' table needs the option '"
+              + FluxgateOptions.ENDPOINT.key()
+              + "'");
     }
     return Connection.from(options);
   }

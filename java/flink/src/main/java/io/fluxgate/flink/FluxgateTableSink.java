@@ -22,7 +22,11 @@ final class FluxgateTableSink implements DynamicTableSink {
   private final boolean ignoreDelete;
 
   FluxgateTableSink(
-      Connection connection, TableName name, RowType rowType, boolean primaryKey, boolean ignoreDelete) {
+      Connection connection,
+      TableName name,
+      RowType rowType,
+      boolean primaryKey,
+      boolean ignoreDelete) {
     this.connection = connection;
     this.name = name;
     this.rowType = rowType;
@@ -48,12 +52,18 @@ final class FluxgateTableSink implements DynamicTableSink {
     int[] targets =
         context
             .getTargetColumns()
-            .map(cols -> java.util.Arrays.stream(cols).mapToInt(path -> {
-              if (path.length != 1) {
-                throw new ValidationException("fluxgate cannot write nested column paths");
-              }
-              return path[0];
-            }).toArray())
+            .map(
+                cols ->
+                    java.util.Arrays.stream(cols)
+                        .mapToInt(
+                            path -> {
+                              if (path.length != 1) {
+                                throw new ValidationException(
+                                    "fluxgate cannot write nested column paths");
+                              }
+                              return path[0];
+                            })
+                        .toArray())
             .orElse(IntStream.range(0, rowType.getFieldCount()).toArray());
     if (targets.length != rowType.getFieldCount() && !primaryKey) {
       throw new ValidationException(

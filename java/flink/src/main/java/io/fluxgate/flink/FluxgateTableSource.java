@@ -20,8 +20,8 @@ import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.types.RowKind;
 
 /**
- * A fluxgate table (or view) as a Flink scan source, with Fluss's meanings of scan.startup.mode
- * and changelog modes that follow the table's options.
+ * A fluxgate table (or view) as a Flink scan source, with Fluss's meanings of scan.startup.mode and
+ * changelog modes that follow the table's options.
  */
 final class FluxgateTableSource
     implements ScanTableSource,
@@ -33,8 +33,10 @@ final class FluxgateTableSource
   private final boolean primaryKey;
   private final Map<String, String> tableOptions;
   private final FluxgateOptions.StartupMode startup;
+
   /** Null unless scan.startup.mode was set: $changelog's default differs from the tables'. */
   private final boolean startupGiven;
+
   private final Long startupTimestamp;
   private final boolean batch;
 
@@ -123,7 +125,8 @@ final class FluxgateTableSource
   private String startupName() {
     if (name.view() == TableName.View.LAKE) {
       if (startupGiven) {
-        throw new ValidationException(name.scanned() + " is bounded: it takes no scan.startup.mode");
+        throw new ValidationException(
+            name.scanned() + " is bounded: it takes no scan.startup.mode");
       }
       return null;
     }
@@ -140,7 +143,9 @@ final class FluxgateTableSource
     if (startup == FluxgateOptions.StartupMode.TIMESTAMP) {
       if (startupTimestamp == null) {
         throw new ValidationException(
-            "scan.startup.mode=timestamp needs '" + FluxgateOptions.SCAN_STARTUP_TIMESTAMP.key() + "'");
+            "scan.startup.mode=timestamp needs '"
+                + FluxgateOptions.SCAN_STARTUP_TIMESTAMP.key()
+                + "'");
       }
       if (startupTimestamp > System.currentTimeMillis()) {
         throw new ValidationException(
@@ -181,7 +186,9 @@ final class FluxgateTableSource
     }
     if (!predicates.isEmpty()) {
       JsonNode all =
-          predicates.size() == 1 ? predicates.get(0) : Predicates.and(predicates.toArray(JsonNode[]::new));
+          predicates.size() == 1
+              ? predicates.get(0)
+              : Predicates.and(predicates.toArray(JsonNode[]::new));
       filter = all.toString();
     }
     return Result.of(accepted, remaining);
@@ -198,7 +205,15 @@ final class FluxgateTableSource
   public DynamicTableSource copy() {
     FluxgateTableSource copy =
         new FluxgateTableSource(
-            connection, name, primaryKey, tableOptions, startup, startupGiven, startupTimestamp, batch, produced);
+            connection,
+            name,
+            primaryKey,
+            tableOptions,
+            startup,
+            startupGiven,
+            startupTimestamp,
+            batch,
+            produced);
     copy.filter = filter;
     copy.limit = limit;
     return copy;

@@ -70,8 +70,7 @@ final class FluxgateTables {
     for (org.apache.flink.table.catalog.Column c : schema.getColumns()) {
       columns.add(toColumn(c));
     }
-    List<String> primaryKey =
-        schema.getPrimaryKey().map(pk -> pk.getColumns()).orElse(List.of());
+    List<String> primaryKey = schema.getPrimaryKey().map(pk -> pk.getColumns()).orElse(List.of());
     Map<String, String> options = new LinkedHashMap<>();
     for (Map.Entry<String, String> e : table.getOptions().entrySet()) {
       String key = e.getKey();
@@ -79,8 +78,12 @@ final class FluxgateTables {
         options.put(key, e.getValue());
       } else if (isConnectorOption(key)) {
         throw new ValidationException(
-            "option '" + key + "' is not stored with a fluxgate table: set it on the catalog or"
-                + " per query with /*+ OPTIONS('" + key + "'='...') */");
+            "option '"
+                + key
+                + "' is not stored with a fluxgate table: set it on the catalog or"
+                + " per query with /*+ OPTIONS('"
+                + key
+                + "'='...') */");
       } else {
         throw new ValidationException(
             "unsupported option '" + key + "' for fluxgate table " + name);

@@ -18,9 +18,9 @@ import org.apache.flink.table.types.logical.VarCharType;
 import org.apache.flink.table.types.logical.utils.LogicalTypeParser;
 
 /**
- * Maps column types between Flink and fluxgate. fluxgate names its types in Flink SQL
- * (PROTOCOL.md §2), so reading is Flink's own parser; writing spells each supported type the way
- * the server parses it and refuses the rest by name.
+ * Maps column types between Flink and fluxgate. fluxgate names its types in Flink SQL (PROTOCOL.md
+ * §2), so reading is Flink's own parser; writing spells each supported type the way the server
+ * parses it and refuses the rest by name.
  */
 public final class FluxgateTypes {
   private FluxgateTypes() {}
@@ -37,8 +37,8 @@ public final class FluxgateTypes {
   }
 
   /**
-   * The fluxgate spelling of a Flink type, without its top-level nullability (a column carries
-   * that apart). Types fluxgate does not store are a ValidationException naming them.
+   * The fluxgate spelling of a Flink type, without its top-level nullability (a column carries that
+   * apart). Types fluxgate does not store are a ValidationException naming them.
    */
   public static String toFluxgate(LogicalType type) {
     switch (type.getTypeRoot()) {
@@ -87,7 +87,9 @@ public final class FluxgateTypes {
         for (RowType.RowField f : ((RowType) type).getFields()) {
           if (!f.getName().matches("[A-Za-z_][A-Za-z0-9_]*")) {
             throw new ValidationException(
-                "ROW field name '" + f.getName() + "' is not supported by fluxgate: use letters,"
+                "ROW field name '"
+                    + f.getName()
+                    + "' is not supported by fluxgate: use letters,"
                     + " digits and underscores");
           }
           fields.add(f.getName() + " " + element(f.getType()));

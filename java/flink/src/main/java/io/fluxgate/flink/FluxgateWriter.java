@@ -53,7 +53,9 @@ final class FluxgateWriter implements SinkWriter<RowData> {
     List<String> names = spec.targetNames();
     // The table's own Arrow types for the target columns: what the server compares against.
     Schema tableSchema =
-        client.plan(ScanRequest.of(spec.table()).withColumns(names.toArray(String[]::new))).schema();
+        client
+            .plan(ScanRequest.of(spec.table()).withColumns(names.toArray(String[]::new)))
+            .schema();
     List<Field> fields = new ArrayList<>();
     if (spec.primaryKey()) {
       fields.add(new Field("_change_type", FieldType.notNullable(ArrowType.Utf8.INSTANCE), null));
@@ -70,7 +72,8 @@ final class FluxgateWriter implements SinkWriter<RowData> {
       getters[i] = RowData.createFieldGetter(spec.rowType().getTypeAt(pos), pos);
     }
     WriteRequest request =
-        WriteRequest.of(spec.table()).withMode(spec.primaryKey() ? WriteMode.CHANGELOG : WriteMode.APPEND);
+        WriteRequest.of(spec.table())
+            .withMode(spec.primaryKey() ? WriteMode.CHANGELOG : WriteMode.APPEND);
     if (spec.partial()) {
       request = request.withColumns(names.toArray(String[]::new));
     }
@@ -88,8 +91,10 @@ final class FluxgateWriter implements SinkWriter<RowData> {
           "log table " + spec.table() + " only appends, got a " + kind + " row");
     }
     if (changeType != null) {
-      changeType.setSafe(rows, (kind == RowKind.DELETE ? "delete" : "insert").getBytes(
-          java.nio.charset.StandardCharsets.UTF_8));
+      changeType.setSafe(
+          rows,
+          (kind == RowKind.DELETE ? "delete" : "insert")
+              .getBytes(java.nio.charset.StandardCharsets.UTF_8));
     }
     for (int i = 0; i < setters.length; i++) {
       ArrowRows.write(columns.get(i), setters[i], rows, getters[i].getFieldOrNull(row));
@@ -99,10 +104,12 @@ final class FluxgateWriter implements SinkWriter<RowData> {
       send();
     } else if (!timerSet) {
       timerSet = true;
-      time.registerTimer(time.getCurrentProcessingTime() + LINGER_MS, now -> {
-        timerSet = false;
-        send();
-      });
+      time.registerTimer(
+          time.getCurrentProcessingTime() + LINGER_MS,
+          now -> {
+            timerSet = false;
+            send();
+          });
     }
   }
 

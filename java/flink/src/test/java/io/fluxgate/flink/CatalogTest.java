@@ -11,12 +11,12 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.flink.table.api.EnvironmentSettings;
+import org.apache.flink.table.api.Schema;
 import org.apache.flink.table.api.TableEnvironment;
 import org.apache.flink.table.api.ValidationException;
 import org.apache.flink.table.catalog.Catalog;
 import org.apache.flink.table.catalog.CatalogBaseTable;
 import org.apache.flink.table.catalog.ObjectPath;
-import org.apache.flink.table.api.Schema;
 import org.apache.flink.types.Row;
 import org.apache.flink.util.CloseableIterator;
 import org.junit.jupiter.api.AfterAll;
@@ -36,8 +36,7 @@ class CatalogTest {
   static void start() throws Exception {
     server = FluxgateServer.start(dir);
     env = TableEnvironment.create(EnvironmentSettings.inBatchMode());
-    env.executeSql(
-        "CREATE CATALOG fg WITH ('type'='fluxgate', 'endpoint'='" + server.uri() + "')");
+    env.executeSql("CREATE CATALOG fg WITH ('type'='fluxgate', 'endpoint'='" + server.uri() + "')");
     env.executeSql("USE CATALOG fg");
   }
 
@@ -82,13 +81,15 @@ class CatalogTest {
     assertEquals("3", t.getOptions().get("bucket.num"));
     assertEquals("sum", t.getOptions().get("fields.amount.agg"));
     assertEquals("aggregation", t.getOptions().get("table.merge-engine"));
-    assertEquals(
-        "the key", schema.getColumns().get(0).getComment().orElseThrow());
+    assertEquals("the key", schema.getColumns().get(0).getComment().orElseThrow());
 
     env.executeSql("ALTER TABLE ddl.orders ADD extra INT");
     assertEquals(
         List.of("id", "amount", "note", "extra"),
-        catalog().getTable(new ObjectPath("ddl", "orders")).getUnresolvedSchema().getColumns()
+        catalog()
+            .getTable(new ObjectPath("ddl", "orders"))
+            .getUnresolvedSchema()
+            .getColumns()
             .stream()
             .map(Schema.UnresolvedColumn::getName)
             .toList());
@@ -120,8 +121,7 @@ class CatalogTest {
             .toList());
     ValidationException e =
         assertThrows(
-            ValidationException.class,
-            () -> catalog().getTable(new ObjectPath("vw", "t$nope")));
+            ValidationException.class, () -> catalog().getTable(new ObjectPath("vw", "t$nope")));
     assertTrue(e.getMessage().contains("$nope"), e.getMessage());
   }
 
@@ -129,17 +129,19 @@ class CatalogTest {
   void everyTypeRoundTripsThroughTheCatalog() throws Exception {
     env.executeSql("CREATE DATABASE IF NOT EXISTS types");
     String columns =
-        "c_bool BOOLEAN, c_tiny TINYINT, c_small SMALLINT, c_int INT, c_big BIGINT,"
-            + " c_float FLOAT, c_double DOUBLE, c_dec DECIMAL(38,10), c_dec2 DECIMAL(5,0),"
-            + " c_string STRING, c_varchar VARCHAR(20), c_char CHAR(3), c_bytes BYTES,"
-            + " c_varbinary VARBINARY(9), c_binary BINARY(4), c_date DATE, c_time TIME(0),"
-            + " c_time3 TIME(3), c_ts0 TIMESTAMP(0), c_ts3 TIMESTAMP(3), c_ts6 TIMESTAMP(6),"
-            + " c_ts9 TIMESTAMP(9), c_ltz3 TIMESTAMP_LTZ(3), c_ltz6 TIMESTAMP_LTZ(6),"
-            + " c_ltz9 TIMESTAMP_LTZ(9), c_array ARRAY<INT NOT NULL>, c_map MAP<STRING, DOUBLE>,"
-            + " c_row ROW<a INT, b ARRAY<STRING>, c ROW<d DATE NOT NULL>>, c_notnull BIGINT NOT NULL";
+        "c_bool BOOLEAN, c_tiny TINYINT, c_small SMALLINT, c_int INT, c_big BIGINT, c_float FLOAT,"
+            + " c_double DOUBLE, c_dec DECIMAL(38,10), c_dec2 DECIMAL(5,0), c_string STRING,"
+            + " c_varchar VARCHAR(20), c_char CHAR(3), c_bytes BYTES, c_varbinary VARBINARY(9),"
+            + " c_binary BINARY(4), c_date DATE, c_time TIME(0), c_time3 TIME(3), c_ts0"
+            + " TIMESTAMP(0), c_ts3 TIMESTAMP(3), c_ts6 TIMESTAMP(6), c_ts9 TIMESTAMP(9), c_ltz3"
+            + " TIMESTAMP_LTZ(3), c_ltz6 TIMESTAMP_LTZ(6), c_ltz9 TIMESTAMP_LTZ(9), c_array"
+            + " ARRAY<INT NOT NULL>, c_map MAP<STRING, DOUBLE>, c_row ROW<a INT, b ARRAY<STRING>, c"
+            + " ROW<d DATE NOT NULL>>, c_notnull BIGINT NOT NULL";
     env.executeSql("CREATE TABLE types.t (" + columns + ")");
     env.executeSql(
-        "CREATE TEMPORARY TABLE default_catalog.default_database.expected (" + columns + ") WITH ('connector'='datagen')");
+        "CREATE TEMPORARY TABLE default_catalog.default_database.expected ("
+            + columns
+            + ") WITH ('connector'='datagen')");
     assertEquals(
         env.from("default_catalog.default_database.expected").getResolvedSchema().toString(),
         env.from("fg.types.t").getResolvedSchema().toString());
@@ -197,7 +199,9 @@ class CatalogTest {
     String hash = FluxgateServer.run("right-pass\n", "auth", "hash-password");
     Files.writeString(
         authDir.resolve("users.json"),
-        "{\"users\": [{\"name\": \"alice\", \"password_bcrypt\": \"" + hash + "\", \"admin\": true}]}");
+        "{\"users\": [{\"name\": \"alice\", \"password_bcrypt\": \""
+            + hash
+            + "\", \"admin\": true}]}");
     try (FluxgateServer secured =
         FluxgateServer.start(authDir, "--users", authDir.resolve("users.json").toString())) {
       String base =

@@ -93,7 +93,8 @@ class SqlTest {
     StreamTableEnvironment env = env(true);
     env.executeSql("CREATE TABLE fluss.events (id BIGINT, name STRING)");
     env.executeSql("INSERT INTO fluss.events VALUES (1, 'a'), (2, 'b'), (3, 'c')").await();
-    assertEquals(List.of("+I[1, a]", "+I[2, b]", "+I[3, c]"), rows(env, "SELECT * FROM fluss.events"));
+    assertEquals(
+        List.of("+I[1, a]", "+I[2, b]", "+I[3, c]"), rows(env, "SELECT * FROM fluss.events"));
     assertEquals(List.of("+I[b]"), rows(env, "SELECT name FROM fluss.events WHERE id = 2"));
     assertEquals(1, rows(env, "SELECT * FROM fluss.events LIMIT 1").size());
   }
@@ -102,10 +103,29 @@ class SqlTest {
   void everyTypeRoundTrips() throws Exception {
     StreamTableEnvironment env = env(true);
     String[] types = {
-      "BOOLEAN", "TINYINT", "SMALLINT", "INT", "BIGINT", "FLOAT", "DOUBLE", "DECIMAL(20,4)",
-      "STRING", "VARCHAR(20)", "CHAR(3)", "BYTES", "BINARY(2)", "DATE", "TIME(3)", "TIMESTAMP(3)",
-      "TIMESTAMP(6)", "TIMESTAMP(9)", "TIMESTAMP_LTZ(3)", "TIMESTAMP_LTZ(6)", "ARRAY<INT>",
-      "MAP<STRING, DOUBLE>", "ROW<a INT, b STRING>"
+      "BOOLEAN",
+      "TINYINT",
+      "SMALLINT",
+      "INT",
+      "BIGINT",
+      "FLOAT",
+      "DOUBLE",
+      "DECIMAL(20,4)",
+      "STRING",
+      "VARCHAR(20)",
+      "CHAR(3)",
+      "BYTES",
+      "BINARY(2)",
+      "DATE",
+      "TIME(3)",
+      "TIMESTAMP(3)",
+      "TIMESTAMP(6)",
+      "TIMESTAMP(9)",
+      "TIMESTAMP_LTZ(3)",
+      "TIMESTAMP_LTZ(6)",
+      "ARRAY<INT>",
+      "MAP<STRING, DOUBLE>",
+      "ROW<a INT, b STRING>"
     };
     List<String> cols = new ArrayList<>();
     List<String> nullValues = new ArrayList<>();
@@ -160,11 +180,9 @@ class SqlTest {
             + " PRIMARY KEY (k) NOT ENFORCED) WITH ('table.merge-engine'='aggregation',"
             + " 'fields.total.agg'='sum', 'fields.last_note.agg'='last_value_ignore_nulls')");
     env.executeSql("INSERT INTO fluss.totals VALUES ('x', 1, 'n1'), ('y', 10, 'm')").await();
-    env.executeSql(
-            "INSERT INTO fluss.totals VALUES ('x', 2, CAST(NULL AS STRING)), ('x', 3, 'n3')")
+    env.executeSql("INSERT INTO fluss.totals VALUES ('x', 2, CAST(NULL AS STRING)), ('x', 3, 'n3')")
         .await();
-    assertEquals(
-        List.of("+I[x, 6, n3]", "+I[y, 10, m]"), rows(env, "SELECT * FROM fluss.totals"));
+    assertEquals(List.of("+I[x, 6, n3]", "+I[y, 10, m]"), rows(env, "SELECT * FROM fluss.totals"));
   }
 
   @Test
@@ -190,7 +208,8 @@ class SqlTest {
         validationMessage(
                 () ->
                     batch.explainSql(
-                        "SELECT * FROM fluss.hinted /*+ OPTIONS('scan.startup.mode'='earliest') */"))
+                        "SELECT * FROM fluss.hinted /*+ OPTIONS('scan.startup.mode'='earliest')"
+                            + " */"))
             .contains("scan.startup.mode must be full"));
   }
 
@@ -226,8 +245,10 @@ class SqlTest {
         "CREATE TABLE fluss.orders (id INT, shop STRING, amount BIGINT,"
             + " PRIMARY KEY (id) NOT ENFORCED)");
     batch.executeSql(
-        "CREATE TABLE fluss.shop_totals (shop STRING, total BIGINT, PRIMARY KEY (shop) NOT ENFORCED)");
-    batch.executeSql("INSERT INTO fluss.orders VALUES (1, 's1', 10), (2, 's1', 20), (3, 's2', 5)")
+        "CREATE TABLE fluss.shop_totals (shop STRING, total BIGINT, PRIMARY KEY (shop) NOT"
+            + " ENFORCED)");
+    batch
+        .executeSql("INSERT INTO fluss.orders VALUES (1, 's1', 10), (2, 's1', 20), (3, 's2', 5)")
         .await();
     // Updates and a delete: an exact GROUP BY needs the -U/+U/-D of the primary-key table.
     batch.executeSql("INSERT INTO fluss.orders VALUES (1, 's1', 15), (3, 's1', 5)").await();
@@ -235,7 +256,8 @@ class SqlTest {
     StreamTableEnvironment streaming = env(false);
     TableResult job =
         streaming.executeSql(
-            "INSERT INTO fluss.shop_totals SELECT shop, SUM(amount) FROM fluss.orders GROUP BY shop");
+            "INSERT INTO fluss.shop_totals SELECT shop, SUM(amount) FROM fluss.orders GROUP BY"
+                + " shop");
     try {
       // Order 1 went from 10 to 15 and order 3 moved to s1: without the -U images s1 would be
       // 50 and s2 would keep 5; with them s2's group empties and Flink deletes its row.
