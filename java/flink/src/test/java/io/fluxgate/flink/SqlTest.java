@@ -186,6 +186,26 @@ class SqlTest {
   }
 
   @Test
+  void unionReadIsExactWhilePartIsTiered() throws Exception {
+    StreamTableEnvironment env = env(true);
+    env.executeSql(
+        "CREATE TABLE fluss.fact_lake (dim_a STRING, metric BIGINT)"
+            + " WITH ('table.datalake.enabled'='true')");
+    env.executeSql("INSERT INTO fluss.fact_lake VALUES ('a', 1), ('b', 2), ('a', 3)").await();
+    try (io.fluxgate.client.FluxgateClient c =
+        io.fluxgate.client.FluxgateClient.connect(server.uri())) {
+      c.tierNow("fluss.fact_lake");
+    }
+    env.executeSql("INSERT INTO fluss.fact_lake VALUES ('a', 10), ('c', 20)").await();
+    assertEquals(
+        List.of("+I[a, 14]", "+I[b, 2]", "+I[c, 20]"),
+        rows(env, "SELECT dim_a, SUM(metric) FROM fluss.fact_lake GROUP BY dim_a"));
+    assertEquals(
+        List.of("+I[a, 4]", "+I[b, 2]"),
+        rows(env, "SELECT dim_a, SUM(metric) FROM `fluss`.`fact_lake$lake` GROUP BY dim_a"));
+  }
+
+  @Test
   void badQueryOptionsAreNamed() throws Exception {
     StreamTableEnvironment env = env(false);
     env.executeSql("CREATE TABLE fluss.hinted (id BIGINT, PRIMARY KEY (id) NOT ENFORCED)");
