@@ -1,0 +1,127 @@
+package io.fluxgate.flink;
+
+import java.util.List;
+import java.util.Set;
+import org.apache.flink.configuration.ConfigOption;
+import org.apache.flink.configuration.ConfigOptions;
+
+/** The options of the catalog, the table factory, the source and the sink. */
+public final class FluxgateOptions {
+  private FluxgateOptions() {}
+
+  public static final String IDENTIFIER = "fluxgate";
+
+  // ---- connection (catalog and 'connector'='fluxgate' tables) ----
+
+  public static final ConfigOption<String> ENDPOINT =
+      ConfigOptions.key("endpoint")
+          .stringType()
+          .noDefaultValue()
+          .withDescription("The server: grpc://host:port, grpc+tls://host:port or host:port.");
+
+  public static final ConfigOption<String> DEFAULT_DATABASE =
+      ConfigOptions.key("default-database")
+          .stringType()
+          .defaultValue("fluss")
+          .withDescription("The catalog's current database at start.");
+
+  public static final ConfigOption<String> USERNAME =
+      ConfigOptions.key("username").stringType().noDefaultValue();
+
+  public static final ConfigOption<String> PASSWORD =
+      ConfigOptions.key("password").stringType().noDefaultValue();
+
+  public static final ConfigOption<String> TOKEN =
+      ConfigOptions.key("token")
+          .stringType()
+          .noDefaultValue()
+          .withDescription("A static API token, instead of username and password.");
+
+  public static final ConfigOption<String> TLS_CA_FILE =
+      ConfigOptions.key("tls.ca-file")
+          .stringType()
+          .noDefaultValue()
+          .withDescription("PEM CA certificates to verify the server with.");
+
+  public static final ConfigOption<String> TLS_CERT_FILE =
+      ConfigOptions.key("tls.cert-file")
+          .stringType()
+          .noDefaultValue()
+          .withDescription("A client certificate (PEM) for mutual TLS, with tls.key-file.");
+
+  public static final ConfigOption<String> TLS_KEY_FILE =
+      ConfigOptions.key("tls.key-file")
+          .stringType()
+          .noDefaultValue()
+          .withDescription("The client certificate's PKCS#8 PEM key.");
+
+  /** 'connector'='fluxgate' tables name their fluxgate table; by default the Flink one's. */
+  public static final ConfigOption<String> TABLE =
+      ConfigOptions.key("table")
+          .stringType()
+          .noDefaultValue()
+          .withDescription(
+              "database.table on the server, for tables declared outside the catalog.");
+
+  // ---- source ----
+
+  /** Fluss's scan.startup.mode. */
+  public enum StartupMode {
+    FULL,
+    EARLIEST,
+    LATEST,
+    TIMESTAMP
+  }
+
+  public static final ConfigOption<StartupMode> SCAN_STARTUP_MODE =
+      ConfigOptions.key("scan.startup.mode")
+          .enumType(StartupMode.class)
+          .defaultValue(StartupMode.FULL)
+          .withDescription(
+              "full: current rows then changes (a union read on lake tables); earliest, latest,"
+                  + " timestamp: the log from there.");
+
+  public static final ConfigOption<Long> SCAN_STARTUP_TIMESTAMP =
+      ConfigOptions.key("scan.startup.timestamp")
+          .longType()
+          .noDefaultValue()
+          .withDescription("Epoch milliseconds, for scan.startup.mode=timestamp.");
+
+  // ---- sink ----
+
+  public static final ConfigOption<Boolean> SINK_IGNORE_DELETE =
+      ConfigOptions.key("sink.ignore-delete")
+          .booleanType()
+          .defaultValue(false)
+          .withDescription("Drop DELETE rows instead of deleting their keys.");
+
+  /** Connection options: never stored as table options on the server. */
+  static final List<ConfigOption<?>> CONNECTION =
+      List.of(
+          ENDPOINT,
+          DEFAULT_DATABASE,
+          USERNAME,
+          PASSWORD,
+          TOKEN,
+          TLS_CA_FILE,
+          TLS_CERT_FILE,
+          TLS_KEY_FILE);
+
+  /** Options a query may set (in hints or a 'connector' table) that the server does not store. */
+  static final List<ConfigOption<?>> READ_WRITE =
+      List.of(SCAN_STARTUP_MODE, SCAN_STARTUP_TIMESTAMP, SINK_IGNORE_DELETE);
+
+  /** Exact storage options of fluxgate tables (PROTOCOL.md §2), passed one to one. */
+  static final Set<String> STORAGE_KEYS =
+      Set.of("bucket.num", "bucket.key", "auto-increment.fields");
+
+  /** Prefixes of storage options (table.log.*, fields.<col>.agg, iceberg.* ...). */
+  static final List<String> STORAGE_PREFIXES = List.of("table.", "fields.", "iceberg.");
+
+  /** Per-query client tuning, accepted in hints and ignored where nothing reads it. */
+  static final String CLIENT_PREFIX = "client.";
+
+  static boolean isStorageOption(String key) {
+    return STORAGE_KEYS.contains(key) || STORAGE_PREFIXES.stream().anyMatch(key::startsWith);
+  }
+}

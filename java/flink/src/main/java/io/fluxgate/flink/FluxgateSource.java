@@ -1,0 +1,64 @@
+package io.fluxgate.flink;
+
+import java.util.List;
+import org.apache.flink.api.common.typeinfo.TypeInformation;
+import org.apache.flink.api.connector.source.Boundedness;
+import org.apache.flink.api.connector.source.Source;
+import org.apache.flink.api.connector.source.SourceReader;
+import org.apache.flink.api.connector.source.SourceReaderContext;
+import org.apache.flink.api.connector.source.SplitEnumerator;
+import org.apache.flink.api.connector.source.SplitEnumeratorContext;
+import org.apache.flink.api.java.typeutils.ResultTypeQueryable;
+import org.apache.flink.core.io.SimpleVersionedSerializer;
+import org.apache.flink.table.data.RowData;
+
+/** A FLIP-27 source over a fluxgate scan: one split per bucket, offsets in checkpoints. */
+final class FluxgateSource
+    implements Source<RowData, BucketSplit, List<BucketSplit>>, ResultTypeQueryable<RowData> {
+  private final Connection connection;
+  private final ScanSpec spec;
+  private final TypeInformation<RowData> producedType;
+
+  FluxgateSource(Connection connection, ScanSpec spec, TypeInformation<RowData> producedType) {
+    this.connection = connection;
+    this.spec = spec;
+    this.producedType = producedType;
+  }
+
+  @Override
+  public Boundedness getBoundedness() {
+    return spec.bounded() ? Boundedness.BOUNDED : Boundedness.CONTINUOUS_UNBOUNDED;
+  }
+
+  @Override
+  public SplitEnumerator<BucketSplit, List<BucketSplit>> createEnumerator(
+      SplitEnumeratorContext<BucketSplit> context) {
+    return new BucketEnumerator(context, connection, spec, null);
+  }
+
+  @Override
+  public SplitEnumerator<BucketSplit, List<BucketSplit>> restoreEnumerator(
+      SplitEnumeratorContext<BucketSplit> context, List<BucketSplit> checkpoint) {
+    return new BucketEnumerator(context, connection, spec, checkpoint);
+  }
+
+  @Override
+  public SimpleVersionedSerializer<BucketSplit> getSplitSerializer() {
+    return BucketSplitSerializer.SPLIT;
+  }
+
+  @Override
+  public SimpleVersionedSerializer<List<BucketSplit>> getEnumeratorCheckpointSerializer() {
+    return BucketSplitSerializer.SPLITS;
+  }
+
+  @Override
+  public SourceReader<RowData, BucketSplit> createReader(SourceReaderContext context) {
+    return new BucketReader(connection, spec.changelog());
+  }
+
+  @Override
+  public TypeInformation<RowData> getProducedType() {
+    return producedType;
+  }
+}

@@ -1,0 +1,65 @@
+package io.fluxgate.flink;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import io.fluxgate.client.Compression;
+import io.fluxgate.client.Position;
+import io.fluxgate.client.ScanRequest;
+import java.io.IOException;
+import java.io.Serializable;
+import java.io.UncheckedIOException;
+import java.util.List;
+
+/**
+ * What a source scans, shipped with the job: the serializable form of a {@link ScanRequest}.
+ *
+ * @param columns the projection, null for every column
+ * @param filter a predicate as JSON (PROTOCOL.md §4.4), null for none
+ * @param startup "full", "earliest", "latest" or null (the server's default for the table)
+ * @param startupTimestamp epoch milliseconds, instead of startup
+ * @param changelog whether rows begin with _change_type, which becomes their RowKind
+ */
+record ScanSpec(
+    String table,
+    List<String> columns,
+    String filter,
+    String startup,
+    Long startupTimestamp,
+    boolean bounded,
+    Long limit,
+    boolean changelog)
+    implements Serializable {
+
+  ScanRequest request() {
+    ScanRequest r =
+        ScanRequest.of(table)
+            .withStop(bounded ? Position.LATEST : Position.UNBOUNDED)
+            // Batches as the log stores them: the server sends ZSTD blocks without recompressing.
+            .withCompression(Compression.ZSTD);
+    if (columns != null) {
+      r = r.withColumns(columns.toArray(String[]::new));
+    }
+    if (filter != null) {
+      try {
+        r = r.withFilter(new ObjectMapper().readTree(filter));
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }
+    if (startupTimestamp != null) {
+      r = r.withStartup(Position.atTimestamp(startupTimestamp));
+    } else if (startup != null) {
+      r =
+          r.withStartup(
+              switch (startup) {
+                case "full" -> Position.FULL;
+                case "earliest" -> Position.EARLIEST;
+                case "latest" -> Position.LATEST;
+                default -> throw new IllegalArgumentException("startup " + startup);
+              });
+    }
+    if (limit != null) {
+      r = r.withLimit(limit);
+    }
+    return r;
+  }
+}

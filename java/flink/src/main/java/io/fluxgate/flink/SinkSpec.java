@@ -1,0 +1,31 @@
+package io.fluxgate.flink;
+
+import java.io.Serializable;
+import java.util.List;
+import org.apache.flink.table.types.logical.RowType;
+
+/**
+ * What a sink writes, shipped with the job.
+ *
+ * @param rowType the rows the sink receives: every column of the table
+ * @param targets positions in rowType of the columns written; all of them but on partial updates
+ * @param primaryKey whether the table is a primary-key table (changelog writes) or a log table
+ * @param ignoreDelete drop DELETE rows instead of deleting
+ */
+record SinkSpec(
+    String table,
+    RowType rowType,
+    int[] targets,
+    boolean primaryKey,
+    boolean ignoreDelete,
+    int batchRows)
+    implements Serializable {
+
+  List<String> targetNames() {
+    return java.util.Arrays.stream(targets).mapToObj(i -> rowType.getFieldNames().get(i)).toList();
+  }
+
+  boolean partial() {
+    return targets.length != rowType.getFieldCount();
+  }
+}
