@@ -15,12 +15,12 @@ import java.util.concurrent.TimeUnit;
  * The real fluxgate binary ($FLUXGATE_BIN), serving a fresh data directory on a free loopback port
  * for the length of a test class.
  */
-final class FluxgateServer implements AutoCloseable {
+public final class FluxgateServer implements AutoCloseable {
   private static final long START_TIMEOUT_MS = 30_000;
 
   private final Process process;
   private final Path log;
-  final int port;
+  public final int port;
 
   private FluxgateServer(Process process, Path log, int port) {
     this.process = process;
@@ -29,7 +29,7 @@ final class FluxgateServer implements AutoCloseable {
   }
 
   /** The binary the tests run; fails the test with how to build it when it is not set. */
-  static Path binary() {
+  public static Path binary() {
     String bin = System.getenv("FLUXGATE_BIN");
     if (bin == null || bin.isEmpty()) {
       throw new IllegalStateException(
@@ -47,7 +47,7 @@ final class FluxgateServer implements AutoCloseable {
   /**
    * Starts `fluxgate serve` on dir with these extra flags and waits until it accepts connections.
    */
-  static FluxgateServer start(Path dir, String... extraArgs)
+  public static FluxgateServer start(Path dir, String... extraArgs)
       throws IOException, InterruptedException {
     int port = freePort();
     List<String> cmd = new ArrayList<>();
@@ -81,7 +81,7 @@ final class FluxgateServer implements AutoCloseable {
   }
 
   /** Runs the binary with args and stdin, returning its stdout (e.g. `auth hash-password`). */
-  static String run(String stdin, String... args) throws IOException, InterruptedException {
+  public static String run(String stdin, String... args) throws IOException, InterruptedException {
     List<String> cmd = new ArrayList<>();
     cmd.add(binary().toString());
     cmd.addAll(List.of(args));
@@ -95,7 +95,7 @@ final class FluxgateServer implements AutoCloseable {
     return out;
   }
 
-  String uri() {
+  public String uri() {
     return "grpc://127.0.0.1:" + port;
   }
 
@@ -108,7 +108,7 @@ final class FluxgateServer implements AutoCloseable {
     }
   }
 
-  String log() {
+  public String log() {
     try {
       return Files.readString(log);
     } catch (IOException e) {
