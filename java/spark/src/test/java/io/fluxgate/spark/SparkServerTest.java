@@ -1,0 +1,99 @@
+package io.fluxgate.spark;
+
+import io.fluxgate.client.FluxgateClient;
+import io.fluxgate.client.FluxgateServer;
+import io.fluxgate.client.Rows;
+import io.fluxgate.client.TableWriter;
+import io.fluxgate.client.WriteRequest;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * One fluxgate server and one local[2] SparkSession per test class, with the catalog "fg" on the
+ * server. Each test makes tables of its own through {@link #table}.
+ */
+abstract class SparkServerTest {
+  @TempDir static Path dir;
+  static FluxgateServer server;
+  static SparkSession spark;
+  static BufferAllocator allocator;
+  static FluxgateClient client;
+  private static int tables;
+
+  @BeforeAll
+  static void start() throws Exception {
+    server = FluxgateServer.start(dir);
+    allocator = new RootAllocator();
+    client = FluxgateClient.connect(server.uri(), io.fluxgate.client.ConnectOptions.defaults()
+        .withAllocator(allocator));
+    client.createDatabase("fluss", true);
+    spark =
+        SparkSession.builder()
+            .master("local[2]")
+            .appName("fluxgate-spark-test")
+            .config("spark.ui.enabled", "false")
+            .config("spark.sql.shuffle.partitions", "2")
+            .config("spark.sql.session.timeZone", "UTC")
+            .config("spark.sql.catalog.fg", FluxgateCatalog.class.getName())
+            .config("spark.sql.catalog.fg.endpoint", server.uri())
+            .getOrCreate();
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    if (spark != null) {
+      spark.stop();
+    }
+    if (client != null) {
+      client.close();
+    }
+    if (allocator != null) {
+      allocator.close();
+    }
+    if (server != null) {
+      server.close();
+    }
+  }
+
+  /** A fresh table name in the database fluss. */
+  static String table(String prefix) {
+    return "fluss." + prefix + "_" + (++tables);
+  }
+
+  /** Appends or upserts the rows, each in the table's column order, as one batch. */
+  static void write(String table, List<List<Object>> rows) {
+    try (VectorSchemaRoot batch = Rows.batch(allocator, Rows.schema(client, table), rows);
+        TableWriter w = client.newWriter(WriteRequest.of(table))) {
+      w.write(batch);
+    }
+  }
+
+  /** A fluxgate read of table through the DataFrame API. */
+  static Dataset<Row> read(String table) {
+    return spark.read().format("fluxgate").option("endpoint", server.uri()).option("table", table)
+        .load();
+  }
+
+  /** The rows as lists of plain values, in order. */
+  static List<List<Object>> rows(Dataset<Row> df) {
+    List<List<Object>> out = new ArrayList<>();
+    for (Row r : df.collectAsList()) {
+      List<Object> row = new ArrayList<>();
+      for (int i = 0; i < r.length(); i++) {
+        row.add(r.get(i));
+      }
+      out.add(row);
+    }
+    return out;
+  }
+}
