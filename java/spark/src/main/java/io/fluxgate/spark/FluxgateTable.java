@@ -5,8 +5,11 @@ import java.util.EnumSet;
 import java.util.Set;
 import org.apache.arrow.vector.types.pojo.Schema;
 import org.apache.spark.sql.connector.catalog.SupportsRead;
+import org.apache.spark.sql.connector.catalog.SupportsWrite;
 import org.apache.spark.sql.connector.catalog.TableCapability;
 import org.apache.spark.sql.connector.read.ScanBuilder;
+import org.apache.spark.sql.connector.write.LogicalWriteInfo;
+import org.apache.spark.sql.connector.write.WriteBuilder;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
@@ -14,7 +17,7 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * A fluxgate table or view ("db.t", "db.t$changelog", "db.t$lake") as Spark sees it. Its schema is
  * the one the server plans a scan with, so the views' system columns are part of it.
  */
-final class FluxgateTable implements SupportsRead {
+final class FluxgateTable implements SupportsRead, SupportsWrite {
   private final FluxgateOptions connection;
   private final String name;
   private final Schema arrowSchema;
@@ -51,11 +54,18 @@ final class FluxgateTable implements SupportsRead {
 
   @Override
   public Set<TableCapability> capabilities() {
-    return EnumSet.of(TableCapability.BATCH_READ);
+    // Any schema: a DataFrame with some of the columns is a partial update (FluxgateWrite.target).
+    return EnumSet.of(
+        TableCapability.BATCH_READ, TableCapability.BATCH_WRITE, TableCapability.ACCEPT_ANY_SCHEMA);
   }
 
   @Override
   public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
     return new FluxgateScanBuilder(this);
+  }
+
+  @Override
+  public WriteBuilder newWriteBuilder(LogicalWriteInfo info) {
+    return new FluxgateWrite(this, info);
   }
 }

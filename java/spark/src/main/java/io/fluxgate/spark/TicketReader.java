@@ -4,6 +4,8 @@ import io.fluxgate.client.FluxgateClient;
 import io.fluxgate.client.TicketStream;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
+import org.apache.arrow.vector.FieldVector;
+import org.apache.spark.sql.connector.metric.CustomTaskMetric;
 import org.apache.spark.sql.connector.read.PartitionReader;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 
@@ -15,6 +17,7 @@ final class TicketReader implements PartitionReader<ColumnarBatch> {
   private final ColumnarBatches batches;
   private final int width;
   private ColumnarBatch current;
+  private long bytesRead;
 
   TicketReader(TicketPartition partition) {
     this.width = partition.width();
@@ -32,6 +35,9 @@ final class TicketReader implements PartitionReader<ColumnarBatch> {
   @Override
   public boolean next() {
     while (stream.next()) {
+      for (FieldVector v : stream.root().getFieldVectors()) {
+        bytesRead += v.getBufferSize();
+      }
       if (stream.root().getRowCount() > 0) {
         current = batches.wrap(stream.root(), width);
         return true;
@@ -43,6 +49,11 @@ final class TicketReader implements PartitionReader<ColumnarBatch> {
   @Override
   public ColumnarBatch get() {
     return current;
+  }
+
+  @Override
+  public CustomTaskMetric[] currentMetricsValues() {
+    return new CustomTaskMetric[] {new BytesRead.Value(bytesRead)};
   }
 
   @Override

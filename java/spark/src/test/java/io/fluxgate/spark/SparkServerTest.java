@@ -14,6 +14,11 @@ import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.execution.ExplainMode;
+import org.apache.spark.sql.execution.SparkPlan;
+import org.apache.spark.sql.execution.datasources.v2.BatchScanExec;
+import org.apache.spark.sql.execution.metric.SQLMetric;
+import scala.jdk.javaapi.CollectionConverters;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.io.TempDir;
@@ -44,6 +49,8 @@ abstract class SparkServerTest {
             .config("spark.ui.enabled", "false")
             .config("spark.sql.shuffle.partitions", "2")
             .config("spark.sql.session.timeZone", "UTC")
+            // Plans as they run, so a test finds the scan node and its metrics directly.
+            .config("spark.sql.adaptive.enabled", "false")
             .config("spark.sql.catalog.fg", FluxgateCatalog.class.getName())
             .config("spark.sql.catalog.fg.endpoint", server.uri())
             .getOrCreate();
@@ -82,6 +89,35 @@ abstract class SparkServerTest {
   static Dataset<Row> read(String table) {
     return spark.read().format("fluxgate").option("endpoint", server.uri()).option("table", table)
         .load();
+  }
+
+  /** The fluxgate scan node of an executed DataFrame, for its metrics. */
+  static BatchScanExec scanNode(Dataset<Row> df) {
+    for (SparkPlan leaf : CollectionConverters.asJava(df.queryExecution().executedPlan().collectLeaves())) {
+      if (leaf instanceof BatchScanExec scan) {
+        return scan;
+      }
+    }
+    throw new AssertionError("no BatchScanExec in " + df.queryExecution().executedPlan());
+  }
+
+  /** The scan's "bytes read" metric after the DataFrame ran. */
+  static long bytesRead(Dataset<Row> df) {
+    return ((SQLMetric) scanNode(df).metrics().apply(BytesRead.NAME)).value();
+  }
+
+  /** The formatted EXPLAIN of a DataFrame. */
+  static String explain(Dataset<Row> df) {
+    return df.queryExecution().explainString(ExplainMode.fromString("formatted"));
+  }
+
+  /** The messages of t and its causes, to assert a failure says what went wrong. */
+  static String messages(Throwable t) {
+    StringBuilder b = new StringBuilder();
+    for (Throwable c = t; c != null; c = c.getCause()) {
+      b.append(c.getMessage()).append('\n');
+    }
+    return b.toString();
   }
 
   /** The rows as lists of plain values, in order. */
