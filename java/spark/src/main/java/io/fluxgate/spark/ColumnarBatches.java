@@ -33,9 +33,22 @@ final class ColumnarBatches implements AutoCloseable {
         v = TimestampUnits.convert(v, ArrowTypes.sparkForm(v.getField()), allocator);
         copies.add(v);
       }
-      columns[i] = new ArrowColumnVector(v);
+      columns[i] = new ReaderOwned(v);
     }
     return new ColumnarBatch(columns, root.getRowCount());
+  }
+
+  /**
+   * A column whose vector the reader owns: Spark frees each batch's columns once consumed
+   * (closeIfFreeable), which would tear the children off a struct vector the next batch loads into.
+   */
+  private static final class ReaderOwned extends ArrowColumnVector {
+    ReaderOwned(FieldVector vector) {
+      super(vector);
+    }
+
+    @Override
+    public void closeIfFreeable() {}
   }
 
   private void releaseCopies() {

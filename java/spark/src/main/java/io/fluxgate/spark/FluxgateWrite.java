@@ -64,7 +64,8 @@ final class FluxgateWrite implements WriteBuilder, Write, BatchWrite {
       request = request.withColumns(
           target.getFields().stream().map(Field::getName).toArray(String[]::new));
     }
-    return new RowBatchWriterFactory(table.connection(), request, target, info.queryId());
+    return new RowBatchWriterFactory(
+        table.connection(), table.name(), request.columns(), target.toJson(), info.queryId());
   }
 
   @Override
@@ -79,17 +80,19 @@ final class FluxgateWrite implements WriteBuilder, Write, BatchWrite {
   public void abort(WriterCommitMessage[] messages) {}
 
   /**
-   * The table's fields for the DataFrame's columns, in the DataFrame's order: by name when every
-   * name is a column, else by position when the DataFrame has as many columns as the table (SQL's
-   * INSERT ... VALUES). The Spark types must be the table's.
+   * The table's fields for the DataFrame's columns, in the DataFrame's order: by name, or by
+   * position when no name is a column and the DataFrame has as many columns as the table (SQL's
+   * INSERT ... VALUES names them col1, col2, ...). The Spark types must be the table's.
    */
   static Schema target(StructType data, Schema table) {
     List<Field> fields = new ArrayList<>();
-    boolean byName = true;
+    int named = 0;
     for (StructField f : data.fields()) {
-      byName &= field(table, f.name()) != null;
+      named += field(table, f.name()) != null ? 1 : 0;
     }
-    if (!byName && data.fields().length != table.getFields().size()) {
+    boolean byName = named == data.fields().length;
+    boolean byPosition = named == 0 && data.fields().length == table.getFields().size();
+    if (!byName && !byPosition) {
       List<String> unknown = new ArrayList<>();
       for (StructField f : data.fields()) {
         if (field(table, f.name()) == null) {

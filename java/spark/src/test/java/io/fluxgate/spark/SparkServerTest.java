@@ -1,11 +1,16 @@
 package io.fluxgate.spark;
 
+import io.fluxgate.client.ConnectOptions;
 import io.fluxgate.client.FluxgateClient;
 import io.fluxgate.client.FluxgateServer;
 import io.fluxgate.client.Rows;
 import io.fluxgate.client.TableWriter;
 import io.fluxgate.client.WriteRequest;
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Comparator;
+import java.util.stream.Stream;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;
@@ -17,58 +22,88 @@ import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.execution.ExplainMode;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.datasources.v2.BatchScanExec;
-import org.apache.spark.sql.execution.metric.SQLMetric;
 import scala.jdk.javaapi.CollectionConverters;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.BeforeAllCallback;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
- * One fluxgate server and one local[2] SparkSession per test class, with the catalog "fg" on the
- * server. Each test makes tables of its own through {@link #table}.
+ * The tests' fluxgate server and local[2] SparkSession (with the catalog "fg" on the server), started
+ * once for all test classes: Spark takes long to start on a small machine. Each test makes tables of
+ * its own through {@link #table}.
  */
+@ExtendWith(SparkServerTest.Shared.class)
 abstract class SparkServerTest {
-  @TempDir static Path dir;
   static FluxgateServer server;
   static SparkSession spark;
   static BufferAllocator allocator;
   static FluxgateClient client;
   private static int tables;
 
-  @BeforeAll
-  static void start() throws Exception {
-    server = FluxgateServer.start(dir);
-    allocator = new RootAllocator();
-    client = FluxgateClient.connect(server.uri(), io.fluxgate.client.ConnectOptions.defaults()
-        .withAllocator(allocator));
-    client.createDatabase("fluss", true);
-    spark =
-        SparkSession.builder()
-            .master("local[2]")
-            .appName("fluxgate-spark-test")
-            .config("spark.ui.enabled", "false")
-            .config("spark.sql.shuffle.partitions", "2")
-            .config("spark.sql.session.timeZone", "UTC")
-            // Plans as they run, so a test finds the scan node and its metrics directly.
-            .config("spark.sql.adaptive.enabled", "false")
-            .config("spark.sql.catalog.fg", FluxgateCatalog.class.getName())
-            .config("spark.sql.catalog.fg.endpoint", server.uri())
-            .getOrCreate();
+  /** Starts the fixture on the first test class and stops it when every class has run. */
+  static final class Shared implements BeforeAllCallback {
+    @Override
+    public void beforeAll(ExtensionContext context) {
+      context
+          .getRoot()
+          .getStore(ExtensionContext.Namespace.GLOBAL)
+          .getOrComputeIfAbsent(Fixture.class.getName(), k -> Fixture.start(), Fixture.class);
+    }
   }
 
-  @AfterAll
-  static void stop() throws Exception {
-    if (spark != null) {
+  /** What the tests share; JUnit closes it after the last class. */
+  static final class Fixture implements AutoCloseable {
+    private final Path dir;
+
+    private Fixture(Path dir) {
+      this.dir = dir;
+    }
+
+    static Fixture start() {
+      try {
+        Path dir = Files.createTempDirectory("fluxgate-spark-test");
+        server = FluxgateServer.start(dir);
+        allocator = new RootAllocator();
+        client = FluxgateClient.connect(server.uri(), ConnectOptions.defaults().withAllocator(allocator));
+        client.createDatabase("fluss", true);
+        spark =
+            SparkSession.builder()
+                .master("local[2]")
+                .appName("fluxgate-spark-test")
+                .config("spark.ui.enabled", "false")
+                // Loopback only: the tests talk to nothing but this machine.
+                .config("spark.driver.host", "127.0.0.1")
+                .config("spark.driver.bindAddress", "127.0.0.1")
+                .config("spark.sql.warehouse.dir", dir.resolve("warehouse").toString())
+                .config("spark.sql.shuffle.partitions", "2")
+                .config("spark.sql.session.timeZone", "UTC")
+                // Plans as they run, so a test finds the scan node and its metrics directly.
+                .config("spark.sql.adaptive.enabled", "false")
+                .config("spark.sql.catalog.fg", FluxgateCatalog.class.getName())
+                .config("spark.sql.catalog.fg.endpoint", server.uri())
+                .getOrCreate();
+        return new Fixture(dir);
+      } catch (Exception e) {
+        throw new IllegalStateException("start the test fixture", e);
+      }
+    }
+
+    @Override
+    public void close() throws IOException {
       spark.stop();
-    }
-    if (client != null) {
       client.close();
-    }
-    if (allocator != null) {
       allocator.close();
-    }
-    if (server != null) {
-      server.close();
+      try {
+        server.close();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new IOException("interrupted stopping the server", e);
+      }
+      try (Stream<Path> paths = Files.walk(dir)) {
+        for (Path p : paths.sorted(Comparator.reverseOrder()).toList()) {
+          Files.delete(p);
+        }
+      }
     }
   }
 
@@ -103,7 +138,7 @@ abstract class SparkServerTest {
 
   /** The scan's "bytes read" metric after the DataFrame ran. */
   static long bytesRead(Dataset<Row> df) {
-    return ((SQLMetric) scanNode(df).metrics().apply(BytesRead.NAME)).value();
+    return scanNode(df).metrics().apply(BytesRead.NAME).value();
   }
 
   /** The formatted EXPLAIN of a DataFrame. */
