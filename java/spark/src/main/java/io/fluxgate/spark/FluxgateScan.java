@@ -1,6 +1,7 @@
 package io.fluxgate.spark;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.fluxgate.client.Position;
 import io.fluxgate.client.ScanPlan;
 import io.fluxgate.client.ScanRequest;
 import java.util.ArrayList;
@@ -12,6 +13,7 @@ import org.apache.spark.sql.connector.read.Batch;
 import org.apache.spark.sql.connector.read.InputPartition;
 import org.apache.spark.sql.connector.read.PartitionReaderFactory;
 import org.apache.spark.sql.connector.read.Scan;
+import org.apache.spark.sql.connector.read.streaming.MicroBatchStream;
 import org.apache.spark.sql.sources.Filter;
 import org.apache.spark.sql.types.StructType;
 
@@ -22,9 +24,16 @@ final class FluxgateScan implements Scan, Batch {
   private final JsonNode filter;
   private final List<Filter> pushed;
   private final Long limit;
+  private final Position startup;
 
   FluxgateScan(
-      FluxgateTable table, Schema columns, JsonNode filter, List<Filter> pushed, Long limit) {
+      FluxgateTable table,
+      Schema columns,
+      JsonNode filter,
+      List<Filter> pushed,
+      Long limit,
+      Position startup) {
+    this.startup = startup;
     this.table = table;
     this.columns = columns;
     this.filter = filter;
@@ -59,6 +68,15 @@ final class FluxgateScan implements Scan, Batch {
     return this;
   }
 
+  @Override
+  public MicroBatchStream toMicroBatchStream(String checkpointLocation) {
+    return new FluxgateMicroBatchStream(this, startup);
+  }
+
+  FluxgateTable table() {
+    return table;
+  }
+
   /** The request: the table's columns or a projection; an empty one reads the narrowest column. */
   ScanRequest request() {
     ScanRequest r = ScanRequest.of(table.name());
@@ -81,6 +99,11 @@ final class FluxgateScan implements Scan, Batch {
   @Override
   public InputPartition[] planInputPartitions() {
     ScanPlan plan = table.connection().call(c -> c.plan(request()));
+    return partitions(plan);
+  }
+
+  /** One input partition per ticket of plan. */
+  InputPartition[] partitions(ScanPlan plan) {
     List<InputPartition> parts = new ArrayList<>();
     for (byte[] ticket : plan.tickets()) {
       parts.add(new TicketPartition(table.connection(), ticket, columns.getFields().size()));

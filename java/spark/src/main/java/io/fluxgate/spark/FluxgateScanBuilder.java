@@ -1,6 +1,7 @@
 package io.fluxgate.spark;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.fluxgate.client.Position;
 import io.fluxgate.client.Predicates;
 import java.util.ArrayList;
 import java.util.List;
@@ -15,6 +16,7 @@ import org.apache.spark.sql.connector.read.SupportsPushDownRequiredColumns;
 import org.apache.spark.sql.sources.Filter;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
 /**
  * Pushes what the server does exactly into the scan request: the columns Spark needs, the filters
@@ -31,8 +33,11 @@ final class FluxgateScanBuilder
   private final List<JsonNode> predicates = new ArrayList<>();
   private Long limit;
 
-  FluxgateScanBuilder(FluxgateTable table) {
+  private final Position startup;
+
+  FluxgateScanBuilder(FluxgateTable table, CaseInsensitiveStringMap options) {
     this.table = table;
+    this.startup = startup(options);
     this.columns = table.arrowSchema().getFields();
   }
 
@@ -80,6 +85,28 @@ final class FluxgateScanBuilder
           case 1 -> predicates.get(0);
           default -> Predicates.and(predicates.toArray(new JsonNode[0]));
         };
-    return new FluxgateScan(table, new Schema(columns), filter, pushed, limit);
+    return new FluxgateScan(table, new Schema(columns), filter, pushed, limit, startup);
+  }
+
+  /**
+   * Where a stream without a checkpoint starts: option "startup" is "earliest" (the default),
+   * "latest" or "timestamp" with "startup.timestamp" in epoch milliseconds.
+   */
+  static Position startup(CaseInsensitiveStringMap options) {
+    String mode = options.getOrDefault("startup", "earliest");
+    return switch (mode) {
+      case "earliest" -> Position.EARLIEST;
+      case "latest" -> Position.LATEST;
+      case "timestamp" -> {
+        String ms = options.get("startup.timestamp");
+        if (ms == null) {
+          throw new IllegalArgumentException(
+              "fluxgate: startup \"timestamp\" needs the option startup.timestamp (epoch ms)");
+        }
+        yield Position.atTimestamp(Long.parseLong(ms));
+      }
+      default -> throw new IllegalArgumentException(
+          "fluxgate: startup \"" + mode + "\": want earliest, latest or timestamp");
+    };
   }
 }

@@ -56,12 +56,15 @@ final class FluxgateTable implements SupportsRead, SupportsWrite {
   public Set<TableCapability> capabilities() {
     // Any schema: a DataFrame with some of the columns is a partial update (FluxgateWrite.target).
     return EnumSet.of(
-        TableCapability.BATCH_READ, TableCapability.BATCH_WRITE, TableCapability.ACCEPT_ANY_SCHEMA);
+        TableCapability.BATCH_READ,
+        TableCapability.MICRO_BATCH_READ,
+        TableCapability.BATCH_WRITE,
+        TableCapability.ACCEPT_ANY_SCHEMA);
   }
 
   @Override
   public ScanBuilder newScanBuilder(CaseInsensitiveStringMap options) {
-    return new FluxgateScanBuilder(this);
+    return new FluxgateScanBuilder(this, options);
   }
 
   @Override
