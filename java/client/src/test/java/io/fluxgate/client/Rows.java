@@ -48,7 +48,8 @@ public final class Rows {
   }
 
   /** A batch of rows, each a list of values in the schema's column order; the caller closes it. */
-  public static VectorSchemaRoot batch(BufferAllocator allocator, Schema schema, List<List<Object>> rows) {
+  public static VectorSchemaRoot batch(
+      BufferAllocator allocator, Schema schema, List<List<Object>> rows) {
     VectorSchemaRoot root = VectorSchemaRoot.create(schema, allocator);
     root.allocateNew();
     for (int c = 0; c < schema.getFields().size(); c++) {
