@@ -32,26 +32,31 @@ final class ArrowTypes {
     ArrowType t = field.getType();
     return switch (t.getTypeID()) {
       case Bool -> DataTypes.BooleanType;
-      case Int -> switch (((ArrowType.Int) t).getBitWidth()) {
-        case 8 -> DataTypes.ByteType;
-        case 16 -> DataTypes.ShortType;
-        case 32 -> DataTypes.IntegerType;
-        default -> DataTypes.LongType;
-      };
-      case FloatingPoint -> ((ArrowType.FloatingPoint) t).getPrecision()
-              == org.apache.arrow.vector.types.FloatingPointPrecision.SINGLE
-          ? DataTypes.FloatType
-          : DataTypes.DoubleType;
-      case Decimal -> DataTypes.createDecimalType(
-          ((ArrowType.Decimal) t).getPrecision(), ((ArrowType.Decimal) t).getScale());
+      case Int ->
+          switch (((ArrowType.Int) t).getBitWidth()) {
+            case 8 -> DataTypes.ByteType;
+            case 16 -> DataTypes.ShortType;
+            case 32 -> DataTypes.IntegerType;
+            default -> DataTypes.LongType;
+          };
+      case FloatingPoint ->
+          ((ArrowType.FloatingPoint) t).getPrecision()
+                  == org.apache.arrow.vector.types.FloatingPointPrecision.SINGLE
+              ? DataTypes.FloatType
+              : DataTypes.DoubleType;
+      case Decimal ->
+          DataTypes.createDecimalType(
+              ((ArrowType.Decimal) t).getPrecision(), ((ArrowType.Decimal) t).getScale());
       case Utf8, LargeUtf8 -> DataTypes.StringType;
       case Binary, LargeBinary, FixedSizeBinary -> DataTypes.BinaryType;
       case Date -> DataTypes.DateType;
-      case Timestamp -> ((ArrowType.Timestamp) t).getTimezone() == null
-          ? DataTypes.TimestampNTZType
-          : DataTypes.TimestampType;
-      case List -> DataTypes.createArrayType(
-          sparkType(field.getChildren().get(0)), field.getChildren().get(0).isNullable());
+      case Timestamp ->
+          ((ArrowType.Timestamp) t).getTimezone() == null
+              ? DataTypes.TimestampNTZType
+              : DataTypes.TimestampType;
+      case List ->
+          DataTypes.createArrayType(
+              sparkType(field.getChildren().get(0)), field.getChildren().get(0).isNullable());
       case Map -> {
         Field entries = field.getChildren().get(0);
         Field value = entries.getChildren().get(1);
@@ -65,8 +70,13 @@ final class ArrowTypes {
         }
         yield DataTypes.createStructType(children);
       }
-      default -> throw new UnsupportedOperationException(
-          "column " + field.getName() + ": Arrow type " + t + " has no Spark type in this connector");
+      default ->
+          throw new UnsupportedOperationException(
+              "column "
+                  + field.getName()
+                  + ": Arrow type "
+                  + t
+                  + " has no Spark type in this connector");
     };
   }
 
@@ -93,7 +103,8 @@ final class ArrowTypes {
     for (Field c : field.getChildren()) {
       children.add(sparkForm(c));
     }
-    FieldType ft = new FieldType(field.isNullable(), type, field.getDictionary(), field.getMetadata());
+    FieldType ft =
+        new FieldType(field.isNullable(), type, field.getDictionary(), field.getMetadata());
     return new Field(field.getName(), ft, children);
   }
 }

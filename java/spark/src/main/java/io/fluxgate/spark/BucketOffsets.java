@@ -8,8 +8,8 @@ import java.util.TreeMap;
 import org.apache.spark.sql.connector.read.streaming.Offset;
 
 /**
- * A stream's place: per bucket, the offset to read from next. Its JSON, {"0": 12, "1": 40}, is
- * what Spark writes to the query's checkpoint.
+ * A stream's place: per bucket, the offset to read from next. Its JSON, {"0": 12, "1": 40}, is what
+ * Spark writes to the query's checkpoint.
  */
 final class BucketOffsets extends Offset {
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -24,7 +24,8 @@ final class BucketOffsets extends Offset {
     try {
       return new BucketOffsets(JSON.readValue(json, new TypeReference<Map<Integer, Long>>() {}));
     } catch (JsonProcessingException e) {
-      throw new IllegalArgumentException("fluxgate stream offsets " + json + ": " + e.getMessage(), e);
+      throw new IllegalArgumentException(
+          "fluxgate stream offsets " + json + ": " + e.getMessage(), e);
     }
   }
 

@@ -15,9 +15,10 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
 /**
  * The server's databases and tables as a Spark catalog: with {@code
- * spark.sql.catalog.fg=io.fluxgate.spark.FluxgateCatalog} and {@code spark.sql.catalog.fg.endpoint},
- * {@code SELECT * FROM fg.fluss.orders} reads fluss.orders and {@code fg.fluss.`orders$changelog`}
- * its changelog. Tables are made and altered with the client or the CLI, not through Spark.
+ * spark.sql.catalog.fg=io.fluxgate.spark.FluxgateCatalog} and {@code
+ * spark.sql.catalog.fg.endpoint}, {@code SELECT * FROM fg.fluss.orders} reads fluss.orders and
+ * {@code fg.fluss.`orders$changelog`} its changelog. Tables are made and altered with the client or
+ * the CLI, not through Spark.
  */
 public final class FluxgateCatalog implements TableCatalog {
   private String name;
@@ -38,9 +39,7 @@ public final class FluxgateCatalog implements TableCatalog {
   public Identifier[] listTables(String[] namespace) throws NoSuchNamespaceException {
     String database = database(namespace);
     try {
-      return connection
-          .call(c -> c.listTables(database))
-          .stream()
+      return connection.call(c -> c.listTables(database)).stream()
           .map(t -> Identifier.of(namespace, shortName(t)))
           .toArray(Identifier[]::new);
     } catch (FluxgateException.NotFound e) {
@@ -97,7 +96,8 @@ public final class FluxgateCatalog implements TableCatalog {
   private static String database(String[] namespace) {
     if (namespace.length != 1) {
       throw new IllegalArgumentException(
-          "a fluxgate table is catalog.database.table; got namespace " + String.join(".", namespace));
+          "a fluxgate table is catalog.database.table; got namespace "
+              + String.join(".", namespace));
     }
     return namespace[0];
   }

@@ -58,9 +58,10 @@ record FluxgateOptions(
       o = o.withTlsCa(Path.of(tlsCaFile));
     }
     if (tlsCertFile != null || tlsKeyFile != null) {
-      o = o.withClientCert(
-          tlsCertFile == null ? null : Path.of(tlsCertFile),
-          tlsKeyFile == null ? null : Path.of(tlsKeyFile));
+      o =
+          o.withClientCert(
+              tlsCertFile == null ? null : Path.of(tlsCertFile),
+              tlsKeyFile == null ? null : Path.of(tlsKeyFile));
     }
     return FluxgateClient.connect(endpoint, o);
   }

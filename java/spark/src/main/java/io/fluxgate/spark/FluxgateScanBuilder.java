@@ -105,8 +105,9 @@ final class FluxgateScanBuilder
         }
         yield Position.atTimestamp(Long.parseLong(ms));
       }
-      default -> throw new IllegalArgumentException(
-          "fluxgate: startup \"" + mode + "\": want earliest, latest or timestamp");
+      default ->
+          throw new IllegalArgumentException(
+              "fluxgate: startup \"" + mode + "\": want earliest, latest or timestamp");
     };
   }
 }

@@ -9,8 +9,8 @@ import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
 /**
- * {@code spark.read.format("fluxgate").option("endpoint", ...).option("table", "db.t").load()}:
- * the table named by the "table" option, with the connection options of {@link FluxgateOptions}.
+ * {@code spark.read.format("fluxgate").option("endpoint", ...).option("table", "db.t").load()}: the
+ * table named by the "table" option, with the connection options of {@link FluxgateOptions}.
  */
 public final class FluxgateSource implements TableProvider, DataSourceRegister {
   @Override

@@ -18,11 +18,11 @@ import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 
 /**
- * An append to a log table, or an upsert into a primary-key table: of whole rows when the
- * DataFrame has every column, else a partial update of its columns (which include the key). Each
- * task writes through one idempotent writer (the query id and partition), so a retried task's
- * batches that were already applied are not applied twice. Each batch is durable once
- * acknowledged; the write as a whole is not atomic across tasks.
+ * An append to a log table, or an upsert into a primary-key table: of whole rows when the DataFrame
+ * has every column, else a partial update of its columns (which include the key). Each task writes
+ * through one idempotent writer (the query id and partition), so a retried task's batches that were
+ * already applied are not applied twice. Each batch is durable once acknowledged; the write as a
+ * whole is not atomic across tasks.
  */
 final class FluxgateWrite implements WriteBuilder, Write, BatchWrite {
   private final FluxgateTable table;
@@ -61,8 +61,9 @@ final class FluxgateWrite implements WriteBuilder, Write, BatchWrite {
                 + ": a log table takes whole rows; the DataFrame lacks "
                 + missing(target, table.arrowSchema()));
       }
-      request = request.withColumns(
-          target.getFields().stream().map(Field::getName).toArray(String[]::new));
+      request =
+          request.withColumns(
+              target.getFields().stream().map(Field::getName).toArray(String[]::new));
     }
     return new RowBatchWriterFactory(
         table.connection(), table.name(), request.columns(), target.toJson(), info.queryId());

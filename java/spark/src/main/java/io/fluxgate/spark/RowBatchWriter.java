@@ -22,7 +22,9 @@ import org.apache.spark.sql.execution.arrow.ArrowWriter;
  * microseconds), which is sent, in the table's types, through one pipelined DoPut stream.
  */
 final class RowBatchWriter implements DataWriter<InternalRow> {
-  /** Rows per batch, and the buffer size at which a batch is sent sooner (under the 64 MiB limit). */
+  /**
+   * Rows per batch, and the buffer size at which a batch is sent sooner (under the 64 MiB limit).
+   */
   static final int BATCH_ROWS = 65_536;
 
   static final long BATCH_BYTES = 16L << 20;

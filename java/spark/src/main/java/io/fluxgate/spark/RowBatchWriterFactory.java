@@ -16,7 +16,11 @@ import org.apache.spark.sql.connector.write.DataWriterFactory;
  * @param columns the columns of a partial update, or null for whole rows
  */
 record RowBatchWriterFactory(
-    FluxgateOptions connection, String table, List<String> columns, String targetJson, String queryId)
+    FluxgateOptions connection,
+    String table,
+    List<String> columns,
+    String targetJson,
+    String queryId)
     implements DataWriterFactory {
 
   @Override

@@ -47,8 +47,7 @@ class AuthTest extends SparkServerTest {
             + " \"tokens\": [{\"name\": \"svc\", \"token_sha256\": \""
             + tokenHash
             + "\", \"admin\": true}]}");
-    authServer =
-        FluxgateServer.start(authDir, "--users", authDir.resolve("users.json").toString());
+    authServer = FluxgateServer.start(authDir, "--users", authDir.resolve("users.json").toString());
     try (FluxgateClient admin =
         FluxgateClient.connect(
             authServer.uri(), ConnectOptions.defaults().withBasicAuth("alice", PASSWORD))) {
@@ -65,24 +64,36 @@ class AuthTest extends SparkServerTest {
   }
 
   private static DataFrameReader reader() {
-    return spark.read().format("fluxgate").option("endpoint", authServer.uri())
+    return spark
+        .read()
+        .format("fluxgate")
+        .option("endpoint", authServer.uri())
         .option("table", TABLE);
   }
 
   @Test
   void basicAuthAndTokenReadAndWrite() {
-    spark.range(7, 8).toDF("id")
-        .write().format("fluxgate").option("endpoint", authServer.uri()).option("table", TABLE)
-        .option("token", TOKEN).mode("append").save();
+    spark
+        .range(7, 8)
+        .toDF("id")
+        .write()
+        .format("fluxgate")
+        .option("endpoint", authServer.uri())
+        .option("table", TABLE)
+        .option("token", TOKEN)
+        .mode("append")
+        .save();
     assertEquals(
-        List.of(row(7L)), rows(reader().option("username", "alice").option("password", PASSWORD).load()));
+        List.of(row(7L)),
+        rows(reader().option("username", "alice").option("password", PASSWORD).load()));
     assertEquals(List.of(row(7L)), rows(reader().option("token", TOKEN).load()));
   }
 
   @Test
   void missingOrWrongCredentialsFailClearly() {
     Exception none = assertThrows(Exception.class, () -> reader().load());
-    assertTrue(messages(none).contains("UNAUTHENTICATED") || messages(none).contains("nauthenticated"),
+    assertTrue(
+        messages(none).contains("UNAUTHENTICATED") || messages(none).contains("nauthenticated"),
         messages(none));
     Exception wrong =
         assertThrows(

@@ -75,7 +75,9 @@ class BatchReadTest extends SparkServerTest {
             row("update_after", 3L, 1L, 11)),
         rows(
             spark.sql(
-                "SELECT _change_type, _log_offset, id, v FROM " + changelog + " ORDER BY _log_offset")));
+                "SELECT _change_type, _log_offset, id, v FROM "
+                    + changelog
+                    + " ORDER BY _log_offset")));
     assertTrue(
         spark.sql("SHOW TABLES IN fg.fluss").collectAsList().stream()
             .anyMatch(r -> name.endsWith("." + r.getString(1))),
@@ -86,16 +88,18 @@ class BatchReadTest extends SparkServerTest {
   void lakeViewAndUnionRead() {
     String name = table("lake");
     client.createTable(
-        TableSpec.of(name, Column.of("id", "BIGINT"), Column.of("cat", "STRING"), Column.of("v", "DOUBLE"))
+        TableSpec.of(
+                name,
+                Column.of("id", "BIGINT"),
+                Column.of("cat", "STRING"),
+                Column.of("v", "DOUBLE"))
             .withOptions(Map.of("table.datalake.enabled", "true", "bucket.num", "2")),
         false);
     write(name, rows(0, 6));
     client.tierNow(name);
     write(name, rows(6, 10));
 
-    assertEquals(
-        rows(0, 6),
-        rows(read(name + "$lake").select("id", "cat", "v").orderBy("id")));
+    assertEquals(rows(0, 6), rows(read(name + "$lake").select("id", "cat", "v").orderBy("id")));
     assertEquals(rows(0, 10), rows(read(name).orderBy("id")), "the union read has every row");
   }
 
@@ -148,7 +152,6 @@ class BatchReadTest extends SparkServerTest {
             Exception.class,
             () -> spark.read().format("fluxgate").option("endpoint", server.uri()).load());
     assertTrue(messages(noOption).contains("\"table\" option is missing"), messages(noOption));
-    assertThrows(
-        Exception.class, () -> spark.sql("SELECT * FROM fg.fluss.nope").collectAsList());
+    assertThrows(Exception.class, () -> spark.sql("SELECT * FROM fg.fluss.nope").collectAsList());
   }
 }

@@ -9,10 +9,10 @@ import io.fluxgate.client.WriteRequest;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Comparator;
-import java.util.stream.Stream;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
+import java.util.stream.Stream;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
@@ -22,15 +22,15 @@ import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.execution.ExplainMode;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.datasources.v2.BatchScanExec;
-import scala.jdk.javaapi.CollectionConverters;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.ExtensionContext;
+import scala.jdk.javaapi.CollectionConverters;
 
 /**
- * The tests' fluxgate server and local[2] SparkSession (with the catalog "fg" on the server), started
- * once for all test classes: Spark takes long to start on a small machine. Each test makes tables of
- * its own through {@link #table}.
+ * The tests' fluxgate server and local[2] SparkSession (with the catalog "fg" on the server),
+ * started once for all test classes: Spark takes long to start on a small machine. Each test makes
+ * tables of its own through {@link #table}.
  */
 @ExtendWith(SparkServerTest.Shared.class)
 abstract class SparkServerTest {
@@ -64,7 +64,9 @@ abstract class SparkServerTest {
         Path dir = Files.createTempDirectory("fluxgate-spark-test");
         server = FluxgateServer.start(dir);
         allocator = new RootAllocator();
-        client = FluxgateClient.connect(server.uri(), ConnectOptions.defaults().withAllocator(allocator));
+        client =
+            FluxgateClient.connect(
+                server.uri(), ConnectOptions.defaults().withAllocator(allocator));
         client.createDatabase("fluss", true);
         spark =
             SparkSession.builder()
@@ -122,13 +124,18 @@ abstract class SparkServerTest {
 
   /** A fluxgate read of table through the DataFrame API. */
   static Dataset<Row> read(String table) {
-    return spark.read().format("fluxgate").option("endpoint", server.uri()).option("table", table)
+    return spark
+        .read()
+        .format("fluxgate")
+        .option("endpoint", server.uri())
+        .option("table", table)
         .load();
   }
 
   /** The fluxgate scan node of an executed DataFrame, for its metrics. */
   static BatchScanExec scanNode(Dataset<Row> df) {
-    for (SparkPlan leaf : CollectionConverters.asJava(df.queryExecution().executedPlan().collectLeaves())) {
+    for (SparkPlan leaf :
+        CollectionConverters.asJava(df.queryExecution().executedPlan().collectLeaves())) {
       if (leaf instanceof BatchScanExec scan) {
         return scan;
       }

@@ -38,22 +38,36 @@ class StreamTest extends SparkServerTest {
   }
 
   private static Dataset<Row> stream(String table, Map<String, String> options) {
-    return spark.readStream().format("fluxgate").option("endpoint", server.uri())
-        .option("table", table).options(options).load();
+    return spark
+        .readStream()
+        .format("fluxgate")
+        .option("endpoint", server.uri())
+        .option("table", table)
+        .options(options)
+        .load();
   }
 
   /** Runs the stream into parquet files under out with this checkpoint until it is caught up. */
   private static void drain(Dataset<Row> stream, Path out, Path checkpoint) throws Exception {
     StreamingQuery q =
-        stream.writeStream().format("parquet").option("path", out.toString())
+        stream
+            .writeStream()
+            .format("parquet")
+            .option("path", out.toString())
             .option("checkpointLocation", checkpoint.toString())
-            .trigger(Trigger.AvailableNow()).start();
+            .trigger(Trigger.AvailableNow())
+            .start();
     q.awaitTermination();
   }
 
   private static List<Long> ids(Path out) {
-    return spark.read().parquet(out.toString()).orderBy("id").select("id").as(
-        org.apache.spark.sql.Encoders.LONG()).collectAsList();
+    return spark
+        .read()
+        .parquet(out.toString())
+        .orderBy("id")
+        .select("id")
+        .as(org.apache.spark.sql.Encoders.LONG())
+        .collectAsList();
   }
 
   private static List<Long> range(long from, long to) {
@@ -73,9 +87,13 @@ class StreamTest extends SparkServerTest {
 
     // The first run follows the table while a writer appends, and is stopped mid-way.
     StreamingQuery q =
-        stream(name, Map.of()).writeStream().format("parquet").option("path", out.toString())
+        stream(name, Map.of())
+            .writeStream()
+            .format("parquet")
+            .option("path", out.toString())
             .option("checkpointLocation", checkpoint.toString())
-            .trigger(Trigger.ProcessingTime(100)).start();
+            .trigger(Trigger.ProcessingTime(100))
+            .start();
     CompletableFuture<Void> writer =
         CompletableFuture.runAsync(
             () -> {
@@ -106,7 +124,8 @@ class StreamTest extends SparkServerTest {
     writeIds(name, 0, 10);
     long after =
         client.listOffsets(name, io.fluxgate.client.Position.LATEST, null).values().stream()
-            .mapToLong(Long::longValue).sum();
+            .mapToLong(Long::longValue)
+            .sum();
     assertEquals(10, after);
 
     Path latestOut = Files.createTempDirectory("fluxgate-latest-out");

@@ -23,8 +23,12 @@ import org.junit.jupiter.api.Test;
 
 class WriteTest extends SparkServerTest {
   private static void append(Dataset<Row> df, String table) {
-    df.write().format("fluxgate").option("endpoint", server.uri()).option("table", table)
-        .mode("append").save();
+    df.write()
+        .format("fluxgate")
+        .option("endpoint", server.uri())
+        .option("table", table)
+        .mode("append")
+        .save();
   }
 
   /** Rows of a DataFrame as sorted JSON, a comparison that holds for maps and binary too. */
@@ -66,13 +70,28 @@ class WriteTest extends SparkServerTest {
     List<Row> rows =
         List.of(
             RowFactory.create(
-                true, (byte) -8, (short) 1600, 32, 64L, 1.5f, -2.25, new BigDecimal("12345678.90"),
-                "héllo", new byte[] {0, 1, (byte) 0xff}, Date.valueOf("2026-11-30"),
-                ldt, ldt.withNano(789_123_000), ldt.withNano(789_123_000), instant, instant,
-                List.of(1, 2, 3), Map.of("k", 7), RowFactory.create(5, "five")),
+                true,
+                (byte) -8,
+                (short) 1600,
+                32,
+                64L,
+                1.5f,
+                -2.25,
+                new BigDecimal("12345678.90"),
+                "héllo",
+                new byte[] {0, 1, (byte) 0xff},
+                Date.valueOf("2026-11-30"),
+                ldt,
+                ldt.withNano(789_123_000),
+                ldt.withNano(789_123_000),
+                instant,
+                instant,
+                List.of(1, 2, 3),
+                Map.of("k", 7),
+                RowFactory.create(5, "five")),
             RowFactory.create(
-                null, null, null, null, null, null, null, null, null, null, null, null, null,
-                null, null, null, null, null, null));
+                null, null, null, null, null, null, null, null, null, null, null, null, null, null,
+                null, null, null, null, null));
     Dataset<Row> df = spark.createDataFrame(rows, schema);
     append(df, name);
     assertEquals(json(df), json(read(name)));
@@ -96,8 +115,7 @@ class WriteTest extends SparkServerTest {
             List.of(RowFactory.create(1L, "one", 1), RowFactory.create(2L, "two", 2)), schema),
         name);
     append(spark.createDataFrame(List.of(RowFactory.create(2L, "TWO", 20)), schema), name);
-    assertEquals(
-        List.of(row(1L, "one", 1), row(2L, "TWO", 20)), rows(read(name).orderBy("id")));
+    assertEquals(List.of(row(1L, "one", 1), row(2L, "TWO", 20)), rows(read(name).orderBy("id")));
 
     Dataset<Row> onlyB = spark.sql("SELECT CAST(1 AS BIGINT) AS id, 100 AS b");
     append(onlyB, name);
