@@ -107,7 +107,7 @@ final class FluxgateWrite implements WriteBuilder, Write, BatchWrite {
       StructField f = data.fields()[i];
       Field t = byName ? field(table, f.name()) : table.getFields().get(i);
       DataType want = ArrowTypes.sparkType(t);
-      if (!want.equals(f.dataType())) {
+      if (!DataType.equalsIgnoreNullability(want, f.dataType())) { // the server checks values
         throw new IllegalArgumentException(
             "column "
                 + t.getName()

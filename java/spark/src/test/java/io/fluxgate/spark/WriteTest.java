@@ -140,6 +140,18 @@ class WriteTest extends SparkServerTest {
   }
 
   @Test
+  void nullabilityOfTheDataFrameNeedNotMatch() {
+    String name = table("nested");
+    client.createTable(
+        TableSpec.of(name, Column.of("id", "BIGINT"), Column.of("r", "ROW<a INT, b STRING>")),
+        false);
+    // named_struct's fields are NOT NULL in Spark, the table's are nullable.
+    append(spark.sql("SELECT 1L AS id, named_struct('a', 1, 'b', 'x') AS r"), name);
+    assertEquals(
+        List.of(row(1L, 1, "x")), rows(read(name).selectExpr("id", "r.a", "r.b")));
+  }
+
+  @Test
   void writeErrorsSayWhatIsWrong() {
     String name = table("strict");
     client.createTable(
