@@ -35,11 +35,11 @@ import org.apache.arrow.vector.types.pojo.Schema;
 import org.apache.arrow.vector.util.Text;
 
 /** Builds batches from plain Java values and reads scans back into rows, for the tests. */
-final class Rows {
+public final class Rows {
   private Rows() {}
 
   /** The Arrow schema the server gives the table (or these columns of it). */
-  static Schema schema(FluxgateClient client, String table, String... columns) {
+  public static Schema schema(FluxgateClient client, String table, String... columns) {
     ScanRequest req = ScanRequest.of(table);
     if (columns.length > 0) {
       req = req.withColumns(columns);
@@ -48,7 +48,8 @@ final class Rows {
   }
 
   /** A batch of rows, each a list of values in the schema's column order; the caller closes it. */
-  static VectorSchemaRoot batch(BufferAllocator allocator, Schema schema, List<List<Object>> rows) {
+  public static VectorSchemaRoot batch(
+      BufferAllocator allocator, Schema schema, List<List<Object>> rows) {
     VectorSchemaRoot root = VectorSchemaRoot.create(schema, allocator);
     root.allocateNew();
     for (int c = 0; c < schema.getFields().size(); c++) {
@@ -62,12 +63,12 @@ final class Rows {
     return root;
   }
 
-  static List<Object> row(Object... values) {
+  public static List<Object> row(Object... values) {
     return Arrays.asList(values);
   }
 
   /** Reads a bounded scan into rows of plain values (String for text, Long for BIGINT ...). */
-  static List<List<Object>> read(FluxgateClient client, ScanRequest request) {
+  public static List<List<Object>> read(FluxgateClient client, ScanRequest request) {
     List<List<Object>> out = new ArrayList<>();
     try (Scanner s = client.scan(request)) {
       while (s.next()) {
@@ -77,7 +78,7 @@ final class Rows {
     return out;
   }
 
-  static List<List<Object>> rows(VectorSchemaRoot root) {
+  public static List<List<Object>> rows(VectorSchemaRoot root) {
     List<List<Object>> out = new ArrayList<>();
     for (int r = 0; r < root.getRowCount(); r++) {
       List<Object> row = new ArrayList<>();

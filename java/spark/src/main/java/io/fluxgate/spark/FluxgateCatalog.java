@@ -1,0 +1,108 @@
+package io.fluxgate.spark;
+
+import io.fluxgate.client.FluxgateException;
+import io.fluxgate.client.TableInfo;
+import java.util.Map;
+import org.apache.spark.sql.catalyst.analysis.NoSuchNamespaceException;
+import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
+import org.apache.spark.sql.connector.catalog.Identifier;
+import org.apache.spark.sql.connector.catalog.Table;
+import org.apache.spark.sql.connector.catalog.TableCatalog;
+import org.apache.spark.sql.connector.catalog.TableChange;
+import org.apache.spark.sql.connector.expressions.Transform;
+import org.apache.spark.sql.types.StructType;
+import org.apache.spark.sql.util.CaseInsensitiveStringMap;
+
+/**
+ * The server's databases and tables as a Spark catalog: with {@code
+ * spark.sql.catalog.fg=io.fluxgate.spark.FluxgateCatalog} and {@code
+ * spark.sql.catalog.fg.endpoint}, {@code SELECT * FROM fg.fluss.orders} reads fluss.orders and
+ * {@code fg.fluss.`orders$changelog`} its changelog. Tables are made and altered with the client or
+ * the CLI, not through Spark.
+ */
+public final class FluxgateCatalog implements TableCatalog {
+  private String name;
+  private FluxgateOptions connection;
+
+  @Override
+  public void initialize(String name, CaseInsensitiveStringMap options) {
+    this.name = name;
+    this.connection = FluxgateOptions.from(options);
+  }
+
+  @Override
+  public String name() {
+    return name;
+  }
+
+  @Override
+  public Identifier[] listTables(String[] namespace) throws NoSuchNamespaceException {
+    String database = database(namespace);
+    try {
+      return connection.call(c -> c.listTables(database)).stream()
+          .map(t -> Identifier.of(namespace, shortName(t)))
+          .toArray(Identifier[]::new);
+    } catch (FluxgateException.NotFound e) {
+      throw new NoSuchNamespaceException(namespace);
+    }
+  }
+
+  @Override
+  public Table loadTable(Identifier ident) throws NoSuchTableException {
+    try {
+      return FluxgateTable.load(connection, database(ident.namespace()) + "." + ident.name());
+    } catch (FluxgateException.NotFound | IllegalArgumentException e) {
+      throw new NoSuchTableException(ident);
+    }
+  }
+
+  @Override
+  public void invalidateTable(Identifier ident) {}
+
+  @Override
+  public boolean dropTable(Identifier ident) {
+    String table = database(ident.namespace()) + "." + ident.name();
+    try {
+      connection.call(
+          c -> {
+            c.dropTable(table, false);
+            return null;
+          });
+      return true;
+    } catch (FluxgateException.NotFound e) {
+      return false;
+    }
+  }
+
+  @Override
+  public Table createTable(
+      Identifier ident, StructType schema, Transform[] partitions, Map<String, String> properties) {
+    throw new UnsupportedOperationException(
+        "fluxgate tables are created with the client or the fluxgate CLI, not through Spark");
+  }
+
+  @Override
+  public Table alterTable(Identifier ident, TableChange... changes) {
+    throw new UnsupportedOperationException(
+        "fluxgate tables are altered with the client or the fluxgate CLI, not through Spark");
+  }
+
+  @Override
+  public void renameTable(Identifier oldIdent, Identifier newIdent) {
+    throw new UnsupportedOperationException("fluxgate tables cannot be renamed");
+  }
+
+  /** The fluxgate database of a Spark namespace, which is exactly one name. */
+  private static String database(String[] namespace) {
+    if (namespace.length != 1) {
+      throw new IllegalArgumentException(
+          "a fluxgate table is catalog.database.table; got namespace "
+              + String.join(".", namespace));
+    }
+    return namespace[0];
+  }
+
+  private static String shortName(TableInfo t) {
+    return t.table().substring(t.table().indexOf('.') + 1);
+  }
+}

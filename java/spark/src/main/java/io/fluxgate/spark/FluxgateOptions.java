@@ -1,0 +1,81 @@
+package io.fluxgate.spark;
+
+import io.fluxgate.client.ConnectOptions;
+import io.fluxgate.client.FluxgateClient;
+import java.io.Serializable;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.function.Function;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+
+/**
+ * Where a fluxgate server is and how to log in: the connector's connection options, the same keys
+ * as the Flink connector's. Serializable, so executors connect on their own.
+ *
+ * <ul>
+ *   <li>{@code endpoint}: grpc://host:port or grpc+tls://host:port (default grpc://127.0.0.1:8815)
+ *   <li>{@code username}, {@code password}: basic-to-bearer handshake
+ *   <li>{@code token}: a static bearer token
+ *   <li>{@code tls.ca-file}, {@code tls.cert-file}, {@code tls.key-file}: PEM files
+ * </ul>
+ */
+record FluxgateOptions(
+    String endpoint,
+    String username,
+    String password,
+    String token,
+    String tlsCaFile,
+    String tlsCertFile,
+    String tlsKeyFile)
+    implements Serializable {
+
+  static final String ENDPOINT = "endpoint";
+  static final String TABLE = "table";
+
+  /** Reads the connection keys of a Spark options map (keys are case-insensitive in Spark). */
+  static FluxgateOptions from(Map<String, String> options) {
+    return new FluxgateOptions(
+        options.getOrDefault(ENDPOINT, FluxgateClient.DEFAULT_URI),
+        options.get("username"),
+        options.get("password"),
+        options.get("token"),
+        options.get("tls.ca-file"),
+        options.get("tls.cert-file"),
+        options.get("tls.key-file"));
+  }
+
+  /** Connects, reading into allocator. */
+  FluxgateClient connect(BufferAllocator allocator) {
+    ConnectOptions o = ConnectOptions.defaults().withAllocator(allocator);
+    if (username != null) {
+      o = o.withBasicAuth(username, password);
+    }
+    if (token != null) {
+      o = o.withToken(token);
+    }
+    if (tlsCaFile != null) {
+      o = o.withTlsCa(Path.of(tlsCaFile));
+    }
+    if (tlsCertFile != null || tlsKeyFile != null) {
+      o =
+          o.withClientCert(
+              tlsCertFile == null ? null : Path.of(tlsCertFile),
+              tlsKeyFile == null ? null : Path.of(tlsKeyFile));
+    }
+    return FluxgateClient.connect(endpoint, o);
+  }
+
+  /** Runs fn on a client of its own, for the driver's planning calls that read no batches. */
+  <T> T call(Function<FluxgateClient, T> fn) {
+    try (BufferAllocator allocator = new RootAllocator();
+        FluxgateClient client = connect(allocator)) {
+      return fn.apply(client);
+    }
+  }
+
+  @Override
+  public String toString() {
+    return endpoint; // never the secrets
+  }
+}

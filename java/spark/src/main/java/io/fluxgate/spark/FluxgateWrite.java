@@ -1,0 +1,143 @@
+package io.fluxgate.spark;
+
+import io.fluxgate.client.TableInfo;
+import io.fluxgate.client.WriteRequest;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.arrow.vector.types.pojo.Field;
+import org.apache.arrow.vector.types.pojo.Schema;
+import org.apache.spark.sql.connector.write.BatchWrite;
+import org.apache.spark.sql.connector.write.DataWriterFactory;
+import org.apache.spark.sql.connector.write.LogicalWriteInfo;
+import org.apache.spark.sql.connector.write.PhysicalWriteInfo;
+import org.apache.spark.sql.connector.write.Write;
+import org.apache.spark.sql.connector.write.WriteBuilder;
+import org.apache.spark.sql.connector.write.WriterCommitMessage;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.StructField;
+import org.apache.spark.sql.types.StructType;
+
+/**
+ * An append to a log table, or an upsert into a primary-key table: of whole rows when the DataFrame
+ * has every column, else a partial update of its columns (which include the key). Each task writes
+ * through one idempotent writer (the query id and partition), so a retried task's batches that were
+ * already applied are not applied twice. Each batch is durable once acknowledged; the write as a
+ * whole is not atomic across tasks.
+ */
+final class FluxgateWrite implements WriteBuilder, Write, BatchWrite {
+  private final FluxgateTable table;
+  private final LogicalWriteInfo info;
+
+  FluxgateWrite(FluxgateTable table, LogicalWriteInfo info) {
+    this.table = table;
+    this.info = info;
+  }
+
+  @Override
+  public Write build() {
+    return this;
+  }
+
+  @Override
+  public BatchWrite toBatch() {
+    return this;
+  }
+
+  @Override
+  public String description() {
+    return "fluxgate write " + table.name();
+  }
+
+  @Override
+  public DataWriterFactory createBatchWriterFactory(PhysicalWriteInfo physical) {
+    TableInfo described = table.connection().call(c -> c.describeTable(table.name()));
+    Schema target = target(info.schema(), table.arrowSchema());
+    WriteRequest request = WriteRequest.of(table.name());
+    if (target.getFields().size() < table.arrowSchema().getFields().size()) {
+      if (!described.hasPrimaryKey()) {
+        throw new IllegalArgumentException(
+            "write "
+                + table.name()
+                + ": a log table takes whole rows; the DataFrame lacks "
+                + missing(target, table.arrowSchema()));
+      }
+      request =
+          request.withColumns(
+              target.getFields().stream().map(Field::getName).toArray(String[]::new));
+    }
+    return new RowBatchWriterFactory(
+        table.connection(), table.name(), request.columns(), target.toJson(), info.queryId());
+  }
+
+  @Override
+  public boolean useCommitCoordinator() {
+    return false; // every batch is applied when acknowledged; there is nothing to coordinate
+  }
+
+  @Override
+  public void commit(WriterCommitMessage[] messages) {}
+
+  @Override
+  public void abort(WriterCommitMessage[] messages) {}
+
+  /**
+   * The table's fields for the DataFrame's columns, in the DataFrame's order: by name, or by
+   * position when no name is a column and the DataFrame has as many columns as the table (SQL's
+   * INSERT ... VALUES names them col1, col2, ...). The Spark types must be the table's.
+   */
+  static Schema target(StructType data, Schema table) {
+    List<Field> fields = new ArrayList<>();
+    int named = 0;
+    for (StructField f : data.fields()) {
+      named += field(table, f.name()) != null ? 1 : 0;
+    }
+    boolean byName = named == data.fields().length;
+    boolean byPosition = named == 0 && data.fields().length == table.getFields().size();
+    if (!byName && !byPosition) {
+      List<String> unknown = new ArrayList<>();
+      for (StructField f : data.fields()) {
+        if (field(table, f.name()) == null) {
+          unknown.add(f.name());
+        }
+      }
+      throw new IllegalArgumentException(
+          "columns " + unknown + " are not in the table; it has " + names(table));
+    }
+    for (int i = 0; i < data.fields().length; i++) {
+      StructField f = data.fields()[i];
+      Field t = byName ? field(table, f.name()) : table.getFields().get(i);
+      DataType want = ArrowTypes.sparkType(t);
+      if (!DataType.equalsIgnoreNullability(want, f.dataType())) { // the server checks values
+        throw new IllegalArgumentException(
+            "column "
+                + t.getName()
+                + " is "
+                + want.sql()
+                + " in the table but "
+                + f.dataType().sql()
+                + " in the DataFrame; cast it");
+      }
+      fields.add(t);
+    }
+    return new Schema(fields);
+  }
+
+  private static Field field(Schema schema, String name) {
+    for (Field f : schema.getFields()) {
+      if (f.getName().equals(name)) {
+        return f;
+      }
+    }
+    return null;
+  }
+
+  private static List<String> names(Schema schema) {
+    return schema.getFields().stream().map(Field::getName).toList();
+  }
+
+  private static List<String> missing(Schema have, Schema all) {
+    List<String> out = new ArrayList<>(names(all));
+    out.removeAll(names(have));
+    return out;
+  }
+}

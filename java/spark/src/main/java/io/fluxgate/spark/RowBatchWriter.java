@@ -1,0 +1,122 @@
+package io.fluxgate.spark;
+
+import io.fluxgate.client.Compression;
+import io.fluxgate.client.FluxgateClient;
+import io.fluxgate.client.TableWriter;
+import io.fluxgate.client.WriteRequest;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.types.pojo.Field;
+import org.apache.arrow.vector.types.pojo.Schema;
+import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.connector.write.DataWriter;
+import org.apache.spark.sql.connector.write.WriterCommitMessage;
+import org.apache.spark.sql.execution.arrow.ArrowWriter;
+
+/**
+ * Writes one task's rows: Spark's ArrowWriter fills a batch in Spark's form (timestamps in
+ * microseconds), which is sent, in the table's types, through one pipelined DoPut stream.
+ */
+final class RowBatchWriter implements DataWriter<InternalRow> {
+  /**
+   * Rows per batch, and the buffer size at which a batch is sent sooner (under the 64 MiB limit).
+   */
+  static final int BATCH_ROWS = 65_536;
+
+  static final long BATCH_BYTES = 16L << 20;
+
+  private final Schema target;
+  private final BufferAllocator allocator;
+  private final FluxgateClient client;
+  private final TableWriter writer;
+  private final VectorSchemaRoot sparkRoot;
+  private final ArrowWriter rows;
+  private int pending; // rows in sparkRoot
+  private long written;
+
+  RowBatchWriter(FluxgateOptions connection, WriteRequest request, Schema target) {
+    this.target = target;
+    this.allocator = new RootAllocator();
+    this.client = connection.connect(allocator);
+    this.writer = client.newWriter(request, Compression.NONE, 4);
+    List<Field> sparkFields = new ArrayList<>();
+    for (Field f : target.getFields()) {
+      sparkFields.add(ArrowTypes.sparkForm(f));
+    }
+    this.sparkRoot = VectorSchemaRoot.create(new Schema(sparkFields), allocator);
+    this.rows = ArrowWriter.create(sparkRoot);
+  }
+
+  @Override
+  public void write(InternalRow row) {
+    rows.write(row);
+    pending++;
+    if (pending >= BATCH_ROWS || (pending % 1024 == 0 && bytes() >= BATCH_BYTES)) {
+      send();
+    }
+  }
+
+  private long bytes() {
+    long b = 0;
+    for (FieldVector v : sparkRoot.getFieldVectors()) {
+      b += v.getBufferSize();
+    }
+    return b;
+  }
+
+  /** Sends the rows gathered so far as one batch in the table's types. */
+  private void send() {
+    rows.finish();
+    List<FieldVector> copies = new ArrayList<>();
+    List<FieldVector> vectors = new ArrayList<>();
+    try {
+      for (int i = 0; i < target.getFields().size(); i++) {
+        FieldVector v = sparkRoot.getVector(i);
+        Field want = target.getFields().get(i);
+        if (!ArrowTypes.sparkReadsAsIs(want)) {
+          v = TimestampUnits.convert(v, want, allocator);
+          copies.add(v);
+        }
+        vectors.add(v);
+      }
+      writer.send(new VectorSchemaRoot(target.getFields(), vectors, pending));
+      written += pending;
+    } finally {
+      copies.forEach(FieldVector::close);
+      rows.reset();
+      pending = 0;
+    }
+  }
+
+  @Override
+  public WriterCommitMessage commit() {
+    if (pending > 0) {
+      send();
+    }
+    writer.flush();
+    writer.close();
+    return new Written(written);
+  }
+
+  /** Batches already sent are applied or not each as a whole; nothing else is to undo. */
+  @Override
+  public void abort() {}
+
+  @Override
+  public void close() {
+    try {
+      writer.close(); // after commit, a no-op; else it ends the stream (and throws its error)
+    } finally {
+      sparkRoot.close();
+      client.close();
+      allocator.close();
+    }
+  }
+
+  /** What a task wrote. */
+  record Written(long rows) implements WriterCommitMessage {}
+}

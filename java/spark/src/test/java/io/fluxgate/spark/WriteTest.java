@@ -1,0 +1,172 @@
+package io.fluxgate.spark;
+
+import static io.fluxgate.client.Rows.row;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.fluxgate.client.Column;
+import io.fluxgate.client.TableSpec;
+import java.math.BigDecimal;
+import java.sql.Date;
+import java.sql.Timestamp;
+import java.time.Instant;
+import java.time.LocalDateTime;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.types.StructType;
+import org.junit.jupiter.api.Test;
+
+class WriteTest extends SparkServerTest {
+  private static void append(Dataset<Row> df, String table) {
+    df.write()
+        .format("fluxgate")
+        .option("endpoint", server.uri())
+        .option("table", table)
+        .mode("append")
+        .save();
+  }
+
+  /** Rows of a DataFrame as sorted JSON, a comparison that holds for maps and binary too. */
+  private static List<String> json(Dataset<Row> df) {
+    List<String> out = new ArrayList<>(df.toJSON().collectAsList());
+    out.sort(null);
+    return out;
+  }
+
+  @Test
+  void everyTypeRoundTrips() {
+    String name = table("types");
+    client.createTable(
+        TableSpec.of(
+            name,
+            Column.of("b", "BOOLEAN"),
+            Column.of("i8", "TINYINT"),
+            Column.of("i16", "SMALLINT"),
+            Column.of("i32", "INT"),
+            Column.of("i64", "BIGINT"),
+            Column.of("f32", "FLOAT"),
+            Column.of("f64", "DOUBLE"),
+            Column.of("dec", "DECIMAL(10,2)"),
+            Column.of("s", "STRING"),
+            Column.of("bin", "BYTES"),
+            Column.of("dt", "DATE"),
+            Column.of("ts3", "TIMESTAMP(3)"),
+            Column.of("ts6", "TIMESTAMP(6)"),
+            Column.of("ts9", "TIMESTAMP(9)"),
+            Column.of("ltz3", "TIMESTAMP_LTZ(3)"),
+            Column.of("ltz6", "TIMESTAMP_LTZ(6)"),
+            Column.of("arr", "ARRAY<INT>"),
+            Column.of("m", "MAP<STRING, INT>"),
+            Column.of("r", "ROW<a INT, b STRING>")),
+        false);
+    StructType schema = read(name).schema();
+    LocalDateTime ldt = LocalDateTime.of(2026, 11, 30, 12, 34, 56, 789_000_000);
+    Timestamp instant = Timestamp.from(Instant.parse("2026-11-30T12:34:56.789Z"));
+    List<Row> rows =
+        List.of(
+            RowFactory.create(
+                true,
+                (byte) -8,
+                (short) 1600,
+                32,
+                64L,
+                1.5f,
+                -2.25,
+                new BigDecimal("12345678.90"),
+                "héllo",
+                new byte[] {0, 1, (byte) 0xff},
+                Date.valueOf("2026-11-30"),
+                ldt,
+                ldt.withNano(789_123_000),
+                ldt.withNano(789_123_000),
+                instant,
+                instant,
+                List.of(1, 2, 3),
+                Map.of("k", 7),
+                RowFactory.create(5, "five")),
+            RowFactory.create(
+                null, null, null, null, null, null, null, null, null, null, null, null, null, null,
+                null, null, null, null, null));
+    Dataset<Row> df = spark.createDataFrame(rows, schema);
+    append(df, name);
+    assertEquals(json(df), json(read(name)));
+  }
+
+  @Test
+  void upsertThenPartialUpdateOfPrimaryKeyTable() {
+    String name = table("pk");
+    client.createTable(
+        TableSpec.of(
+                name,
+                Column.notNull("id", "BIGINT"),
+                Column.of("a", "STRING"),
+                Column.of("b", "INT"))
+            .withPrimaryKey("id")
+            .withOptions(Map.of("bucket.num", "2")),
+        false);
+    StructType schema = read(name).schema();
+    append(
+        spark.createDataFrame(
+            List.of(RowFactory.create(1L, "one", 1), RowFactory.create(2L, "two", 2)), schema),
+        name);
+    append(spark.createDataFrame(List.of(RowFactory.create(2L, "TWO", 20)), schema), name);
+    assertEquals(List.of(row(1L, "one", 1), row(2L, "TWO", 20)), rows(read(name).orderBy("id")));
+
+    Dataset<Row> onlyB = spark.sql("SELECT CAST(1 AS BIGINT) AS id, 100 AS b");
+    append(onlyB, name);
+    assertEquals(
+        List.of(row(1L, "one", 100), row(2L, "TWO", 20)),
+        rows(read(name).orderBy("id")),
+        "a partial update of b leaves a as it was");
+  }
+
+  @Test
+  void appendToLogTableThroughSqlInsert() {
+    String name = table("log");
+    client.createTable(
+        TableSpec.of(name, Column.of("id", "BIGINT"), Column.of("s", "STRING")), false);
+    spark.sql("INSERT INTO fg." + name + " VALUES (1L, 'a'), (2L, 'b')");
+    Dataset<Row> more = spark.range(3, 1003).selectExpr("id", "CAST(id AS STRING) AS s");
+    append(more.repartition(3), name);
+    Dataset<Row> back = read(name);
+    assertEquals(1002, back.count());
+    assertEquals(
+        List.of(row(1L, "a"), row(2L, "b"), row(3L, "3")), rows(back.orderBy("id").limit(3)));
+  }
+
+  @Test
+  void nullabilityOfTheDataFrameNeedNotMatch() {
+    String name = table("nested");
+    client.createTable(
+        TableSpec.of(name, Column.of("id", "BIGINT"), Column.of("r", "ROW<a INT, b STRING>")),
+        false);
+    // named_struct's fields are NOT NULL in Spark, the table's are nullable.
+    append(spark.sql("SELECT 1L AS id, named_struct('a', 1, 'b', 'x') AS r"), name);
+    assertEquals(
+        List.of(row(1L, 1, "x")), rows(read(name).selectExpr("id", "r.a", "r.b")));
+  }
+
+  @Test
+  void writeErrorsSayWhatIsWrong() {
+    String name = table("strict");
+    client.createTable(
+        TableSpec.of(name, Column.of("id", "BIGINT"), Column.of("s", "STRING")), false);
+    Exception unknown =
+        assertThrows(
+            Exception.class, () -> append(spark.sql("SELECT 1L AS id, 'x' AS nope"), name));
+    assertTrue(messages(unknown).contains("[nope] are not in the table"), messages(unknown));
+    Exception type =
+        assertThrows(Exception.class, () -> append(spark.sql("SELECT 1 AS id, 'x' AS s"), name));
+    assertTrue(
+        messages(type).contains("column id is BIGINT in the table but INT in the DataFrame"),
+        messages(type));
+    Exception partialLog =
+        assertThrows(Exception.class, () -> append(spark.sql("SELECT 1L AS id"), name));
+    assertTrue(messages(partialLog).contains("a log table takes whole rows"), messages(partialLog));
+  }
+}
