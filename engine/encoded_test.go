@@ -66,7 +66,8 @@ func TestZstdScanSendsWholeFramesAsStored(t *testing.T) {
 		{"limit", ScanRequest{Compression: "zstd", Columns: []string{"id"}, Limit: &limit}, "mmr"},
 		// Statistics prove every row of frames 0, 2 and 3 matches, half of frame 1.
 		{"filter", ScanRequest{Compression: "zstd", Columns: []string{"id"}, Filter: json.RawMessage(`{"or": [{"lt": ["id", 1000]}, {"ge": ["id", 1500]}]}`)}, "mrmm"},
-		{"uncompressed", ScanRequest{Columns: []string{"id"}}, "rrrr"},
+		{"as stored by default", ScanRequest{Columns: []string{"id"}}, "mmmm"},
+		{"uncompressed", ScanRequest{Compression: "none", Columns: []string{"id"}}, "rrrr"},
 		{"changelog", ScanRequest{Table: "events$changelog", Compression: "zstd", Columns: []string{"id"}}, "mmmm"},
 		{"system columns", ScanRequest{Table: "events$changelog", Compression: "zstd", Columns: []string{ColLogOffset, "id", ColChangeType, ColCommitTimestamp}}, "mmmm"},
 	} {

@@ -524,12 +524,20 @@ func (rs *ReadStream) project(rec arrow.RecordBatch) arrow.RecordBatch {
 // read, and the view's system columns made up from the frame's offsets,
 // commit time and change types.
 func (rs *ReadStream) build(f *logstore.Frame) (arrow.RecordBatch, error) {
+	cols := make([]arrow.Array, len(rs.plan.need))
+	if len(rs.plan.read) == 0 {
+		// System columns alone: the frame's header has all they need, and
+		// its column bodies are not decoded (nor are they projected away).
+		for i, v := range rs.plan.need {
+			cols[i] = systemColumn(f, rs.plan.view.Field(v).Name, rs.e.opts.Allocator)
+		}
+		return rs.record(f, cols), nil
+	}
 	read, err := f.Record(rs.sch.decoder, readSchema(rs.info.ArrowSchema(), rs.plan.read))
 	if err != nil {
 		return nil, err
 	}
 	defer read.Release()
-	cols := make([]arrow.Array, len(rs.plan.need))
 	for i, v := range rs.plan.need {
 		if v >= rs.plan.system {
 			cols[i] = read.Column(slices.Index(rs.plan.read, v-rs.plan.system))
@@ -538,11 +546,16 @@ func (rs *ReadStream) build(f *logstore.Frame) (arrow.RecordBatch, error) {
 		}
 		cols[i] = systemColumn(f, rs.plan.view.Field(v).Name, rs.e.opts.Allocator)
 	}
+	return rs.record(f, cols), nil
+}
+
+// record makes the need-columns record of a frame's columns, taking them over.
+func (rs *ReadStream) record(f *logstore.Frame, cols []arrow.Array) arrow.RecordBatch {
 	rec := array.NewRecordBatch(rs.plan.needSchema(), cols, int64(f.Rows))
 	for _, c := range cols {
 		c.Release()
 	}
-	return rec, nil
+	return rec
 }
 
 // systemColumn makes the changelog system column name of a frame's rows.

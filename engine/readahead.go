@@ -212,6 +212,13 @@ func readAhead(src directFrames, stop int64) *framesAhead {
 				return
 			}
 			go func() {
+				// A panic here is outside every handler's recovery: it would
+				// end the process, so it fails this read instead.
+				defer func() {
+					if p := recover(); p != nil {
+						d <- frameOrErr{decodedFrame{from: from}, fmt.Errorf("decode the frame at offset %d: panic: %v", from, p)}
+					}
+				}()
 				out, err := src.decode(decodedFrame{from: from}, f)
 				d <- frameOrErr{out, err}
 			}()
