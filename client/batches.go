@@ -3,8 +3,6 @@ package client
 import (
 	"fmt"
 	"io"
-	"math/bits"
-	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
@@ -139,41 +137,8 @@ func decompress(fd *flight.FlightData, rb *ipcmsg.RecordBatch) received {
 	return received{fd: fd, body: body}
 }
 
-// bodies recycles the memory of decompressed batch bodies: a body goes back
-// when the last array made of it is released, and is handed out again
-// without being zeroed, which decompression does not need and which cost a
-// tenth of a ZSTD scan's CPU. Sizes are rounded up to powers of two.
-var bodies = &bodyPool{}
-
-type bodyPool struct {
-	classes [48]sync.Pool // of *[]byte, by log2 of the capacity
-}
-
-func sizeClass(n int) int { return bits.Len(uint(max(n, 1) - 1)) }
-
-func (p *bodyPool) Allocate(size int) []byte {
-	c := sizeClass(size)
-	if b, ok := p.classes[c].Get().(*[]byte); ok {
-		return (*b)[:size]
-	}
-	return make([]byte, size, 1<<c)
-}
-
-func (p *bodyPool) Reallocate(size int, b []byte) []byte {
-	if size <= cap(b) {
-		return b[:size]
-	}
-	out := p.Allocate(size)
-	copy(out, b)
-	p.Free(b)
-	return out
-}
-
-func (p *bodyPool) Free(b []byte) {
-	c := sizeClass(cap(b))
-	if cap(b) != 1<<c {
-		return // not one of the pool's
-	}
-	b = b[:0]
-	p.classes[c].Put(&b)
-}
+// bodies allocates decompressed batch bodies from Go's heap, never recycled:
+// arrow-go's String.Value and Binary.Value alias the body, and callers keep
+// such values after releasing the record, as they may with Go memory. (A
+// pool that handed bodies out again once released corrupted those values.)
+var bodies = memory.NewGoAllocator()

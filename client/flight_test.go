@@ -888,32 +888,3 @@ func TestZstdBatchesKeptPastNext(t *testing.T) {
 		rec.Release()
 	}
 }
-
-func TestBodyPool(t *testing.T) {
-	var p bodyPool
-	a := p.Allocate(3000)
-	if len(a) != 3000 || cap(a) != 4096 {
-		t.Fatalf("Allocate(3000): len %d cap %d, want 3000 and 4096", len(a), cap(a))
-	}
-	a[0] = 7
-	// The same class gets the freed memory back, not zeroed. (sync.Pool may
-	// drop what is put, at random under the race detector: try again.)
-	var b []byte
-	for range 50 {
-		p.Free(a)
-		if b = p.Allocate(4000); &b[0] == &a[0] {
-			break
-		}
-	}
-	if len(b) != 4000 || &b[0] != &a[0] || b[0] != 7 {
-		t.Fatalf("Allocate(4000) after a free of that class: len %d, reused %v", len(b), &b[0] == &a[0])
-	}
-	c := p.Reallocate(5000, b)
-	if len(c) != 5000 || cap(c) != 8192 || c[0] != 7 {
-		t.Fatalf("Reallocate(5000): len %d cap %d first %d", len(c), cap(c), c[0])
-	}
-	p.Free(make([]byte, 100, 100)) // not a class size: dropped
-	if d := p.Allocate(100); cap(d) != 128 {
-		t.Fatalf("Allocate(100) has cap %d, want 128", cap(d))
-	}
-}

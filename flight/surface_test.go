@@ -274,7 +274,8 @@ func TestFollowHeartbeatAndCancel(t *testing.T) {
 }
 
 // A client with gRPC's default 4 MiB receive limit reads a table whose
-// batches were written far larger: the server slices what it sends.
+// batches were written far larger: the server sends them as stored
+// (compressed) or slices what it decodes.
 func TestLargeBatchesAreSlicedUnder4MiB(t *testing.T) {
 	ts := start(t, engine.Options{})
 	ctx := ctxT(t)
@@ -300,28 +301,38 @@ func TestLargeBatchesAreSlicedUnder4MiB(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer raw.Close()
-	info, err := raw.GetFlightInfo(ctx, &flight.FlightDescriptor{Type: flight.DescriptorPATH, Path: []string{"orders"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	stream, err := raw.DoGet(ctx, info.Endpoint[0].Ticket)
-	if err != nil {
-		t.Fatal(err)
-	}
-	r, err := flight.NewRecordReader(stream, ipc.WithAllocator(ts.mem))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer r.Release()
-	rows, batches := int64(0), 0
-	for r.Next() {
-		rows += r.RecordBatch().NumRows()
-		batches++
-	}
-	if err := r.Err(); err != nil {
-		t.Fatalf("reading with the default 4 MiB limit: %v", err)
-	}
-	if rows != 300_000 || batches < 3 {
-		t.Fatalf("read %d rows in %d batches, want 300000 in several", rows, batches)
+	// As stored (the default), the compressed frame fits in one message;
+	// decoded ("none"), it is sliced into several.
+	for _, c := range []struct {
+		desc        *flight.FlightDescriptor
+		wantSeveral bool
+	}{
+		{&flight.FlightDescriptor{Type: flight.DescriptorPATH, Path: []string{"orders"}}, false},
+		{&flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte(`{"scan": {"table": "orders", "compression": "none"}}`)}, true},
+	} {
+		info, err := raw.GetFlightInfo(ctx, c.desc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		stream, err := raw.DoGet(ctx, info.Endpoint[0].Ticket)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := flight.NewRecordReader(stream, ipc.WithAllocator(ts.mem))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows, batches := int64(0), 0
+		for r.Next() {
+			rows += r.RecordBatch().NumRows()
+			batches++
+		}
+		if err := r.Err(); err != nil {
+			t.Fatalf("%s: reading with the default 4 MiB limit: %v", c.desc, err)
+		}
+		r.Release()
+		if rows != 300_000 || (c.wantSeveral && batches < 3) {
+			t.Fatalf("%s: read %d rows in %d batches, want 300000 (in several: %v)", c.desc, rows, batches, c.wantSeveral)
+		}
 	}
 }

@@ -21,7 +21,6 @@ import (
 //
 //   - STRING takes large_string and string_view; BYTES takes large_binary
 //     and binary_view.
-//   - A dictionary (pandas' categorical) is taken for its value type.
 //   - Timestamps take any unit, and any zone when the column has one (the
 //     values are UTC instants either way); times take any unit. Converting to
 //     a coarser unit must drop only zeros.
@@ -31,14 +30,12 @@ import (
 //     ARRAY field takes only its own type (arrow-go converts a struct's
 //     fields itself, and its list cast leaks memory).
 //
-// Equal types are accepted. Other conversions (integer widths, decimal
+// Dictionary columns never get here: the intake refuses them (send the
+// values). Equal types are accepted. Other conversions (integer widths, decimal
 // precisions) are not: they change what a value is.
 func Accepts(want, got arrow.DataType) bool {
 	if arrow.TypeEqual(want, got) {
 		return true
-	}
-	if d, ok := got.(*arrow.DictionaryType); ok {
-		return want.ID() != arrow.DICTIONARY && Accepts(want, d.ValueType)
 	}
 	switch want := want.(type) {
 	case *arrow.StringType:

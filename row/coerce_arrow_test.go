@@ -24,7 +24,6 @@ func TestConformTypes(t *testing.T) {
 	}{
 		{"large_string", arrow.BinaryTypes.String, arrow.BinaryTypes.LargeString, `["a", null]`, `["a",null]`},
 		{"string_view", arrow.BinaryTypes.String, arrow.BinaryTypes.StringView, `["a", "a long string past the inline twelve"]`, `["a","a long string past the inline twelve"]`},
-		{"categorical", arrow.BinaryTypes.String, &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int8, ValueType: arrow.BinaryTypes.String}, `["r", "g", "r"]`, `["r","g","r"]`},
 		{"large_binary", arrow.BinaryTypes.Binary, arrow.BinaryTypes.LargeBinary, `["AQI="]`, `["AQI="]`},
 		{"binary_view", arrow.BinaryTypes.Binary, arrow.BinaryTypes.BinaryView, `["AQI="]`, `["AQI="]`},
 		{"finer timestamp, whole", ts(arrow.Microsecond, ""), ts(arrow.Nanosecond, ""), `[1000]`, `["1970-01-01T00:00:00.000001"]`},
