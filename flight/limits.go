@@ -55,7 +55,7 @@ func (l Limits) withDefaults() Limits {
 		l.StreamsPerClient = 256
 	}
 	if l.WriteBytes <= 0 {
-		l.WriteBytes = 256 << 20
+		l.WriteBytes = 1 << 30
 	}
 	if l.MessageBytes <= 0 {
 		l.MessageBytes = 64 << 20

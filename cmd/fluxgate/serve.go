@@ -69,7 +69,7 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.http, "http", "127.0.0.1:8816", "HTTP address for /healthz, /readyz and /metrics (empty: off)")
 	fs.IntVar(&c.maxMessageBytes, "max-message-bytes", 64<<20, "largest gRPC message accepted")
 	fs.IntVar(&c.maxStreams, "max-streams-per-client", 256, "streaming calls one client host may have open at once (-1: no limit)")
-	fs.Int64Var(&c.maxWriteBytes, "max-write-bytes", 256<<20, "bytes of written batches held before they are acknowledged, over all writers; writers past it wait")
+	fs.Int64Var(&c.maxWriteBytes, "max-write-bytes", 1<<30, "bytes of written batches held before they are acknowledged, over all writers; writers past it wait")
 	fs.DurationVar(&c.idleTimeout, "stream-idle-timeout", 10*time.Minute, "end a DoPut or DoExchange stream whose client sent nothing for this long (negative: never)")
 	fs.IntVar(&c.bucketNum, "default-bucket-num", 1, "bucket.num of tables that do not set it")
 	fs.Int64Var(&c.segmentBytes, "segment-bytes", 256<<20, "log segment size at which a new segment starts")
