@@ -24,7 +24,7 @@ type Limits struct {
 	// control. A DoPut stream waiting for its client's next batch holds
 	// MessageBytes of it (gRPC receives a message whole, before its size is
 	// known), so WriteBytes / MessageBytes streams receive at once.
-	// Default 256 MiB.
+	// Default 1 GiB.
 	WriteBytes int64
 	// MessageBytes is the largest message a client may send (gRPC's
 	// MaxRecvMsgSize, set by ServerOptions), and the most a compressed
