@@ -11,7 +11,7 @@ import (
 // an empty log, and the engine replays the bucket's changelog from its start
 // on open. fluxgate repair uses it when it cuts a log below the state.
 func (s *Store) ResetBucket(table int64, bucket int) error {
-	b := s.db.NewBatch()
+	b := s.newBatch()
 	defer b.Close()
 	rows := bucketPrefix(nil, prefixRow, table, bucket)
 	if err := b.DeleteRange(rows, prefixEnd(rows), nil); err != nil {
@@ -26,6 +26,8 @@ func (s *Store) ResetBucket(table int64, bucket int) error {
 // MaxTableID returns the largest table id that has state in the store, 0 if
 // none: ids are not handed out again while state of theirs is here.
 func (s *Store) MaxTableID() (int64, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	it, err := s.db.NewIter(nil)
 	if err != nil {
 		return 0, err

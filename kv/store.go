@@ -13,6 +13,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -34,8 +35,15 @@ type Options struct {
 
 // Store is the pebble database of primary-key state.
 type Store struct {
-	db    *pebbledb.DB
+	dir   string
+	opts  Options
 	cache *pebble.Cache
+
+	// mu is held shared by every use of db (for a Snapshot, until it is
+	// closed) and exclusively by Reopen, which replaces db. A Txn does not
+	// hold it: Reopen's caller has quiesced every writer.
+	mu sync.RWMutex
+	db *pebbledb.DB
 }
 
 // Key prefixes. Every key of a table starts with its prefix byte and the
@@ -51,29 +59,37 @@ func Open(dir string, opts Options) (*Store, error) {
 	if opts.CacheBytes <= 0 {
 		opts.CacheBytes = 256 << 20
 	}
-	log := opts.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	cache := pebble.NewCache(opts.CacheBytes)
-	db, err := pebbledb.Open("primary-key state", dir, &pebble.Options{
+	if opts.FS == nil {
+		opts.FS = vfs.Default
+	}
+	s := &Store{dir: dir, opts: opts, cache: pebble.NewCache(opts.CacheBytes)}
+	db, err := s.open()
+	if err != nil {
+		s.cache.Unref()
+		return nil, fmt.Errorf("open kv store: %w", err)
+	}
+	s.db = db
+	return s, nil
+}
+
+func (s *Store) open() (*pebbledb.DB, error) {
+	return pebbledb.Open("primary-key state", s.dir, &pebble.Options{
 		FormatMajorVersion: pebble.FormatNewest,
-		Cache:              cache,
+		Cache:              s.cache,
 		// Aggregations and updates rewrite the same keys over and over: a
 		// larger memtable lets rewrites collapse before they are flushed and
 		// compacted, which was most of the write path's CPU.
 		MemTableSize:                64 << 20,
 		MemTableStopWritesThreshold: 4,
-		FS:                          opts.FS,
-	}, log.With("component", "kv"))
-	if err != nil {
-		cache.Unref()
-		return nil, fmt.Errorf("open kv store: %w", err)
-	}
-	return &Store{db: db, cache: cache}, nil
+		FS:                          s.opts.FS,
+	}, s.opts.Logger.With("component", "kv"))
 }
 
-// Close closes the store.
+// Close closes the store. The caller has quiesced writers and readers,
+// which also excludes Reopen.
 func (s *Store) Close() error {
 	err := s.db.Close()
 	s.cache.Unref()
@@ -116,6 +132,8 @@ func prefixEnd(p []byte) []byte {
 // Applied returns the next log offset of the bucket not yet applied to its
 // state (0 for a new bucket).
 func (s *Store) Applied(table int64, bucket int) (int64, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	return readApplied(s.db, table, bucket)
 }
 
@@ -141,7 +159,7 @@ func readApplied(r reader, table int64, bucket int) (int64, error) {
 
 // DropTable removes every key of a table.
 func (s *Store) DropTable(table int64) error {
-	b := s.db.NewBatch()
+	b := s.newBatch()
 	defer b.Close()
 	for _, p := range []byte{prefixRow, prefixApplied, prefixAutoInc} {
 		start := tablePrefix(nil, p, table)
@@ -156,9 +174,18 @@ func (s *Store) DropTable(table int64) error {
 // stall the write until it succeeds, and a failed log write leaves pebble
 // unable to commit at all.
 func (s *Store) commit(b *pebble.Batch, opts *pebble.WriteOptions) (err error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	if err := s.db.WriteErr(); err != nil {
 		return err
 	}
 	defer s.db.Guard(&err)
 	return b.Commit(opts)
+}
+
+// newBatch returns a batch for commit.
+func (s *Store) newBatch() *pebble.Batch {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return s.db.NewBatch()
 }

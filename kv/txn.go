@@ -7,6 +7,8 @@ import (
 	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/fluxgate-io/fluxgate/internal/pebbledb"
 )
 
 // Txn is the state change of one write: it reads through its own pending
@@ -15,8 +17,9 @@ import (
 // commits only once the changelog it produced is durable: the state never
 // runs ahead of the log.
 type Txn struct {
-	s *Store
-	b *pebble.Batch
+	s  *Store
+	db *pebbledb.DB // the store's database when the txn began
+	b  *pebble.Batch
 	// view is what the txn knows of keys: the values Prefetch read, and its
 	// own writes over them, as indexes into vals (so that writing a key it
 	// knows allocates nothing). A nil value is absent (or deleted).
@@ -30,7 +33,9 @@ type Txn struct {
 
 // NewTxn starts a write.
 func (s *Store) NewTxn() *Txn {
-	return &Txn{s: s, b: s.db.NewBatch()}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return &Txn{s: s, db: s.db, b: s.db.NewBatch()}
 }
 
 // ReadThrough makes the txn read keys as if the earlier txns, newest first,
@@ -65,7 +70,7 @@ func (t *Txn) Prefetch(keys [][]byte) error {
 	}
 	sorted := slices.Clone(keys)
 	slices.SortFunc(sorted, bytes.Compare)
-	it, err := t.s.db.NewIter(&pebble.IterOptions{LowerBound: sorted[0], UpperBound: append(slices.Clone(sorted[len(sorted)-1]), 0)})
+	it, err := t.db.NewIter(&pebble.IterOptions{LowerBound: sorted[0], UpperBound: append(slices.Clone(sorted[len(sorted)-1]), 0)})
 	if err != nil {
 		return err
 	}
@@ -120,7 +125,7 @@ func (t *Txn) Get(key []byte) ([]byte, bool, error) {
 	if v, ok := t.earlier(key); ok {
 		return v, v != nil, nil
 	}
-	v, closer, err := t.s.db.Get(key)
+	v, closer, err := t.db.Get(key)
 	if errors.Is(err, pebble.ErrNotFound) {
 		return nil, false, nil
 	}
@@ -187,14 +192,22 @@ func (t *Txn) Abort() { t.b.Close() }
 
 // Snapshot is a consistent read view of the store.
 type Snapshot struct {
+	s    *Store
 	snap *pebble.Snapshot
 }
 
-// Snapshot returns a consistent view; Close it when done.
-func (s *Store) Snapshot() *Snapshot { return &Snapshot{snap: s.db.NewSnapshot()} }
+// Snapshot returns a consistent view; Close it when done: the view holds off
+// Reopen.
+func (s *Store) Snapshot() *Snapshot {
+	s.mu.RLock()
+	return &Snapshot{s: s, snap: s.db.NewSnapshot()}
+}
 
 // Close releases the view.
-func (sn *Snapshot) Close() error { return sn.snap.Close() }
+func (sn *Snapshot) Close() error {
+	defer sn.s.mu.RUnlock()
+	return sn.snap.Close()
+}
 
 // Applied returns the bucket's applied offset in this view: the view holds
 // the bucket's changelog up to it.
