@@ -60,6 +60,7 @@ func TestReopenAfterFailedLogWrite(t *testing.T) {
 	}
 
 	d.heal()
+	stale := s.NewTxn() // of a writer the reopen's caller failed to quiesce
 	if err := s.Reopen(func(r *Store) {
 		caughtUp = true
 		if got, err := r.Applied(1, 0); err != nil || got != 1 {
@@ -70,6 +71,12 @@ func TestReopenAfterFailedLogWrite(t *testing.T) {
 	}
 	if !caughtUp || s.Broken() {
 		t.Fatalf("after reopen: caught up %v, broken %v", caughtUp, s.Broken())
+	}
+	if err := stale.Set(RowKey(nil, 1, 0, []byte("k")), []byte("stale")); err != nil {
+		t.Fatal(err)
+	}
+	if err := stale.Commit(); !errs.Is(err, errs.Unavailable) {
+		t.Fatalf("commit of a txn begun before the reopen: %v, want unavailable", err)
 	}
 	if err := writeApplied(s, 1, 2); err != nil {
 		t.Fatalf("write after reopen: %v", err)

@@ -11,16 +11,13 @@ import (
 // an empty log, and the engine replays the bucket's changelog from its start
 // on open. fluxgate repair uses it when it cuts a log below the state.
 func (s *Store) ResetBucket(table int64, bucket int) error {
-	b := s.newBatch()
-	defer b.Close()
-	rows := bucketPrefix(nil, prefixRow, table, bucket)
-	if err := b.DeleteRange(rows, prefixEnd(rows), nil); err != nil {
-		return err
-	}
-	if err := b.Delete(bucketPrefix(nil, prefixApplied, table, bucket), nil); err != nil {
-		return err
-	}
-	return s.commit(b, pebble.Sync)
+	return s.write(pebble.Sync, func(b *pebble.Batch) error {
+		rows := bucketPrefix(nil, prefixRow, table, bucket)
+		if err := b.DeleteRange(rows, prefixEnd(rows), nil); err != nil {
+			return err
+		}
+		return b.Delete(bucketPrefix(nil, prefixApplied, table, bucket), nil)
+	})
 }
 
 // MaxTableID returns the largest table id that has state in the store, 0 if

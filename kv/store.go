@@ -159,33 +159,38 @@ func readApplied(r reader, table int64, bucket int) (int64, error) {
 
 // DropTable removes every key of a table.
 func (s *Store) DropTable(table int64) error {
-	b := s.newBatch()
-	defer b.Close()
-	for _, p := range []byte{prefixRow, prefixApplied, prefixAutoInc} {
-		start := tablePrefix(nil, p, table)
-		if err := b.DeleteRange(start, prefixEnd(start), nil); err != nil {
-			return err
+	return s.write(pebble.Sync, func(b *pebble.Batch) error {
+		for _, p := range []byte{prefixRow, prefixApplied, prefixAutoInc} {
+			start := tablePrefix(nil, p, table)
+			if err := b.DeleteRange(start, prefixEnd(start), nil); err != nil {
+				return err
+			}
 		}
-	}
-	return s.commit(b, pebble.Sync)
+		return nil
+	})
 }
 
-// commit commits b, unless the disk is known to fail: a failed flush would
-// stall the write until it succeeds, and a failed log write leaves pebble
-// unable to commit at all.
-func (s *Store) commit(b *pebble.Batch, opts *pebble.WriteOptions) (err error) {
+// write commits the batch fill makes, in one hold of the read lock: the
+// batch is of the database it is committed to.
+func (s *Store) write(opts *pebble.WriteOptions, fill func(*pebble.Batch) error) error {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if err := s.db.WriteErr(); err != nil {
+	b := s.db.NewBatch()
+	defer b.Close()
+	if err := fill(b); err != nil {
 		return err
 	}
-	defer s.db.Guard(&err)
-	return b.Commit(opts)
+	return commitLocked(s.db, b, opts)
 }
 
-// newBatch returns a batch for commit.
-func (s *Store) newBatch() *pebble.Batch {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	return s.db.NewBatch()
+// commitLocked commits b to db, unless the disk is known to fail: a failed
+// flush would stall the write until it succeeds, and a failed log write
+// leaves pebble unable to commit at all. The caller holds the store's read
+// lock.
+func commitLocked(db *pebbledb.DB, b *pebble.Batch, opts *pebble.WriteOptions) (err error) {
+	if err := db.WriteErr(); err != nil {
+		return err
+	}
+	defer db.Guard(&err)
+	return b.Commit(opts)
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/cockroachdb/pebble/v2"
 
+	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/internal/pebbledb"
 )
 
@@ -68,6 +69,10 @@ func (t *Txn) Prefetch(keys [][]byte) error {
 		t.view = make(map[string]int, len(keys))
 		t.vals = make([][]byte, 0, len(keys))
 	}
+	if err := t.acquire(); err != nil {
+		return err
+	}
+	defer t.s.mu.RUnlock()
 	sorted := slices.Clone(keys)
 	slices.SortFunc(sorted, bytes.Compare)
 	it, err := t.db.NewIter(&pebble.IterOptions{LowerBound: sorted[0], UpperBound: append(slices.Clone(sorted[len(sorted)-1]), 0)})
@@ -125,6 +130,10 @@ func (t *Txn) Get(key []byte) ([]byte, bool, error) {
 	if v, ok := t.earlier(key); ok {
 		return v, v != nil, nil
 	}
+	if err := t.acquire(); err != nil {
+		return nil, false, err
+	}
+	defer t.s.mu.RUnlock()
 	v, closer, err := t.db.Get(key)
 	if errors.Is(err, pebble.ErrNotFound) {
 		return nil, false, nil
@@ -182,9 +191,25 @@ func (t *Txn) SetApplied(table int64, bucket int, offset int64) error {
 // Commit applies the txn. It does not sync: the log it was derived from is
 // durable already, and recovery replays the log from the applied offsets.
 func (t *Txn) Commit() error {
-	err := t.s.commit(t.b, pebble.NoSync)
-	t.b.Close()
-	return err
+	defer t.b.Close()
+	if err := t.acquire(); err != nil {
+		return err
+	}
+	defer t.s.mu.RUnlock()
+	return commitLocked(t.db, t.b, pebble.NoSync)
+}
+
+// acquire takes the store's read lock for a use of the txn's database, or
+// fails if the store was reopened since the txn began (by a Reopen whose
+// caller did not quiesce this writer): the txn's reads are of the old state.
+// The caller releases the lock.
+func (t *Txn) acquire() error {
+	t.s.mu.RLock()
+	if t.s.db != t.db {
+		t.s.mu.RUnlock()
+		return errs.New(errs.Unavailable, "the primary-key state was reopened while this write was under way; write again")
+	}
+	return nil
 }
 
 // Abort drops the txn.
