@@ -23,7 +23,8 @@ func (s *Store) Broken() bool {
 // durable state (the state committed since the last sync may be gone; the
 // changelog has it). catchUp is called with the reopened store before any
 // other reader sees it, to replay that changelog. The caller quiesces every
-// writer first: no Txn may be open. While the disk still fails, Reopen
+// writer first; a Txn begun before fails at its next use. While the disk
+// still fails, Reopen
 // returns the error and leaves the store as it was, readable; so it does
 // while readers keep the store busy for lockWait.
 func (s *Store) Reopen(catchUp func(*Store)) error {

@@ -3,7 +3,8 @@
 // and the auto-increment reservations. It stores and reads; what a write does
 // to a key is decided by package merge, and the log (package logstore) is the
 // write-ahead log: a bucket's state is always the replay of its changelog up
-// to its applied offset.
+// to its applied offset. After a failed write of pebble's own log the store
+// is Broken until Reopen, which the engine follows with that replay.
 package kv
 
 import (
