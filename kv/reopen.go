@@ -24,9 +24,8 @@ func (s *Store) Broken() bool {
 // changelog has it). catchUp is called with the reopened store before any
 // other reader sees it, to replay that changelog. The caller quiesces every
 // writer first; a Txn begun before fails at its next use. While the disk
-// still fails, Reopen
-// returns the error and leaves the store as it was, readable; so it does
-// while readers keep the store busy for lockWait.
+// still fails, Reopen returns the error and leaves the store as it was,
+// readable; so it does while readers keep the store busy for lockWait.
 func (s *Store) Reopen(catchUp func(*Store)) error {
 	if !s.lockIdle() {
 		return errs.New(errs.Unavailable, "primary-key state: reads kept it busy for %s; the next write tries to reopen it again", lockWait)
