@@ -115,6 +115,8 @@ type Engine struct {
 
 	alterMu sync.Mutex // serializes alter-table, so that schemas are stored in order
 
+	kvRecovery sync.Mutex // serializes reopening a broken kv store (recoverKV)
+
 	draining chan struct{} // closed by Drain
 	// life is the engine's lifetime: background work (retention, tiering)
 	// runs under it, and Close cancels it, so that no lake call outlives
@@ -330,7 +332,7 @@ func (e *Engine) openTable(info *catalog.TableInfo) (*table, error) {
 	}
 	if info.IsPrimaryKey() {
 		if t.pk, err = newPKState(info, e.kv); err == nil {
-			err = e.replay(t)
+			err = e.replay(e.kv, t)
 		}
 		if err != nil {
 			log.Close()

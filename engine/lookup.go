@@ -175,6 +175,9 @@ func (e *Engine) insertKeys(t *table, keys []lookup.Missing) error {
 		}
 	}
 	slices.Sort(buckets)
+	if err := e.writablePK(t); err != nil {
+		return err
+	}
 	st.lock(buckets)
 	defer st.unlock(buckets)
 	// Under the locks the schema cannot change: the rows take its width.

@@ -235,10 +235,8 @@ func checkNulls(info *catalog.TableInfo, rec arrow.RecordBatch, cols []int) erro
 // under the buckets' locks and appends the changelog; the state is committed
 // once the changelog is durable (pkTxn.wait).
 func (e *Engine) stagePK(t *table, sch *tableSchema, wr *merge.Write, buckets []int, ops [][]op, writer logstore.Writer) (*pkTxn, error) {
-	if t.pk.flight.failed() != nil {
-		if err := e.recoverPK(t); err != nil {
-			return nil, err
-		}
+	if err := e.writablePK(t); err != nil {
+		return nil, err
 	}
 	t.pk.lock(buckets)
 	defer t.pk.unlock(buckets)

@@ -23,7 +23,7 @@ func (e *Engine) recoverPK(t *table) error {
 	if err := t.log.Recover(); err != nil {
 		return err
 	}
-	if err := e.replay(t); err != nil {
+	if err := e.replay(e.kv, t); err != nil {
 		return fmt.Errorf("recover %s: %w", t.current().info.Path(), err)
 	}
 	t.pk.flight.reset()
@@ -33,13 +33,14 @@ func (e *Engine) recoverPK(t *table) error {
 // replay brings a primary-key table's state up to its log: the state of a
 // bucket is committed only after the changelog that produced it is durable,
 // so after a crash it may lag the log, never lead it. The changelog's
-// after-images are applied from each bucket's applied offset on.
-func (e *Engine) replay(t *table) error {
+// after-images are applied from each bucket's applied offset on, into store
+// (the engine's, or the one kv.Store.Reopen hands over).
+func (e *Engine) replay(store *kv.Store, t *table) error {
 	sch := t.current()
 	info, st := sch.info, t.pk
 	schema := info.ArrowSchema()
 	for b := range info.BucketCount() {
-		applied, err := e.kv.Applied(info.TableID, b)
+		applied, err := store.Applied(info.TableID, b)
 		if err != nil {
 			return err
 		}
@@ -56,7 +57,7 @@ func (e *Engine) replay(t *table) error {
 		if err != nil {
 			return err
 		}
-		txn := e.kv.NewTxn()
+		txn := store.NewTxn()
 		n := 0
 		var key, val []byte
 		for {

@@ -56,6 +56,8 @@ func (a *IDs) Next() (int64, error) {
 }
 
 func (s *Store) reserved(table int64) (int64, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	v, closer, err := s.db.Get(tablePrefix(nil, prefixAutoInc, table))
 	if errors.Is(err, pebble.ErrNotFound) {
 		return 0, nil
@@ -68,10 +70,7 @@ func (s *Store) reserved(table int64) (int64, error) {
 }
 
 func (s *Store) reserve(table, limit int64) error {
-	b := s.db.NewBatch()
-	defer b.Close()
-	if err := b.Set(tablePrefix(nil, prefixAutoInc, table), binary.BigEndian.AppendUint64(nil, uint64(limit)), nil); err != nil {
-		return err
-	}
-	return s.commit(b, pebble.Sync)
+	return s.write(pebble.Sync, func(b *pebble.Batch) error {
+		return b.Set(tablePrefix(nil, prefixAutoInc, table), binary.BigEndian.AppendUint64(nil, uint64(limit)), nil)
+	})
 }

@@ -180,7 +180,7 @@ func TestFailedLogWriteFailsCommitWithoutCrash(t *testing.T) {
 	}
 	d.heal()
 	if err := writeApplied(s, 1, 2); !errs.Is(err, errs.Unavailable) {
-		t.Fatalf("write after the log failed: %v, want unavailable until restart", err)
+		t.Fatalf("write after the log failed: %v, want unavailable until reopened", err)
 	}
 	if got, err := s.Applied(1, 0); err != nil || got != 1 {
 		t.Fatalf("read after the log failed: %d, %v; want 1", got, err)

@@ -11,21 +11,20 @@ import (
 // an empty log, and the engine replays the bucket's changelog from its start
 // on open. fluxgate repair uses it when it cuts a log below the state.
 func (s *Store) ResetBucket(table int64, bucket int) error {
-	b := s.db.NewBatch()
-	defer b.Close()
-	rows := bucketPrefix(nil, prefixRow, table, bucket)
-	if err := b.DeleteRange(rows, prefixEnd(rows), nil); err != nil {
-		return err
-	}
-	if err := b.Delete(bucketPrefix(nil, prefixApplied, table, bucket), nil); err != nil {
-		return err
-	}
-	return s.commit(b, pebble.Sync)
+	return s.write(pebble.Sync, func(b *pebble.Batch) error {
+		rows := bucketPrefix(nil, prefixRow, table, bucket)
+		if err := b.DeleteRange(rows, prefixEnd(rows), nil); err != nil {
+			return err
+		}
+		return b.Delete(bucketPrefix(nil, prefixApplied, table, bucket), nil)
+	})
 }
 
 // MaxTableID returns the largest table id that has state in the store, 0 if
 // none: ids are not handed out again while state of theirs is here.
 func (s *Store) MaxTableID() (int64, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	it, err := s.db.NewIter(nil)
 	if err != nil {
 		return 0, err

@@ -3,7 +3,8 @@
 // and the auto-increment reservations. It stores and reads; what a write does
 // to a key is decided by package merge, and the log (package logstore) is the
 // write-ahead log: a bucket's state is always the replay of its changelog up
-// to its applied offset.
+// to its applied offset. After a failed write of pebble's own log the store
+// is Broken until Reopen, which the engine follows with that replay.
 package kv
 
 import (
@@ -13,6 +14,7 @@ import (
 	"io"
 	"log/slog"
 	"slices"
+	"sync"
 
 	"github.com/cockroachdb/pebble/v2"
 	"github.com/cockroachdb/pebble/v2/vfs"
@@ -34,8 +36,15 @@ type Options struct {
 
 // Store is the pebble database of primary-key state.
 type Store struct {
-	db    *pebbledb.DB
+	dir   string
+	opts  Options
 	cache *pebble.Cache
+
+	// mu is held shared by every use of db (for a Snapshot, until it is
+	// closed) and exclusively by Reopen, which replaces db. A Txn does not
+	// hold it: Reopen's caller has quiesced every writer.
+	mu sync.RWMutex
+	db *pebbledb.DB
 }
 
 // Key prefixes. Every key of a table starts with its prefix byte and the
@@ -51,29 +60,37 @@ func Open(dir string, opts Options) (*Store, error) {
 	if opts.CacheBytes <= 0 {
 		opts.CacheBytes = 256 << 20
 	}
-	log := opts.Logger
-	if log == nil {
-		log = slog.New(slog.DiscardHandler)
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
 	}
-	cache := pebble.NewCache(opts.CacheBytes)
-	db, err := pebbledb.Open("primary-key state", dir, &pebble.Options{
+	if opts.FS == nil {
+		opts.FS = vfs.Default
+	}
+	s := &Store{dir: dir, opts: opts, cache: pebble.NewCache(opts.CacheBytes)}
+	db, err := s.open()
+	if err != nil {
+		s.cache.Unref()
+		return nil, fmt.Errorf("open kv store: %w", err)
+	}
+	s.db = db
+	return s, nil
+}
+
+func (s *Store) open() (*pebbledb.DB, error) {
+	return pebbledb.Open("primary-key state", s.dir, &pebble.Options{
 		FormatMajorVersion: pebble.FormatNewest,
-		Cache:              cache,
+		Cache:              s.cache,
 		// Aggregations and updates rewrite the same keys over and over: a
 		// larger memtable lets rewrites collapse before they are flushed and
 		// compacted, which was most of the write path's CPU.
 		MemTableSize:                64 << 20,
 		MemTableStopWritesThreshold: 4,
-		FS:                          opts.FS,
-	}, log.With("component", "kv"))
-	if err != nil {
-		cache.Unref()
-		return nil, fmt.Errorf("open kv store: %w", err)
-	}
-	return &Store{db: db, cache: cache}, nil
+		FS:                          s.opts.FS,
+	}, s.opts.Logger.With("component", "kv"))
 }
 
-// Close closes the store.
+// Close closes the store. The caller has quiesced writers and readers,
+// which also excludes Reopen.
 func (s *Store) Close() error {
 	err := s.db.Close()
 	s.cache.Unref()
@@ -116,6 +133,8 @@ func prefixEnd(p []byte) []byte {
 // Applied returns the next log offset of the bucket not yet applied to its
 // state (0 for a new bucket).
 func (s *Store) Applied(table int64, bucket int) (int64, error) {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
 	return readApplied(s.db, table, bucket)
 }
 
@@ -141,24 +160,38 @@ func readApplied(r reader, table int64, bucket int) (int64, error) {
 
 // DropTable removes every key of a table.
 func (s *Store) DropTable(table int64) error {
-	b := s.db.NewBatch()
-	defer b.Close()
-	for _, p := range []byte{prefixRow, prefixApplied, prefixAutoInc} {
-		start := tablePrefix(nil, p, table)
-		if err := b.DeleteRange(start, prefixEnd(start), nil); err != nil {
-			return err
+	return s.write(pebble.Sync, func(b *pebble.Batch) error {
+		for _, p := range []byte{prefixRow, prefixApplied, prefixAutoInc} {
+			start := tablePrefix(nil, p, table)
+			if err := b.DeleteRange(start, prefixEnd(start), nil); err != nil {
+				return err
+			}
 		}
-	}
-	return s.commit(b, pebble.Sync)
+		return nil
+	})
 }
 
-// commit commits b, unless the disk is known to fail: a failed flush would
-// stall the write until it succeeds, and a failed log write leaves pebble
-// unable to commit at all.
-func (s *Store) commit(b *pebble.Batch, opts *pebble.WriteOptions) (err error) {
-	if err := s.db.WriteErr(); err != nil {
+// write commits the batch fill makes, in one hold of the read lock: the
+// batch is of the database it is committed to.
+func (s *Store) write(opts *pebble.WriteOptions, fill func(*pebble.Batch) error) error {
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	b := s.db.NewBatch()
+	defer b.Close()
+	if err := fill(b); err != nil {
 		return err
 	}
-	defer s.db.Guard(&err)
+	return commitLocked(s.db, b, opts)
+}
+
+// commitLocked commits b to db, unless the disk is known to fail: a failed
+// flush would stall the write until it succeeds, and a failed log write
+// leaves pebble unable to commit at all. The caller holds the store's read
+// lock.
+func commitLocked(db *pebbledb.DB, b *pebble.Batch, opts *pebble.WriteOptions) (err error) {
+	if err := db.WriteErr(); err != nil {
+		return err
+	}
+	defer db.Guard(&err)
 	return b.Commit(opts)
 }

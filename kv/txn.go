@@ -7,6 +7,9 @@ import (
 	"slices"
 
 	"github.com/cockroachdb/pebble/v2"
+
+	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/internal/pebbledb"
 )
 
 // Txn is the state change of one write: it reads through its own pending
@@ -15,8 +18,9 @@ import (
 // commits only once the changelog it produced is durable: the state never
 // runs ahead of the log.
 type Txn struct {
-	s *Store
-	b *pebble.Batch
+	s  *Store
+	db *pebbledb.DB // the store's database when the txn began
+	b  *pebble.Batch
 	// view is what the txn knows of keys: the values Prefetch read, and its
 	// own writes over them, as indexes into vals (so that writing a key it
 	// knows allocates nothing). A nil value is absent (or deleted).
@@ -30,7 +34,9 @@ type Txn struct {
 
 // NewTxn starts a write.
 func (s *Store) NewTxn() *Txn {
-	return &Txn{s: s, b: s.db.NewBatch()}
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	return &Txn{s: s, db: s.db, b: s.db.NewBatch()}
 }
 
 // ReadThrough makes the txn read keys as if the earlier txns, newest first,
@@ -63,9 +69,13 @@ func (t *Txn) Prefetch(keys [][]byte) error {
 		t.view = make(map[string]int, len(keys))
 		t.vals = make([][]byte, 0, len(keys))
 	}
+	if err := t.acquire(); err != nil {
+		return err
+	}
+	defer t.s.mu.RUnlock()
 	sorted := slices.Clone(keys)
 	slices.SortFunc(sorted, bytes.Compare)
-	it, err := t.s.db.NewIter(&pebble.IterOptions{LowerBound: sorted[0], UpperBound: append(slices.Clone(sorted[len(sorted)-1]), 0)})
+	it, err := t.db.NewIter(&pebble.IterOptions{LowerBound: sorted[0], UpperBound: append(slices.Clone(sorted[len(sorted)-1]), 0)})
 	if err != nil {
 		return err
 	}
@@ -120,7 +130,11 @@ func (t *Txn) Get(key []byte) ([]byte, bool, error) {
 	if v, ok := t.earlier(key); ok {
 		return v, v != nil, nil
 	}
-	v, closer, err := t.s.db.Get(key)
+	if err := t.acquire(); err != nil {
+		return nil, false, err
+	}
+	defer t.s.mu.RUnlock()
+	v, closer, err := t.db.Get(key)
 	if errors.Is(err, pebble.ErrNotFound) {
 		return nil, false, nil
 	}
@@ -177,9 +191,25 @@ func (t *Txn) SetApplied(table int64, bucket int, offset int64) error {
 // Commit applies the txn. It does not sync: the log it was derived from is
 // durable already, and recovery replays the log from the applied offsets.
 func (t *Txn) Commit() error {
-	err := t.s.commit(t.b, pebble.NoSync)
-	t.b.Close()
-	return err
+	defer t.b.Close()
+	if err := t.acquire(); err != nil {
+		return err
+	}
+	defer t.s.mu.RUnlock()
+	return commitLocked(t.db, t.b, pebble.NoSync)
+}
+
+// acquire takes the store's read lock for a use of the txn's database, or
+// fails if the store was reopened since the txn began (by a Reopen whose
+// caller did not quiesce this writer): the txn's reads are of the old state.
+// The caller releases the lock.
+func (t *Txn) acquire() error {
+	t.s.mu.RLock()
+	if t.s.db != t.db {
+		t.s.mu.RUnlock()
+		return errs.New(errs.Unavailable, "the primary-key state was reopened while this write was under way; write again")
+	}
+	return nil
 }
 
 // Abort drops the txn.
@@ -187,14 +217,22 @@ func (t *Txn) Abort() { t.b.Close() }
 
 // Snapshot is a consistent read view of the store.
 type Snapshot struct {
+	s    *Store
 	snap *pebble.Snapshot
 }
 
-// Snapshot returns a consistent view; Close it when done.
-func (s *Store) Snapshot() *Snapshot { return &Snapshot{snap: s.db.NewSnapshot()} }
+// Snapshot returns a consistent view; Close it when done: the view holds off
+// Reopen.
+func (s *Store) Snapshot() *Snapshot {
+	s.mu.RLock()
+	return &Snapshot{s: s, snap: s.db.NewSnapshot()}
+}
 
 // Close releases the view.
-func (sn *Snapshot) Close() error { return sn.snap.Close() }
+func (sn *Snapshot) Close() error {
+	defer sn.s.mu.RUnlock()
+	return sn.snap.Close()
+}
 
 // Applied returns the bucket's applied offset in this view: the view holds
 // the bucket's changelog up to it.

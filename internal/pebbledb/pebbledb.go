@@ -62,7 +62,7 @@ func Open(name, dir string, opts *pebble.Options, log *slog.Logger) (*DB, error)
 				r.db.Close()
 			}
 		}()
-		return nil, storageError(err, "%s: flush the recovered log", name)
+		return nil, StorageError(err, "%s: flush the recovered log", name)
 	}
 }
 
@@ -83,8 +83,41 @@ func openGuarded(dir string, opts *pebble.Options) (db *pebble.DB, err error) {
 
 // WriteErr is the reason writes are refused now, or nil: a flush that failed
 // and has not succeeded since (writes would fill the memtables and stall),
-// or a failed log write, which leaves pebble unable to commit until restart.
+// or a failed log write, which leaves this instance unable to commit again.
 func (d *DB) WriteErr() error { return d.h.writeErr() }
+
+// Broken reports whether a commit or a log write failed: this instance will
+// not commit again, and only closing and reopening the database (which
+// recovers from its files) brings writes back.
+func (d *DB) Broken() bool {
+	d.h.mu.Lock()
+	defer d.h.mu.Unlock()
+	return d.h.fatal != nil
+}
+
+// closeTimeout bounds CloseBroken: a close that waits on a flush retrying
+// against a failing disk must not hold up the caller for ever.
+const closeTimeout = 10 * time.Second
+
+// CloseBroken closes a broken database. pebble may report the failed log
+// again, or raise it as a Fatal, which is returned; a close that does not
+// finish within closeTimeout is an error, and the database (and its
+// directory's lock) is then left to it.
+func (d *DB) CloseBroken() error {
+	done := make(chan error, 1)
+	go func() {
+		var err error
+		defer func() { done <- err }()
+		defer d.Guard(&err)
+		err = d.DB.Close()
+	}()
+	select {
+	case err := <-done:
+		return err
+	case <-time.After(closeTimeout):
+		return errs.New(errs.Unavailable, "%s: close after a failed log write did not finish in %s", d.h.name, closeTimeout)
+	}
+}
 
 // Fatal is pebble's report that a commit (or a MANIFEST write) failed. Its
 // Logger.Fatalf must not return, so it panics with this; Guard turns it into
@@ -107,9 +140,9 @@ func (d *DB) Guard(err *error) {
 	*err = d.h.fail(f)
 }
 
-// storageError gives a disk failure its kind: a full disk is
+// StorageError gives a disk failure its kind: a full disk is
 // RESOURCE_EXHAUSTED, any other I/O error UNAVAILABLE.
-func storageError(err error, format string, args ...any) error {
+func StorageError(err error, format string, args ...any) error {
 	kind := errs.Unavailable
 	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
 		kind = errs.Exhausted
@@ -130,7 +163,7 @@ type health struct {
 	mu       sync.Mutex
 	opening  chan error // while opening: the first failed flush
 	flushErr error      // the last flush failed with it; nil once one succeeds
-	fatal    error      // a commit failed: sticky until restart
+	fatal    error      // a commit failed: sticky until the database is reopened
 	repeats  int        // background errors since the last success
 }
 
@@ -189,7 +222,7 @@ func (h *health) writeErr() error {
 		return h.fatal
 	}
 	if h.flushErr != nil {
-		return storageError(h.flushErr, "%s cannot flush; writes resume once it can", h.name)
+		return StorageError(h.flushErr, "%s cannot flush; writes resume once it can", h.name)
 	}
 	return nil
 }
@@ -203,14 +236,14 @@ func (h *health) logFailed(err error) error {
 	return err
 }
 
-// fail makes writes fail from now on: pebble cannot commit again in this
-// process.
+// fail makes writes fail from now on: this pebble instance cannot commit
+// again.
 func (h *health) fail(err error) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.fatal == nil {
-		h.fatal = storageError(err, "%s failed; restart the server once the disk works", h.name)
-		h.log.Error("storage failed: writes are refused until restart", "store", h.name, "err", err.Error())
+		h.fatal = StorageError(err, "%s failed; writes resume once the disk works and it is reopened", h.name)
+		h.log.Error("storage failed: writes are refused until it is reopened", "store", h.name, "err", err.Error())
 	}
 	return h.fatal
 }

@@ -1,0 +1,58 @@
+package engine
+
+import (
+	"cmp"
+	"slices"
+
+	"github.com/fluxgate-io/fluxgate/kv"
+)
+
+// writablePK readies a primary-key table for a write: if the state store
+// broke (a write of its log failed) it is reopened first, and if the
+// table's last write failed its log and state are recovered.
+func (e *Engine) writablePK(t *table) error {
+	if e.kv.Broken() {
+		if err := e.recoverKV(); err != nil {
+			return err
+		}
+	}
+	if t.pk.flight.failed() != nil {
+		return e.recoverPK(t)
+	}
+	return nil
+}
+
+// recoverKV reopens the broken state store once its disk works, as a
+// restart would: with every primary-key table's writes quiesced, the store
+// is closed and opened again from its files, and each table's changelog is
+// replayed into it from its buckets' applied offsets. A table whose replay
+// fails refuses writes, and its next write tries again (recoverPK). The
+// tables' auto-increment allocators are kept: their reservations are synced
+// before any id is handed out, so no id is issued twice.
+func (e *Engine) recoverKV() error {
+	e.kvRecovery.Lock()
+	defer e.kvRecovery.Unlock()
+	if !e.kv.Broken() {
+		return nil // another write recovered it meanwhile
+	}
+	e.mu.RLock()
+	var tables []*table
+	for _, t := range e.tables {
+		if t.pk != nil {
+			tables = append(tables, t)
+		}
+	}
+	e.mu.RUnlock()
+	slices.SortFunc(tables, func(a, b *table) int { return cmp.Compare(a.current().info.TableID, b.current().info.TableID) })
+	for _, t := range tables {
+		defer t.pk.quiesce()()
+	}
+	return e.kv.Reopen(func(store *kv.Store) {
+		for _, t := range tables {
+			if err := e.replay(store, t); err != nil {
+				t.pk.flight.fail(err)
+				e.opts.Logger.Error("replay the changelog into the reopened primary-key state", "table", t.current().info.Path().String(), "err", err.Error())
+			}
+		}
+	})
+}
