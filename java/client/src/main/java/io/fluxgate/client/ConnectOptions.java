@@ -32,6 +32,33 @@ public record ConnectOptions(
     return new ConnectOptions(null, null, null, null, null, null, null, Duration.ofSeconds(30));
   }
 
+  /**
+   * The connection settings the connectors take as string options ({@code username}/{@code
+   * password} or {@code token}, {@code tls.ca-file}, {@code tls.cert-file}, {@code tls.key-file});
+   * each may be null. With a username, the token is not used.
+   */
+  public static ConnectOptions ofSettings(
+      String username,
+      String password,
+      String token,
+      String tlsCaFile,
+      String tlsCertFile,
+      String tlsKeyFile) {
+    return new ConnectOptions(
+        null,
+        username,
+        password,
+        username == null ? token : null,
+        path(tlsCaFile),
+        path(tlsCertFile),
+        path(tlsKeyFile),
+        defaults().handshakeTimeout());
+  }
+
+  private static Path path(String file) {
+    return file == null ? null : Path.of(file);
+  }
+
   public ConnectOptions withAllocator(BufferAllocator allocator) {
     return new ConnectOptions(
         allocator, username, password, token, tlsCaFile, tlsCertFile, tlsKeyFile, handshakeTimeout);

@@ -3,7 +3,6 @@ package io.fluxgate.flink;
 import io.fluxgate.client.ConnectOptions;
 import io.fluxgate.client.FluxgateClient;
 import java.io.Serializable;
-import java.nio.file.Path;
 import org.apache.flink.configuration.ReadableConfig;
 
 /**
@@ -33,22 +32,10 @@ public record Connection(
 
   /** Connects; with a username the handshake runs now, so bad credentials fail here. */
   public FluxgateClient connect() {
-    ConnectOptions options = ConnectOptions.defaults();
-    if (username != null) {
-      options = options.withBasicAuth(username, password);
-    } else if (token != null) {
-      options = options.withToken(token);
-    }
-    if (tlsCaFile != null) {
-      options = options.withTlsCa(Path.of(tlsCaFile));
-    }
-    if (tlsCertFile != null || tlsKeyFile != null) {
-      options =
-          options.withClientCert(
-              tlsCertFile == null ? null : Path.of(tlsCertFile),
-              tlsKeyFile == null ? null : Path.of(tlsKeyFile));
-    }
-    return FluxgateClient.connect(endpoint, options);
+    return FluxgateClient.connect(
+        endpoint,
+        ConnectOptions.ofSettings(
+            username, password, token, tlsCaFile, tlsCertFile, tlsKeyFile));
   }
 
   @Override

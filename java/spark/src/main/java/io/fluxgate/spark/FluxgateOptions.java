@@ -3,7 +3,6 @@ package io.fluxgate.spark;
 import io.fluxgate.client.ConnectOptions;
 import io.fluxgate.client.FluxgateClient;
 import java.io.Serializable;
-import java.nio.file.Path;
 import java.util.Map;
 import java.util.function.Function;
 import org.apache.arrow.memory.BufferAllocator;
@@ -47,23 +46,10 @@ record FluxgateOptions(
 
   /** Connects, reading into allocator. */
   FluxgateClient connect(BufferAllocator allocator) {
-    ConnectOptions o = ConnectOptions.defaults().withAllocator(allocator);
-    if (username != null) {
-      o = o.withBasicAuth(username, password);
-    }
-    if (token != null) {
-      o = o.withToken(token);
-    }
-    if (tlsCaFile != null) {
-      o = o.withTlsCa(Path.of(tlsCaFile));
-    }
-    if (tlsCertFile != null || tlsKeyFile != null) {
-      o =
-          o.withClientCert(
-              tlsCertFile == null ? null : Path.of(tlsCertFile),
-              tlsKeyFile == null ? null : Path.of(tlsKeyFile));
-    }
-    return FluxgateClient.connect(endpoint, o);
+    return FluxgateClient.connect(
+        endpoint,
+        ConnectOptions.ofSettings(username, password, token, tlsCaFile, tlsCertFile, tlsKeyFile)
+            .withAllocator(allocator));
   }
 
   /** Runs fn on a client of its own, for the driver's planning calls that read no batches. */
