@@ -7,7 +7,7 @@
 //
 // It owns no I/O, no encoding and no id allocation: the caller reads the stored
 // row, hands in the written one, and stores and logs what comes back. The rules
-// are Fluss's (reference/fluss-semantics.md §3, §4, §5, §12, appendix E); where
+// are Fluss's (its KvTablet, RowMerger implementations and documentation); where
 // fluxgate decides differently, the code says so.
 package merge
 

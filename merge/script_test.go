@@ -1,6 +1,7 @@
 package merge_test
 
-// The testdata scripts replay the worked examples of reference/fluss-semantics.md
+// The testdata scripts replay the worked examples of Fluss's merge engines and
+// changelog rules (Fluss's documentation and its KvTablet/RowMerger tests)
 // against one table held in a map, as the kv store would drive the merger.
 //
 // A script is a list of blocks, separated by blank lines; lines starting with #
