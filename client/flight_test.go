@@ -17,6 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/arrow/util"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
@@ -724,7 +725,7 @@ func TestWriterSplitsLargeRecords(t *testing.T) {
 
 	rec := makeRecord(mem, 0, 1000)
 	defer rec.Release()
-	size := RecordBytes(rec)
+	size := util.TotalRecordSize(rec)
 	w, err := c.NewWriter(ctx, WriteRequest{Table: "fluss.orders"}, WithMaxBatchBytes(size/4))
 	if err != nil {
 		t.Fatal(err)

@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/util"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -413,7 +414,7 @@ func splitRecord(rec arrow.RecordBatch, maxBytes int64) []arrow.RecordBatch {
 	if maxBytes <= 0 || rows <= 1 {
 		return []arrow.RecordBatch{rec}
 	}
-	size := RecordBytes(rec)
+	size := util.TotalRecordSize(rec)
 	if size <= maxBytes {
 		return []arrow.RecordBatch{rec}
 	}
@@ -430,30 +431,4 @@ func splitRecord(rec arrow.RecordBatch, maxBytes int64) []arrow.RecordBatch {
 		out = append(out, rec.NewSlice(off, end))
 	}
 	return out
-}
-
-// RecordBytes estimates the encoded size of rec: the bytes of its buffers
-// (for a slice, of the whole arrays it is a slice of, so an overestimate).
-func RecordBytes(rec arrow.RecordBatch) int64 {
-	var total int64
-	for _, col := range rec.Columns() {
-		total += dataBytes(col.Data())
-	}
-	return total
-}
-
-func dataBytes(d arrow.ArrayData) int64 {
-	var n int64
-	for _, b := range d.Buffers() {
-		if b != nil {
-			n += int64(b.Len())
-		}
-	}
-	for _, c := range d.Children() {
-		n += dataBytes(c)
-	}
-	if d.DataType().ID() == arrow.DICTIONARY {
-		n += dataBytes(d.Dictionary())
-	}
-	return n
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/util"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 
@@ -101,7 +102,7 @@ func errMessageTooLarge(ctx context.Context, env *Env) error {
 	// to refuse.
 	desc := &flight.FlightDescriptor{Type: flight.DescriptorPATH, Path: strings.SplitN(table, ".", 2)}
 	_, err := rawPut(ctx, env, desc, rec, grpc.MaxCallSendMsgSize(2*limit+(16<<20)))
-	what := fmt.Sprintf("DoPut of a %d MiB batch to a server with --max-message-bytes %d", client.RecordBytes(rec)>>20, limit)
+	what := fmt.Sprintf("DoPut of a %d MiB batch to a server with --max-message-bytes %d", util.TotalRecordSize(rec)>>20, limit)
 	if err := wantCode(what, err, codes.ResourceExhausted, strconv.Itoa(limit)); err != nil {
 		return err
 	}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/util"
 
 	"github.com/fluxgate-io/fluxgate/lake"
 )
@@ -114,5 +115,5 @@ func (rs *ReadStream) sendLake(ctx context.Context, rec arrow.RecordBatch, bucke
 	defer out.Release()
 	meta := BatchMeta{Bucket: bucket, Start: *start, Next: end, HighWatermark: rs.t.log.HighWatermark(bucket)}
 	*start = end
-	return rs.sendRows(ctx, out, rows, meta, offset, RecordBytes(out)*rows/max(out.NumRows(), 1), send)
+	return rs.sendRows(ctx, out, rows, meta, offset, util.TotalRecordSize(out)*rows/max(out.NumRows(), 1), send)
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/arrow/util"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/errs"
@@ -406,7 +407,7 @@ func (rs *ReadStream) sendFrame(ctx context.Context, d decodedFrame, r TicketRan
 	if d.unfiltered {
 		bufRows = int64(f.Rows)
 	}
-	sent := RecordBytes(out) * rows / max(bufRows, 1)
+	sent := util.TotalRecordSize(out) * rows / max(bufRows, 1)
 	meta := BatchMeta{Bucket: r.Bucket, Start: f.BaseOffset + lo, Next: end, HighWatermark: rs.t.log.HighWatermark(r.Bucket)}
 	return rs.sendRows(ctx, out, rows, meta, offset, sent, send)
 }
@@ -418,7 +419,7 @@ func (rs *ReadStream) sendFrame(ctx context.Context, d decodedFrame, r TicketRan
 // Arrow bytes to count for the metric.
 func (rs *ReadStream) sendRows(ctx context.Context, out arrow.RecordBatch, rows int64, meta BatchMeta, offset func(k int64) int64, sent int64, send func(arrow.RecordBatch, BatchMeta) error) error {
 	step := rows
-	if size := RecordBytes(out) * rows / max(out.NumRows(), 1); size > MaxBatchBytes {
+	if size := util.TotalRecordSize(out) * rows / max(out.NumRows(), 1); size > MaxBatchBytes {
 		step = max(rows*MaxBatchBytes/size, 1)
 	}
 	start, end := meta.Start, meta.Next
@@ -616,26 +617,4 @@ func emptyRecord(schema *arrow.Schema, mem memory.Allocator) arrow.RecordBatch {
 		c.Release()
 	}
 	return rec
-}
-
-// RecordBytes is the size of a record's buffers.
-func RecordBytes(rec arrow.RecordBatch) int64 {
-	var n int64
-	for _, c := range rec.Columns() {
-		n += dataBytes(c.Data())
-	}
-	return n
-}
-
-func dataBytes(d arrow.ArrayData) int64 {
-	var n int64
-	for _, b := range d.Buffers() {
-		if b != nil {
-			n += int64(b.Len())
-		}
-	}
-	for _, c := range d.Children() {
-		n += dataBytes(c)
-	}
-	return n
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/arrow/util"
 
 	"github.com/fluxgate-io/fluxgate/row"
 )
@@ -85,7 +86,7 @@ func (rs *ReadStream) runSnapshot(ctx context.Context, bucket int, send func(arr
 		meta.HighWatermark = rs.t.log.HighWatermark(bucket)
 		attr := tableAttr(info.Path().String())
 		rs.e.met.rowsRead.Add(ctx, out.NumRows(), attr)
-		rs.e.met.bytesRead.Add(ctx, RecordBytes(out)*out.NumRows()/max(bufRows, 1), attr)
+		rs.e.met.bytesRead.Add(ctx, util.TotalRecordSize(out)*out.NumRows()/max(bufRows, 1), attr)
 		return send(out, meta)
 	}
 	values := streamValues(snap, info.TableID, bucket)

@@ -15,9 +15,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/arrow/util"
 
 	"github.com/fluxgate-io/fluxgate/client"
-	"github.com/fluxgate-io/fluxgate/engine"
 )
 
 // benchEventColumns are the 20 columns of the event table.
@@ -175,7 +175,7 @@ func benchEventData(rows, batchRows int) *benchEvents {
 		rec := b.NewRecordBatch()
 		b.Release()
 		ev.recs = append(ev.recs, rec)
-		ev.bytes += engine.RecordBytes(rec)
+		ev.bytes += util.TotalRecordSize(rec)
 	}
 	// The filter: a narrow ts range in the middle holding about 1 % of the
 	// rows, so that batch statistics can skip all the other batches.

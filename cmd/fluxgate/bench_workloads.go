@@ -14,10 +14,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/arrow/util"
 
 	"github.com/fluxgate-io/fluxgate/bucketing"
 	"github.com/fluxgate-io/fluxgate/client"
-	"github.com/fluxgate-io/fluxgate/engine"
 	"github.com/fluxgate-io/fluxgate/kv"
 	"github.com/fluxgate-io/fluxgate/row"
 )
@@ -207,7 +207,7 @@ func benchRead(s client.RecordStream) (rows, bytes int64, err error) {
 	for s.Next() {
 		rec := s.RecordBatch()
 		rows += rec.NumRows()
-		bytes += engine.RecordBytes(rec)
+		bytes += util.TotalRecordSize(rec)
 	}
 	return rows, bytes, s.Err()
 }
@@ -511,7 +511,7 @@ func benchLookups(ctx context.Context, cl *client.Client, req client.LookupReque
 			return fmt.Errorf("lookup in %s: %d rows for %d keys", req.Table, meta.Rows, meta.Keys)
 		}
 		s.rows += int64(meta.Keys)
-		s.bytes += engine.RecordBytes(ans)
+		s.bytes += util.TotalRecordSize(ans)
 		return nil
 	}
 	start := time.Now()
@@ -603,7 +603,7 @@ func benchAggPrepare(ctx context.Context, e *benchEnv) error {
 	}
 	st := &benchAgg{table: info.Table, recs: benchAggBatches(schema, e.cfg.keys, e.cfg.batchRows), rows: int64(e.cfg.keys)}
 	for _, r := range st.recs {
-		st.bytes += engine.RecordBytes(r)
+		st.bytes += util.TotalRecordSize(r)
 	}
 	e.agg = st
 	return nil

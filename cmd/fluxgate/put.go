@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/util"
 	"github.com/fluxgate-io/fluxgate/client"
 )
 
@@ -189,7 +190,7 @@ func writeAll(ctx context.Context, c *client.Client, req client.WriteRequest, in
 		if sendErr = w.Send(rec); sendErr != nil {
 			break
 		}
-		prog.sent(client.RecordBytes(rec))
+		prog.sent(util.TotalRecordSize(rec))
 	}
 	inErr := in.Err()
 	if inErr != nil || sendErr != nil {
