@@ -75,8 +75,8 @@ func TestWriteBudgetHoldsFromReceipt(t *testing.T) {
 	if got := unacked.Load(); got != 4 {
 		t.Fatalf("%d batches of %d bytes received unacknowledged under a %d-byte budget, want 4", got, rows*8, budget)
 	}
-	if free := freeBytes(s.limits.bytes); free >= limit {
-		t.Fatalf("%d bytes of the budget free with four batches held: room for another", free)
+	if s.limits.bytes.sem.TryAcquire(limit) {
+		t.Fatalf("%d bytes of the budget free with four batches held: room for another", limit)
 	}
 	close(ack)
 	wg.Wait()
@@ -87,15 +87,9 @@ func TestWriteBudgetHoldsFromReceipt(t *testing.T) {
 	if p := peak.Load(); p != 4 {
 		t.Errorf("at most %d batches were held unacknowledged, want 4", p)
 	}
-	if free := freeBytes(s.limits.bytes); free != budget {
-		t.Errorf("%d bytes of the budget free at the end, want all %d", free, budget)
+	if !s.limits.bytes.sem.TryAcquire(budget) {
+		t.Errorf("the budget is not all free at the end")
 	}
-}
-
-func freeBytes(b *byteBudget) int64 {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.free
 }
 
 // waitFor polls cond until it holds, failing the test after 10 seconds.

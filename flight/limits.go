@@ -6,6 +6,7 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/semaphore"
 	"google.golang.org/grpc/peer"
 
 	"github.com/fluxgate-io/fluxgate/errs"
@@ -95,46 +96,24 @@ func (l *limits) openStream(ctx context.Context, rpc string) (func(), error) {
 	}, nil
 }
 
-// byteBudget is a counting semaphore of bytes.
+// byteBudget is a semaphore of bytes whose requests are capped at its size, so
+// that a batch larger than the whole budget waits for all of it instead of
+// forever.
 type byteBudget struct {
-	mu    sync.Mutex
-	cond  *sync.Cond
-	free  int64
+	sem   *semaphore.Weighted
 	total int64
 }
 
 func newByteBudget(n int64) *byteBudget {
-	b := &byteBudget{free: n, total: n}
-	b.cond = sync.NewCond(&b.mu)
-	return b
+	return &byteBudget{sem: semaphore.NewWeighted(n), total: n}
 }
 
-// acquire waits until n bytes are free (a batch larger than the whole budget
-// waits for all of it) or ctx ends.
+// acquire waits until n bytes are free or ctx ends. Waiters are served in
+// order, so a large batch is not starved by small ones.
 func (b *byteBudget) acquire(ctx context.Context, n int64) error {
-	n = min(n, b.total)
-	stop := context.AfterFunc(ctx, func() {
-		b.mu.Lock()
-		b.cond.Broadcast()
-		b.mu.Unlock()
-	})
-	defer stop()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for b.free < n {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		b.cond.Wait()
-	}
-	b.free -= n
-	return nil
+	return b.sem.Acquire(ctx, min(n, b.total))
 }
 
 func (b *byteBudget) release(n int64) {
-	n = min(n, b.total)
-	b.mu.Lock()
-	b.free += n
-	b.cond.Broadcast()
-	b.mu.Unlock()
+	b.sem.Release(min(n, b.total))
 }
