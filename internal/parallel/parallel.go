@@ -4,12 +4,13 @@ package parallel
 
 import (
 	"runtime"
-	"sync"
+
+	"golang.org/x/sync/errgroup"
 )
 
 // For calls fn(0), ..., fn(n-1) on up to GOMAXPROCS goroutines and waits for
 // them. With one piece, or one core, it calls them in order on the caller's
-// goroutine.
+// goroutine: the common case of a narrow batch pays for no goroutine.
 func For(n int, fn func(i int)) {
 	workers := min(runtime.GOMAXPROCS(0), n)
 	if workers <= 1 {
@@ -18,18 +19,13 @@ func For(n int, fn func(i int)) {
 		}
 		return
 	}
-	var wg sync.WaitGroup
-	next := make(chan int, n)
+	var g errgroup.Group
+	g.SetLimit(workers)
 	for i := range n {
-		next <- i
-	}
-	close(next)
-	for range workers {
-		wg.Go(func() {
-			for i := range next {
-				fn(i)
-			}
+		g.Go(func() error {
+			fn(i)
+			return nil
 		})
 	}
-	wg.Wait()
+	_ = g.Wait() // the pieces return no error
 }
