@@ -8,6 +8,7 @@ import (
 	"math"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/twmb/murmur3"
 
 	"github.com/fluxgate-io/fluxgate/errs"
 )
@@ -67,7 +68,7 @@ func (a *Assigner) Assign(rec arrow.RecordBatch, out []int32) []int32 {
 				buf = enc(buf, i)
 			}
 		}
-		out[i] = int32(BucketOf(Murmur3(buf), a.numBuckets))
+		out[i] = int32(BucketOf(murmur3.Sum32(buf), a.numBuckets))
 	}
 	return out
 }

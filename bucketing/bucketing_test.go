@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/twmb/murmur3"
 
 	"github.com/fluxgate-io/fluxgate/errs"
 )
@@ -140,8 +141,8 @@ func TestMurmur3(t *testing.T) {
 		{[]byte("hello"), 0x248bfa47},
 		{[]byte("The quick brown fox jumps over the lazy dog"), 0x2e4ff723},
 	} {
-		if got := int32(Murmur3(tc.in)); got != tc.want {
-			t.Errorf("Murmur3(%q) = %d, want %d", tc.in, got, tc.want)
+		if got := int32(murmur3.Sum32(tc.in)); got != tc.want {
+			t.Errorf("murmur3.Sum32(%q) = %d, want %d", tc.in, got, tc.want)
 		}
 	}
 }
@@ -179,7 +180,7 @@ func TestMultiColumnAndNulls(t *testing.T) {
 	defer rec.Release()
 	const n = 1024
 	h := func(parts ...[]byte) int32 {
-		return int32(BucketOf(Murmur3(bytes.Join(parts, nil)), n))
+		return int32(BucketOf(murmur3.Sum32(bytes.Join(parts, nil)), n))
 	}
 	le := func(v int64) []byte { return binary.LittleEndian.AppendUint64(nil, uint64(v)) }
 	want := []int32{
