@@ -6,8 +6,8 @@ package merge_test
 //
 // A script is a list of blocks, separated by blank lines; lines starting with #
 // between blocks are comments. A block is a command line, optional input lines,
-// a line "----" and the expected output. go test ./merge -run Script -rewrite
-// regenerates the expected output.
+// a line "----" and the expected output (cockroachdb/datadriven's format). go
+// test ./merge -run Script -rewrite regenerates the expected output.
 //
 // Commands:
 //
@@ -28,14 +28,10 @@ package merge_test
 // (TIME), 2024-01-31 (DATE), and TIMESTAMP as an integer in the column's unit.
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/hex"
-	"flag"
 	"fmt"
 	"maps"
-	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -46,6 +42,7 @@ import (
 	"github.com/RoaringBitmap/roaring/v2/roaring64"
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/cockroachdb/datadriven"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/errs"
@@ -53,98 +50,31 @@ import (
 	"github.com/fluxgate-io/fluxgate/row"
 )
 
-var rewrite = flag.Bool("rewrite", false, "rewrite the expected output of the testdata scripts")
-
 func TestScript(t *testing.T) {
-	files, err := filepath.Glob("testdata/*.txt")
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no scripts: %v", err)
-	}
-	for _, f := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(f), ".txt"), func(t *testing.T) { runScript(t, f) })
-	}
+	datadriven.Walk(t, "testdata", func(t *testing.T, path string) {
+		h := &harness{t: t}
+		datadriven.RunTest(t, path, func(t *testing.T, d *datadriven.TestData) string {
+			var input []string
+			if d.Input != "" {
+				input = strings.Split(d.Input, "\n")
+			}
+			got := h.run(d.Cmd, commandArgs(d), input)
+			if len(got) == 0 {
+				return ""
+			}
+			return strings.Join(got, "\n") + "\n"
+		})
+	})
 }
 
-type block struct {
-	line     int      // of the command
-	comments []string // before the command
-	cmd      string
-	input    []string
-	want     []string
-}
-
-func parseScript(t *testing.T, path string) (blocks []block, trailer []string) {
-	t.Helper()
-	data, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
+// commandArgs is the rest of d's command line: the commands take a tuple or a
+// column list, which datadriven splits at spaces.
+func commandArgs(d *datadriven.TestData) string {
+	args := make([]string, len(d.CmdArgs))
+	for i, a := range d.CmdArgs {
+		args[i] = a.String()
 	}
-	var cur *block
-	var comments []string
-	inOutput := false
-	sc := bufio.NewScanner(bytes.NewReader(data))
-	for n := 1; sc.Scan(); n++ {
-		line := sc.Text()
-		switch {
-		case cur == nil && (line == "" || strings.HasPrefix(line, "#")):
-			comments = append(comments, line)
-		case cur == nil:
-			cur = &block{line: n, comments: comments, cmd: line}
-			comments = nil
-		case !inOutput && line == "----":
-			inOutput = true
-		case !inOutput:
-			cur.input = append(cur.input, line)
-		case line == "":
-			blocks = append(blocks, *cur)
-			cur, inOutput = nil, false
-			comments = append(comments, line)
-		default:
-			cur.want = append(cur.want, line)
-		}
-	}
-	if cur != nil {
-		if !inOutput {
-			t.Fatalf("%s:%d: block without ----", path, cur.line)
-		}
-		blocks = append(blocks, *cur)
-	}
-	return blocks, comments
-}
-
-func runScript(t *testing.T, path string) {
-	blocks, trailer := parseScript(t, path)
-	h := &harness{t: t}
-	var out strings.Builder
-	for _, b := range blocks {
-		got := h.run(b)
-		if *rewrite {
-			for _, c := range b.comments {
-				out.WriteString(c + "\n")
-			}
-			out.WriteString(b.cmd + "\n")
-			for _, l := range b.input {
-				out.WriteString(l + "\n")
-			}
-			out.WriteString("----\n")
-			for _, l := range got {
-				out.WriteString(l + "\n")
-			}
-			continue
-		}
-		if !slices.Equal(got, b.want) {
-			t.Errorf("%s:%d: %s\ngot:\n  %s\nwant:\n  %s", path, b.line, b.cmd,
-				strings.Join(got, "\n  "), strings.Join(b.want, "\n  "))
-		}
-	}
-	if *rewrite {
-		for _, c := range trailer {
-			out.WriteString(c + "\n")
-		}
-		if err := os.WriteFile(path, []byte(out.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
+	return strings.Join(args, " ")
 }
 
 // harness is one table: its rows by key, its changelog, and the write stream
@@ -168,15 +98,13 @@ type logged struct {
 	change merge.Change
 }
 
-func (h *harness) run(b block) []string {
-	cmd, arg, _ := strings.Cut(b.cmd, " ")
-	arg = strings.TrimSpace(arg)
+func (h *harness) run(cmd, arg string, input []string) []string {
 	if cmd != "table" && h.m == nil {
 		return []string{"no table"}
 	}
 	switch cmd {
 	case "table":
-		return h.table(b.input)
+		return h.table(input)
 	case "write":
 		return h.write(arg)
 	case "upsert":
