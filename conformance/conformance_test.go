@@ -19,6 +19,7 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/client"
 	"github.com/fluxgate-io/fluxgate/conformance"
+	"github.com/fluxgate-io/fluxgate/internal/syncbuf"
 )
 
 // testMaxMessageBytes is the --max-message-bytes of the test server: small,
@@ -178,8 +179,8 @@ func fluxgateBinary(t *testing.T) string {
 type server struct {
 	bin, dir, addr string
 	args           []string
-	env            []string      // added to the process's environment
-	log            *lockedBuffer // stdout and stderr of every run
+	env            []string        // added to the process's environment
+	log            *syncbuf.Buffer // stdout and stderr of every run
 
 	cmd     *exec.Cmd
 	exited  chan struct{} // closed when the process has exited
@@ -193,7 +194,7 @@ func startServer(t *testing.T, args ...string) *server {
 	if testing.Short() {
 		t.Skip("starts the fluxgate binary")
 	}
-	s := &server{bin: fluxgateBinary(t), dir: t.TempDir(), addr: freeAddr(t), args: args, log: &lockedBuffer{}}
+	s := &server{bin: fluxgateBinary(t), dir: t.TempDir(), addr: freeAddr(t), args: args, log: &syncbuf.Buffer{}}
 	t.Cleanup(func() {
 		if err := s.stop(); err != nil {
 			t.Errorf("stop the server: %v", err)
@@ -294,23 +295,4 @@ func (s *server) restart() error {
 		return err
 	}
 	return s.start()
-}
-
-// lockedBuffer is a bytes.Buffer that the process's output copiers and the
-// test may use at once.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }

@@ -1,13 +1,11 @@
 package flight_test
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"net"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
@@ -18,6 +16,7 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/engine"
 	fgflight "github.com/fluxgate-io/fluxgate/flight"
+	"github.com/fluxgate-io/fluxgate/internal/syncbuf"
 )
 
 // panicky is the service with handlers made to panic: GetFlightInfo (unary)
@@ -41,7 +40,7 @@ func TestHandlerPanicIsInternalAndServingGoesOn(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer eng.Close()
-	var logs lockedBuffer
+	var logs syncbuf.Buffer
 	opts := fgflight.Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))}
 	srv := flight.NewServerWithMiddleware(nil, fgflight.ServerOptions(opts)...)
 	srv.RegisterFlightService(panicky{fgflight.New(eng, opts)})
@@ -76,7 +75,7 @@ func TestHandlerPanicIsInternalAndServingGoesOn(t *testing.T) {
 
 var traceIDRe = regexp.MustCompile(`trace id ([0-9a-f]{16})`)
 
-func assertPanicReported(t *testing.T, err error, logs *lockedBuffer, panicMsg string) {
+func assertPanicReported(t *testing.T, err error, logs *syncbuf.Buffer, panicMsg string) {
 	t.Helper()
 	wantCode(t, err, codes.Internal)
 	m := traceIDRe.FindStringSubmatch(status.Convert(err).Message())
@@ -92,22 +91,4 @@ func assertPanicReported(t *testing.T, err error, logs *lockedBuffer, panicMsg s
 	if !strings.Contains(entry, panicMsg) || !strings.Contains(entry, "goroutine") {
 		t.Fatalf("no log entry with trace id %s, the panic and its stack; logs:\n%s", m[1], logs.String())
 	}
-}
-
-// lockedBuffer is a buffer that handlers log to concurrently.
-type lockedBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *lockedBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *lockedBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
 }
