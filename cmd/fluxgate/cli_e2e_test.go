@@ -7,11 +7,11 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/fluxgate-io/fluxgate/client"
+	"github.com/fluxgate-io/fluxgate/internal/syncbuf"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -127,7 +127,7 @@ func TestCLIAgainstServer(t *testing.T) {
 
 	// --follow: the scan streams until its context ends, which is a clean end.
 	ctx, cancel := context.WithCancel(context.Background())
-	followOut := &syncWriter{}
+	followOut := &syncbuf.Buffer{}
 	followDone := make(chan error, 1)
 	go func() {
 		followDone <- scanMain(ctx, append([]string{"--table", "fluss.orders", "--follow", "--startup", "earliest", "--format", "jsonl"}, a...),
@@ -161,24 +161,6 @@ func TestCLIAgainstServer(t *testing.T) {
 	if _, err := run(t, tableMain, "", append([]string{"drop", "fluss.orders", "--if-exists"}, a...)...); err != nil {
 		t.Errorf("drop --if-exists: %v", err)
 	}
-}
-
-// syncWriter is a buffer that one goroutine writes while another reads.
-type syncWriter struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (s *syncWriter) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.Write(p)
-}
-
-func (s *syncWriter) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.buf.String()
 }
 
 // TestLakeVerb tiers a lake-enabled table and shows its snapshot.
