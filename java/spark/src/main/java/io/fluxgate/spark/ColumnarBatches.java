@@ -5,18 +5,21 @@ import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.types.pojo.Field;
+import org.apache.arrow.vector.types.pojo.Schema;
 import org.apache.spark.sql.vectorized.ArrowColumnVector;
 import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 
 /**
  * Hands record batches to Spark as they were read: each Arrow vector becomes an {@link
- * ArrowColumnVector} without a copy, except timestamps of another unit than microseconds, which are
- * copied into microseconds. Owns those copies until the next batch or {@link #close}.
+ * ArrowColumnVector} without a copy, except the values of timestamps and times not in Spark's form
+ * ({@link SparkForm}), at any depth, which are copied into it. Owns those copies until the next
+ * batch or {@link #close}.
  */
 final class ColumnarBatches implements AutoCloseable {
   private final BufferAllocator allocator;
-  private final List<FieldVector> copies = new ArrayList<>();
+  private VectorSchemaRoot converted; // the batch in Spark's form, when the read one is not
 
   ColumnarBatches(BufferAllocator allocator) {
     this.allocator = allocator;
@@ -24,16 +27,19 @@ final class ColumnarBatches implements AutoCloseable {
 
   /** The first width columns of root as a Spark batch, valid until the next call or close. */
   ColumnarBatch wrap(VectorSchemaRoot root, int width) {
-    releaseCopies();
-    List<FieldVector> vectors = root.getFieldVectors();
+    List<FieldVector> vectors = root.getFieldVectors().subList(0, width);
+    if (converted != null || !vectors.stream().allMatch(v -> SparkForm.is(v.getField()))) {
+      if (converted == null) {
+        List<Field> fields = new ArrayList<>();
+        vectors.forEach(v -> fields.add(SparkForm.of(v.getField())));
+        converted = VectorSchemaRoot.create(new Schema(fields), allocator);
+      }
+      SparkForm.load(vectors, root.getRowCount(), converted, allocator);
+      vectors = converted.getFieldVectors();
+    }
     ColumnVector[] columns = new ColumnVector[width];
     for (int i = 0; i < columns.length; i++) {
-      FieldVector v = vectors.get(i);
-      if (!ArrowTypes.sparkReadsAsIs(v.getField())) {
-        v = TimestampUnits.convert(v, ArrowTypes.sparkForm(v.getField()), allocator);
-        copies.add(v);
-      }
-      columns[i] = new ReaderOwned(v);
+      columns[i] = new ReaderOwned(vectors.get(i));
     }
     return new ColumnarBatch(columns, root.getRowCount());
   }
@@ -51,13 +57,10 @@ final class ColumnarBatches implements AutoCloseable {
     public void closeIfFreeable() {}
   }
 
-  private void releaseCopies() {
-    copies.forEach(FieldVector::close);
-    copies.clear();
-  }
-
   @Override
   public void close() {
-    releaseCopies();
+    if (converted != null) {
+      converted.close();
+    }
   }
 }

@@ -40,7 +40,8 @@ import org.apache.spark.sql.types.StructType;
 /**
  * Translates Spark filters into fluxgate predicates (PROTOCOL.md §4.4). The server's results are
  * exact, so a filter translated here is not evaluated again by Spark; one that is not (a nested
- * column, a binary or NaN value, a NULL inside IN) stays with Spark.
+ * column, a binary or NaN value, a NULL inside IN, a comparison with a TIME column) stays with
+ * Spark.
  */
 final class SparkFilters {
   private static final DateTimeFormatter LOCAL =
@@ -149,6 +150,9 @@ final class SparkFilters {
         || t instanceof MapType
         || t instanceof StructType) {
       return Optional.empty();
+    }
+    if (field(attribute).getType() instanceof ArrowType.Time) {
+      return Optional.empty(); // Spark's nanoseconds since midnight, not the server's time literal
     }
     if (!exactIn(field(attribute).getType(), value)) {
       return Optional.empty();
