@@ -78,7 +78,12 @@ final class SparkFilters {
       if (e.value() == null) {
         return column(e.attribute()).map(Predicates::isNull);
       }
-      return compare(e.attribute(), e.value()).map(v -> Predicates.eq(e.attribute(), v));
+      // Never unknown: false, not NULL, for a NULL column, which matters under a NOT.
+      return compare(e.attribute(), e.value())
+          .map(
+              v ->
+                  Predicates.and(
+                      Predicates.isNotNull(e.attribute()), Predicates.eq(e.attribute(), v)));
     }
     if (f instanceof GreaterThan c) {
       return compare(c.attribute(), c.value()).map(v -> Predicates.gt(c.attribute(), v));
