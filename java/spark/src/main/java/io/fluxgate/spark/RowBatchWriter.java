@@ -1,7 +1,6 @@
 package io.fluxgate.spark;
 
 import io.fluxgate.client.Compression;
-import io.fluxgate.client.FluxgateClient;
 import io.fluxgate.client.TableWriter;
 import io.fluxgate.client.WriteRequest;
 import java.util.ArrayList;
@@ -30,7 +29,7 @@ final class RowBatchWriter implements DataWriter<InternalRow> {
   static final long BATCH_BYTES = 16L << 20;
 
   private final BufferAllocator allocator;
-  private final FluxgateClient client;
+  private final Clients.Lease lease;
   private final TableWriter writer;
   private final VectorSchemaRoot sparkRoot;
   private final VectorSchemaRoot tableRoot; // sparkRoot in the table's types, or sparkRoot itself
@@ -40,8 +39,14 @@ final class RowBatchWriter implements DataWriter<InternalRow> {
 
   RowBatchWriter(FluxgateOptions connection, WriteRequest request, Schema target) {
     this.allocator = new RootAllocator();
-    this.client = connection.connect(allocator);
-    this.writer = client.newWriter(request, Compression.NONE, 4);
+    this.lease = Clients.lease(connection);
+    try {
+      this.writer = lease.client().newWriter(request, Compression.NONE, 4);
+    } catch (RuntimeException e) {
+      lease.close();
+      allocator.close();
+      throw e;
+    }
     List<Field> sparkFields = new ArrayList<>();
     for (Field f : target.getFields()) {
       sparkFields.add(SparkForm.of(f));
@@ -109,7 +114,7 @@ final class RowBatchWriter implements DataWriter<InternalRow> {
         tableRoot.close();
       }
       sparkRoot.close();
-      client.close();
+      lease.close();
       allocator.close();
     }
   }
