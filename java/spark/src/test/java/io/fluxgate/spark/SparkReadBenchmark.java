@@ -7,10 +7,12 @@ import io.fluxgate.client.Compression;
 import io.fluxgate.client.ConnectOptions;
 import io.fluxgate.client.FluxgateClient;
 import io.fluxgate.client.FluxgateServer;
+import io.fluxgate.client.Rows;
 import io.fluxgate.client.ScanPlan;
 import io.fluxgate.client.ScanRequest;
 import io.fluxgate.client.TableSpec;
 import io.fluxgate.client.TableWriter;
+import io.fluxgate.client.TicketStream;
 import io.fluxgate.client.WriteRequest;
 import java.io.IOException;
 import java.net.ServerSocket;
@@ -55,6 +57,7 @@ import org.junit.jupiter.api.io.TempDir;
 @Tag("benchmark")
 class SparkReadBenchmark extends SparkServerTest {
   private static final String TABLE = "bench.wide";
+  private static final String TINY = "bench.one_row"; // for Spark's cost of a query itself
   private static final int ROWS = 2_000_000;
   private static final int BATCH = 65_536;
   private static final int RUNS = 5;
@@ -86,6 +89,12 @@ class SparkReadBenchmark extends SparkServerTest {
             .withOptions(Map.of("bucket.num", "2", "table.log.arrow.compression.type", "none")),
         false);
     fill();
+    benchClient.createTable(TableSpec.of(TINY, Column.of("c0", "BIGINT")), false);
+    try (VectorSchemaRoot one =
+            Rows.batch(benchAllocator, Rows.schema(benchClient, TINY), List.of(Rows.row(1L)));
+        TableWriter w = benchClient.newWriter(WriteRequest.of(TINY))) {
+      w.write(one);
+    }
   }
 
   /** ROWS rows of pseudo-random whole numbers below 10^6, so sums are exact in both types. */
@@ -128,11 +137,15 @@ class SparkReadBenchmark extends SparkServerTest {
   }
 
   private static Dataset<Row> table() {
+    return benchRead(TABLE);
+  }
+
+  private static Dataset<Row> benchRead(String name) {
     return spark
         .read()
         .format("fluxgate")
         .option("endpoint", bench.uri())
-        .option("table", TABLE)
+        .option("table", name)
         .load();
   }
 
@@ -142,24 +155,39 @@ class SparkReadBenchmark extends SparkServerTest {
 
     // count(*): the connector reads the narrowest column, c0; the DoGets read the same.
     long[] count = new long[1];
-    double countBase = rowsPerSecond(() -> doGets(ScanRequest.of(TABLE).withColumns("c0"))[0]);
-    double countSpark = rowsPerSecond(() -> count[0] = table().count());
+    ScanRequest c0 = ScanRequest.of(TABLE).withColumns("c0");
+    double[] counts =
+        rowsPerSecond(
+            () -> doGets(c0)[0], () -> clientDoGets(c0)[0], () -> count[0] = table().count());
     assertEquals(ROWS, count[0]);
-    report.add(line("count(*)", countBase, countSpark));
+    report.add(line("count(*)", counts));
+
+    double[] floor = new double[RUNS];
+    for (int i = 0; i < RUNS; i++) {
+      long start = System.nanoTime();
+      benchRead(TINY).count();
+      floor[i] = (System.nanoTime() - start) / 1e6;
+    }
+    Arrays.sort(floor);
+    report.add(String.format("Spark count(*) of a 1-row table: %.0f ms", floor[RUNS / 2]));
 
     // sum(c0), sum(c10): 2 of the 20 columns.
-    long[] base = doGets(ScanRequest.of(TABLE).withColumns("c0", "c10"));
+    ScanRequest two = ScanRequest.of(TABLE).withColumns("c0", "c10");
+    long[] base = doGets(two);
+    assertEquals(
+        List.of(base[0], base[1], base[2]), Arrays.stream(clientDoGets(two)).boxed().toList());
     Row spark2 = table().selectExpr("sum(c0)", "sum(c10)").first();
     assertEquals(base[1], spark2.getLong(0));
     assertEquals((double) base[2], spark2.getDouble(1));
-    double sumBase = rowsPerSecond(() -> doGets(ScanRequest.of(TABLE).withColumns("c0", "c10"))[0]);
-    double sumSpark =
+    double[] sums =
         rowsPerSecond(
+            () -> doGets(two)[0],
+            () -> clientDoGets(two)[0],
             () -> {
               table().selectExpr("sum(c0)", "sum(c10)").first();
               return (long) ROWS;
             });
-    report.add(line("sum(c0), sum(c10)", sumBase, sumSpark));
+    report.add(line("sum(c0), sum(c10)", sums));
 
     // Bytes: a Spark read of every column against the projection of two.
     String[] all = new String[20];
@@ -185,41 +213,91 @@ class SparkReadBenchmark extends SparkServerTest {
     report.forEach(System.out::println);
   }
 
-  private static String line(String what, double base, double spark) {
+  private static String line(String what, double[] rates) {
     return String.format(
-        "%-20s DoGets %,12.0f rows/s   Spark %,12.0f rows/s   ratio %.2f",
-        what, base, spark, spark / base);
+        "%-18s rows/s: Flight DoGets %,12.0f | fluxgate client %,12.0f (%.2f) | Spark %,12.0f"
+            + " (%.2f)",
+        what, rates[0], rates[1], rates[1] / rates[0], rates[2], rates[2] / rates[0]);
   }
 
   /**
-   * The median rows per second of RUNS runs of work (which returns the rows it read), warmed up.
+   * The median rows per second of RUNS runs of each read, run in turns so that all see the same
+   * load on a shared machine, after one run of each to warm up; each read returns its rows.
    */
-  private static double rowsPerSecond(Supplier<Long> work) {
-    work.get();
-    double[] rates = new double[RUNS];
-    for (int i = 0; i < RUNS; i++) {
-      long start = System.nanoTime();
-      long rows = work.get();
-      rates[i] = rows / ((System.nanoTime() - start) / 1e9);
+  @SafeVarargs
+  private static double[] rowsPerSecond(Supplier<Long>... reads) {
+    for (Supplier<Long> r : reads) {
+      r.get();
     }
-    Arrays.sort(rates);
-    return rates[RUNS / 2];
+    double[][] rates = new double[reads.length][RUNS];
+    for (int i = 0; i < RUNS; i++) {
+      for (int r = 0; r < reads.length; r++) {
+        rates[r][i] = rate(reads[r]);
+      }
+    }
+    double[] medians = new double[reads.length];
+    for (int r = 0; r < reads.length; r++) {
+      Arrays.sort(rates[r]);
+      medians[r] = rates[r][RUNS / 2];
+    }
+    return medians;
+  }
+
+  private static double rate(Supplier<Long> work) {
+    long start = System.nanoTime();
+    long rows = work.get();
+    return rows / ((System.nanoTime() - start) / 1e9);
   }
 
   /**
    * Plans request and reads every endpoint with Arrow Java's FlightClient, one thread each as
-   * Spark's local[2] does: the rows, and the sums of the first BIGINT and DOUBLE columns read.
+   * Spark's local[2] does: the rows, and the sums of the BIGINT and DOUBLE columns read.
    */
   private static long[] doGets(ScanRequest request) {
-    ScanPlan plan = benchClient.plan(request);
-    ExecutorService pool = Executors.newFixedThreadPool(plan.tickets().size());
     try (BufferAllocator allocator = new RootAllocator();
         FlightClient flight =
             FlightClient.builder(allocator, Location.forGrpcInsecure("127.0.0.1", bench.port))
                 .build()) {
+      return readAll(
+          request,
+          ticket -> {
+            try (FlightStream s = flight.getStream(new Ticket(ticket))) {
+              long[] out = new long[3];
+              while (s.next()) {
+                add(out, s.getRoot());
+              }
+              return out;
+            }
+          });
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new IllegalStateException(e);
+    }
+  }
+
+  /** The same DoGets through the fluxgate Java client, which the connector reads with. */
+  private static long[] clientDoGets(ScanRequest request) {
+    return readAll(
+        request,
+        ticket -> {
+          try (TicketStream s = benchClient.read(ticket)) {
+            long[] out = new long[3];
+            while (s.next()) {
+              add(out, s.root());
+            }
+            return out;
+          }
+        });
+  }
+
+  /** Reads each ticket of request's plan on a thread of its own, adding up what each read. */
+  private static long[] readAll(ScanRequest request, TicketRead read) {
+    ScanPlan plan = benchClient.plan(request);
+    ExecutorService pool = Executors.newFixedThreadPool(plan.tickets().size());
+    try {
       List<Future<long[]>> parts = new ArrayList<>();
       for (byte[] ticket : plan.tickets()) {
-        parts.add(pool.submit(() -> readTicket(flight, ticket)));
+        parts.add(pool.submit(() -> read.read(ticket)));
       }
       long[] out = new long[3];
       for (Future<long[]> f : parts) {
@@ -236,27 +314,25 @@ class SparkReadBenchmark extends SparkServerTest {
     }
   }
 
-  private static long[] readTicket(FlightClient flight, byte[] ticket) throws Exception {
-    long[] out = new long[3];
-    try (FlightStream s = flight.getStream(new Ticket(ticket))) {
-      while (s.next()) {
-        VectorSchemaRoot root = s.getRoot();
-        int n = root.getRowCount();
-        out[0] += n;
-        for (FieldVector v : root.getFieldVectors()) {
-          if (v instanceof BigIntVector b) {
-            for (int r = 0; r < n; r++) {
-              out[1] += b.get(r);
-            }
-          } else if (v instanceof Float8Vector d) {
-            for (int r = 0; r < n; r++) {
-              out[2] += (long) d.get(r);
-            }
-          }
+  interface TicketRead {
+    long[] read(byte[] ticket) throws Exception;
+  }
+
+  /** Adds a batch's rows, and the sums of its BIGINT and DOUBLE columns, to out. */
+  private static void add(long[] out, VectorSchemaRoot root) {
+    int n = root.getRowCount();
+    out[0] += n;
+    for (FieldVector v : root.getFieldVectors()) {
+      if (v instanceof BigIntVector b) {
+        for (int r = 0; r < n; r++) {
+          out[1] += b.get(r);
+        }
+      } else if (v instanceof Float8Vector d) {
+        for (int r = 0; r < n; r++) {
+          out[2] += (long) d.get(r);
         }
       }
     }
-    return out;
   }
 
   /** The server's fluxgate_bytes_read_total and fluxgate_log_bytes_read_total for the table. */
