@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.grpc.Status;
-import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -35,7 +34,7 @@ class AuthTlsTest {
 
   @BeforeAll
   static void start() throws Exception {
-    makeCertificates(dir);
+    TestCertificates.make(dir);
     String hash = FluxgateServer.run(PASSWORD + "\n", "auth", "hash-password");
     String bobHash = FluxgateServer.run("bob-pass\n", "auth", "hash-password");
     String tokenHash =
@@ -159,74 +158,6 @@ class AuthTlsTest {
                 .withToken(TOKEN))) {
       FluxgateException e = assertThrows(FluxgateException.Unavailable.class, c::listDatabases);
       assertEquals(Status.Code.UNAVAILABLE, e.code());
-    }
-  }
-
-  /** A CA, a server certificate for 127.0.0.1 and a client certificate, all signed by the CA. */
-  private static void makeCertificates(Path d) throws IOException, InterruptedException {
-    openssl(
-        d,
-        "req",
-        "-x509",
-        "-newkey",
-        "ec",
-        "-pkeyopt",
-        "ec_paramgen_curve:prime256v1",
-        "-nodes",
-        "-keyout",
-        "ca.key",
-        "-out",
-        "ca.pem",
-        "-days",
-        "2",
-        "-subj",
-        "/CN=fluxgate test CA");
-    Files.writeString(
-        d.resolve("server.ext"),
-        "subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n");
-    Files.writeString(d.resolve("client.ext"), "extendedKeyUsage=clientAuth\n");
-    for (String who : new String[] {"server", "client"}) {
-      openssl(
-          d,
-          "req",
-          "-newkey",
-          "ec",
-          "-pkeyopt",
-          "ec_paramgen_curve:prime256v1",
-          "-nodes",
-          "-keyout",
-          who + ".key",
-          "-out",
-          who + ".csr",
-          "-subj",
-          "/CN=" + who);
-      openssl(
-          d,
-          "x509",
-          "-req",
-          "-in",
-          who + ".csr",
-          "-CA",
-          "ca.pem",
-          "-CAkey",
-          "ca.key",
-          "-CAcreateserial",
-          "-out",
-          who + ".pem",
-          "-days",
-          "2",
-          "-extfile",
-          who + ".ext");
-    }
-  }
-
-  private static void openssl(Path d, String... args) throws IOException, InterruptedException {
-    List<String> cmd = new java.util.ArrayList<>(List.of("openssl"));
-    cmd.addAll(List.of(args));
-    Process p = new ProcessBuilder(cmd).directory(d.toFile()).redirectErrorStream(true).start();
-    String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    if (p.waitFor() != 0) {
-      throw new IllegalStateException("openssl " + String.join(" ", args) + " failed:\n" + out);
     }
   }
 }

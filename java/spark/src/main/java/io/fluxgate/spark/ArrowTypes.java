@@ -2,10 +2,8 @@ package io.fluxgate.spark;
 
 import java.util.ArrayList;
 import java.util.List;
-import org.apache.arrow.vector.types.TimeUnit;
 import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.arrow.vector.types.pojo.Field;
-import org.apache.arrow.vector.types.pojo.FieldType;
 import org.apache.arrow.vector.types.pojo.Schema;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
@@ -13,19 +11,27 @@ import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 
 /**
- * The Spark type of each Arrow type fluxgate sends (PROTOCOL.md §2). Spark reads timestamps in
- * microseconds only, so a timestamp of another unit has a "Spark form" in microseconds; every other
- * type is read as stored.
+ * The Spark type of each Arrow type fluxgate sends (PROTOCOL.md §2). A timestamp of any unit is a
+ * Spark timestamp (in microseconds, {@link SparkForm}); Spark 4.0 has no TIME type, so a TIME
+ * column is a BIGINT of nanoseconds since midnight, which its comment says.
  */
 final class ArrowTypes {
+  /** What a TIME column's BIGINT holds, for DESCRIBE. */
+  static final String TIME_COMMENT = "TIME as nanoseconds since midnight";
+
   private ArrowTypes() {}
 
   static StructType sparkSchema(Schema schema) {
     List<StructField> fields = new ArrayList<>();
     for (Field f : schema.getFields()) {
-      fields.add(DataTypes.createStructField(f.getName(), sparkType(f), f.isNullable()));
+      fields.add(sparkField(f));
     }
     return DataTypes.createStructType(fields);
+  }
+
+  private static StructField sparkField(Field f) {
+    StructField s = DataTypes.createStructField(f.getName(), sparkType(f), f.isNullable());
+    return f.getType() instanceof ArrowType.Time ? s.withComment(TIME_COMMENT) : s;
   }
 
   static DataType sparkType(Field field) {
@@ -50,6 +56,7 @@ final class ArrowTypes {
       case Utf8, LargeUtf8 -> DataTypes.StringType;
       case Binary, LargeBinary, FixedSizeBinary -> DataTypes.BinaryType;
       case Date -> DataTypes.DateType;
+      case Time -> DataTypes.LongType;
       case Timestamp ->
           ((ArrowType.Timestamp) t).getTimezone() == null
               ? DataTypes.TimestampNTZType
@@ -66,7 +73,7 @@ final class ArrowTypes {
       case Struct -> {
         List<StructField> children = new ArrayList<>();
         for (Field c : field.getChildren()) {
-          children.add(DataTypes.createStructField(c.getName(), sparkType(c), c.isNullable()));
+          children.add(sparkField(c));
         }
         yield DataTypes.createStructType(children);
       }
@@ -78,33 +85,5 @@ final class ArrowTypes {
                   + t
                   + " has no Spark type in this connector");
     };
-  }
-
-  /** Whether Spark reads a vector of this field as it is (no timestamp of another unit in it). */
-  static boolean sparkReadsAsIs(Field field) {
-    if (field.getType() instanceof ArrowType.Timestamp ts) {
-      return ts.getUnit() == TimeUnit.MICROSECOND;
-    }
-    for (Field c : field.getChildren()) {
-      if (!sparkReadsAsIs(c)) {
-        return false;
-      }
-    }
-    return true;
-  }
-
-  /** The field with every timestamp in microseconds: what Spark reads and writes. */
-  static Field sparkForm(Field field) {
-    ArrowType type = field.getType();
-    if (type instanceof ArrowType.Timestamp ts && ts.getUnit() != TimeUnit.MICROSECOND) {
-      type = new ArrowType.Timestamp(TimeUnit.MICROSECOND, ts.getTimezone());
-    }
-    List<Field> children = new ArrayList<>();
-    for (Field c : field.getChildren()) {
-      children.add(sparkForm(c));
-    }
-    FieldType ft =
-        new FieldType(field.isNullable(), type, field.getDictionary(), field.getMetadata());
-    return new Field(field.getName(), ft, children);
   }
 }

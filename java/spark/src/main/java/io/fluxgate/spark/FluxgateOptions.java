@@ -6,7 +6,6 @@ import java.io.Serializable;
 import java.util.Map;
 import java.util.function.Function;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 
 /**
  * Where a fluxgate server is and how to log in: the connector's connection options, the same keys
@@ -52,11 +51,10 @@ record FluxgateOptions(
             .withAllocator(allocator));
   }
 
-  /** Runs fn on a client of its own, for the driver's planning calls that read no batches. */
+  /** Runs fn on a client of {@link Clients}, for the driver's planning calls. */
   <T> T call(Function<FluxgateClient, T> fn) {
-    try (BufferAllocator allocator = new RootAllocator();
-        FluxgateClient client = connect(allocator)) {
-      return fn.apply(client);
+    try (Clients.Lease lease = Clients.lease(this)) {
+      return fn.apply(lease.client());
     }
   }
 

@@ -13,6 +13,9 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * table named by the "table" option, with the connection options of {@link FluxgateOptions}.
  */
 public final class FluxgateSource implements TableProvider, DataSourceRegister {
+  /** What inferSchema loaded: Spark asks getTable for the same table right after. */
+  private FluxgateTable inferred;
+
   @Override
   public String shortName() {
     return "fluxgate";
@@ -20,13 +23,21 @@ public final class FluxgateSource implements TableProvider, DataSourceRegister {
 
   @Override
   public StructType inferSchema(CaseInsensitiveStringMap options) {
-    return load(options).schema();
+    inferred = load(options);
+    return inferred.schema();
   }
 
   @Override
   public Table getTable(
       StructType schema, Transform[] partitioning, Map<String, String> properties) {
-    return load(new CaseInsensitiveStringMap(properties));
+    CaseInsensitiveStringMap options = new CaseInsensitiveStringMap(properties);
+    if (inferred != null
+        && inferred.name().equals(options.get(FluxgateOptions.TABLE))
+        && inferred.connection().equals(FluxgateOptions.from(options))
+        && inferred.schema().equals(schema)) {
+      return inferred;
+    }
+    return load(options);
   }
 
   private static FluxgateTable load(CaseInsensitiveStringMap options) {

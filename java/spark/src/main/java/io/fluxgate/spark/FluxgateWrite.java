@@ -22,7 +22,8 @@ import org.apache.spark.sql.types.StructType;
  * has every column, else a partial update of its columns (which include the key). Each task writes
  * through one idempotent writer (the query id and partition), so a retried task's batches that were
  * already applied are not applied twice. Each batch is durable once acknowledged; the write as a
- * whole is not atomic across tasks.
+ * whole is not atomic across tasks. The server remembers a writer's last 32 batches, so the retry
+ * of a task that had more applied fails (FAILED_PRECONDITION) rather than write them twice.
  */
 final class FluxgateWrite implements WriteBuilder, Write, BatchWrite {
   private final FluxgateTable table;

@@ -1,7 +1,6 @@
 package io.fluxgate.spark;
 
 import io.fluxgate.client.Compression;
-import io.fluxgate.client.FluxgateClient;
 import io.fluxgate.client.TableWriter;
 import io.fluxgate.client.WriteRequest;
 import java.util.ArrayList;
@@ -18,8 +17,8 @@ import org.apache.spark.sql.connector.write.WriterCommitMessage;
 import org.apache.spark.sql.execution.arrow.ArrowWriter;
 
 /**
- * Writes one task's rows: Spark's ArrowWriter fills a batch in Spark's form (timestamps in
- * microseconds), which is sent, in the table's types, through one pipelined DoPut stream.
+ * Writes one task's rows: Spark's ArrowWriter fills a batch in Spark's form ({@link SparkForm}),
+ * which is sent, in the table's types, through one pipelined DoPut stream.
  */
 final class RowBatchWriter implements DataWriter<InternalRow> {
   /**
@@ -29,25 +28,34 @@ final class RowBatchWriter implements DataWriter<InternalRow> {
 
   static final long BATCH_BYTES = 16L << 20;
 
-  private final Schema target;
   private final BufferAllocator allocator;
-  private final FluxgateClient client;
+  private final Clients.Lease lease;
   private final TableWriter writer;
   private final VectorSchemaRoot sparkRoot;
+  private final VectorSchemaRoot tableRoot; // sparkRoot in the table's types, or sparkRoot itself
   private final ArrowWriter rows;
   private int pending; // rows in sparkRoot
   private long written;
 
   RowBatchWriter(FluxgateOptions connection, WriteRequest request, Schema target) {
-    this.target = target;
     this.allocator = new RootAllocator();
-    this.client = connection.connect(allocator);
-    this.writer = client.newWriter(request, Compression.NONE, 4);
+    this.lease = Clients.lease(connection);
+    try {
+      this.writer = lease.client().newWriter(request, Compression.NONE, 4);
+    } catch (RuntimeException e) {
+      lease.close();
+      allocator.close();
+      throw e;
+    }
     List<Field> sparkFields = new ArrayList<>();
     for (Field f : target.getFields()) {
-      sparkFields.add(ArrowTypes.sparkForm(f));
+      sparkFields.add(SparkForm.of(f));
     }
     this.sparkRoot = VectorSchemaRoot.create(new Schema(sparkFields), allocator);
+    this.tableRoot =
+        target.getFields().stream().allMatch(SparkForm::is)
+            ? sparkRoot
+            : VectorSchemaRoot.create(target, allocator);
     this.rows = ArrowWriter.create(sparkRoot);
   }
 
@@ -71,22 +79,13 @@ final class RowBatchWriter implements DataWriter<InternalRow> {
   /** Sends the rows gathered so far as one batch in the table's types. */
   private void send() {
     rows.finish();
-    List<FieldVector> copies = new ArrayList<>();
-    List<FieldVector> vectors = new ArrayList<>();
     try {
-      for (int i = 0; i < target.getFields().size(); i++) {
-        FieldVector v = sparkRoot.getVector(i);
-        Field want = target.getFields().get(i);
-        if (!ArrowTypes.sparkReadsAsIs(want)) {
-          v = TimestampUnits.convert(v, want, allocator);
-          copies.add(v);
-        }
-        vectors.add(v);
+      if (tableRoot != sparkRoot) {
+        SparkForm.load(sparkRoot.getFieldVectors(), pending, tableRoot, allocator);
       }
-      writer.send(new VectorSchemaRoot(target.getFields(), vectors, pending));
+      writer.send(tableRoot);
       written += pending;
     } finally {
-      copies.forEach(FieldVector::close);
       rows.reset();
       pending = 0;
     }
@@ -111,8 +110,11 @@ final class RowBatchWriter implements DataWriter<InternalRow> {
     try {
       writer.close(); // after commit, a no-op; else it ends the stream (and throws its error)
     } finally {
+      if (tableRoot != sparkRoot) {
+        tableRoot.close();
+      }
       sparkRoot.close();
-      client.close();
+      lease.close();
       allocator.close();
     }
   }

@@ -40,7 +40,8 @@ import org.apache.spark.sql.types.StructType;
 /**
  * Translates Spark filters into fluxgate predicates (PROTOCOL.md §4.4). The server's results are
  * exact, so a filter translated here is not evaluated again by Spark; one that is not (a nested
- * column, a binary or NaN value, a NULL inside IN) stays with Spark.
+ * column, a binary or NaN value, a NULL inside IN, a comparison with a TIME column) stays with
+ * Spark.
  */
 final class SparkFilters {
   private static final DateTimeFormatter LOCAL =
@@ -77,7 +78,12 @@ final class SparkFilters {
       if (e.value() == null) {
         return column(e.attribute()).map(Predicates::isNull);
       }
-      return compare(e.attribute(), e.value()).map(v -> Predicates.eq(e.attribute(), v));
+      // Never unknown: false, not NULL, for a NULL column, which matters under a NOT.
+      return compare(e.attribute(), e.value())
+          .map(
+              v ->
+                  Predicates.and(
+                      Predicates.isNotNull(e.attribute()), Predicates.eq(e.attribute(), v)));
     }
     if (f instanceof GreaterThan c) {
       return compare(c.attribute(), c.value()).map(v -> Predicates.gt(c.attribute(), v));
@@ -149,6 +155,9 @@ final class SparkFilters {
         || t instanceof MapType
         || t instanceof StructType) {
       return Optional.empty();
+    }
+    if (field(attribute).getType() instanceof ArrowType.Time) {
+      return Optional.empty(); // Spark's nanoseconds since midnight, not the server's time literal
     }
     if (!exactIn(field(attribute).getType(), value)) {
       return Optional.empty();

@@ -1,9 +1,6 @@
 package io.fluxgate.spark;
 
-import io.fluxgate.client.FluxgateClient;
 import io.fluxgate.client.TicketStream;
-import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.spark.sql.connector.metric.CustomTaskMetric;
 import org.apache.spark.sql.connector.read.PartitionReader;
@@ -11,8 +8,7 @@ import org.apache.spark.sql.vectorized.ColumnarBatch;
 
 /** Reads one ticket (DoGet) as Spark columnar batches, skipping batches with no rows. */
 final class TicketReader implements PartitionReader<ColumnarBatch> {
-  private final BufferAllocator allocator;
-  private final FluxgateClient client;
+  private final Clients.Lease lease;
   private final TicketStream stream;
   private final ColumnarBatches batches;
   private final int width;
@@ -21,15 +17,14 @@ final class TicketReader implements PartitionReader<ColumnarBatch> {
 
   TicketReader(TicketPartition partition) {
     this.width = partition.width();
-    this.allocator = new RootAllocator();
+    this.lease = Clients.lease(partition.connection());
     try {
-      this.client = partition.connection().connect(allocator);
-      this.stream = client.read(partition.ticket());
+      this.stream = lease.client().read(partition.ticket());
     } catch (RuntimeException e) {
-      allocator.close();
+      lease.close();
       throw e;
     }
-    this.batches = new ColumnarBatches(allocator);
+    this.batches = new ColumnarBatches(lease.client().allocator());
   }
 
   @Override
@@ -60,7 +55,6 @@ final class TicketReader implements PartitionReader<ColumnarBatch> {
   public void close() {
     batches.close();
     stream.close();
-    client.close();
-    allocator.close();
+    lease.close();
   }
 }

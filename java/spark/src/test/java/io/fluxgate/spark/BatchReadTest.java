@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.fluxgate.client.Column;
+import io.fluxgate.client.ScanRequest;
 import io.fluxgate.client.TableSpec;
 import java.util.ArrayList;
 import java.util.List;
@@ -96,11 +97,32 @@ class BatchReadTest extends SparkServerTest {
             .withOptions(Map.of("table.datalake.enabled", "true", "bucket.num", "2")),
         false);
     write(name, rows(0, 6));
-    client.tierNow(name);
+    long snapshot = client.tierNow(name).snapshotId();
     write(name, rows(6, 10));
 
     assertEquals(rows(0, 6), rows(read(name + "$lake").select("id", "cat", "v").orderBy("id")));
+    assertEquals(
+        snapshot,
+        client.plan(ScanRequest.of(name)).meta().lakeSnapshotId(),
+        "a plain read of the table is a union read of this snapshot and the log after it");
     assertEquals(rows(0, 10), rows(read(name).orderBy("id")), "the union read has every row");
+  }
+
+  @Test
+  void unionReadOfPrimaryKeyTableHasTheCurrentRows() {
+    String name = table("lakepk");
+    client.createTable(
+        TableSpec.of(name, Column.notNull("id", "BIGINT"), Column.of("v", "STRING"))
+            .withPrimaryKey("id")
+            .withOptions(Map.of("table.datalake.enabled", "true", "bucket.num", "2")),
+        false);
+    write(name, List.of(row(1L, "a"), row(2L, "b"), row(3L, "c")));
+    client.tierNow(name);
+    write(name, List.of(row(2L, "B"), row(4L, "d")));
+
+    assertEquals(
+        List.of(row(1L, "a"), row(2L, "B"), row(3L, "c"), row(4L, "d")),
+        rows(spark.sql("SELECT * FROM fg." + name + " ORDER BY id")));
   }
 
   @Test

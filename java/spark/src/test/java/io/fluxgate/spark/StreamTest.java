@@ -78,6 +78,33 @@ class StreamTest extends SparkServerTest {
     return out;
   }
 
+  /** A query following the table into parquet files under out, with this checkpoint. */
+  private static StreamingQuery follow(String table, Path out, Path checkpoint) throws Exception {
+    return stream(table, Map.of())
+        .writeStream()
+        .format("parquet")
+        .option("path", out.toString())
+        .option("checkpointLocation", checkpoint.toString())
+        .trigger(Trigger.ProcessingTime(100))
+        .start();
+  }
+
+  /** Two writers append ids [from, from + 100) in batches of 10, one the even tens, one the odd. */
+  private static CompletableFuture<Void> writers(String table, long from) {
+    CompletableFuture<?>[] each = new CompletableFuture<?>[2];
+    for (int w = 0; w < 2; w++) {
+      long first = from + w * 10;
+      each[w] =
+          CompletableFuture.runAsync(
+              () -> {
+                for (long i = first; i < from + 100; i += 20) {
+                  writeIds(table, i, i + 10);
+                }
+              });
+    }
+    return CompletableFuture.allOf(each);
+  }
+
   @Test
   void restartFromCheckpointSeesEveryRowOnceWithConcurrentWriters() throws Exception {
     String name = logTable();
@@ -85,37 +112,28 @@ class StreamTest extends SparkServerTest {
     Path checkpoint = Files.createTempDirectory("fluxgate-stream-checkpoint");
     writeIds(name, 0, 20);
 
-    // The first run follows the table while a writer appends, and is stopped mid-way.
-    StreamingQuery q =
-        stream(name, Map.of())
-            .writeStream()
-            .format("parquet")
-            .option("path", out.toString())
-            .option("checkpointLocation", checkpoint.toString())
-            .trigger(Trigger.ProcessingTime(100))
-            .start();
-    CompletableFuture<Void> writer =
-        CompletableFuture.runAsync(
-            () -> {
-              for (long i = 20; i < 100; i += 10) {
-                writeIds(name, i, i + 10);
-              }
-            });
+    // The first run follows the table while two writers append, and is stopped mid-way.
+    CompletableFuture<Void> first = writers(name, 20);
+    StreamingQuery q = follow(name, out, checkpoint);
     long deadline = System.currentTimeMillis() + 60_000;
     while (q.recentProgress().length == 0 || q.lastProgress().numInputRows() == 0) {
       assertTrue(System.currentTimeMillis() < deadline, "the stream made no progress");
       q.awaitTermination(50); // bounded wait for the query, then check its progress again
     }
     q.stop();
-    writer.get();
 
-    // The restart resumes from the checkpoint and catches up.
-    drain(stream(name, Map.of()), out, checkpoint);
-    assertEquals(range(0, 100), ids(out));
+    // The restart resumes from the checkpoint while the writers go on, and more start.
+    CompletableFuture<Void> second = writers(name, 120);
+    StreamingQuery restarted = follow(name, out, checkpoint);
+    first.get();
+    second.get();
+    restarted.processAllAvailable();
+    restarted.stop();
+    assertEquals(range(0, 220), ids(out), "every row once across the restart");
 
-    writeIds(name, 100, 110);
+    writeIds(name, 220, 230);
     drain(stream(name, Map.of()), out, checkpoint);
-    assertEquals(range(0, 110), ids(out), "a second restart reads only what is new, once");
+    assertEquals(range(0, 230), ids(out), "a second restart reads only what is new, once");
   }
 
   @Test

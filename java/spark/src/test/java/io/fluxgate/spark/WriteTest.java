@@ -6,18 +6,29 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.fluxgate.client.Column;
+import io.fluxgate.client.ScanRequest;
+import io.fluxgate.client.Scanner;
 import io.fluxgate.client.TableSpec;
 import java.math.BigDecimal;
 import java.sql.Date;
 import java.sql.Timestamp;
 import java.time.Instant;
 import java.time.LocalDateTime;
+import java.time.ZoneOffset;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import org.apache.arrow.vector.TimeMicroVector;
+import org.apache.arrow.vector.TimeMilliVector;
+import org.apache.arrow.vector.TimeStampVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.complex.ListVector;
+import org.apache.arrow.vector.complex.StructVector;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
 import org.junit.jupiter.api.Test;
 
@@ -37,6 +48,11 @@ class WriteTest extends SparkServerTest {
     out.sort(null);
     return out;
   }
+
+  /** 12:34:56.789 and 12:34:56.789123456 as Spark holds a TIME: nanoseconds since midnight. */
+  private static final long T3_NANOS = 45_296_789_000_000L;
+
+  private static final long T9_NANOS = 45_296_789_123_456L;
 
   @Test
   void everyTypeRoundTrips() {
@@ -62,11 +78,25 @@ class WriteTest extends SparkServerTest {
             Column.of("ltz6", "TIMESTAMP_LTZ(6)"),
             Column.of("arr", "ARRAY<INT>"),
             Column.of("m", "MAP<STRING, INT>"),
-            Column.of("r", "ROW<a INT, b STRING>")),
+            Column.of("r", "ROW<a INT, b STRING>"),
+            Column.of("big", "DECIMAL(38,18)"),
+            Column.of("vc", "VARCHAR(10)"),
+            Column.of("ch", "CHAR(5)"),
+            Column.of("fixed", "BINARY(3)"),
+            Column.of("ltz9", "TIMESTAMP_LTZ(9)"),
+            Column.of("t0", "TIME(0)"),
+            Column.of("t3", "TIME(3)"),
+            Column.of("t6", "TIME(6)"),
+            Column.of("t9", "TIME(9)"),
+            Column.of("arr_ts3", "ARRAY<TIMESTAMP(3)>"),
+            Column.of("m_ltz9", "MAP<STRING, TIMESTAMP_LTZ(9)>"),
+            Column.of("r_times", "ROW<t TIME(3), ts TIMESTAMP(9)>"),
+            Column.of("arr_r", "ARRAY<ROW<ts TIMESTAMP(3)>>")),
         false);
     StructType schema = read(name).schema();
     LocalDateTime ldt = LocalDateTime.of(2026, 11, 30, 12, 34, 56, 789_000_000);
     Timestamp instant = Timestamp.from(Instant.parse("2026-11-30T12:34:56.789Z"));
+    Timestamp micros = Timestamp.from(Instant.parse("2026-11-30T12:34:56.789123Z"));
     List<Row> rows =
         List.of(
             RowFactory.create(
@@ -88,13 +118,74 @@ class WriteTest extends SparkServerTest {
                 instant,
                 List.of(1, 2, 3),
                 Map.of("k", 7),
-                RowFactory.create(5, "five")),
-            RowFactory.create(
-                null, null, null, null, null, null, null, null, null, null, null, null, null, null,
-                null, null, null, null, null));
+                RowFactory.create(5, "five"),
+                new BigDecimal("12345678901234567890.123456789012345678"),
+                "varchar",
+                "héllo",
+                new byte[] {7, 8, 9},
+                micros,
+                T3_NANOS / 1_000_000_000 * 1_000_000_000,
+                T3_NANOS,
+                T9_NANOS / 1_000 * 1_000,
+                T9_NANOS,
+                List.of(ldt),
+                Map.of("k", micros),
+                RowFactory.create(T3_NANOS, ldt.withNano(789_123_000)),
+                List.of(RowFactory.create(ldt))),
+            RowFactory.create(new Object[32]));
     Dataset<Row> df = spark.createDataFrame(rows, schema);
     append(df, name);
     assertEquals(json(df), json(read(name)));
+  }
+
+  /**
+   * Times and timestamps not in Spark's form, at any depth, reach the table in its units: a TIME is
+   * Spark's nanoseconds since midnight, a timestamp Spark's microseconds.
+   */
+  @Test
+  void timesAndNestedTimestampsAreStoredInTheTablesUnits() {
+    String name = table("units");
+    client.createTable(
+        TableSpec.of(
+            name,
+            Column.of("t3", "TIME(3)"),
+            Column.of("t6", "TIME(6)"),
+            Column.of("arr_ts3", "ARRAY<TIMESTAMP(3)>"),
+            Column.of("r", "ROW<t TIME(3), ts TIMESTAMP_LTZ(9)>")),
+        false);
+    StructType schema = read(name).schema();
+    assertEquals(DataTypes.LongType, schema.apply("t3").dataType());
+    assertEquals(ArrowTypes.TIME_COMMENT, schema.apply("t3").getComment().get());
+    LocalDateTime ldt = LocalDateTime.of(2026, 11, 30, 12, 34, 56, 789_000_000);
+    Timestamp micros = Timestamp.from(Instant.parse("2026-11-30T12:34:56.789123Z"));
+    append(
+        spark.createDataFrame(
+            List.of(
+                RowFactory.create(
+                    T3_NANOS,
+                    T9_NANOS / 1_000 * 1_000,
+                    List.of(ldt),
+                    RowFactory.create(T3_NANOS, micros))),
+            schema),
+        name);
+
+    long epochMs = ldt.toInstant(ZoneOffset.UTC).toEpochMilli();
+    long epochNs = ChronoUnit.NANOS.between(Instant.EPOCH, micros.toInstant());
+    try (Scanner s = client.scan(ScanRequest.of(name))) {
+      assertTrue(s.next());
+      VectorSchemaRoot root = s.root();
+      assertEquals(1, root.getRowCount());
+      assertEquals(45_296_789, ((TimeMilliVector) root.getVector("t3")).get(0));
+      assertEquals(45_296_789_123L, ((TimeMicroVector) root.getVector("t6")).get(0));
+      ListVector arr = (ListVector) root.getVector("arr_ts3");
+      assertEquals(epochMs, ((TimeStampVector) arr.getDataVector()).get(0));
+      StructVector r = (StructVector) root.getVector("r");
+      assertEquals(45_296_789, ((TimeMilliVector) r.getChild("t")).get(0));
+      assertEquals(epochNs, ((TimeStampVector) r.getChild("ts")).get(0));
+    }
+    assertEquals(
+        List.of(row(T3_NANOS, T9_NANOS / 1_000 * 1_000, ldt, micros)),
+        rows(read(name).selectExpr("t3", "t6", "arr_ts3[0]", "r.ts")));
   }
 
   @Test
@@ -147,8 +238,7 @@ class WriteTest extends SparkServerTest {
         false);
     // named_struct's fields are NOT NULL in Spark, the table's are nullable.
     append(spark.sql("SELECT 1L AS id, named_struct('a', 1, 'b', 'x') AS r"), name);
-    assertEquals(
-        List.of(row(1L, 1, "x")), rows(read(name).selectExpr("id", "r.a", "r.b")));
+    assertEquals(List.of(row(1L, 1, "x")), rows(read(name).selectExpr("id", "r.a", "r.b")));
   }
 
   @Test
