@@ -239,6 +239,10 @@ func (t *Table) Current() (*Snapshot, error) {
 func (t *Table) Location() string         { return t.current().Location() }
 func (t *Table) MetadataLocation() string { return t.current().MetadataLocation() }
 
+// Metadata is the Iceberg table's current metadata, as its current metadata
+// file holds it.
+func (t *Table) Metadata() table.Metadata { return t.current().Metadata() }
+
 func snapshotOf(s *table.Snapshot) (*Snapshot, error) {
 	if s == nil {
 		return nil, nil

@@ -29,6 +29,7 @@ import (
 	"github.com/fluxgate-io/fluxgate/auth"
 	"github.com/fluxgate-io/fluxgate/engine"
 	fgflight "github.com/fluxgate-io/fluxgate/flight"
+	"github.com/fluxgate-io/fluxgate/icebergrest"
 	"github.com/fluxgate-io/fluxgate/lake"
 	"github.com/fluxgate-io/fluxgate/otel"
 )
@@ -66,7 +67,7 @@ type serveConfig struct {
 func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.data, "data", "./fluxgate-data", "data directory")
 	fs.StringVar(&c.listen, "listen", "127.0.0.1:8815", "Flight (gRPC) listen address")
-	fs.StringVar(&c.http, "http", "127.0.0.1:8816", "HTTP address for /healthz, /readyz and /metrics (empty: off)")
+	fs.StringVar(&c.http, "http", "127.0.0.1:8816", "HTTP address for /healthz, /readyz, /metrics and the lake's Iceberg REST catalog at /iceberg (empty: off)")
 	fs.IntVar(&c.maxMessageBytes, "max-message-bytes", 64<<20, "largest gRPC message accepted")
 	fs.IntVar(&c.maxStreams, "max-streams-per-client", 256, "streaming calls one client host may have open at once (-1: no limit)")
 	fs.Int64Var(&c.maxWriteBytes, "max-write-bytes", 1<<30, "bytes of written batches held before they are acknowledged, over all writers; writers past it wait")
@@ -308,7 +309,9 @@ func startServer(ctx context.Context, cfg *serveConfig, log *slog.Logger) (*serv
 		}
 	}()
 	if cfg.http != "" {
-		s.http = otel.NewHTTPServer(cfg.http, tel, eng.Ready)
+		// The lake's Iceberg REST catalog: the same users and grants as Flight.
+		iceberg := icebergrest.Handler(eng, icebergrest.Options{Auth: authn, ACL: grants, Logger: log})
+		s.http = otel.NewHTTPServer(cfg.http, tel, eng.Ready, otel.Route{Pattern: icebergrest.Prefix + "/", Handler: iceberg})
 		ln, err := net.Listen("tcp", cfg.http)
 		if err != nil {
 			s.Stop()
