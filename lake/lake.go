@@ -79,13 +79,27 @@ func Open(ctx context.Context, opts Options) (*Lake, error) {
 		return &Lake{cat: cat, beforeCommit: opts.BeforeCommit}, nil
 	}
 	if opts.Warehouse != "" && props["warehouse"] == "" {
-		props["warehouse"] = opts.Warehouse
+		props["warehouse"] = fileURI(opts.Warehouse)
 	}
 	cat, err := icecatalog.Load(ctx, "fluxgate", props)
 	if err != nil {
 		return nil, fmt.Errorf("open lake catalog (type %s): %w", props["type"], err)
 	}
 	return &Lake{cat: cat, beforeCommit: opts.BeforeCommit}, nil
+}
+
+// fileURI makes a local directory a file:// URI, which the catalog then
+// writes into every path of the lake: a path without a scheme is read
+// against whatever default filesystem a reader has (HDFS for many Spark
+// setups), and some (Trino) refuse it.
+func fileURI(warehouse string) string {
+	if strings.Contains(warehouse, "://") {
+		return warehouse
+	}
+	if abs, err := filepath.Abs(warehouse); err == nil {
+		warehouse = abs
+	}
+	return "file://" + filepath.ToSlash(warehouse)
 }
 
 // DefaultWarehouse is the embedded warehouse inside a data directory.
