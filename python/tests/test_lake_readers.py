@@ -57,13 +57,18 @@ def rest(lake_server):
 @pytest.fixture(scope="module")
 def duck(lake_server):
     con = duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
-    for name in ("httpfs", "avro", "iceberg"):
-        package = pathlib.Path(importlib.import_module(f"duckdb_extension_{name}").__path__[0])
-        con.execute(f"LOAD '{next(package.rglob(f'{name}.duckdb_extension'))}'")
+    load_iceberg(con)
     con.execute(f"ATTACH 'fluxgate' AS lake (TYPE iceberg, ENDPOINT '{lake_server.catalog_uri}', "
                 "AUTHORIZATION_TYPE 'none')")
     yield con
     con.close()
+
+
+def load_iceberg(con):
+    """Loads the iceberg extension, and those it needs, from their PyPI packages' files."""
+    for name in ("httpfs", "avro", "iceberg"):
+        package = pathlib.Path(importlib.import_module(f"duckdb_extension_{name}").__path__[0])
+        con.execute(f"LOAD '{next(package.rglob(f'{name}.duckdb_extension'))}'")
 
 
 def rows(table, names):
@@ -177,3 +182,27 @@ def test_pk_lake_is_the_current_rows(lake_client, duck, tables):
     """The lake of a primary-key table after an update and a delete holds each live key's latest row."""
     got = duck.sql(f"SELECT id, name FROM lake.{tables['pk-changes']} ORDER BY id").fetchall()
     assert got == [(1, "anne"), (3, "cid")]
+
+
+def test_sql_lake_catalog_without_warehouse(tmp_path):
+    """--lake-catalog alone (SQLite) keeps the lake in <data>/lake with file:// paths, which the readers read."""
+    http = f"127.0.0.1:{free_port()}"
+    catalog = f"type=sql,uri=file:{tmp_path / 'lake.db'},sql.driver=sqlite,sql.dialect=sqlite"
+    with Server(tmp_path / "data", ["--http", http, "--lake-catalog", catalog]) as srv:
+        client = fl.connect(srv.address)
+        try:
+            table = log_table(client)
+            names, want = lake_rows(client, table)
+        finally:
+            client.close()
+        iceberg = RestCatalog("fluxgate", uri=f"http://{http}/iceberg").load_table(table)
+        assert iceberg.metadata_location.startswith(f"file://{tmp_path / 'data' / 'lake'}/")
+        assert iceberg.location().startswith("file://")
+        assert rows(iceberg.scan().to_arrow(), names) == want
+        con = duckdb.connect(config={"autoinstall_known_extensions": False, "autoload_known_extensions": False})
+        try:
+            load_iceberg(con)
+            got = con.sql(f"SELECT * FROM iceberg_scan('{iceberg.metadata_location}')").to_arrow_table()
+        finally:
+            con.close()
+        assert rows(got, names) == want
