@@ -173,7 +173,8 @@ func evolve(ctx context.Context, tbl *table.Table, m *mapping) (*table.Table, er
 		return tbl, nil
 	}
 	tx := tbl.NewTransaction()
-	us := tx.UpdateSchema(true, false)
+	// With the name mapping, so that the update adds the new columns to it.
+	us := tx.UpdateSchema(true, false, table.WithNameMapping(tbl.Metadata().NameMapping()))
 	for _, f := range missing {
 		us = us.AddColumn([]string{f.Name}, f.Type, f.Doc, false, nil).MoveBefore([]string{f.Name}, []string{ColBucket})
 	}
