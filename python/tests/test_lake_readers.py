@@ -206,3 +206,19 @@ def test_sql_lake_catalog_without_warehouse(tmp_path):
         finally:
             con.close()
         assert rows(got, names) == want
+
+
+def test_reads_right_after_alter_before_a_round(lake_client, rest, duck):
+    """alter-table adds a column; before any round, Flight and every reader read the lake with it as NULL."""
+    table = f"fluss.{unique('altered')}"
+    create_table(lake_client, table, {"user": "STRING"}, {"table.datalake.enabled": "true"})
+    put(lake_client, path(table), pa.record_batch({"user": ["ann"]}))
+    action(lake_client, "tier-now", {"table": table})
+    action(lake_client, "alter-table", {"table": table, "add_columns": [{"name": "country", "type": "STRING"}]})
+
+    union, _ = read(lake_client, path(table))
+    assert union.to_pylist() == [{"user": "ann", "country": None}]
+    names, want = lake_rows(lake_client, table)
+    assert names[:2] == ["user", "country"] and want[0]["country"] is None
+    assert rows(rest.load_table(table).scan().to_arrow(), names) == want
+    assert rows(duck.sql(f"SELECT * FROM lake.{table}").to_arrow_table(), names) == want
