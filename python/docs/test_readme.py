@@ -2,9 +2,9 @@
 
 The blocks connect to $FLUXGATE_ADDR (else the default address), and to the HTTP address $FLUXGATE_HTTP (the lake's
 REST catalog), and run with the working directory in which the server's data directory is ./fluxgate-data, as with
-`fluxgate serve` run there. The blocks of the section
-"Authentication and TLS" are a second program, against a server with TLS and the users ann (admin, password
-ann-password) and bob, with its certificate as ./ca.pem. A block that raises fails the test with its README line.
+`fluxgate serve` run there. The blocks of the section "Authentication and TLS" are a second program, against a server
+with TLS and the users ann (admin, password ann-password) and bob, with its certificate as ./ca.pem. A block that
+raises fails the test with its README line.
 """
 
 import json
