@@ -222,3 +222,41 @@ def test_reads_right_after_alter_before_a_round(lake_client, rest, duck):
     assert names[:2] == ["user", "country"] and want[0]["country"] is None
     assert rows(rest.load_table(table).scan().to_arrow(), names) == want
     assert rows(duck.sql(f"SELECT * FROM lake.{table}").to_arrow_table(), names) == want
+
+
+def test_rest_catalog_with_users_over_https(tmp_path, secured, monkeypatch):
+    """With users and TLS the catalog is HTTPS and takes Flight's tokens and passwords; grants decide what is seen."""
+    # requests lets these variables win over the session's CA bundle, which pyiceberg's ssl.cabundle sets.
+    monkeypatch.delenv("REQUESTS_CA_BUNDLE", raising=False)
+    monkeypatch.delenv("CURL_CA_BUNDLE", raising=False)
+    http = f"127.0.0.1:{free_port()}"
+    with Server(tmp_path / "data", [*secured.server_args(), "--http", http], tls=True) as srv:
+        client = fl.connect(srv.address, tls_root_certs=secured.ca.read_bytes())
+        try:
+            header = client.authenticate_basic_token("ann", secured.users["ann"])
+            ann = fl.FlightCallOptions(headers=[header])
+            table = f"fluss.{unique('secret')}"
+            create_table_as(client, ann, table)
+            token = header[1].decode().removeprefix("Bearer ")
+        finally:
+            client.close()
+        uri, tls = f"https://{http}/iceberg", {"ssl": {"cabundle": str(secured.ca)}}
+        as_ann = RestCatalog("fluxgate", uri=uri, token=token, **tls)
+        assert rows(as_ann.load_table(table).scan().to_arrow(), ["user", "__offset"]) == [{"user": "ann", "__offset": 0}]
+        as_bob = RestCatalog("fluxgate", uri=uri, auth={"type": "basic", "basic": {
+            "username": "bob", "password": secured.users["bob"]}}, **tls)
+        assert as_bob.list_namespaces() == []
+        from pyiceberg.exceptions import ForbiddenError, UnauthorizedError
+        with pytest.raises(ForbiddenError, match="bob may not read"):
+            as_bob.load_table(table)
+        with pytest.raises(UnauthorizedError):
+            RestCatalog("fluxgate", uri=uri, **tls)
+
+
+def create_table_as(client, options, table):
+    """A lake-enabled log table with one tiered row, made by the caller of `options`."""
+    body = {"table": table, "columns": [{"name": "user", "type": "STRING"}],
+            "options": {"table.datalake.enabled": "true"}}
+    list(client.do_action(fl.Action("create-table", json.dumps(body).encode()), options=options))
+    put(client, path(table), pa.record_batch({"user": ["ann"]}), options=options)
+    list(client.do_action(fl.Action("tier-now", json.dumps({"table": table}).encode()), options=options))
