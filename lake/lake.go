@@ -79,7 +79,10 @@ func Open(ctx context.Context, opts Options) (*Lake, error) {
 		return &Lake{cat: cat, beforeCommit: opts.BeforeCommit}, nil
 	}
 	if opts.Warehouse != "" && props["warehouse"] == "" {
-		props["warehouse"] = fileURI(opts.Warehouse)
+		props["warehouse"] = opts.Warehouse
+		if props["type"] != string(icecatalog.REST) { // a REST catalog's warehouse may be a name its service knows
+			props["warehouse"] = fileURI(opts.Warehouse)
+		}
 	}
 	cat, err := icecatalog.Load(ctx, "fluxgate", props)
 	if err != nil {
