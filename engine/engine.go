@@ -219,7 +219,9 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 		cat.Close()
 		return nil, err
 	}
-	if opts.Lake.Warehouse == "" && len(opts.Lake.Catalog) == 0 {
+	if opts.Lake.Warehouse == "" && opts.Lake.Catalog["type"] != "rest" {
+		// A REST catalog's service knows its warehouse; the filesystem and
+		// SQL catalogs keep the lake in the data directory.
 		opts.Lake.Warehouse = lake.DefaultWarehouse(dir)
 	}
 	lk, err := lake.Open(ctx, opts.Lake)

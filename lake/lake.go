@@ -80,12 +80,29 @@ func Open(ctx context.Context, opts Options) (*Lake, error) {
 	}
 	if opts.Warehouse != "" && props["warehouse"] == "" {
 		props["warehouse"] = opts.Warehouse
+		if props["type"] != string(icecatalog.REST) { // a REST catalog's warehouse may be a name its service knows
+			props["warehouse"] = fileURI(opts.Warehouse)
+		}
 	}
 	cat, err := icecatalog.Load(ctx, "fluxgate", props)
 	if err != nil {
 		return nil, fmt.Errorf("open lake catalog (type %s): %w", props["type"], err)
 	}
 	return &Lake{cat: cat, beforeCommit: opts.BeforeCommit}, nil
+}
+
+// fileURI makes a local directory a file:// URI, which the catalog then
+// writes into every path of the lake: a path without a scheme is read
+// against whatever default filesystem a reader has (HDFS for many Spark
+// setups), and some (Trino) refuse it.
+func fileURI(warehouse string) string {
+	if strings.Contains(warehouse, "://") {
+		return warehouse
+	}
+	if abs, err := filepath.Abs(warehouse); err == nil {
+		warehouse = abs
+	}
+	return "file://" + filepath.ToSlash(warehouse)
 }
 
 // DefaultWarehouse is the embedded warehouse inside a data directory.
@@ -159,7 +176,8 @@ func evolve(ctx context.Context, tbl *table.Table, m *mapping) (*table.Table, er
 		return tbl, nil
 	}
 	tx := tbl.NewTransaction()
-	us := tx.UpdateSchema(true, false)
+	// With the name mapping, so that the update adds the new columns to it.
+	us := tx.UpdateSchema(true, false, table.WithNameMapping(tbl.Metadata().NameMapping()))
 	for _, f := range missing {
 		us = us.AddColumn([]string{f.Name}, f.Type, f.Doc, false, nil).MoveBefore([]string{f.Name}, []string{ColBucket})
 	}
@@ -238,6 +256,10 @@ func (t *Table) Current() (*Snapshot, error) {
 // current metadata file, for readers outside fluxgate.
 func (t *Table) Location() string         { return t.current().Location() }
 func (t *Table) MetadataLocation() string { return t.current().MetadataLocation() }
+
+// Metadata is the Iceberg table's current metadata, as its current metadata
+// file holds it.
+func (t *Table) Metadata() table.Metadata { return t.current().Metadata() }
 
 func snapshotOf(s *table.Snapshot) (*Snapshot, error) {
 	if s == nil {

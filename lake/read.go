@@ -50,6 +50,7 @@ func (t *Table) Scan(ctx context.Context, mem memory.Allocator, snapshotID int64
 	if err != nil {
 		return nil, err
 	}
+	absent := absentColumns(t.current(), snapshotID, columns)
 	_, recs, err := scan.ReadTasks(ctx, tasks)
 	if err != nil {
 		scan.Close()
@@ -62,7 +63,7 @@ func (t *Table) Scan(ctx context.Context, mem memory.Allocator, snapshotID int64
 				yield(nil, fmt.Errorf("read lake: %w", err))
 				return
 			}
-			conv, err := convert(ctx, mem, rec, out)
+			conv, err := convert(ctx, mem, rec, out, absent)
 			rec.Release()
 			if !yield(conv, err) || err != nil {
 				return
@@ -73,17 +74,31 @@ func (t *Table) Scan(ctx context.Context, mem memory.Allocator, snapshotID int64
 
 // plan plans a bucket's scan of a snapshot: the files that may hold rows
 // matching filter, pruned by partition and column statistics, in offset
-// order. The caller closes the scan.
+// order. The caller closes the scan. A snapshot is read in the schema it was
+// written with, so columns added since are absent from it: they read as
+// NULL, and a filter on one prunes nothing.
 func (t *Table) plan(ctx context.Context, snapshotID int64, bucket int, columns []string, filter *predicate.Bound) (*table.Scan, []table.FileScanTask, error) {
 	tbl := t.current()
-	if tbl.SnapshotByID(snapshotID) == nil {
+	snap := tbl.SnapshotByID(snapshotID)
+	if snap == nil {
 		return nil, nil, errs.New(errs.NotFound, "lake snapshot %d does not exist (expired or never made)", snapshotID)
+	}
+	sc := snapshotSchema(tbl, snap)
+	absent := absentColumns(tbl, snapshotID, columns)
+	selected := []string{ColOffset} // never empty, which would select every column
+	for _, c := range columns {
+		if !absent[c] && c != ColOffset {
+			selected = append(selected, c)
+		}
 	}
 	expr := iceberg.BooleanExpression(iceberg.EqualTo(iceberg.Reference(ColBucket), int32(bucket)))
 	if filter != nil {
-		expr = iceberg.NewAnd(expr, pruning(filter.Term()))
+		prune := pruning(filter.Term())
+		if _, err := iceberg.BindExpr(sc, prune, true); err == nil {
+			expr = iceberg.NewAnd(expr, prune)
+		}
 	}
-	scan := tbl.Scan(table.WithSnapshotID(snapshotID), table.WithSelectedFields(columns...), table.WithRowFilter(expr))
+	scan := tbl.Scan(table.WithSnapshotID(snapshotID), table.WithSelectedFields(selected...), table.WithRowFilter(expr))
 	tasks, err := scan.PlanFiles(ctx)
 	if err != nil {
 		scan.Close()
@@ -96,6 +111,34 @@ func (t *Table) plan(ctx context.Context, snapshotID int64, bucket int, columns 
 	return scan, tasks, nil
 }
 
+// absentColumns are the columns that a snapshot's schema lacks: added since.
+func absentColumns(tbl *table.Table, snapshotID int64, columns []string) map[string]bool {
+	snap := tbl.SnapshotByID(snapshotID)
+	if snap == nil {
+		return nil
+	}
+	sc := snapshotSchema(tbl, snap)
+	absent := map[string]bool{}
+	for _, c := range columns {
+		if _, ok := sc.FindFieldByName(c); !ok {
+			absent[c] = true
+		}
+	}
+	return absent
+}
+
+// snapshotSchema is the schema a snapshot was written with.
+func snapshotSchema(tbl *table.Table, snap *table.Snapshot) *iceberg.Schema {
+	if snap.SchemaID != nil {
+		for _, sc := range tbl.Metadata().Schemas() {
+			if sc.ID == *snap.SchemaID {
+				return sc
+			}
+		}
+	}
+	return tbl.Schema()
+}
+
 // lowerBound is a data file's lower bound of a long column, or 0.
 func lowerBound(f iceberg.DataFile, id int) int64 {
 	b := f.LowerBoundValues()[id]
@@ -105,8 +148,9 @@ func lowerBound(f iceberg.DataFile, id int) int64 {
 	return int64(binary.LittleEndian.Uint64(b))
 }
 
-// convert casts a scanned record's columns to the out schema's types.
-func convert(ctx context.Context, mem memory.Allocator, rec arrow.RecordBatch, out *arrow.Schema) (arrow.RecordBatch, error) {
+// convert casts a scanned record's columns to the out schema's types; the
+// absent columns (added after the record's snapshot) are NULL.
+func convert(ctx context.Context, mem memory.Allocator, rec arrow.RecordBatch, out *arrow.Schema, absent map[string]bool) (arrow.RecordBatch, error) {
 	cols := make([]arrow.Array, out.NumFields())
 	defer func() {
 		for _, c := range cols {
@@ -116,6 +160,10 @@ func convert(ctx context.Context, mem memory.Allocator, rec arrow.RecordBatch, o
 		}
 	}()
 	for i, f := range out.Fields() {
+		if absent[f.Name] {
+			cols[i] = array.MakeArrayOfNull(mem, f.Type, int(rec.NumRows()))
+			continue
+		}
 		idx := rec.Schema().FieldIndices(f.Name)
 		if len(idx) != 1 {
 			return nil, fmt.Errorf("lake scan returned no column %s", f.Name)

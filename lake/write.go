@@ -62,6 +62,9 @@ func (t *Table) Commit(ctx context.Context, c Commit) (*Snapshot, CommitStats, e
 	var dataFiles []iceberg.DataFile
 	if c.Data != nil {
 		for df, err := range table.WriteRecords(ctx, tbl, t.m.lake, c.Data, table.WithClusteredWrite()) {
+			if err == nil {
+				df, err = withSortOrder(tbl.Spec(), df, tbl.SortOrder().OrderID())
+			}
 			if err != nil {
 				return nil, st, fmt.Errorf("write lake data files: %w", err)
 			}

@@ -106,12 +106,22 @@ func (t *Telemetry) Shutdown(ctx context.Context) error {
 	return errors.Join(t.mp.Shutdown(ctx), t.tp.Shutdown(ctx))
 }
 
+// Route is a handler served beside the operators' endpoints, under a
+// net/http ServeMux pattern.
+type Route struct {
+	Pattern string
+	Handler http.Handler
+}
+
 // NewHTTPServer returns an unstarted server on addr for operators: /healthz
 // answers 200 while the process serves HTTP, /readyz 200 when ready reports
 // true (always, if ready is nil) and 503 otherwise, and /metrics serves t's
-// metrics.
-func NewHTTPServer(addr string, t *Telemetry, ready func() bool) *http.Server {
+// metrics; and routes.
+func NewHTTPServer(addr string, t *Telemetry, ready func() bool, routes ...Route) *http.Server {
 	mux := http.NewServeMux()
+	for _, r := range routes {
+		mux.Handle(r.Pattern, r.Handler)
+	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		io.WriteString(w, "ok")
 	})

@@ -3,9 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -186,6 +188,24 @@ func TestLakeVerb(t *testing.T) {
 	snap, err := run(t, lakeMain, "", append([]string{"snapshot", "fluss.clicks"}, a...)...)
 	if err != nil || snap != out {
 		t.Fatalf("lake snapshot = %s (%v), want what tier-now printed:\n%s", snap, err, out)
+	}
+	// The snapshot id printed exactly: 64 bits do not survive a float64.
+	c, err := client.Dial(context.Background(), a[1])
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	exact, err := c.LakeSnapshot(context.Background(), "fluss.clicks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dec := json.NewDecoder(strings.NewReader(out))
+	dec.UseNumber()
+	var printed struct {
+		SnapshotID json.Number `json:"snapshot_id"`
+	}
+	if err := dec.Decode(&printed); err != nil || printed.SnapshotID.String() != strconv.FormatInt(exact.SnapshotID, 10) {
+		t.Fatalf("lake tier-now printed snapshot_id %s (%v), want %d", printed.SnapshotID, err, exact.SnapshotID)
 	}
 	out, err = run(t, scanMain, "", append([]string{"--table", "fluss.clicks$lake", "--columns", "page,__offset", "--format", "csv"}, a...)...)
 	if err != nil || !strings.Contains(out, "home,0") || !strings.Contains(out, "docs,1") {

@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 )
 
@@ -31,7 +32,9 @@ func lakeMain(ctx context.Context, args []string, std stdio) error {
 		return err
 	}
 	defer c.Close()
-	var snap any
+	// Printed as the server sent it: snapshot ids are 64-bit and would be
+	// rounded through a float64.
+	var snap json.RawMessage
 	if err := c.Action(ctx, actions[pos[0]], map[string]string{"table": pos[1]}, &snap); err != nil {
 		return err
 	}

@@ -29,6 +29,7 @@ import (
 	"github.com/fluxgate-io/fluxgate/auth"
 	"github.com/fluxgate-io/fluxgate/engine"
 	fgflight "github.com/fluxgate-io/fluxgate/flight"
+	"github.com/fluxgate-io/fluxgate/icebergrest"
 	"github.com/fluxgate-io/fluxgate/lake"
 	"github.com/fluxgate-io/fluxgate/otel"
 )
@@ -66,7 +67,7 @@ type serveConfig struct {
 func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.data, "data", "./fluxgate-data", "data directory")
 	fs.StringVar(&c.listen, "listen", "127.0.0.1:8815", "Flight (gRPC) listen address")
-	fs.StringVar(&c.http, "http", "127.0.0.1:8816", "HTTP address for /healthz, /readyz and /metrics (empty: off)")
+	fs.StringVar(&c.http, "http", "127.0.0.1:8816", "HTTP address for /healthz, /readyz, /metrics and the lake's Iceberg REST catalog at /iceberg; HTTPS with --tls-cert (empty: off)")
 	fs.IntVar(&c.maxMessageBytes, "max-message-bytes", 64<<20, "largest gRPC message accepted")
 	fs.IntVar(&c.maxStreams, "max-streams-per-client", 256, "streaming calls one client host may have open at once (-1: no limit)")
 	fs.Int64Var(&c.maxWriteBytes, "max-write-bytes", 1<<30, "bytes of written batches held before they are acknowledged, over all writers; writers past it wait")
@@ -308,11 +309,14 @@ func startServer(ctx context.Context, cfg *serveConfig, log *slog.Logger) (*serv
 		}
 	}()
 	if cfg.http != "" {
-		s.http = otel.NewHTTPServer(cfg.http, tel, eng.Ready)
+		s.http = otel.NewHTTPServer(cfg.http, tel, eng.Ready, lakeCatalogRoutes(cfg, eng, authn, grants, log)...)
 		ln, err := net.Listen("tcp", cfg.http)
 		if err != nil {
 			s.Stop()
 			return nil, fmt.Errorf("listen on %s: %w", cfg.http, err)
+		}
+		if tlsCfg != nil {
+			ln = tls.NewListener(ln, httpTLS(tlsCfg))
 		}
 		go func() {
 			if err := s.http.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
@@ -321,6 +325,28 @@ func startServer(ctx context.Context, cfg *serveConfig, log *slog.Logger) (*serv
 		}()
 	}
 	return s, nil
+}
+
+// lakeCatalogRoutes serves the lake's Iceberg REST catalog with the users and
+// grants of Flight; like Flight, not to anyone on the network without users
+// (PROTOCOL.md §8): then only on a loopback --http (or --insecure-no-auth).
+func lakeCatalogRoutes(cfg *serveConfig, eng *engine.Engine, authn *auth.Authenticator, grants *acl.Store, log *slog.Logger) []otel.Route {
+	if checkListen(cfg.http, authn != nil, cfg.insecureNoAuth, log) != nil {
+		log.Info("the lake's Iceberg REST catalog is not served: --http is not a loopback address and no users are configured", "http", cfg.http)
+		return nil
+	}
+	h := icebergrest.Handler(eng, icebergrest.Options{Auth: authn, ACL: grants, Logger: log})
+	return []otel.Route{{Pattern: icebergrest.Prefix + "/", Handler: h}}
+}
+
+// httpTLS is Flight's TLS for the HTTP listener, which carries the lake
+// catalog's tokens and passwords, without asking for client certificates:
+// health probes and metrics scrapers have none, and the catalog
+// authenticates its callers by token or password.
+func httpTLS(flight *tls.Config) *tls.Config {
+	tc := flight.Clone()
+	tc.ClientAuth, tc.ClientCAs = tls.NoClientCert, nil
+	return tc
 }
 
 // FlightAddr is the address the Flight service listens on.

@@ -1,9 +1,10 @@
 """Runs every ```python block of README.md, in order, as a user would paste them, against fresh servers.
 
-The blocks connect to $FLUXGATE_ADDR (else the default address), and run with the working directory in which the
-server's data directory is ./fluxgate-data, as with `fluxgate serve` run there. The blocks of the section
-"Authentication and TLS" are a second program, against a server with TLS and the users ann (admin, password
-ann-password) and bob, with its certificate as ./ca.pem. A block that raises fails the test with its README line.
+The blocks connect to $FLUXGATE_ADDR (else the default address), and to the HTTP address $FLUXGATE_HTTP (the lake's
+REST catalog), and run with the working directory in which the server's data directory is ./fluxgate-data, as with
+`fluxgate serve` run there. The blocks of the section "Authentication and TLS" are a second program, against a server
+with TLS and the users ann (admin, password ann-password) and bob, with its certificate as ./ca.pem. A block that
+raises fails the test with its README line.
 """
 
 import json
@@ -15,7 +16,7 @@ import sys
 import textwrap
 from pathlib import Path
 
-from fluxgate_server import Server
+from fluxgate_server import Server, free_port
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 SECURED_SECTION = "Authentication and TLS"
@@ -70,8 +71,9 @@ def test_readme_python_blocks(tmp_path, secured):
 
     plain_dir = tmp_path / "plain"
     plain_dir.mkdir()
-    with Server(plain_dir / "fluxgate-data") as srv:
-        out = run_program(plain, plain_dir, {**os.environ, "FLUXGATE_ADDR": srv.address})
+    http = f"127.0.0.1:{free_port()}"  # the lake's REST catalog, for the blocks as FLUXGATE_HTTP
+    with Server(plain_dir / "fluxgate-data", ["--http", http]) as srv:
+        out = run_program(plain, plain_dir, {**os.environ, "FLUXGATE_ADDR": srv.address, "FLUXGATE_HTTP": http})
     # The follow printed the batch written while it ran, from both buckets: "bucket next rows".
     assert re.search(r"^0 \d+ 2$", out, re.M) and re.search(r"^1 \d+ 1$", out, re.M), out
 

@@ -1,0 +1,113 @@
+package io.fluxgate.spark;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import io.fluxgate.client.Column;
+import io.fluxgate.client.FluxgateClient;
+import io.fluxgate.client.FluxgateServer;
+import io.fluxgate.client.Rows;
+import io.fluxgate.client.TableSpec;
+import io.fluxgate.client.TableWriter;
+import io.fluxgate.client.WriteMode;
+import io.fluxgate.client.WriteRequest;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Spark with Iceberg's own Spark runtime reads the lake through the Iceberg REST catalog that
+ * fluxgate serves on its HTTP address, equal to {@code t$lake} read through the connector. A
+ * server of its own: the shared one serves no HTTP.
+ */
+class LakeRestCatalogTest extends SparkServerTest {
+  private static FluxgateServer lakeServer;
+  private static FluxgateClient lakeClient;
+
+  @BeforeAll
+  static void startServerWithCatalog() throws IOException, InterruptedException {
+    int http;
+    try (ServerSocket s = new ServerSocket(0)) {
+      http = s.getLocalPort();
+    }
+    Path dir = Files.createTempDirectory("fluxgate-spark-lake");
+    lakeServer = FluxgateServer.start(dir, "--http", "127.0.0.1:" + http);
+    lakeClient = FluxgateClient.connect(lakeServer.uri());
+    spark.conf().set("spark.sql.catalog.lake", "org.apache.iceberg.spark.SparkCatalog");
+    spark.conf().set("spark.sql.catalog.lake.type", "rest");
+    spark.conf().set("spark.sql.catalog.lake.uri", "http://127.0.0.1:" + http + "/iceberg");
+  }
+
+  @AfterAll
+  static void stopServer() throws InterruptedException {
+    lakeClient.close();
+    lakeServer.close();
+  }
+
+  @Test
+  void logTable() {
+    String name = "fluss.clicks";
+    lakeClient.createTable(
+        TableSpec.of(name, Column.of("id", "BIGINT"), Column.of("page", "STRING"))
+            .withOptions(Map.of("table.datalake.enabled", "true", "bucket.num", "2")),
+        false);
+    write(name, WriteMode.APPEND, List.of(List.of(1L, "home"), List.of(2L, "docs")));
+    lakeClient.tierNow(name);
+    write(name, WriteMode.APPEND, List.of(List.of(3L, "blog")));
+    lakeClient.tierNow(name);
+
+    assertEquals(lake(name), rows(spark.sql("SELECT * FROM lake." + name + " ORDER BY id")));
+    assertEquals(3, lake(name).size());
+  }
+
+  /** Spark applies the lake's deletes: each live key's latest row. */
+  @Test
+  void primaryKeyTableAfterAnUpdateAndADelete() {
+    String name = "fluss.users";
+    lakeClient.createTable(
+        TableSpec.of(name, Column.notNull("id", "BIGINT"), Column.of("name", "STRING"))
+            .withPrimaryKey("id")
+            .withOptions(Map.of("table.datalake.enabled", "true")),
+        false);
+    write(
+        name,
+        WriteMode.UPSERT,
+        List.of(List.of(1L, "ann"), List.of(2L, "bob"), List.of(3L, "cid")));
+    lakeClient.tierNow(name);
+    write(name, WriteMode.UPSERT, List.of(List.of(1L, "anne")));
+    write(name, WriteMode.DELETE, List.of(Arrays.asList(2L, null)));
+    lakeClient.tierNow(name);
+
+    List<List<Object>> got = rows(spark.sql("SELECT * FROM lake." + name + " ORDER BY id"));
+    assertEquals(lake(name), got);
+    assertEquals(
+        List.of(List.of(1L, "anne"), List.of(3L, "cid")),
+        rows(spark.sql("SELECT id, name FROM lake." + name + " ORDER BY id")));
+  }
+
+  private static void write(String table, WriteMode mode, List<List<Object>> rows) {
+    try (VectorSchemaRoot batch = Rows.batch(allocator, Rows.schema(lakeClient, table), rows);
+        TableWriter w = lakeClient.newWriter(WriteRequest.of(table).withMode(mode))) {
+      w.write(batch);
+    }
+  }
+
+  /** t$lake read through the connector, ordered by the first column. */
+  private static List<List<Object>> lake(String table) {
+    return rows(
+        spark
+            .read()
+            .format("fluxgate")
+            .option("endpoint", lakeServer.uri())
+            .option("table", table + "$lake")
+            .load()
+            .orderBy("id"));
+  }
+}
