@@ -95,7 +95,8 @@ final class FluxgateTables {
 
   private static boolean isConnectorOption(String key) {
     for (List<ConfigOption<?>> group :
-        List.of(FluxgateOptions.CONNECTION, FluxgateOptions.READ_WRITE)) {
+        List.of(
+            FluxgateOptions.CONNECTION, FluxgateOptions.READ_WRITE, FluxgateOptions.LOOKUP)) {
       for (ConfigOption<?> o : group) {
         if (o.key().equals(key)) {
           return true;
