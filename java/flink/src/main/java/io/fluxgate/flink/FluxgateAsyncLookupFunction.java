@@ -16,12 +16,11 @@ import org.apache.flink.table.functions.FunctionContext;
 
 /**
  * 'lookup.async'='true' (the default): keys queue up while earlier batches are on the wire. Each
- * of {@link #STREAMS} threads owns one DoExchange stream and sends every key waiting, up to {@link
+ * of {@link #streams} threads owns one DoExchange stream and sends every key waiting, up to {@link
  * #MAX_BATCH}, as one batch, so that batches grow with the load and several are in flight. How many
  * keys a subtask has outstanding is Flink's table.exec.async-lookup.buffer-capacity.
  */
 public final class FluxgateAsyncLookupFunction extends AsyncLookupFunction {
-  static final int STREAMS = 4;
   static final int MAX_BATCH = 4096;
 
   private final Connection connection;
@@ -48,7 +47,7 @@ public final class FluxgateAsyncLookupFunction extends AsyncLookupFunction {
     sessions = new ArrayList<>();
     threads = new ArrayList<>();
     closed = false;
-    for (int i = 0; i < STREAMS; i++) {
+    for (int i = 0; i < streams(); i++) {
       // Opened here, so that a table that cannot be looked up fails the job at its start.
       LookupSession session = new LookupSession(client, allocator, spec);
       sessions.add(session);
@@ -57,6 +56,15 @@ public final class FluxgateAsyncLookupFunction extends AsyncLookupFunction {
       threads.add(t);
     }
     threads.forEach(Thread::start);
+  }
+
+  /**
+   * Lookups of present keys run in parallel on the server: 4 streams. New keys of a dictionary
+   * serialize on their buckets there, where concurrent batches only wait for each other: one
+   * stream, whose batches grow instead.
+   */
+  private int streams() {
+    return spec.insertIfNotExists() ? 2 : 4;
   }
 
   @Override

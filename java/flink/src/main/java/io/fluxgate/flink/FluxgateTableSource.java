@@ -44,7 +44,7 @@ final class FluxgateTableSource
 
   private DataType produced;
 
-  /** What lookup joins need; set by the factory for tables, null for views. */
+  /** What lookup joins need (the table's keys, the lookup options); set by the factory. */
   LookupTable lookups;
   private String filter;
   private Long limit;

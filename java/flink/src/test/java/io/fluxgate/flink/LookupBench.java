@@ -79,7 +79,7 @@ class LookupBench {
               false,
               1,
               Map.of(
-                  "table.exec.async-lookup.buffer-capacity", "8192",
+                  "table.exec.async-lookup.buffer-capacity", "4096",
                   "table.exec.async-lookup.output-mode", "ALLOW_UNORDERED"));
       env.executeSql(keys("fact_keys", KEYS));
       env.executeSql(
