@@ -63,7 +63,8 @@ public final class AccumulatorSerializer
   }
 
   @Override
-  public RbFunctions.Accumulator deserialize(RbFunctions.Accumulator reuse, DataInputView in) throws IOException {
+  public RbFunctions.Accumulator deserialize(RbFunctions.Accumulator reuse, DataInputView in)
+      throws IOException {
     return deserialize(in);
   }
 

@@ -49,7 +49,11 @@ record LookupTable(
   static LookupTable of(
       Connection connection, TableName name, ResolvedCatalogTable table, ReadableConfig options) {
     List<String> primaryKey =
-        table.getResolvedSchema().getPrimaryKey().map(UniqueConstraint::getColumns).orElse(List.of());
+        table
+            .getResolvedSchema()
+            .getPrimaryKey()
+            .map(UniqueConstraint::getColumns)
+            .orElse(List.of());
     Map<String, String> stored = table.getOptions();
     String bucketKey = stored.get("bucket.key");
     List<String> partitionKeys = table.getPartitionKeys();

@@ -89,7 +89,8 @@ class LookupBench {
           "(SELECT k, k % " + DIM_ROWS + " + 1 AS id, PROCTIME() AS ptime"
               + " FROM default_catalog.default_database.fact_keys) AS f";
       double baseline =
-          seconds(env, "INSERT INTO default_catalog.default_database.sunk SELECT k, 'x' FROM " + facts);
+          seconds(
+              env, "INSERT INTO default_catalog.default_database.sunk SELECT k, 'x' FROM " + facts);
       double join =
           seconds(
               env,
