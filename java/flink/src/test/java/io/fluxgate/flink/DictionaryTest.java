@@ -5,16 +5,16 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.fluxgate.client.FluxgateServer;
 import java.nio.file.Path;
-import java.util.ArrayList;
-import java.util.Collections;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Random;
 import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.table.api.ExplainDetail;
 import org.apache.flink.table.api.StatementSet;
 import org.apache.flink.table.api.bridge.java.StreamTableEnvironment;
 import org.apache.flink.table.functions.ScalarFunction;
@@ -82,8 +82,12 @@ class DictionaryTest {
     }
   }
 
-  /** A streaming job of parallelism 4 that restarts on failure, with the fact view of keys. */
-  private StreamTableEnvironment factsEnv(List<String> keys) {
+  /**
+   * A streaming job of parallelism 4 that restarts on failure, with the view fact of rows keys
+   * k{from}..k{from+span-1}, round robin. The datagen sequence splits its range among the 4 source
+   * subtasks, so that each subtask looks up every key.
+   */
+  private StreamTableEnvironment factsEnv(int from, int span, int rows) {
     StreamTableEnvironment env =
         sql.env(
             false,
@@ -93,28 +97,24 @@ class DictionaryTest {
                 "restart-strategy.fixed-delay.attempts", "2",
                 "restart-strategy.fixed-delay.delay", "0 s"));
     env.createTemporarySystemFunction("fail_once", FailOnce.class);
-    StringBuilder values = new StringBuilder();
-    for (String k : keys) {
-      values.append(values.isEmpty() ? "" : ", ").append("('").append(k).append("')");
-    }
+    env.executeSql(
+        "CREATE TEMPORARY TABLE default_catalog.default_database.seq (n BIGINT) WITH"
+            + " ('connector'='datagen', 'fields.n.kind'='sequence', 'fields.n.start'='0',"
+            + " 'fields.n.end'='"
+            + (rows - 1)
+            + "', 'number-of-rows'='"
+            + rows
+            + "')");
     env.createTemporaryView(
         "fact",
         env.sqlQuery(
-            "SELECT dim_b, PROCTIME() AS ptime FROM (VALUES "
-                + values
-                + ") AS t (dim_b) WHERE fail_once(dim_b)"));
+            "SELECT dim_b, PROCTIME() AS ptime FROM (SELECT CONCAT('k', CAST("
+                + from
+                + " + n % "
+                + span
+                + " AS STRING)) AS dim_b FROM default_catalog.default_database.seq)"
+                + " WHERE fail_once(dim_b)"));
     return env;
-  }
-
-  /** n rows of the keys k{from}..k{to-1}, each at least once, shuffled. */
-  private static List<String> facts(int from, int to, int n, long seed) {
-    List<String> keys = new ArrayList<>();
-    Random random = new Random(seed);
-    for (int i = 0; i < n; i++) {
-      keys.add("k" + (from + (i < to - from ? i : random.nextInt(to - from))));
-    }
-    Collections.shuffle(keys, random);
-    return keys;
   }
 
   @Test
@@ -132,7 +132,7 @@ class DictionaryTest {
     FailOnce.seen.set(0);
     FailOnce.failed.set(false);
     FailOnce.at = 300;
-    run(factsEnv(facts(0, 150, 600, 1)));
+    run(factsEnv(0, 150, 600));
     assertTrue(FailOnce.failed.get(), "the job never failed");
     Map<String, Integer> ids = assigned(ddl);
     assertEquals(150, ids.size());
@@ -140,7 +140,7 @@ class DictionaryTest {
 
     // A second job: 100 keys seen before, 50 new ones.
     FailOnce.at = -1;
-    run(factsEnv(facts(50, 200, 400, 2)));
+    run(factsEnv(50, 150, 600));
     Map<String, Integer> after = assigned(ddl);
     assertEquals(200, after.size());
     ids.forEach((k, id) -> assertEquals(id, after.get(k), "the id of " + k + " changed"));
@@ -172,6 +172,12 @@ class DictionaryTest {
     jobs.addInsertSql("INSERT INTO fluss.assigned SELECT fact.dim_b, uid_int32" + DICTIONARY_JOIN);
     jobs.addInsertSql(
         "INSERT INTO fluss.uv SELECT 'all', rb_build(ARRAY[uid_int32])" + DICTIONARY_JOIN);
+    String plan = jobs.explain(ExplainDetail.JSON_EXECUTION_PLAN);
+    int join = plan.indexOf("LookupJoin(");
+    assertTrue(join >= 0, plan);
+    Matcher parallelism = Pattern.compile("\"parallelism\" : (\\d+)").matcher(plan);
+    assertTrue(parallelism.find(join), plan);
+    assertEquals("4", parallelism.group(1), "the lookup join's parallelism");
     jobs.execute().await();
   }
 
@@ -212,7 +218,7 @@ class DictionaryTest {
     ddl.executeSql(
         "CREATE TABLE fluss.ids (k STRING, id INT, PRIMARY KEY (k) NOT ENFORCED)"
             + " WITH ('auto-increment.fields'='id')");
-    StreamTableEnvironment env = factsEnv(List.of("x"));
+    StreamTableEnvironment env = factsEnv(0, 1, 1);
     String hint = " /*+ OPTIONS('lookup.insert-if-not-exists'='true') */";
     assertTrue(
         Sql.validationMessage(
