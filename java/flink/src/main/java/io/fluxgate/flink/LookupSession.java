@@ -22,6 +22,8 @@ import org.apache.flink.table.types.logical.LogicalType;
  * uses a session.
  */
 final class LookupSession implements AutoCloseable {
+  static final long RETRY_BACKOFF_MS = 1_000;
+
   private final FluxgateClient client;
   private final LookupSpec spec;
   private final VectorSchemaRoot keys;
@@ -126,16 +128,27 @@ final class LookupSession implements AutoCloseable {
   }
 
   private LookupResult lookupWithRetries() {
-    for (int attempt = 0; ; attempt++) {
+    for (int attempt = 1; ; attempt++) {
       try {
         return lookuper.lookup(keys);
       } catch (FluxgateException e) {
-        if (attempt >= spec.maxRetries() || !mayPass(e) || Thread.currentThread().isInterrupted()) {
+        if (attempt > spec.maxRetries() || !mayPass(e)) {
           throw e;
         }
         lookuper.close(); // a failed stream answers nothing more
+        backOff(attempt, e);
         lookuper = client.lookup(spec.request());
       }
+    }
+  }
+
+  /** Waits before a retry: gRPC's reconnection to a server that went away backs off from 1 s. */
+  private static void backOff(int attempt, FluxgateException cause) {
+    try {
+      Thread.sleep(RETRY_BACKOFF_MS * attempt);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw cause;
     }
   }
 
