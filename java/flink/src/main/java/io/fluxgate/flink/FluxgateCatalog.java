@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import org.apache.flink.table.api.ValidationException;
@@ -18,8 +19,10 @@ import org.apache.flink.table.catalog.CatalogBaseTable;
 import org.apache.flink.table.catalog.CatalogDatabase;
 import org.apache.flink.table.catalog.CatalogDatabaseImpl;
 import org.apache.flink.table.catalog.CatalogFunction;
+import org.apache.flink.table.catalog.CatalogFunctionImpl;
 import org.apache.flink.table.catalog.CatalogPartition;
 import org.apache.flink.table.catalog.CatalogPartitionSpec;
+import org.apache.flink.table.catalog.FunctionLanguage;
 import org.apache.flink.table.catalog.ObjectPath;
 import org.apache.flink.table.catalog.ResolvedCatalogTable;
 import org.apache.flink.table.catalog.TableChange;
@@ -309,19 +312,24 @@ public final class FluxgateCatalog extends AbstractCatalog {
     throw new UnsupportedOperationException("fluxgate tables have no partitions yet");
   }
 
+  // Every database has the roaring-bitmap functions, as in Fluss's catalog.
   @Override
   public List<String> listFunctions(String database) {
-    return List.of();
+    return List.copyOf(RbFunctions.BY_NAME.keySet());
   }
 
   @Override
   public CatalogFunction getFunction(ObjectPath path) throws FunctionNotExistException {
-    throw new FunctionNotExistException(getName(), path);
+    String className = RbFunctions.BY_NAME.get(path.getObjectName().toLowerCase(Locale.ROOT));
+    if (className == null || !databaseExists(path.getDatabaseName())) {
+      throw new FunctionNotExistException(getName(), path);
+    }
+    return new CatalogFunctionImpl(className, FunctionLanguage.JAVA);
   }
 
   @Override
   public boolean functionExists(ObjectPath path) {
-    return false;
+    return RbFunctions.BY_NAME.containsKey(path.getObjectName().toLowerCase(Locale.ROOT));
   }
 
   @Override

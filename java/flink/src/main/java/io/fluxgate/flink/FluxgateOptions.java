@@ -4,6 +4,7 @@ import java.util.List;
 import java.util.Set;
 import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.ConfigOptions;
+import org.apache.flink.table.connector.source.lookup.LookupOptions;
 
 /** The options of the catalog, the table factory, the source and the sink. */
 public final class FluxgateOptions {
@@ -94,6 +95,36 @@ public final class FluxgateOptions {
           .booleanType()
           .defaultValue(false)
           .withDescription("Drop DELETE rows instead of deleting their keys.");
+
+  // ---- lookups (lookup joins, the dictionary, delta joins) ----
+
+  public static final ConfigOption<Boolean> LOOKUP_ASYNC =
+      ConfigOptions.key("lookup.async")
+          .booleanType()
+          .defaultValue(true)
+          .withDescription(
+              "Asynchronous lookups: keys of many rows share DoExchange batches, several in"
+                  + " flight. false: one key per request, on the task thread.");
+
+  public static final ConfigOption<Boolean> LOOKUP_INSERT_IF_NOT_EXISTS =
+      ConfigOptions.key("lookup.insert-if-not-exists")
+          .booleanType()
+          .defaultValue(false)
+          .withDescription(
+              "A key the lookup misses is inserted (key, NULLs, new auto-increment id) and"
+                  + " returned: the global dictionary (PROTOCOL.md §6.3).");
+
+  /** lookup.cache (NONE or PARTIAL), lookup.max-retries and Flink's lookup.partial-cache.*. */
+  static final List<ConfigOption<?>> LOOKUP =
+      List.of(
+          LOOKUP_ASYNC,
+          LOOKUP_INSERT_IF_NOT_EXISTS,
+          LookupOptions.CACHE_TYPE,
+          LookupOptions.MAX_RETRIES,
+          LookupOptions.PARTIAL_CACHE_EXPIRE_AFTER_ACCESS,
+          LookupOptions.PARTIAL_CACHE_EXPIRE_AFTER_WRITE,
+          LookupOptions.PARTIAL_CACHE_CACHE_MISSING_KEY,
+          LookupOptions.PARTIAL_CACHE_MAX_ROWS);
 
   /** Connection options: never stored as table options on the server. */
   static final List<ConfigOption<?>> CONNECTION =

@@ -47,6 +47,7 @@ public final class FluxgateTableFactory
   public Set<ConfigOption<?>> optionalOptions() {
     Set<ConfigOption<?>> options = new HashSet<>(FluxgateOptions.CONNECTION);
     options.addAll(FluxgateOptions.READ_WRITE);
+    options.addAll(FluxgateOptions.LOOKUP);
     options.add(FluxgateOptions.TABLE);
     return options;
   }
@@ -56,7 +57,7 @@ public final class FluxgateTableFactory
     ReadableConfig options = validated(context);
     boolean batch =
         context.getConfiguration().get(ExecutionOptions.RUNTIME_MODE) == RuntimeExecutionMode.BATCH;
-    return new FluxgateTableSource(
+    FluxgateTableSource source = new FluxgateTableSource(
         connection(options),
         tableName(context.getObjectIdentifier(), options),
         context.getCatalogTable().getResolvedSchema().getPrimaryKey().isPresent(),
@@ -66,6 +67,13 @@ public final class FluxgateTableFactory
         options.getOptional(FluxgateOptions.SCAN_STARTUP_TIMESTAMP).orElse(null),
         batch,
         context.getPhysicalRowDataType());
+    source.lookups =
+        LookupTable.of(
+            connection(options),
+            tableName(context.getObjectIdentifier(), options),
+            context.getCatalogTable(),
+            options);
+    return source;
   }
 
   @Override

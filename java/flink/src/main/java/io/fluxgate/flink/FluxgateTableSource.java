@@ -9,6 +9,7 @@ import java.util.Optional;
 import org.apache.flink.table.api.ValidationException;
 import org.apache.flink.table.connector.ChangelogMode;
 import org.apache.flink.table.connector.source.DynamicTableSource;
+import org.apache.flink.table.connector.source.LookupTableSource;
 import org.apache.flink.table.connector.source.ScanTableSource;
 import org.apache.flink.table.connector.source.SourceProvider;
 import org.apache.flink.table.connector.source.abilities.SupportsFilterPushDown;
@@ -27,7 +28,8 @@ final class FluxgateTableSource
     implements ScanTableSource,
         SupportsProjectionPushDown,
         SupportsFilterPushDown,
-        SupportsLimitPushDown {
+        SupportsLimitPushDown,
+        LookupTableSource {
   private final Connection connection;
   private final TableName name;
   private final boolean primaryKey;
@@ -41,6 +43,9 @@ final class FluxgateTableSource
   private final boolean batch;
 
   private DataType produced;
+
+  /** What lookup joins need (the table's keys, the lookup options); set by the factory. */
+  LookupTable lookups;
   private String filter;
   private Long limit;
 
@@ -157,6 +162,11 @@ final class FluxgateTableSource
   }
 
   @Override
+  public LookupRuntimeProvider getLookupRuntimeProvider(LookupContext context) {
+    return lookups.provider(context.getKeys(), (RowType) produced.getLogicalType());
+  }
+
+  @Override
   public boolean supportsNestedProjection() {
     return false;
   }
@@ -216,6 +226,7 @@ final class FluxgateTableSource
             produced);
     copy.filter = filter;
     copy.limit = limit;
+    copy.lookups = lookups;
     return copy;
   }
 

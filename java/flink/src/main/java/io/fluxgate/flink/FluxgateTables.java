@@ -50,6 +50,10 @@ final class FluxgateTables {
     // A view is not keyed: its rows are changes (or tiered copies), not the table's rows.
     if (view == null && info.primaryKey() != null && !info.primaryKey().isEmpty()) {
       schema.primaryKey(info.primaryKey());
+      // The lookup indexes (the key, the bucket-key prefix): what a delta join looks up by.
+      if (info.indexes() != null) {
+        info.indexes().forEach(index -> schema.indexNamed(index.name(), index.columns()));
+      }
     }
     return CatalogTable.newBuilder()
         .schema(schema.build())
@@ -95,7 +99,8 @@ final class FluxgateTables {
 
   private static boolean isConnectorOption(String key) {
     for (List<ConfigOption<?>> group :
-        List.of(FluxgateOptions.CONNECTION, FluxgateOptions.READ_WRITE)) {
+        List.of(
+            FluxgateOptions.CONNECTION, FluxgateOptions.READ_WRITE, FluxgateOptions.LOOKUP)) {
       for (ConfigOption<?> o : group) {
         if (o.key().equals(key)) {
           return true;

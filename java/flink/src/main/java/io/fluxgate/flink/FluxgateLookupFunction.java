@@ -1,0 +1,49 @@
+package io.fluxgate.flink;
+
+import io.fluxgate.client.FluxgateClient;
+import java.util.Collection;
+import java.util.List;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.functions.FunctionContext;
+import org.apache.flink.table.functions.LookupFunction;
+
+/** 'lookup.async'='false': each key is one request on the task thread. */
+public final class FluxgateLookupFunction extends LookupFunction {
+  private final Connection connection;
+  private final LookupSpec spec;
+  private transient BufferAllocator allocator;
+  private transient FluxgateClient client;
+  private transient LookupSession session;
+
+  FluxgateLookupFunction(Connection connection, LookupSpec spec) {
+    this.connection = connection;
+    this.spec = spec;
+  }
+
+  @Override
+  public void open(FunctionContext context) {
+    allocator = new RootAllocator();
+    client = connection.connect();
+    session = new LookupSession(client, allocator, spec);
+  }
+
+  @Override
+  public Collection<RowData> lookup(RowData key) {
+    return session.lookup(List.of(key)).get(0);
+  }
+
+  @Override
+  public void close() {
+    if (session != null) {
+      session.close();
+    }
+    if (client != null) {
+      client.close();
+    }
+    if (allocator != null) {
+      allocator.close();
+    }
+  }
+}
