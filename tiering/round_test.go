@@ -168,8 +168,8 @@ func want(t *testing.T, got []string, want ...string) {
 }
 
 // The reference's §10.3: a round folds each key's changes to its last row;
-// an update or delete of a row in an earlier round retires it with an
-// equality delete, which does not touch the row written in the same commit.
+// an update or delete of a row in an earlier round retires it with a
+// position delete, which does not touch the row written in the same commit.
 func TestPrimaryKeyRoundsFoldChanges(t *testing.T) {
 	lt, f := newLake(t, true)
 	f.append(change{1, 1, "a"}, change{1, 2, "b"}, change{1, 3, "c"}) // 0-2
