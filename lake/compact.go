@@ -79,6 +79,12 @@ func (t *Table) Compact(ctx context.Context, opts CompactOptions) (CompactStats,
 		props := iceberg.Properties{PropOffsets: sum[PropOffsets], PropTableID: sum[PropTableID], PropCommitUser: CommitUser}
 		tx := tbl.NewTransaction()
 		if len(groups) > 0 {
+			// Small manifests are merged first: a snapshot of its own,
+			// without the offsets, that the rewrite's snapshot follows in
+			// the same commit.
+			if _, err := tx.RewriteManifests(ctx); err != nil {
+				return st, fmt.Errorf("rewrite lake manifests: %w", err)
+			}
 			res, err := tx.RewriteDataFiles(ctx, groups, table.RewriteDataFilesOptions{
 				SnapshotProps:            props,
 				ExtraDeleteFilesToRemove: deadDeletes,

@@ -61,11 +61,14 @@ func loadKeyIndex(ctx context.Context, tbl *table.Table, keyIDs []int) (*keyInde
 	deleted := map[string]map[int64]bool{} // data file → deleted positions
 	read := map[string]bool{}
 	for _, task := range tasks {
+		switch {
+		case len(task.EqualityDeleteFiles) > 0:
+			return nil, errEqualityDeletes
+		case len(task.DeletionVectorFiles) > 0:
+			return nil, fmt.Errorf("lake snapshot %d has deletion vectors, which fluxgate does not write", snap.SnapshotID)
+		}
 		for _, d := range task.DeleteFiles {
-			switch {
-			case d.ContentType() == iceberg.EntryContentEqDeletes:
-				return nil, errEqualityDeletes
-			case read[d.FilePath()]:
+			if read[d.FilePath()] {
 				continue
 			}
 			read[d.FilePath()] = true
