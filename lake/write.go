@@ -44,8 +44,10 @@ type CommitStats struct {
 }
 
 // Commit writes c's files and commits them, with the merged offsets, as one
-// snapshot. Nothing is visible to readers unless the commit succeeds; files
-// written by a failed commit are unreferenced and never read.
+// snapshot. For a primary-key table the lake rows of the keys it deletes or
+// writes anew are retired in the same snapshot by position deletes. Nothing
+// is visible to readers unless the commit succeeds; files written by a
+// failed commit are unreferenced and never read.
 func (t *Table) Commit(ctx context.Context, c Commit) (*Snapshot, CommitStats, error) {
 	var st CommitStats
 	tbl := t.current()
@@ -65,8 +67,9 @@ func (t *Table) Commit(ctx context.Context, c Commit) (*Snapshot, CommitStats, e
 	js, _ := json.Marshal(encoded)
 	props := iceberg.Properties{PropOffsets: string(js), PropTableID: strconv.FormatInt(t.tableID, 10), PropCommitUser: CommitUser}
 
+	pk := len(t.m.keys) > 0
 	var idx *keyIndex
-	if c.Deletes != nil {
+	if pk {
 		if tbl, idx, err = t.keyIndex(ctx, tbl); err != nil {
 			return nil, st, err
 		}
@@ -85,7 +88,7 @@ func (t *Table) Commit(ctx context.Context, c Commit) (*Snapshot, CommitStats, e
 	}
 	var change *indexChange
 	var deleteFiles []iceberg.DataFile
-	if c.Deletes != nil {
+	if pk {
 		if change, err = t.retire(ctx, tbl, idx, c.Deletes, dataFiles); err != nil {
 			return nil, st, err
 		}
@@ -168,7 +171,7 @@ func (t *Table) retire(ctx context.Context, tbl *table.Table, idx *keyIndex, del
 	var key []byte
 	vals := make([]any, len(t.m.keys))
 	types := make([]arrow.DataType, len(t.m.keys))
-	for rec, err := range deletes {
+	for rec, err := range orEmpty(deletes) {
 		if err != nil {
 			return nil, err
 		}
@@ -280,4 +283,11 @@ func castTo(ctx context.Context, mem memory.Allocator, arr arrow.Array, typ arro
 		return arr, nil
 	}
 	return compute.CastArray(compute.WithAllocator(ctx, mem), arr, compute.SafeCastOptions(typ))
+}
+
+func orEmpty(recs iter.Seq2[arrow.RecordBatch, error]) iter.Seq2[arrow.RecordBatch, error] {
+	if recs == nil {
+		return func(func(arrow.RecordBatch, error) bool) {}
+	}
+	return recs
 }
