@@ -105,41 +105,46 @@ func loadKeyIndex(ctx context.Context, tbl *table.Table, keyIDs []int) (*keyInde
 }
 
 // indexChange is what one commit does to a key index: the rows it retires
-// and the rows it adds. It applies only once the commit stands.
+// and the rows it adds. It applies only once the commit stands. The index
+// is read, not written, until then: a round's new rows are one map write
+// each, at apply.
 type indexChange struct {
 	idx     *keyIndex
-	deletes []posDelete // the retired rows' positions
-	gone    map[string]bool
+	deletes []posDelete        // the retired rows' positions
+	retired map[string]bool    // the keys whose rows the commit retires
 	files   []iceberg.DataFile // added data files, numbered after idx.files
-	added   map[string]rowLoc
+	added   []addedRow
+}
+
+type addedRow struct {
+	key string
+	loc rowLoc
 }
 
 func (idx *keyIndex) change() *indexChange {
-	return &indexChange{idx: idx, gone: map[string]bool{}, added: map[string]rowLoc{}}
+	return &indexChange{idx: idx, retired: map[string]bool{}}
 }
 
 // retire retires the key's row in the snapshot, if it has one.
 func (c *indexChange) retire(key []byte) {
-	if c.gone[string(key)] {
+	if c.retired[string(key)] {
 		return
 	}
-	c.gone[string(key)] = true
 	if loc, ok := c.idx.rows[string(key)]; ok {
+		c.retired[string(key)] = true
 		c.deletes = append(c.deletes, posDelete{c.idx.files[loc.file], loc.pos})
 	}
 }
 
 // addFile reads the keys of a data file the commit adds: each retires the
-// key's earlier row.
+// key's earlier row. The round wrote one row per key (it folds each key's
+// changes to its last).
 func (c *indexChange) addFile(ctx context.Context, fs iceio.IO, df iceberg.DataFile, keyIDs []int) error {
 	n := int32(len(c.idx.files) + len(c.files))
 	c.files = append(c.files, df)
 	return readKeys(ctx, fs, df.FilePath(), keyIDs, func(pos int64, key []byte) error {
-		if _, dup := c.added[string(key)]; dup {
-			return fmt.Errorf("a lake commit writes two rows of one primary key (%s at %d)", df.FilePath(), pos)
-		}
 		c.retire(key)
-		c.added[string(key)] = rowLoc{n, pos}
+		c.added = append(c.added, addedRow{string(key), rowLoc{n, pos}})
 		return nil
 	})
 }
@@ -148,11 +153,11 @@ func (c *indexChange) addFile(ctx context.Context, fs iceio.IO, df iceberg.DataF
 func (c *indexChange) apply(snapshot int64) {
 	idx := c.idx
 	idx.files = append(idx.files, c.files...)
-	for k := range c.gone {
+	for k := range c.retired {
 		delete(idx.rows, k)
 	}
-	for k, loc := range c.added {
-		idx.rows[k] = loc
+	for _, a := range c.added {
+		idx.rows[a.key] = a.loc
 	}
 	idx.snapshot = snapshot
 }
