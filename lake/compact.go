@@ -105,16 +105,24 @@ func (t *Table) Compact(ctx context.Context, opts CompactOptions) (CompactStats,
 				return st, fmt.Errorf("lake compaction commit: %w", err)
 			}
 		}
-		t.idx = nil // the rows moved: the next commit reloads the index
+		idx := t.idx
+		t.idx = nil // until the commit stands and the index follows the rows
 		if tbl, err = tx.Commit(ctx); err != nil {
 			return st, fmt.Errorf("lake compaction commit: %w", err)
 		}
 		st.Committed = true
 		t.setCurrent(tbl)
+		if idx != nil && idx.snapshot == cur.SnapshotID {
+			// A failure leaves the index to be loaded by the next commit.
+			if err := idx.followRewrite(ctx, tbl, tasks, t.m.keyIDs); err == nil {
+				t.idx = idx
+			}
+		}
 	}
-	if tbl, err = expire(ctx, tbl); err != nil {
+	if expired, err := expire(ctx, tbl); err != nil {
 		st.MaintenanceErr = err
 	} else {
+		tbl = expired
 		t.setCurrent(tbl)
 	}
 	if opts.OrphanAge >= 0 {

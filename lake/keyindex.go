@@ -162,6 +162,44 @@ func (c *indexChange) apply(snapshot int64) {
 	idx.snapshot = snapshot
 }
 
+// followRewrite makes the index describe tbl's current snapshot, a
+// compaction of the snapshot it describes, whose files were before: the
+// rows of the rewritten files are now in the snapshot's new files, whose
+// keys are read; the rows of the files kept did not move.
+func (idx *keyIndex) followRewrite(ctx context.Context, tbl *table.Table, before []table.FileScanTask, keyIDs []int) error {
+	snap := tbl.CurrentSnapshot()
+	scan := tbl.Scan(table.WithSnapshotID(snap.SnapshotID))
+	defer scan.Close()
+	tasks, err := scan.PlanFiles(ctx)
+	if err != nil {
+		return err
+	}
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return err
+	}
+	old := map[string]bool{}
+	for _, task := range before {
+		old[task.File.FilePath()] = true
+	}
+	for _, task := range tasks {
+		if old[task.File.FilePath()] {
+			continue
+		}
+		n := int32(len(idx.files))
+		idx.files = append(idx.files, task.File)
+		err := readKeys(ctx, fs, task.File.FilePath(), keyIDs, func(pos int64, key []byte) error {
+			idx.rows[string(key)] = rowLoc{n, pos}
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+	}
+	idx.snapshot = snap.SnapshotID
+	return nil
+}
+
 // readKeys passes the encoded primary key of each row of a data file, with
 // its position, to fn.
 func readKeys(ctx context.Context, fs iceio.IO, path string, keyIDs []int, fn func(pos int64, key []byte) error) error {
