@@ -29,6 +29,10 @@ const (
 	OptDatalakeFormat         = "table.datalake.format"
 	OptDatalakeFreshness      = "table.datalake.freshness"
 
+	// OptCompactionTargetFileSize is the size lake compaction packs data
+	// files toward, stored in bytes; unset means lake.DefaultCompactionTarget.
+	OptCompactionTargetFileSize = "table.datalake.compaction.target-file-size"
+
 	// LakeOptionPrefix starts the options passed to the lake table's
 	// properties, without the prefix.
 	LakeOptionPrefix = "iceberg."
@@ -116,7 +120,7 @@ var optionDefaults = map[string]string{
 }
 
 // alterable are the options alter-table may set or reset.
-var alterable = map[string]bool{OptDatalakeEnabled: true, OptDatalakeFreshness: true, OptLogTTL: true}
+var alterable = map[string]bool{OptDatalakeEnabled: true, OptDatalakeFreshness: true, OptLogTTL: true, OptCompactionTargetFileSize: true}
 
 // valueParser checks an option value and returns its stored form, or an error
 // saying what was expected.
@@ -137,6 +141,24 @@ var optionParsers = map[string]valueParser{
 	OptDatalakeEnabled:        enum("true", "false"),
 	OptDatalakeFormat:         enum("iceberg"),
 	OptDatalakeFreshness:      duration(false),
+
+	OptCompactionTargetFileSize: memorySize,
+}
+
+// memorySize parses a Fluss memory size (an integer and an optional unit:
+// b, kb, mb, gb, tb, powers of 1024) to bytes.
+func memorySize(v string) (string, error) {
+	t := strings.ToLower(strings.TrimSpace(v))
+	i := 0
+	for i < len(t) && t[i] >= '0' && t[i] <= '9' {
+		i++
+	}
+	shift, ok := map[string]uint{"": 0, "b": 0, "k": 10, "kb": 10, "m": 20, "mb": 20, "g": 30, "gb": 30, "t": 40, "tb": 40}[strings.TrimSpace(t[i:])]
+	n, err := strconv.ParseInt(t[:i], 10, 64)
+	if i == 0 || !ok || err != nil || n <= 0 || n > math.MaxInt64>>shift {
+		return "", fmt.Errorf("expected a positive size such as 128mb")
+	}
+	return strconv.FormatInt(n<<shift, 10), nil
 }
 
 // aggFunctions maps each aggregate function to the column types it accepts

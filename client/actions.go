@@ -24,6 +24,7 @@ const (
 	ActionListOffsets    = "list-offsets"
 	ActionLakeSnapshot   = "lake-snapshot"
 	ActionTierNow        = "tier-now"
+	ActionCompactLake    = "compact-lake"
 	ActionUndo           = "undo"
 	ActionListGrants     = "list-grants"
 )
@@ -264,6 +265,24 @@ func (c *Client) LakeSnapshot(ctx context.Context, table string) (*LakeSnapshot,
 func (c *Client) TierNow(ctx context.Context, table string) (*LakeSnapshot, error) {
 	var res LakeSnapshot
 	if err := c.Action(ctx, ActionTierNow, tableBody{table}, &res); err != nil {
+		return nil, fmt.Errorf("table %s: %w", table, err)
+	}
+	return &res, nil
+}
+
+// LakeCompaction is the result of compact-lake.
+type LakeCompaction struct {
+	LakeSnapshot           // the snapshot after the compaction
+	RewrittenFiles     int `json:"rewritten_files"`
+	AddedFiles         int `json:"added_files"`
+	RemovedDeleteFiles int `json:"removed_delete_files"`
+	OrphansDeleted     int `json:"orphans_deleted"`
+}
+
+// CompactLake compacts the table's lake now (PROTOCOL.md §7.6).
+func (c *Client) CompactLake(ctx context.Context, table string) (*LakeCompaction, error) {
+	var res LakeCompaction
+	if err := c.Action(ctx, ActionCompactLake, tableBody{table}, &res); err != nil {
 		return nil, fmt.Errorf("table %s: %w", table, err)
 	}
 	return &res, nil

@@ -63,6 +63,9 @@ type Options struct {
 	// whose table.datalake.freshness has passed: a round starts at most this
 	// late. Default 100 ms.
 	TieringInterval time.Duration
+	// LakeCompactionInterval is how often the tiering scheduler compacts
+	// each lake-enabled table's lake, after a round. Default 1 h.
+	LakeCompactionInterval time.Duration
 }
 
 // WithLogSegmentBytes returns o with the log segment size set.
@@ -80,6 +83,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.TieringInterval <= 0 {
 		o.TieringInterval = 100 * time.Millisecond
+	}
+	if o.LakeCompactionInterval <= 0 {
+		o.LakeCompactionInterval = time.Hour
 	}
 	if o.IdleHeartbeat <= 0 {
 		o.IdleHeartbeat = 4 * time.Second

@@ -25,6 +25,8 @@ type lakeTier struct {
 	snap      *lake.Snapshot // the latest committed snapshot, nil before the first
 	lastRound time.Time      // start of the last round, finished or not
 	caughtUp  time.Time      // start of the last round that succeeded: the lake holds all written before it
+
+	lastCompaction time.Time // start of the last compaction, or when the scheduler first saw the table
 }
 
 // opened reports whether the table's lake table has been opened.

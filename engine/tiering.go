@@ -115,6 +115,9 @@ func (s scheduled) LastRound() time.Time {
 
 func (s scheduled) Round(ctx context.Context) {
 	s.e.tierRound(ctx, s.t) // failures are logged
+	if s.e.compactionDue(s.t) {
+		s.e.compactLake(ctx, s.t) // failures are logged
+	}
 }
 
 // Idle opens the lake table early, so that its lag is known before its first

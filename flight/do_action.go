@@ -39,6 +39,7 @@ var actions = map[string]action{
 	"list-offsets":    {"offsets per bucket: {\"table\", \"at\": \"earliest\"|\"latest\"|{\"timestamp\": ms}, \"buckets\"}", (*Service).listOffsets},
 	"lake-snapshot":   {"the latest lake snapshot of a table: {\"table\"}; returns {\"snapshot_id\", \"offsets\", \"committed_at\"}", (*Service).lakeSnapshot},
 	"tier-now":        {"run one tiering round of a lake-enabled table now: {\"table\"}; returns what lake-snapshot returns", (*Service).tierNow},
+	"compact-lake":    {"compact a lake-enabled table's lake now: {\"table\"}; returns lake-snapshot's fields and {\"rewritten_files\", \"added_files\", \"removed_delete_files\", \"orphans_deleted\"}", (*Service).compactLake},
 	"undo":            {"restore a primary-key table to per-bucket offsets: {\"table\", \"offsets\": {bucket: offset}}", (*Service).undo},
 	"grant":           {"admins: grant operations: {\"principal\", \"database\" (\"*\": all), \"table\" (optional), \"operations\": [read|write|create|drop|alter|describe]}", (*Service).grant},
 	"revoke":          {"admins: revoke operations: the body of grant", (*Service).revoke},
@@ -306,6 +307,34 @@ func (s *Service) tierNow(ctx context.Context, body []byte) (any, error) {
 		return nil, err
 	}
 	return lakeResult(s.eng.TierNow(ctx, req.Table))
+}
+
+// compactLakeResult is the result of compact-lake.
+type compactLakeResult struct {
+	lakeSnapshotResult
+	RewrittenFiles     int `json:"rewritten_files"`
+	AddedFiles         int `json:"added_files"`
+	RemovedDeleteFiles int `json:"removed_delete_files"`
+	OrphansDeleted     int `json:"orphans_deleted"`
+}
+
+// compactLake needs write: it rewrites the table's lake files.
+func (s *Service) compactLake(ctx context.Context, body []byte) (any, error) {
+	req, err := decode[tableRequest](body, "compact-lake")
+	if err != nil {
+		return nil, err
+	}
+	tagTable(ctx, req.Table)
+	if err := s.authorizeTable(ctx, "compact-lake", acl.Write, req.Table); err != nil {
+		return nil, err
+	}
+	st, err := s.eng.CompactLake(ctx, req.Table)
+	if err != nil {
+		return nil, err
+	}
+	snap := st.Snapshot
+	return compactLakeResult{lakeSnapshotResult{snap.ID, snap.Offsets, snap.CommittedAt},
+		st.RewrittenFiles, st.AddedFiles, st.RemovedDeleteFiles, st.OrphansDeleted}, nil
 }
 
 // grantRequest is the body of grant and revoke.

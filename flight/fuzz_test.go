@@ -76,6 +76,7 @@ func FuzzActionBodies(f *testing.F) {
 		"undo":           {`{"table":"db1.t","offsets":{"0":0}}`},
 		"lake-snapshot":  {`{"table":"db1.l"}`},
 		"tier-now":       {`{"table":"db1.l"}`},
+		"compact-lake":   {`{"table":"db1.l"}`},
 		"grant":          {`{"principal":"bob","database":"*","operations":["read","write"]}`},
 		"revoke":         {`{"principal":"bob","database":"db1","table":"t","operations":["read"]}`},
 		"list-grants":    {`{"principal":"bob"}`, `{}`},

@@ -230,6 +230,8 @@ type Table struct {
 
 	mu  sync.RWMutex
 	tbl *table.Table // replaced by each commit
+
+	idx *keyIndex // of a primary-key table; used by commits, which are serialized
 }
 
 // Snapshot is a committed lake snapshot: what it holds of each bucket.

@@ -3,9 +3,11 @@ package lake
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"iter"
 	"maps"
+	"slices"
 	"strconv"
 	"time"
 
@@ -15,6 +17,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
+
+	"github.com/fluxgate-io/fluxgate/row"
 )
 
 // Commit is one tiering round's change to the lake.
@@ -22,8 +26,10 @@ type Commit struct {
 	// Data yields the rows to add, in the lake schema (DataRecord builds
 	// them), bucket after bucket, each bucket in offset order.
 	Data iter.Seq2[arrow.RecordBatch, error]
-	// Deletes yields the primary keys whose earlier rows the round retires,
-	// in the schema DeleteSchema returns. Nil for log tables.
+	// Deletes yields the primary keys the round deletes, in the schema
+	// DeleteSchema returns; their lake rows are retired with position
+	// deletes, as are the earlier rows of the keys in Data. Nil for log
+	// tables.
 	Deletes iter.Seq2[arrow.RecordBatch, error]
 	// Offsets are the round's end offsets of the buckets it read; buckets
 	// it did not read keep the previous snapshot's offsets.
@@ -38,8 +44,10 @@ type CommitStats struct {
 }
 
 // Commit writes c's files and commits them, with the merged offsets, as one
-// snapshot. Nothing is visible to readers unless the commit succeeds; files
-// written by a failed commit are unreferenced and never read.
+// snapshot. For a primary-key table the lake rows of the keys it deletes or
+// writes anew are retired in the same snapshot by position deletes. Nothing
+// is visible to readers unless the commit succeeds; files written by a
+// failed commit are unreferenced and never read.
 func (t *Table) Commit(ctx context.Context, c Commit) (*Snapshot, CommitStats, error) {
 	var st CommitStats
 	tbl := t.current()
@@ -59,6 +67,13 @@ func (t *Table) Commit(ctx context.Context, c Commit) (*Snapshot, CommitStats, e
 	js, _ := json.Marshal(encoded)
 	props := iceberg.Properties{PropOffsets: string(js), PropTableID: strconv.FormatInt(t.tableID, 10), PropCommitUser: CommitUser}
 
+	pk := len(t.m.keys) > 0
+	var idx *keyIndex
+	if pk {
+		if tbl, idx, err = t.keyIndex(ctx, tbl); err != nil {
+			return nil, st, err
+		}
+	}
 	var dataFiles []iceberg.DataFile
 	if c.Data != nil {
 		for df, err := range table.WriteRecords(ctx, tbl, t.m.lake, c.Data, table.WithClusteredWrite()) {
@@ -74,10 +89,13 @@ func (t *Table) Commit(ctx context.Context, c Commit) (*Snapshot, CommitStats, e
 			st.Rows += df.Count()
 		}
 	}
-	tx := tbl.NewTransaction()
+	var change *indexChange
 	var deleteFiles []iceberg.DataFile
-	if c.Deletes != nil {
-		if deleteFiles, err = tx.WriteEqualityDeletes(ctx, t.m.keyIDs, c.Deletes); err != nil {
+	if pk {
+		if change, err = t.retire(ctx, tbl, idx, c.Deletes, dataFiles); err != nil {
+			return nil, st, err
+		}
+		if deleteFiles, err = writePosDeletes(ctx, tbl, change.deletes); err != nil {
 			return nil, st, fmt.Errorf("write lake delete files: %w", err)
 		}
 		for _, df := range deleteFiles {
@@ -91,6 +109,12 @@ func (t *Table) Commit(ctx context.Context, c Commit) (*Snapshot, CommitStats, e
 			return nil, st, fmt.Errorf("lake commit: %w", err)
 		}
 	}
+	if change != nil {
+		// Until the commit is known to stand, the index describes no
+		// snapshot for sure: the next commit reloads it if this one fails.
+		t.idx = nil
+	}
+	tx := tbl.NewTransaction()
 	switch {
 	case len(deleteFiles) > 0:
 		err = tx.NewRowDelta(props).AddRows(dataFiles...).AddDeletes(deleteFiles...).Commit(ctx)
@@ -111,11 +135,74 @@ func (t *Table) Commit(ctx context.Context, c Commit) (*Snapshot, CommitStats, e
 	} else {
 		committed = expired
 	}
-	t.mu.Lock()
-	t.tbl = committed
-	t.mu.Unlock()
+	if change != nil {
+		change.apply(committed.CurrentSnapshot().SnapshotID)
+		t.idx = idx
+	}
+	t.setCurrent(committed)
 	snap, err := snapshotOf(committed.CurrentSnapshot())
 	return snap, st, err
+}
+
+// keyIndex returns the key index of tbl's current snapshot, loading it if
+// the one held describes another. A lake that still has equality deletes
+// is compacted first, which turns them into rows of known positions; the
+// table returned is the one to commit on.
+func (t *Table) keyIndex(ctx context.Context, tbl *table.Table) (*table.Table, *keyIndex, error) {
+	if cur := tbl.CurrentSnapshot(); t.idx != nil && cur != nil && t.idx.snapshot == cur.SnapshotID {
+		return tbl, t.idx, nil
+	}
+	idx, err := loadKeyIndex(ctx, tbl, t.m.keyIDs)
+	if errors.Is(err, errEqualityDeletes) {
+		if _, err = t.Compact(ctx, CompactOptions{}); err != nil {
+			return nil, nil, fmt.Errorf("convert the lake's equality deletes: %w", err)
+		}
+		tbl = t.current()
+		idx, err = loadKeyIndex(ctx, tbl, t.m.keyIDs)
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("lake key index: %w", err)
+	}
+	t.idx = idx
+	return tbl, idx, nil
+}
+
+// retire works out a commit's change to the key index: the rows of the
+// deleted keys and the earlier rows of the keys in the new data files go.
+func (t *Table) retire(ctx context.Context, tbl *table.Table, idx *keyIndex, deletes iter.Seq2[arrow.RecordBatch, error], dataFiles []iceberg.DataFile) (*indexChange, error) {
+	change := idx.change()
+	var key []byte
+	vals := make([]any, len(t.m.keys))
+	types := make([]arrow.DataType, len(t.m.keys))
+	for rec, err := range orEmpty(deletes) {
+		if err != nil {
+			return nil, err
+		}
+		cols := make([]arrow.Array, len(t.m.keys))
+		for j, k := range t.m.keys {
+			cols[j] = rec.Column(rec.Schema().FieldIndices(k)[0])
+			types[j] = cols[j].DataType()
+		}
+		for i := range int(rec.NumRows()) {
+			for j, c := range cols {
+				vals[j] = row.View(c, i)
+			}
+			if key, err = row.EncodeKey(key[:0], types, vals); err != nil {
+				return nil, fmt.Errorf("lake delete: %w", err)
+			}
+			change.retire(key)
+		}
+	}
+	fs, err := tbl.FS(ctx)
+	if err != nil {
+		return nil, err
+	}
+	for _, df := range dataFiles {
+		if err := change.addFile(ctx, fs, df, t.m.keyIDs); err != nil {
+			return nil, err
+		}
+	}
+	return change, nil
 }
 
 // expire keeps the lake's history bounded, as Iceberg's own maintenance
@@ -171,20 +258,11 @@ func (t *Table) DataRecord(ctx context.Context, mem memory.Allocator, rec arrow.
 }
 
 // DeleteSchema is the schema of the records of Commit.Deletes: the primary
-// key columns and the columns the partition spec reads, in lake order.
+// key columns, in lake order.
 func (t *Table) DeleteSchema() *arrow.Schema {
-	want := map[int]bool{}
-	for _, id := range t.m.keyIDs {
-		want[id] = true
-	}
-	for _, f := range t.m.spec.Fields() {
-		for _, id := range f.SourceIDs {
-			want[id] = true
-		}
-	}
 	var fields []arrow.Field
 	for i, f := range t.m.schema.Fields() {
-		if want[f.ID] {
+		if slices.Contains(t.m.keyIDs, f.ID) {
 			fields = append(fields, t.m.lake.Field(i))
 		}
 	}
@@ -208,4 +286,11 @@ func castTo(ctx context.Context, mem memory.Allocator, arr arrow.Array, typ arro
 		return arr, nil
 	}
 	return compute.CastArray(compute.WithAllocator(ctx, mem), arr, compute.SafeCastOptions(typ))
+}
+
+func orEmpty(recs iter.Seq2[arrow.RecordBatch, error]) iter.Seq2[arrow.RecordBatch, error] {
+	if recs == nil {
+		return func(func(arrow.RecordBatch, error) bool) {}
+	}
+	return recs
 }

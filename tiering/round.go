@@ -3,8 +3,8 @@
 // start and commits the rows, with the new offsets, as one lake snapshot.
 // Log tables append their records; primary-key tables fold each key's
 // changes in the round to its final row and retire the key's earlier rows
-// with equality deletes, so the snapshot equals the table's rows as of the
-// round's offsets. The lake's snapshot is the only record of progress, so a
+// with position deletes (the lake knows where each key's row lives), so the
+// snapshot equals the table's rows as of the round's offsets. The lake's snapshot is the only record of progress, so a
 // round that dies before its commit is simply done again.
 package tiering
 
@@ -149,7 +149,7 @@ func Round(ctx context.Context, lt *lake.Table, src Source, mem memory.Allocator
 			}
 		}
 		// Data files are written by iceberg-go's WriteRecords, which releases
-		// what it consumes; equality deletes are not released by their writer.
+		// what it consumes; the lake only reads the deleted keys.
 		c.Data, c.Deletes = each(data, true), each(deletes, false)
 	}
 	snap, st, err := lt.Commit(ctx, c)

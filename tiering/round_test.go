@@ -98,6 +98,12 @@ func (f *fakeLog) Snapshot(_ context.Context, _ int, fn func(Batch) error) (int6
 // that must hold nothing once the test has ended and the log is released.
 func newLake(t *testing.T, pk bool) (*lake.Table, *fakeLog) {
 	t.Helper()
+	return newLakeWith(t, pk, lake.Options{})
+}
+
+// newLakeWith is newLake on a lake opened with opts, in a new warehouse.
+func newLakeWith(t *testing.T, pk bool, opts lake.Options) (*lake.Table, *fakeLog) {
+	t.Helper()
 	no := false
 	spec := catalog.TableSpec{Table: "fluss.t", Columns: []catalog.Column{{Name: "k", Type: "BIGINT", Nullable: &no}, {Name: "v", Type: "STRING"}}}
 	if pk {
@@ -108,7 +114,8 @@ func newLake(t *testing.T, pk bool) (*lake.Table, *fakeLog) {
 		t.Fatal(err)
 	}
 	info.TableID = 1
-	l, err := lake.Open(context.Background(), lake.Options{Warehouse: t.TempDir()})
+	opts.Warehouse = t.TempDir()
+	l, err := lake.Open(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,8 +175,8 @@ func want(t *testing.T, got []string, want ...string) {
 }
 
 // The reference's §10.3: a round folds each key's changes to its last row;
-// an update or delete of a row in an earlier round retires it with an
-// equality delete, which does not touch the row written in the same commit.
+// an update or delete of a row in an earlier round retires it with a
+// position delete, which does not touch the row written in the same commit.
 func TestPrimaryKeyRoundsFoldChanges(t *testing.T) {
 	lt, f := newLake(t, true)
 	f.append(change{1, 1, "a"}, change{1, 2, "b"}, change{1, 3, "c"}) // 0-2

@@ -288,6 +288,7 @@ func TestPermissions(t *testing.T) {
 		"list-offsets":    {{action("list-offsets", map[string]any{"table": "db1.t"}), []string{"root", "reader", "writer"}}, {action("list-offsets", map[string]any{"table": "db2.u"}), []string{"root"}}},
 		"lake-snapshot":   {{action("lake-snapshot", map[string]any{"table": "db1.t"}), []string{"root", "reader", "writer"}}},
 		"tier-now":        {{action("tier-now", map[string]any{"table": "db1.t"}), []string{"root", "writer"}}},
+		"compact-lake":    {{action("compact-lake", map[string]any{"table": "db1.t"}), []string{"root", "writer"}}},
 		"undo":            {{action("undo", map[string]any{"table": "db1.t", "offsets": map[string]int64{}}), []string{"root", "writer"}}},
 		"grant":           {{action("grant", map[string]any{"principal": "x", "database": "db9", "operations": []string{"read"}}), []string{"root"}}},
 		"revoke":          {{action("revoke", map[string]any{"principal": "x", "database": "db9", "operations": []string{"read"}}), []string{"root"}}},

@@ -90,6 +90,16 @@ var benchWorkloads = []benchWorkload{
 		base:  benchIcebergAppend, measure: benchTier,
 	},
 	{
+		name: "tiering/pk-updates", baseline: "the same rows as inserts",
+		notes: "tier-now of a primary-key table's second batch of rows, one in ten updating a key in the lake (position deletes); baseline: all new keys",
+		base:  benchPKTier(0), measure: benchPKTier(10),
+	},
+	{
+		name: "lake/compaction", baseline: "iceberg-go RewriteDataFiles",
+		notes: fmt.Sprintf("compact-lake of a log table tiered in %d small rounds (untimed), maintenance included; baseline: iceberg-go's bin-pack plan and rewrite of a table appended in as many commits", benchCompactRounds),
+		base:  benchIcebergCompact, measure: benchCompactLake,
+	},
+	{
 		name: "union-read", baseline: "log scan",
 		notes:   "full scan of a table whose first half is in the lake, the rest in the log; baseline: the same rows all in the log",
 		prepare: benchUnionPrepare, base: benchTableScan("none", "", nil), measure: benchUnionScan,

@@ -212,6 +212,12 @@ func TestLakeVerb(t *testing.T) {
 		t.Fatalf("scan fluss.clicks$lake: %v\n%s", err, out)
 	}
 
+	// lake compact: one round's file is already as compact as it gets.
+	out, err = run(t, lakeMain, "", append([]string{"compact", "fluss.clicks"}, a...)...)
+	if err != nil || !strings.Contains(out, `"rewritten_files": 0`) || !strings.Contains(out, `"0": 2`) {
+		t.Fatalf("lake compact: %v\n%s", err, out)
+	}
+
 	// table alter: an option and a column.
 	out, err = run(t, tableMain, "", append([]string{"alter", "fluss.clicks", "--set", "table.datalake.freshness=1h", "--add-column", "user:STRING"}, a...)...)
 	if err != nil || !strings.Contains(out, `"1h"`) || !strings.Contains(out, `"user"`) {

@@ -1,6 +1,6 @@
 package main
 
-// fluxgate lake tier-now|snapshot TABLE: the lake tier's actions
+// fluxgate lake tier-now|snapshot|compact TABLE: the lake tier's actions
 // (PROTOCOL.md §3, §7), printing the lake snapshot as JSON.
 
 import (
@@ -15,17 +15,17 @@ func runLake(ctx context.Context, args []string) error {
 
 func lakeMain(ctx context.Context, args []string, std stdio) error {
 	var conn connFlags
-	fs := newFlagSet("lake", "lake tier-now|snapshot DATABASE.TABLE")
+	fs := newFlagSet("lake", "lake tier-now|snapshot|compact DATABASE.TABLE")
 	fs.SetOutput(std.err)
 	conn.register(fs)
 	pos, err := parseArgs(fs, args)
 	if err != nil {
 		return err
 	}
-	actions := map[string]string{"tier-now": "tier-now", "snapshot": "lake-snapshot"}
+	actions := map[string]string{"tier-now": "tier-now", "snapshot": "lake-snapshot", "compact": "compact-lake"}
 	if len(pos) != 2 || actions[pos[0]] == "" {
 		fs.Usage()
-		return fmt.Errorf("lake: want tier-now or snapshot, then a table")
+		return fmt.Errorf("lake: want tier-now, snapshot or compact, then a table")
 	}
 	c, err := conn.dial(ctx)
 	if err != nil {

@@ -6,7 +6,7 @@
 //	fluxgate put --table T FILE     write CSV, JSON lines, Parquet or Arrow IPC
 //	fluxgate scan --table T ...     read a table
 //	fluxgate lookup --table T ...   look keys up in a primary-key table
-//	fluxgate lake tier-now|snapshot T   tier a table into the lake now, or show its lake snapshot
+//	fluxgate lake tier-now|snapshot|compact T   tier a table now, show its lake snapshot, compact its lake
 //	fluxgate bench                  the standard workloads beside their baselines
 //	fluxgate demo                   the five stories, end to end, on an embedded server
 //	fluxgate conformance --addr A   run the conformance scenarios against a server
@@ -44,7 +44,7 @@ var verbs = map[string]verb{
 	"grant":    {"grant a principal operations on a database or table (admins)", runGrant},
 	"revoke":   {"revoke a principal's operations on a database or table (admins)", runRevoke},
 	"grants":   {"list the grants, of one principal or all (admins)", runGrants},
-	"lake":     {"tier a lake-enabled table now, or show its lake snapshot", runLake},
+	"lake":     {"tier a lake-enabled table now, show its lake snapshot, or compact its lake", runLake},
 	"repair":   {"cut a corrupt table log where the server says, with the server stopped", runRepair},
 
 	"conformance": {"run the conformance scenarios against a server", runConformance},

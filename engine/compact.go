@@ -1,0 +1,81 @@
+package engine
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/lake"
+)
+
+// Lake compaction: the compact-lake action and the compactions the tiering
+// scheduler runs every LakeCompactionInterval per table.
+
+// CompactLake compacts a table's lake at once (the compact-lake action).
+func (e *Engine) CompactLake(ctx context.Context, name string) (lake.CompactStats, error) {
+	t, path, err := e.resolve(name)
+	if err != nil {
+		return lake.CompactStats{}, err
+	}
+	if path.View != "" {
+		return lake.CompactStats{}, errs.New(errs.Invalid, "compact-lake names a table, not the view %s", path.FullName())
+	}
+	if !t.current().info.DatalakeEnabled() {
+		return lake.CompactStats{}, errs.New(errs.Precondition, "%s is not datalake enabled: set %s to true first", path, catalog.OptDatalakeEnabled)
+	}
+	st, err := e.compactLake(ctx, t)
+	if err == nil && st.Snapshot == nil {
+		err = noLakeSnapshot(t.current().info, path)
+	}
+	return st, err
+}
+
+// compactLake compacts t's lake, between its tiering rounds.
+func (e *Engine) compactLake(ctx context.Context, t *table) (lake.CompactStats, error) {
+	if err := t.tier.round.lock(ctx); err != nil {
+		return lake.CompactStats{}, err
+	}
+	defer t.tier.round.unlock()
+	info := t.current().info
+	if t.dropped.Load() {
+		return lake.CompactStats{}, errs.New(errs.NotFound, "table %s was dropped", info.Path())
+	}
+	t.tier.mu.Lock()
+	t.tier.lastCompaction = time.Now()
+	t.tier.mu.Unlock()
+	lt, err := e.lakeTable(ctx, t, info)
+	if err != nil {
+		return lake.CompactStats{}, err
+	}
+	target, _ := strconv.ParseInt(info.Options[catalog.OptCompactionTargetFileSize], 10, 64) // stored in bytes; unset is 0
+	st, err := lt.Compact(ctx, lake.CompactOptions{TargetFileSize: target})
+	table := info.Path().String()
+	if err != nil {
+		e.opts.Logger.Warn("lake compaction failed", "table", table, "err", err)
+		return st, err
+	}
+	if st.MaintenanceErr != nil {
+		e.opts.Logger.Warn("lake maintenance failed", "table", table, "err", st.MaintenanceErr)
+	}
+	if st.Committed {
+		t.tier.mu.Lock()
+		t.tier.snap = st.Snapshot
+		t.tier.mu.Unlock()
+		e.opts.Logger.Info("compacted the lake", "table", table, "snapshot", st.Snapshot.ID, "rewritten", st.RewrittenFiles,
+			"added", st.AddedFiles, "deletes_removed", st.RemovedDeleteFiles, "orphans_deleted", st.OrphansDeleted)
+	}
+	return st, nil
+}
+
+// compactionDue reports whether t's lake was last compacted (or first
+// opened) longer than LakeCompactionInterval ago.
+func (e *Engine) compactionDue(t *table) bool {
+	t.tier.mu.Lock()
+	defer t.tier.mu.Unlock()
+	if t.tier.lastCompaction.IsZero() {
+		t.tier.lastCompaction = time.Now() // not at once after a restart
+	}
+	return time.Since(t.tier.lastCompaction) >= e.opts.LakeCompactionInterval
+}
