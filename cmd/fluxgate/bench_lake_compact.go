@@ -7,6 +7,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/apache/arrow-go/v18/arrow/util"
 	"iter"
 	"path/filepath"
 	"time"
@@ -18,7 +19,6 @@ import (
 	"github.com/apache/iceberg-go/table/compaction"
 
 	"github.com/fluxgate-io/fluxgate/client"
-	"github.com/fluxgate-io/fluxgate/engine"
 	"github.com/fluxgate-io/fluxgate/lake"
 )
 
@@ -35,7 +35,7 @@ func benchCompactRound(e *benchEnv, r int) []arrow.RecordBatch {
 func benchRowsAndBytes(recs []arrow.RecordBatch) (rows, bytes int64) {
 	for _, r := range recs {
 		rows += r.NumRows()
-		bytes += engine.RecordBytes(r)
+		bytes += util.TotalRecordSize(r)
 	}
 	return rows, bytes
 }

@@ -7,6 +7,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/apache/arrow-go/v18/arrow/util"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -14,7 +15,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/fluxgate-io/fluxgate/client"
-	"github.com/fluxgate-io/fluxgate/engine"
 )
 
 // benchPKTierRows is the largest round of the workload: every key of a
@@ -61,7 +61,7 @@ func benchPKTier(updateEvery int) func(ctx context.Context, e *benchEnv, rep int
 		})
 		var bytes int64
 		for _, r := range second {
-			bytes += engine.RecordBytes(r)
+			bytes += util.TotalRecordSize(r)
 		}
 		err = benchWrite(ctx, e.fg, name, second)
 		release(second)

@@ -112,9 +112,7 @@ def pk_table(client, changes):
     return table
 
 
-# pyiceberg refuses snapshots with equality deletes, which primary-key tables with updates or deletes have until
-# they tier with position deletes (issue 18, item 1): it reads log tables and insert-only primary-key tables.
-PYICEBERG_KINDS = ["log", "pk-inserts"]
+# Primary-key tables retire updated and deleted rows with position deletes, which every reader applies.
 ALL_KINDS = ["log", "pk-inserts", "pk-changes"]
 
 
@@ -124,7 +122,7 @@ def tables(lake_client):
             "pk-changes": pk_table(lake_client, True)}
 
 
-@pytest.mark.parametrize("kind", PYICEBERG_KINDS)
+@pytest.mark.parametrize("kind", ALL_KINDS)
 def test_pyiceberg_rest_catalog(lake_client, rest, tables, kind):
     table = tables[kind]
     names, want = lake_rows(lake_client, table)
@@ -134,7 +132,7 @@ def test_pyiceberg_rest_catalog(lake_client, rest, tables, kind):
     assert iceberg.current_snapshot().snapshot_id == snap["snapshot_id"]
 
 
-@pytest.mark.parametrize("kind", PYICEBERG_KINDS)
+@pytest.mark.parametrize("kind", ALL_KINDS)
 def test_pyiceberg_metadata_file(lake_client, rest, tables, kind):
     table = tables[kind]
     names, want = lake_rows(lake_client, table)
