@@ -24,8 +24,12 @@ import (
 	"github.com/fluxgate-io/fluxgate/internal/benchdata"
 )
 
-// jsPending is how many publishes may await their acknowledgement.
-const jsPending = 64
+// jsPending is how many publishes may await their acknowledgement; a
+// publish beyond it waits up to stallWait for one.
+const (
+	jsPending = 64
+	stallWait = time.Minute
+)
 
 type jetStreamSide struct {
 	cfg  *config
@@ -127,9 +131,9 @@ func (s *jetStreamSide) append(ctx context.Context, rep int) (sample, error) {
 		if err := w.Close(); err != nil {
 			return sample{}, err
 		}
-		// PublishMsgAsync keeps the slice until the message is written out.
+		// PublishAsync keeps the message, to resend it, until it is acknowledged.
 		subject := fmt.Sprintf("%s.%d", s.stream, i%s.cfg.partitions)
-		ack, err := s.js.PublishAsync(subject, bytes.Clone(buf.Bytes()))
+		ack, err := s.js.PublishAsync(subject, bytes.Clone(buf.Bytes()), jetstream.WithStallWait(stallWait))
 		if err != nil {
 			return sample{}, err
 		}
@@ -199,7 +203,7 @@ func (s *jetStreamSide) loadKV(ctx context.Context) error {
 		return err
 	}
 	for k := range int64(s.cfg.keys) {
-		if _, err := js.PublishAsync("$KV.kv."+strconv.FormatInt(k, 10), []byte(benchdata.KeyValue(k))); err != nil {
+		if _, err := js.PublishAsync("$KV.kv."+strconv.FormatInt(k, 10), []byte(benchdata.KeyValue(k)), jetstream.WithStallWait(stallWait)); err != nil {
 			return err
 		}
 	}
