@@ -154,6 +154,9 @@ func (s *jetStreamSide) append(ctx context.Context, rep int) (sample, error) {
 	return sample{n: s.data.Rows, d: time.Since(start)}, nil
 }
 
+// readPullBytes bounds the bytes of one pull of the read.
+const readPullBytes = 32 << 20
+
 // read consumes the last appended stream from its start with an ordered
 // consumer, decoding every batch.
 func (s *jetStreamSide) read(ctx context.Context) (sample, error) {
@@ -162,7 +165,10 @@ func (s *jetStreamSide) read(ctx context.Context) (sample, error) {
 	if err != nil {
 		return sample{}, err
 	}
-	it, err := cons.Messages()
+	// Pulls bounded in bytes: by message count (500), 650 KB batches
+	// would overflow the subscription's pending limit (64 MB), and the
+	// consumer would drop and re-request them.
+	it, err := cons.Messages(jetstream.PullMaxBytes(readPullBytes))
 	if err != nil {
 		return sample{}, err
 	}
