@@ -75,7 +75,7 @@ type Encoder struct {
 }
 
 // NewEncoder returns an encoder for records of schema. zstdLevel applies to
-// CodecZstd (1 to 22; Fluss's default is 3).
+// CodecZstd (1 to 22; the table default is 1, Fluss's 3).
 func NewEncoder(schema *arrow.Schema, codec Codec, zstdLevel int, mem memory.Allocator) (*Encoder, error) {
 	comp, err := newCompressor(codec, zstdLevel)
 	if err != nil {
