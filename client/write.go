@@ -79,7 +79,7 @@ type Writer struct {
 	compressionSet bool
 
 	// Used only by the sending goroutine.
-	fw         *flight.Writer
+	fw         *ipc.Writer
 	schema     *arrow.Schema
 	sendErr    error
 	sendClosed bool
@@ -226,16 +226,17 @@ func (w *Writer) Send(rec arrow.RecordBatch) error {
 		opts := []ipc.Option{ipc.WithSchema(w.schema), ipc.WithAllocator(w.c.mem)}
 		switch w.compression {
 		case "lz4_frame":
-			opts = append(opts, ipc.WithLZ4())
+			opts = append(opts, ipc.WithLZ4(), ipc.WithCompressConcurrency(runtime.GOMAXPROCS(0)))
+			fw := flight.NewRecordWriter(w.stream, opts...)
+			fw.SetFlightDescriptor(w.desc)
+			w.fw = fw.Writer
 		case "zstd":
-			opts = append(opts, ipc.WithZstd())
+			w.fw = ipc.NewWriterWithPayloadWriter(&zstdSender{stream: w.stream, desc: w.desc}, opts...) // compress.go
+		default:
+			fw := flight.NewRecordWriter(w.stream, opts...)
+			fw.SetFlightDescriptor(w.desc)
+			w.fw = fw.Writer
 		}
-		if w.compression == "zstd" || w.compression == "lz4_frame" {
-			// The columns of a batch are compressed in parallel.
-			opts = append(opts, ipc.WithCompressConcurrency(runtime.GOMAXPROCS(0)))
-		}
-		w.fw = flight.NewRecordWriter(w.stream, opts...)
-		w.fw.SetFlightDescriptor(w.desc)
 	} else if !w.schema.Equal(rec.Schema()) {
 		return fmt.Errorf("write %s: record schema %s differs from the stream's schema %s", w.table(), rec.Schema(), w.schema)
 	}
