@@ -367,7 +367,7 @@ func TestAccessors(t *testing.T) {
 		{"LogTTL", info.LogTTL(), time.Duration(0)},
 		{"Freshness", info.Freshness(), 90 * time.Second},
 		{"Compression", info.Compression(), "zstd"},
-		{"ZstdLevel", info.ZstdLevel(), 3},
+		{"ZstdLevel", info.ZstdLevel(), 1},
 		{"DatalakeEnabled", info.DatalakeEnabled(), true},
 		{"MergeEngine", info.MergeEngine(), "aggregation"},
 		{"DeleteBehavior", info.DeleteBehavior(), "ignore"},
