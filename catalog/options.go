@@ -116,7 +116,7 @@ var optionDefaults = map[string]string{
 	OptDatalakeEnabled:        "false",
 	OptDatalakeFreshness:      "3min",
 	OptAutoIncrementCacheSize: "100000",
-	OptZstdLevel:              "3",
+	OptZstdLevel:              "1", // by measurement: docs/benchmarks.md, "Compression level"
 }
 
 // alterable are the options alter-table may set or reset.

@@ -227,7 +227,7 @@ func TestNormalizeSpecColumns(t *testing.T) {
 func TestDefaults(t *testing.T) {
 	base := map[string]string{
 		"bucket.num": "1", "table.log.ttl": "7d", "table.log.arrow.compression.type": "zstd",
-		"table.log.arrow.compression.zstd.level": "3", "table.datalake.enabled": "false", "table.datalake.freshness": "3min",
+		"table.log.arrow.compression.zstd.level": "1", "table.datalake.enabled": "false", "table.datalake.freshness": "3min",
 	}
 	with := func(kv ...string) map[string]string {
 		m := maps.Clone(base)
@@ -367,7 +367,7 @@ func TestAccessors(t *testing.T) {
 		{"LogTTL", info.LogTTL(), time.Duration(0)},
 		{"Freshness", info.Freshness(), 90 * time.Second},
 		{"Compression", info.Compression(), "zstd"},
-		{"ZstdLevel", info.ZstdLevel(), 3},
+		{"ZstdLevel", info.ZstdLevel(), 1},
 		{"DatalakeEnabled", info.DatalakeEnabled(), true},
 		{"MergeEngine", info.MergeEngine(), "aggregation"},
 		{"DeleteBehavior", info.DeleteBehavior(), "ignore"},

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"runtime"
 	"strings"
 	"sync"
 
@@ -43,9 +44,12 @@ func WithMaxInFlight(n int) WriterOption {
 }
 
 // WithWriteCompression compresses the IPC buffers sent: "lz4_frame" or
-// "zstd" ("" or "none" for none).
+// "zstd" ("" or "none" for none). Without it, batches written to a log
+// table compressed with ZSTD (the default) are sent compressed with ZSTD,
+// which the server stores as received (PROTOCOL.md §5), and other batches
+// uncompressed.
 func WithWriteCompression(codec string) WriterOption {
-	return func(w *Writer) { w.compression = codec }
+	return func(w *Writer) { w.compression, w.compressionSet = codec, true }
 }
 
 // Writer writes record batches to one table through one DoPut stream
@@ -70,9 +74,12 @@ type Writer struct {
 	maxBytes    int64
 	maxInFlight int
 	compression string
+	// compressionSet: WithWriteCompression was given; else the table's
+	// codec decides.
+	compressionSet bool
 
 	// Used only by the sending goroutine.
-	fw         *flight.Writer
+	fw         *ipc.Writer
 	schema     *arrow.Schema
 	sendErr    error
 	sendClosed bool
@@ -118,6 +125,9 @@ func (c *Client) NewWriter(ctx context.Context, req WriteRequest, opts ...Writer
 	default:
 		return nil, fmt.Errorf("write %s: unknown compression %q: want none, lz4_frame or zstd", req.Table, w.compression)
 	}
+	if !w.compressionSet {
+		w.compression = c.storedAsSent(ctx, req.Table)
+	}
 	sctx, cancel := context.WithCancel(ctx)
 	stream, err := c.fc.DoPut(sctx)
 	if err != nil {
@@ -131,6 +141,26 @@ func (c *Client) NewWriter(ctx context.Context, req WriteRequest, opts ...Writer
 	go w.receive()
 	return w, nil
 }
+
+// storedAsSent returns the compression in which the server stores a batch
+// of table as it is sent: "zstd" for a log table compressed with ZSTD, else
+// "" (a table the caller may not describe included). The server compresses
+// other tables itself, differently (LZ4 blocks, changelogs of primary-key
+// tables), so a batch compressed for them would be decompressed on arrival.
+func (c *Client) storedAsSent(ctx context.Context, table string) string {
+	info, err := c.DescribeTable(ctx, table)
+	if err != nil || info.HasPrimaryKey() {
+		return ""
+	}
+	if codec, ok := info.Options[optCompressionType]; ok && !strings.EqualFold(codec, "zstd") {
+		return ""
+	}
+	return "zstd"
+}
+
+// optCompressionType is the table option of the log's compression; absent,
+// it is ZSTD (PROTOCOL.md §3).
+const optCompressionType = "table.log.arrow.compression.type"
 
 // writeDescriptor returns the descriptor of a write: PATH for a plain write,
 // CMD {"write": ...} otherwise.
@@ -196,12 +226,17 @@ func (w *Writer) Send(rec arrow.RecordBatch) error {
 		opts := []ipc.Option{ipc.WithSchema(w.schema), ipc.WithAllocator(w.c.mem)}
 		switch w.compression {
 		case "lz4_frame":
-			opts = append(opts, ipc.WithLZ4())
+			opts = append(opts, ipc.WithLZ4(), ipc.WithCompressConcurrency(runtime.GOMAXPROCS(0)))
+			fw := flight.NewRecordWriter(w.stream, opts...)
+			fw.SetFlightDescriptor(w.desc)
+			w.fw = fw.Writer
 		case "zstd":
-			opts = append(opts, ipc.WithZstd())
+			w.fw = ipc.NewWriterWithPayloadWriter(&zstdSender{stream: w.stream, desc: w.desc}, opts...) // compress.go
+		default:
+			fw := flight.NewRecordWriter(w.stream, opts...)
+			fw.SetFlightDescriptor(w.desc)
+			w.fw = fw.Writer
 		}
-		w.fw = flight.NewRecordWriter(w.stream, opts...)
-		w.fw.SetFlightDescriptor(w.desc)
 	} else if !w.schema.Equal(rec.Schema()) {
 		return fmt.Errorf("write %s: record schema %s differs from the stream's schema %s", w.table(), rec.Schema(), w.schema)
 	}

@@ -124,7 +124,14 @@ func (p *PendingWrite) Wait() (WriteResult, error) {
 // become durable in the order they were submitted; an error means nothing of
 // this batch was applied.
 func (w *WriteStream) Submit(ctx context.Context, rec arrow.RecordBatch) (*PendingWrite, error) {
+	return w.SubmitReceived(ctx, rec, nil)
+}
+
+// SubmitReceived is Submit of a batch that arrived compressed as recv: the
+// columns a ZSTD log table can store as received are not compressed again.
+func (w *WriteStream) SubmitReceived(ctx context.Context, rec arrow.RecordBatch, recv *logstore.Received) (*PendingWrite, error) {
 	seq := w.seq
+	sent := rec
 	w.seq++
 	if w.t.dropped.Load() {
 		return nil, errs.New(errs.NotFound, "table %s was dropped", w.info.Path())
@@ -158,6 +165,10 @@ func (w *WriteStream) Submit(ctx context.Context, rec arrow.RecordBatch) (*Pendi
 		return nil, err
 	}
 	defer w.sch.putEncoder(enc)
+	var sentCols []int // of a batch stored whole: the sent column of each column
+	if recv != nil && len(parts) == 1 && parts[0].rec == rec {
+		sentCols = sameColumns(sent, rec)
+	}
 	batches := make([]logstore.Part, 0, len(parts))
 	size := 0
 	for _, p := range parts {
@@ -165,7 +176,7 @@ func (w *WriteStream) Submit(ctx context.Context, rec arrow.RecordBatch) (*Pendi
 		if writer.ID != "" {
 			meta.WriterSeq = seq
 		}
-		b, err := enc.Encode(p.rec, meta)
+		b, err := enc.EncodeReceived(p.rec, meta, recv, sentCols)
 		if err != nil {
 			releaseParts(parts)
 			releaseBatches(batches)
@@ -186,6 +197,22 @@ func (w *WriteStream) Submit(ctx context.Context, rec arrow.RecordBatch) (*Pendi
 	w.e.met.rowsWritten.Add(ctx, rec.NumRows(), attr)
 	w.e.met.bytesWritten.Add(ctx, int64(size), attr)
 	return &PendingWrite{res: WriteResult{Sequence: seq, Rows: rec.NumRows()}, log: pending}, nil
+}
+
+// sameColumns returns, for each column of rec, the column of sent that it
+// is (not converted on the way), or -1.
+func sameColumns(sent, rec arrow.RecordBatch) []int {
+	out := make([]int, rec.NumCols())
+	for i, c := range rec.Columns() {
+		out[i] = -1
+		for j, s := range sent.Columns() {
+			if s == c {
+				out[i] = j
+				break
+			}
+		}
+	}
+	return out
 }
 
 // releaseBatches releases encoded batches that were not appended.

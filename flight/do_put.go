@@ -91,7 +91,7 @@ func (s *Service) appendAll(stream flight.FlightService_DoPutServer, in *intake,
 			return nil
 		default:
 		}
-		p, err := ws.Submit(ctx, in.Batch())
+		p, err := ws.SubmitReceived(ctx, in.Batch(), in.Received())
 		if err != nil {
 			s.limits.bytes.release(size)
 			return err

@@ -9,7 +9,11 @@ package flight
 //     allocates what the claim says;
 //   - a decoded batch is fully validated (arrow-go's ValidateFull: offsets,
 //     validity bitmaps, null counts, buffer sizes), so a malformed one is
-//     INVALID_ARGUMENT naming its column, and nothing of it is applied.
+//     INVALID_ARGUMENT naming its column, and nothing of it is applied;
+//   - a ZSTD-compressed batch is decompressed here (ipcmsg, checking that
+//     every buffer decompresses to the length it claims), and kept as
+//     received beside the decoded batch, so that a ZSTD table stores its
+//     buffers without compressing them again (Received).
 
 import (
 	"context"
@@ -21,11 +25,13 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/internal/ipcmsg"
+	"github.com/fluxgate-io/fluxgate/logstore"
 )
 
 // intake reads the checked batches of a client's record stream.
@@ -35,6 +41,7 @@ type intake struct {
 	src     *intakeSource
 	batches int   // batches read so far
 	err     error // a batch that failed validation
+	recv    *logstore.Received
 }
 
 // openIntake reads the first message of a client's record stream: it must
@@ -74,12 +81,20 @@ func (in *intake) Next() bool {
 		in.err = errs.New(errs.Invalid, "%s: batch %d is malformed: %w", in.rpc, in.batches, err)
 		return false
 	}
+	in.recv = nil
+	if z := in.src.zstd; z.meta != nil {
+		in.recv = logstore.NewReceived(in.r.Schema(), z.meta, z.body)
+	}
 	in.batches++
 	return true
 }
 
 // Batch is the batch Next read; it is valid until the next call to Next.
 func (in *intake) Batch() arrow.RecordBatch { return in.r.RecordBatch() }
+
+// Received is the batch Next read as it was received, if it came
+// ZSTD-compressed (else nil).
+func (in *intake) Received() *logstore.Received { return in.recv }
 
 // Take hands the caller the budget bytes of the batch Next read; the caller
 // releases them once the batch is acknowledged.
@@ -170,6 +185,10 @@ type intakeSource struct {
 	reserve int64       // held before each Recv
 	held    int64       // of messages received and not yet taken
 	schema  bool        // whether the schema message has come
+	zstd    struct {    // the last batch, if it came ZSTD-compressed
+		meta *ipcmsg.RecordBatch
+		body []byte
+	}
 }
 
 func (s *intakeSource) Recv() (*flight.FlightData, error) {
@@ -182,8 +201,12 @@ func (s *intakeSource) Recv() (*flight.FlightData, error) {
 	}
 	msg, err := s.src.Recv()
 	var size int64
+	var rb *ipcmsg.RecordBatch
 	if err == nil {
-		size, err = s.measure(msg)
+		size, rb, err = s.measure(msg)
+	}
+	if err == nil && rb != nil {
+		msg, err = s.decompress(msg, rb)
 	}
 	if err != nil {
 		s.release(s.reserve)
@@ -216,39 +239,60 @@ func (s *intakeSource) releaseHeld() {
 	s.held = 0
 }
 
+// decompress keeps a batch as received if it is ZSTD-compressed and returns
+// the message to decode: that batch decompressed, or msg.
+func (s *intakeSource) decompress(msg *flight.FlightData, rb *ipcmsg.RecordBatch) (*flight.FlightData, error) {
+	s.zstd.meta, s.zstd.body = nil, nil
+	if rb.Codec != ipcmsg.CodecZstd {
+		return msg, nil // LZ4 frames: arrow-go's reader decompresses them
+	}
+	// Go memory, as received messages are: the decoded arrays may be kept
+	// (Arrow's String.Value aliases the body) after the batch is released.
+	out, body, err := rb.Decompress(msg.DataBody, memory.DefaultAllocator)
+	if err != nil {
+		return nil, errs.New(errs.Invalid, "%s: malformed compressed batch: %w", s.rpc, err)
+	}
+	s.zstd.meta, s.zstd.body = rb, msg.DataBody
+	return &flight.FlightData{
+		FlightDescriptor: msg.FlightDescriptor, AppMetadata: msg.AppMetadata,
+		DataHeader: out.Marshal(), DataBody: body.Bytes()[:out.BodyLength],
+	}, nil
+}
+
 // measure returns the bytes msg holds in memory once decoded: the larger of
-// its size and what its compressed body decompresses to.
-func (s *intakeSource) measure(msg *flight.FlightData) (int64, error) {
+// its size and what its compressed body decompresses to; and, for a record
+// batch, its metadata.
+func (s *intakeSource) measure(msg *flight.FlightData) (int64, *ipcmsg.RecordBatch, error) {
 	size := int64(proto.Size(msg))
 	if size > s.limit {
-		return 0, errs.New(errs.Exhausted, "%s: a message of %d bytes is over the message limit of %d", s.rpc, size, s.limit)
+		return 0, nil, errs.New(errs.Exhausted, "%s: a message of %d bytes is over the message limit of %d", s.rpc, size, s.limit)
 	}
 	if len(msg.DataHeader) == 0 {
-		return size, nil // a descriptor or app_metadata alone (pyarrow's do_exchange opens with one)
+		return size, nil, nil // a descriptor or app_metadata alone (pyarrow's do_exchange opens with one)
 	}
 	if !s.schema {
 		s.schema = true
-		return size, nil // the first message with a header is the schema; the reader checks it
+		return size, nil, nil // the first message with a header is the schema; the reader checks it
 	}
 	// Every later message must be a record batch whose metadata parses with
 	// bounds checks (arrow-go's reader has none) and whose buffers lie in
 	// its body, so that the reader sees the claims checked here.
 	rb, err := ipcmsg.Parse(msg.DataHeader)
 	if err != nil {
-		return 0, errs.New(errs.Invalid, "%s: malformed batch metadata: %w", s.rpc, err)
+		return 0, nil, errs.New(errs.Invalid, "%s: malformed batch metadata: %w", s.rpc, err)
 	}
 	if int64(len(msg.DataBody)) < rb.BodyLength {
-		return 0, errs.New(errs.Invalid, "%s: a batch body of %d bytes, its metadata says %d", s.rpc, len(msg.DataBody), rb.BodyLength)
+		return 0, nil, errs.New(errs.Invalid, "%s: a batch body of %d bytes, its metadata says %d", s.rpc, len(msg.DataBody), rb.BodyLength)
 	}
 	if rb.Codec == ipcmsg.CodecNone {
-		return size, nil
+		return size, rb, nil
 	}
 	n, err := rb.UncompressedBytes(msg.DataBody)
 	if err != nil {
-		return 0, errs.New(errs.Invalid, "%s: malformed compressed batch: %w", s.rpc, err)
+		return 0, nil, errs.New(errs.Invalid, "%s: malformed compressed batch: %w", s.rpc, err)
 	}
 	if n > s.limit {
-		return 0, errs.New(errs.Invalid, "%s: a compressed batch claims %d bytes once decompressed, over the message limit of %d", s.rpc, n, s.limit)
+		return 0, nil, errs.New(errs.Invalid, "%s: a compressed batch claims %d bytes once decompressed, over the message limit of %d", s.rpc, n, s.limit)
 	}
-	return max(size, n), nil
+	return max(size, n), rb, nil
 }

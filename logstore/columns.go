@@ -75,7 +75,7 @@ type Encoder struct {
 }
 
 // NewEncoder returns an encoder for records of schema. zstdLevel applies to
-// CodecZstd (1 to 22; Fluss's default is 3).
+// CodecZstd (1 to 22; the table default is 1, Fluss's 3).
 func NewEncoder(schema *arrow.Schema, codec Codec, zstdLevel int, mem memory.Allocator) (*Encoder, error) {
 	comp, err := newCompressor(codec, zstdLevel)
 	if err != nil {
@@ -93,6 +93,13 @@ func NewEncoder(schema *arrow.Schema, codec Codec, zstdLevel int, mem memory.All
 
 // Encode encodes rec, whose schema must equal the encoder's.
 func (e *Encoder) Encode(rec arrow.RecordBatch, meta BatchMeta) (*Batch, error) {
+	return e.EncodeReceived(rec, meta, nil, nil)
+}
+
+// EncodeReceived encodes rec, as Encode does, storing its column i as
+// column cols[i] of recv if that can be stored as received (recv decoded is
+// rec). A nil recv encodes every column.
+func (e *Encoder) EncodeReceived(rec arrow.RecordBatch, meta BatchMeta, recv *Received, cols []int) (*Batch, error) {
 	if !rec.Schema().Equal(e.schema) {
 		return nil, fmt.Errorf("encode batch: schema %s does not match %s", rec.Schema(), e.schema)
 	}
@@ -106,6 +113,11 @@ func (e *Encoder) Encode(rec arrow.RecordBatch, meta BatchMeta) (*Batch, error) 
 		// Fresh slices each time: the Batch keeps them until it is written,
 		// and one encoder may encode several parts of a batch before that.
 		cw.meta, cw.body, cw.bodyLen, cw.flat, cw.layout = nil, nil, 0, nil, nil
+		if rc, ok := e.received(recv, cols, i); ok {
+			cw.received, cw.meta, cw.packed, cw.rawLen = true, rc.layout.Marshal(), [][]byte{rc.body}, rc.raw
+			continue
+		}
+		cw.received = false
 		cw.owned = memRanges(cw.owned[:0], rec.Column(i).Data())
 		col := array.NewRecordBatch(cw.schema, []arrow.Array{rec.Column(i)}, rec.NumRows())
 		err := cw.w.Write(col)
@@ -174,9 +186,20 @@ func (e *Encoder) Encode(rec arrow.RecordBatch, meta BatchMeta) (*Batch, error) 
 // concurrently: below it, goroutines cost more than they save.
 const parallelCompressBytes = 256 << 10
 
+// received returns the received column that column i of the encoder is,
+// if it can be stored as received.
+func (e *Encoder) received(recv *Received, cols []int, i int) (receivedColumn, bool) {
+	if recv == nil || e.comp.codec != CodecZstd || i >= len(cols) {
+		return receivedColumn{}, false
+	}
+	return recv.column(cols[i])
+}
+
 func (e *Encoder) compressColumns(raw int) {
 	for _, cw := range e.columns {
-		cw.rawLen, cw.packed = 0, nil
+		if !cw.received {
+			cw.rawLen, cw.packed = 0, nil
+		}
 	}
 	if e.comp.codec == CodecNone {
 		return
@@ -192,7 +215,7 @@ func (e *Encoder) compressColumns(raw int) {
 	}
 	var jobs []job
 	for _, cw := range e.columns {
-		if cw.bodyLen == 0 {
+		if cw.bodyLen == 0 || cw.received {
 			continue
 		}
 		body := cw.flatBody()
@@ -288,14 +311,17 @@ type columnWriter struct {
 	schema  *arrow.Schema
 	w       *ipc.Writer
 	started bool
-	owned   []memRange // the column's buffers, as address ranges
-	meta    []byte
-	body    [][]byte
-	bodyLen int
-	flat    []byte              // the body in one piece, as compression input
-	layout  *ipcmsg.RecordBatch // the body's buffers, when compressed by buffer
-	packed  [][]byte            // the body as stored compressed, when that saves space
-	rawLen  int                 // body length when packed is stored, else 0
+	// received: the body is a received column's, stored as received
+	// (packed, rawLen); nothing was written or compressed.
+	received bool
+	owned    []memRange // the column's buffers, as address ranges
+	meta     []byte
+	body     [][]byte
+	bodyLen  int
+	flat     []byte              // the body in one piece, as compression input
+	layout   *ipcmsg.RecordBatch // the body's buffers, when compressed by buffer
+	packed   [][]byte            // the body as stored compressed, when that saves space
+	rawLen   int                 // body length when packed is stored, else 0
 }
 
 // stored is the body as the frame stores it.

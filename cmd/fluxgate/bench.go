@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/fluxgate-io/fluxgate/client"
+	"github.com/fluxgate-io/fluxgate/internal/benchdata"
 	"github.com/fluxgate-io/fluxgate/kv"
 )
 
@@ -275,6 +276,7 @@ type benchEnv struct {
 	baseCl  *client.Client
 	pebble  *kv.Store // the raw pebble baseline, opened on first use
 	events  *benchEvents
+	narrow  *benchdata.Narrow
 	tables  map[string]benchTable // the loaded event table of each compression
 	stored  map[string]int64      // stored size of the event table of each compression
 	kvState *benchKV

@@ -18,6 +18,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/util"
 
 	"github.com/fluxgate-io/fluxgate/client"
+	"github.com/fluxgate-io/fluxgate/internal/benchdata"
 )
 
 // benchEventColumns are the 20 columns of the event table.
@@ -195,6 +196,15 @@ func (e *benchEnv) eventData() *benchEvents {
 		e.events = benchEventData(e.cfg.rows, e.cfg.batchRows)
 	}
 	return e.events
+}
+
+// narrowData returns the data of the narrow workloads, building it on first
+// use.
+func (e *benchEnv) narrowData() *benchdata.Narrow {
+	if e.narrow == nil {
+		e.narrow = benchdata.NewNarrow(e.cfg.rows, benchNarrowBatchRows)
+	}
+	return e.narrow
 }
 
 // The primary-key workloads' data.

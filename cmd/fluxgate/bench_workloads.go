@@ -18,6 +18,7 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/bucketing"
 	"github.com/fluxgate-io/fluxgate/client"
+	"github.com/fluxgate-io/fluxgate/internal/benchdata"
 	"github.com/fluxgate-io/fluxgate/kv"
 	"github.com/fluxgate-io/fluxgate/row"
 )
@@ -46,6 +47,16 @@ var benchWorkloads = []benchWorkload{
 		name: "append/zstd", baseline: "no-op Flight DoPut",
 		notes: "log table, ZSTD (the table default), fsync before ack",
 		base:  benchNoopAppend, measure: benchAppend("zstd"), finish: benchStoredNote("zstd"),
+	},
+	{
+		name: "append/narrow", baseline: "no-op Flight DoPut",
+		notes: "the peer benchmarks' data (bench/peers): 8 columns in 8,192-row batches, 4 buckets, default table (ZSTD) and Go client (ZSTD batches, stored as received), fsync before ack",
+		base:  benchNarrowNoopAppend, measure: benchNarrowAppend, finish: benchNarrowStoredNote,
+	},
+	{
+		name: "scan/narrow", baseline: "asking for none",
+		notes:   "full scan of append/narrow's table as stored (the default: ZSTD batches, decompressed by the client); baseline: uncompressed batches (decompressed by the server)",
+		prepare: benchNarrowLoad, base: benchNarrowScan("none"), measure: benchNarrowScan(""),
 	},
 	{
 		name: "scan/none", baseline: "in-memory DoGet", notes: "full scan, table without compression",
@@ -151,6 +162,65 @@ func benchAppend(compression string) func(context.Context, *benchEnv, int) (benc
 		}
 		s := benchSample{rows: ev.rows, bytes: ev.bytes, d: time.Since(start)}
 		return s, e.keepEventTable(ctx, compression, t)
+	}
+}
+
+// The narrow workloads: the data of bench/peers, in its batches.
+
+const benchNarrowBatchRows = 8192
+
+func benchNarrowNoopAppend(ctx context.Context, e *benchEnv, _ int) (benchSample, error) {
+	n := e.narrowData()
+	cl, err := e.baseline()
+	if err != nil {
+		return benchSample{}, err
+	}
+	start := time.Now()
+	if err := benchWrite(ctx, cl, "bench.noop", n.Recs); err != nil {
+		return benchSample{}, err
+	}
+	return benchSample{rows: n.Rows, bytes: n.Bytes, d: time.Since(start)}, nil
+}
+
+// benchNarrowAppend appends the narrow data to a new table each run; the
+// last run's table is the narrow table of the scans.
+func benchNarrowAppend(ctx context.Context, e *benchEnv, rep int) (benchSample, error) {
+	n := e.narrowData()
+	info, err := e.fg.CreateTable(ctx, client.TableSpec{
+		Table: fmt.Sprintf("fluss.bench_narrow_%d", rep), Columns: benchdata.NarrowColumns,
+		Options: map[string]string{"bucket.num": "4"},
+	}, false)
+	if err != nil {
+		return benchSample{}, err
+	}
+	t := benchTable{name: info.Table, id: info.TableID}
+	start := time.Now()
+	if err := benchWrite(ctx, e.fg, t.name, n.Recs); err != nil {
+		return benchSample{}, err
+	}
+	s := benchSample{rows: n.Rows, bytes: n.Bytes, d: time.Since(start)}
+	return s, e.keepEventTable(ctx, "narrow", t)
+}
+
+func benchNarrowStoredNote(e *benchEnv, r *benchResult) {
+	r.StoredBytes = e.stored["narrow"]
+	r.Notes += fmt.Sprintf("; stored %.1f MB (%.3f of the Arrow data)", float64(r.StoredBytes)/1e6, float64(r.StoredBytes)/float64(e.narrowData().Bytes))
+}
+
+// benchNarrowLoad makes sure the narrow table exists.
+func benchNarrowLoad(ctx context.Context, e *benchEnv) error {
+	if _, ok := e.tables["narrow"]; ok {
+		return nil
+	}
+	_, err := benchNarrowAppend(ctx, e, 0)
+	return err
+}
+
+// benchNarrowScan scans the narrow table asking for batches compressed with
+// wire ("": as stored).
+func benchNarrowScan(wire string) func(context.Context, *benchEnv, int) (benchSample, error) {
+	return func(ctx context.Context, e *benchEnv, _ int) (benchSample, error) {
+		return benchScan(ctx, e.fg, client.ScanRequest{Table: e.tables["narrow"].name, Compression: wire}, e.narrowData().Rows)
 	}
 }
 

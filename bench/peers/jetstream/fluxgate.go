@@ -1,0 +1,259 @@
+package main
+
+// The fluxgate side: the engine and Flight service of cmd/fluxgate serve,
+// in this process on loopback TCP with serve's gRPC options and defaults,
+// reached with the Go client.
+
+import (
+	"context"
+	"fmt"
+
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"google.golang.org/grpc"
+
+	"github.com/fluxgate-io/fluxgate/client"
+	"github.com/fluxgate-io/fluxgate/engine"
+	fgflight "github.com/fluxgate-io/fluxgate/flight"
+	"github.com/fluxgate-io/fluxgate/internal/benchdata"
+)
+
+// The lookup batches: as fluxgate bench's lookup/point.
+const (
+	lookupBatch  = 1000
+	lookupWindow = 4
+)
+
+type fluxgateSide struct {
+	cfg     *config
+	data    *benchdata.Narrow
+	dir     string
+	eng     *engine.Engine
+	srv     flight.Server
+	cl      *client.Client
+	table   string // the last appended table
+	tableID int64
+	lookups [][]arrow.RecordBatch // per run, the key batches of the gets
+}
+
+func startFluxgate(ctx context.Context, tmp string, cfg *config, data *benchdata.Narrow) (*fluxgateSide, error) {
+	s := &fluxgateSide{cfg: cfg, data: data, dir: filepath.Join(tmp, "fluxgate")}
+	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	var err error
+	if s.eng, err = engine.Open(ctx, s.dir, engine.Options{Logger: log}); err != nil {
+		return nil, err
+	}
+	opts := fgflight.Options{Logger: log, Limits: fgflight.Limits{MessageBytes: 64 << 20}}
+	s.srv = flight.NewServerWithMiddleware(nil, append([]grpc.ServerOption{
+		// As cmd/fluxgate's startServer.
+		grpc.MaxSendMsgSize(64 << 20),
+		grpc.InitialWindowSize(16 << 20),
+		grpc.InitialConnWindowSize(16 << 20),
+		grpc.ReadBufferSize(1 << 20),
+		grpc.WriteBufferSize(1 << 20),
+	}, fgflight.ServerOptions(opts)...)...)
+	s.srv.RegisterFlightService(fgflight.New(s.eng, opts))
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		s.close()
+		return nil, err
+	}
+	s.srv.InitListener(ln)
+	go s.srv.Serve()
+	if s.cl, err = client.Dial(ctx, ln.Addr().String()); err != nil {
+		s.close()
+		return nil, err
+	}
+	if err := s.loadKV(ctx); err != nil {
+		s.close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *fluxgateSide) close() {
+	if s.cl != nil {
+		s.cl.Close()
+	}
+	if s.srv != nil {
+		s.srv.Shutdown()
+	}
+	if s.eng != nil {
+		s.eng.Close()
+	}
+}
+
+// append writes the batches to a new log table of default options with
+// --partitions buckets, through one writer, and waits for every
+// acknowledgement. The table before is dropped first (untimed).
+func (s *fluxgateSide) append(ctx context.Context, rep int) (sample, error) {
+	if s.table != "" {
+		if err := s.cl.DropTable(ctx, s.table, false); err != nil {
+			return sample{}, err
+		}
+	}
+	s.table = fmt.Sprintf("fluss.events_%d", rep)
+	info, err := s.cl.CreateTable(ctx, client.TableSpec{
+		Table: s.table, Columns: benchdata.NarrowColumns,
+		Options: map[string]string{"bucket.num": fmt.Sprint(s.cfg.partitions)},
+	}, false)
+	if err != nil {
+		return sample{}, err
+	}
+	s.tableID = info.TableID
+	start := time.Now()
+	w, err := s.cl.NewWriter(ctx, client.WriteRequest{Table: s.table})
+	if err != nil {
+		return sample{}, err
+	}
+	for _, rec := range s.data.Recs {
+		if err := w.Send(rec); err != nil {
+			w.Close()
+			return sample{}, err
+		}
+	}
+	if err := w.Close(); err != nil {
+		return sample{}, err
+	}
+	return sample{n: s.data.Rows, d: time.Since(start)}, nil
+}
+
+// read scans the last appended table, every batch decoded.
+func (s *fluxgateSide) read(ctx context.Context) (sample, error) {
+	start := time.Now()
+	sc, err := s.cl.Scan(ctx, client.ScanRequest{Table: s.table})
+	if err != nil {
+		return sample{}, err
+	}
+	defer sc.Release()
+	var rows int64
+	for sc.Next() {
+		rows += sc.RecordBatch().NumRows()
+	}
+	if err := sc.Err(); err != nil {
+		return sample{}, err
+	}
+	if rows != s.data.Rows {
+		return sample{}, fmt.Errorf("scan returned %d rows, want %d", rows, s.data.Rows)
+	}
+	return sample{n: rows, d: time.Since(start)}, nil
+}
+
+// loadKV writes keys 0..keys-1 into a primary-key table (untimed) and makes
+// each run's key batches: every key once, in the order JetStream gets them.
+func (s *fluxgateSide) loadKV(ctx context.Context) error {
+	info, err := s.cl.CreateTable(ctx, client.TableSpec{
+		Table: "fluss.kv", PrimaryKey: []string{"k"},
+		Columns: []client.Column{{Name: "k", Type: "BIGINT"}, {Name: "v", Type: "STRING"}},
+		Options: map[string]string{"bucket.num": fmt.Sprint(s.cfg.partitions)},
+	}, false)
+	if err != nil {
+		return err
+	}
+	schema, err := info.ArrowSchema()
+	if err != nil {
+		return err
+	}
+	w, err := s.cl.NewWriter(ctx, client.WriteRequest{Table: "fluss.kv"})
+	if err != nil {
+		return err
+	}
+	for from := 0; from < s.cfg.keys; from += s.cfg.batchRows {
+		b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+		for k := from; k < min(from+s.cfg.batchRows, s.cfg.keys); k++ {
+			b.Field(0).(*array.Int64Builder).Append(int64(k))
+			b.Field(1).(*array.StringBuilder).Append(benchdata.KeyValue(int64(k)))
+		}
+		rec := b.NewRecordBatch()
+		b.Release()
+		err := w.Send(rec)
+		rec.Release()
+		if err != nil {
+			w.Close()
+			return err
+		}
+	}
+	if err := w.Close(); err != nil {
+		return err
+	}
+	keySchema := arrow.NewSchema(schema.Fields()[:1], nil)
+	for rep := range s.cfg.reps {
+		keys := getOrder(s.cfg.keys, rep)
+		var batches []arrow.RecordBatch
+		for from := 0; from < len(keys); from += lookupBatch {
+			b := array.NewRecordBuilder(memory.DefaultAllocator, keySchema)
+			b.Field(0).(*array.Int64Builder).AppendValues(keys[from:min(from+lookupBatch, len(keys))], nil)
+			batches = append(batches, b.NewRecordBatch())
+			b.Release()
+		}
+		s.lookups = append(s.lookups, batches)
+	}
+	return nil
+}
+
+// gets looks the run's keys up over one DoExchange stream and checks that
+// every key has its row.
+func (s *fluxgateSide) gets(ctx context.Context, rep int) (sample, error) {
+	start := time.Now()
+	l, err := s.cl.Lookup(ctx, client.LookupRequest{Table: "fluss.kv"})
+	if err != nil {
+		return sample{}, err
+	}
+	defer l.Close()
+	var n int64
+	recv := func() error {
+		ans, meta, err := l.Recv()
+		if err != nil {
+			return err
+		}
+		defer ans.Release()
+		if meta.Rows != meta.Keys {
+			return fmt.Errorf("lookup: %d rows for %d keys", meta.Rows, meta.Keys)
+		}
+		n += int64(meta.Keys)
+		return nil
+	}
+	for _, b := range s.lookups[rep] {
+		if l.Pending() >= lookupWindow {
+			if err := recv(); err != nil {
+				return sample{}, err
+			}
+		}
+		if err := l.Send(b); err != nil {
+			return sample{}, err
+		}
+	}
+	for l.Pending() > 0 {
+		if err := recv(); err != nil {
+			return sample{}, err
+		}
+	}
+	return sample{n: n, d: time.Since(start)}, nil
+}
+
+func (s *fluxgateSide) stored() int64 {
+	return dirSize(filepath.Join(s.dir, "tables", fmt.Sprint(s.tableID)))
+}
+
+// dirSize is the total size of the files under dir (0 if unreadable).
+func dirSize(dir string) int64 {
+	var n int64
+	filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return nil
+		}
+		if info, err := d.Info(); err == nil {
+			n += info.Size()
+		}
+		return nil
+	})
+	return n
+}

@@ -1,0 +1,167 @@
+// Command jetstream measures fluxgate beside NATS JetStream, the streaming
+// store a user would otherwise pick, on the same data in one run: durable
+// appends, a full read back, and point gets. Both run in this process and are
+// reached over loopback TCP; each workload runs interleaved (JetStream first
+// in even runs, fluxgate first in odd ones), --reps times, and the medians
+// and their ratio are printed (docs/benchmarks.md, "Peer: NATS JetStream").
+//
+// It is a module of its own so that the server never depends on nats-server.
+//
+//	cd bench/peers/jetstream && go run . [--rows N] [--batch-rows N] [--keys N] [--reps N]
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime"
+	"slices"
+	"text/tabwriter"
+	"time"
+
+	"github.com/fluxgate-io/fluxgate/internal/benchdata"
+)
+
+type config struct {
+	rows, batchRows, keys, reps, partitions int
+	dir                                     string
+}
+
+func main() {
+	var cfg config
+	flag.IntVar(&cfg.rows, "rows", 2_000_000, "rows appended and read back per run")
+	flag.IntVar(&cfg.batchRows, "batch-rows", 8192, "rows per record batch (one JetStream message, one fluxgate batch)")
+	flag.IntVar(&cfg.keys, "keys", 200_000, "keys stored, and got once each per run, by the point-get workload")
+	flag.IntVar(&cfg.reps, "reps", 3, "runs of each workload on each side; the median is reported")
+	flag.IntVar(&cfg.partitions, "partitions", 4, "JetStream subjects and fluxgate buckets the appends spread over")
+	flag.StringVar(&cfg.dir, "dir", "", "where to create the temporary data directory (default: the system's)")
+	flag.Parse()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	defer stop()
+	if err := run(ctx, &cfg, os.Stdout, os.Stderr); err != nil {
+		fmt.Fprintln(os.Stderr, "jetstream:", err)
+		os.Exit(1)
+	}
+}
+
+// sample is one timed run.
+type sample struct {
+	n int64 // rows or keys
+	d time.Duration
+}
+
+func (s sample) perS() float64 { return float64(s.n) / s.d.Seconds() }
+
+// side is one store under test. Each method is one timed run; append makes
+// what read reads.
+type side interface {
+	append(ctx context.Context, rep int) (sample, error)
+	read(ctx context.Context) (sample, error)
+	gets(ctx context.Context, rep int) (sample, error)
+}
+
+// workload is one line of the report.
+type workload struct {
+	name, unit, jsNote, fgNote string
+	run                        func(s side, ctx context.Context, rep int) (sample, error)
+}
+
+var workloads = []workload{
+	{"durable append", "rows/s", "file store, SyncAlways, async publish", "default table (ZSTD), fsync before ack, Go client",
+		side.append},
+	{"full read back", "rows/s", "ordered consumer, batches decoded", "Scan, batches as stored (the default), decoded",
+		func(s side, ctx context.Context, _ int) (sample, error) { return s.read(ctx) }},
+	{"point gets", "keys/s", "KV Get, 2 goroutines", "1000-key DoExchange batches, 4 in flight",
+		side.gets},
+}
+
+func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
+	if cfg.rows < 1 || cfg.batchRows < 1 || cfg.keys < 1000 || cfg.reps < 1 || cfg.partitions < 1 {
+		return fmt.Errorf("want --rows, --batch-rows, --reps, --partitions ≥ 1 and --keys ≥ 1000")
+	}
+	tmp, err := os.MkdirTemp(cfg.dir, "fluxgate-peer-jetstream-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	data := benchdata.NewNarrow(cfg.rows, cfg.batchRows)
+	defer data.Release()
+
+	fmt.Fprintln(stderr, "starting JetStream and fluxgate, loading the keys")
+	js, err := startJetStream(ctx, tmp, cfg, data)
+	if err != nil {
+		return fmt.Errorf("jetstream: %w", err)
+	}
+	defer js.close()
+	fg, err := startFluxgate(ctx, tmp, cfg, data)
+	if err != nil {
+		return fmt.Errorf("fluxgate: %w", err)
+	}
+	defer fg.close()
+
+	type result struct {
+		w      workload
+		js, fg float64
+	}
+	var results []result
+	for _, w := range workloads {
+		fmt.Fprintf(stderr, "%s\n", w.name)
+		var jsRuns, fgRuns []sample
+		for rep := range cfg.reps {
+			order := []side{js, fg}
+			if rep%2 == 1 {
+				order = []side{fg, js}
+			}
+			for _, s := range order {
+				got, err := w.run(s, ctx, rep)
+				if err != nil {
+					return fmt.Errorf("%s: %w", w.name, err)
+				}
+				if s == side(js) {
+					jsRuns = append(jsRuns, got)
+				} else {
+					fgRuns = append(fgRuns, got)
+				}
+			}
+		}
+		results = append(results, result{w, median(jsRuns), median(fgRuns)})
+	}
+
+	fmt.Fprintf(stdout, "fluxgate beside NATS JetStream: %d rows × %d columns in %d-row batches over %d partitions, %d keys; median of %d interleaved runs; %s %s/%s, %d CPUs\n\n",
+		cfg.rows, len(benchdata.NarrowColumns), cfg.batchRows, cfg.partitions, cfg.keys, cfg.reps, runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU())
+	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "WORKLOAD\tJETSTREAM\tFLUXGATE\tRATIO\tJETSTREAM SETUP\tFLUXGATE SETUP")
+	for _, r := range results {
+		fmt.Fprintf(tw, "%s\t%s %s\t%s %s\t%.2f\t%s\t%s\n", r.w.name, human(r.js), r.w.unit, human(r.fg), r.w.unit, r.fg/r.js, r.w.jsNote, r.w.fgNote)
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "\nstored: JetStream %.1f MB, fluxgate %.1f MB (the last append run's stream and table)\n", float64(js.stored())/1e6, float64(fg.stored())/1e6)
+	return nil
+}
+
+func median(s []sample) float64 {
+	v := make([]float64, len(s))
+	for i := range s {
+		v[i] = s[i].perS()
+	}
+	slices.Sort(v)
+	if n := len(v); n%2 == 0 {
+		return (v[n/2-1] + v[n/2]) / 2
+	}
+	return v[len(v)/2]
+}
+
+func human(v float64) string {
+	switch {
+	case v >= 1e6:
+		return fmt.Sprintf("%.2f M", v/1e6)
+	case v >= 1e3:
+		return fmt.Sprintf("%.1f K", v/1e3)
+	}
+	return fmt.Sprintf("%.0f", v)
+}
