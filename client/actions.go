@@ -269,8 +269,8 @@ func (c *Client) TierNow(ctx context.Context, table string) (*LakeSnapshot, erro
 	return &res, nil
 }
 
-// Undo brings a primary-key table back to its state at the given per-bucket
-// offsets (PROTOCOL.md §5.4); offsets must name every bucket.
+// Undo brings buckets of a primary-key table back to their state at the
+// given offsets (PROTOCOL.md §5.4); buckets not named are left as they are.
 func (c *Client) Undo(ctx context.Context, table string, offsets map[int]int64) (*UndoResult, error) {
 	body := struct {
 		Table   string        `json:"table"`
