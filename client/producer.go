@@ -31,14 +31,17 @@ func (c *Client) RegisterProducerOffsets(ctx context.Context, producerID, table 
 	return res.Result == "created", nil
 }
 
-// ProducerOffsets returns the offsets registered by a producer for a table;
-// the error has code NotFound when there are none.
+// ProducerOffsets returns the offsets registered by a producer for a table,
+// nil when there are none.
 func (c *Client) ProducerOffsets(ctx context.Context, producerID, table string) (map[int]int64, error) {
 	var res struct {
 		Offsets map[string]int64 `json:"offsets"`
 	}
 	if err := c.Action(ctx, ActionGetProducerOffsets, producerBody{ProducerID: producerID, Table: table}, &res); err != nil {
 		return nil, fmt.Errorf("table %s: %w", table, err)
+	}
+	if res.Offsets == nil {
+		return nil, nil
 	}
 	out := make(map[int]int64, len(res.Offsets))
 	for k, v := range res.Offsets {

@@ -25,9 +25,10 @@ type RegisterResult struct {
 	Result string `json:"result"`
 }
 
-// ProducerOffsets is the answer of get-producer-offsets.
+// ProducerOffsets is the answer of get-producer-offsets: no offsets when
+// none are registered (a first start, not an error).
 type ProducerOffsets struct {
-	Offsets map[string]int64 `json:"offsets"`
+	Offsets map[string]int64 `json:"offsets,omitempty"`
 }
 
 const maxProducerID = 256
@@ -61,8 +62,7 @@ func (e *Engine) RegisterProducerOffsets(ctx context.Context, req ProducerOffset
 	return RegisterResult{"already_exists"}, nil
 }
 
-// GetProducerOffsets returns the offsets registered under a producer id;
-// NOT_FOUND when there are none.
+// GetProducerOffsets returns the offsets registered under a producer id.
 func (e *Engine) GetProducerOffsets(ctx context.Context, req ProducerOffsetsRequest) (ProducerOffsets, error) {
 	id, _, err := e.producerTable(req, "get-producer-offsets")
 	if err != nil {
@@ -70,7 +70,7 @@ func (e *Engine) GetProducerOffsets(ctx context.Context, req ProducerOffsetsRequ
 	}
 	offs, ok := e.producers.Get(req.ProducerID, req.Table, id)
 	if !ok {
-		return ProducerOffsets{}, errs.New(errs.NotFound, "no producer offsets of %q for %s", req.ProducerID, req.Table)
+		return ProducerOffsets{}, nil
 	}
 	res := ProducerOffsets{Offsets: make(map[string]int64, len(offs.Buckets))}
 	for b, off := range offs.Buckets {

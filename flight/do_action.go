@@ -46,7 +46,7 @@ var actions = map[string]action{
 
 	// Undo recovery's producer offsets (producer_offsets.go).
 	"register-producer-offsets": {"store a producer's starting offsets unless stored: {\"producer_id\", \"table\", \"offsets\": {bucket: offset}}; returns {\"result\": \"created\"|\"already_exists\"}", (*Service).registerProducerOffsets},
-	"get-producer-offsets":      {"a producer's registered offsets: {\"producer_id\", \"table\"}; returns {\"offsets\"}, NOT_FOUND if none", (*Service).getProducerOffsets},
+	"get-producer-offsets":      {"a producer's registered offsets: {\"producer_id\", \"table\"}; returns {\"offsets\"}, or {} if none", (*Service).getProducerOffsets},
 	"delete-producer-offsets":   {"forget a producer's registered offsets: {\"producer_id\", \"table\"}", (*Service).deleteProducerOffsets},
 }
 
