@@ -55,6 +55,11 @@ final class Bucketer implements KeySelector<RowData, Integer> {
   }
 
   int bucket(RowData row) {
+    return (hash(row) & Integer.MAX_VALUE) % numBuckets;
+  }
+
+  /** The murmur3 of the row's key, as Iceberg's bucket transform hashes it. */
+  int hash(RowData row) {
     if (buf == null) {
       buf = ByteBuffer.allocate(64).order(ByteOrder.LITTLE_ENDIAN);
     }
@@ -64,7 +69,7 @@ final class Bucketer implements KeySelector<RowData, Integer> {
         append(row, keys[i], types[i]);
       }
     }
-    return (murmur3(buf.array(), buf.position()) & Integer.MAX_VALUE) % numBuckets;
+    return murmur3(buf.array(), buf.position());
   }
 
   private void append(RowData row, int pos, LogicalType type) {
