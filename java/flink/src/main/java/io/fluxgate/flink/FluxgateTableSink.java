@@ -9,10 +9,14 @@ import java.util.stream.IntStream;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.DataStreamSink;
 import org.apache.flink.table.api.ValidationException;
+import org.apache.flink.table.catalog.Column;
 import org.apache.flink.table.connector.ChangelogMode;
 import org.apache.flink.table.connector.ProviderContext;
+import org.apache.flink.table.connector.RowLevelModificationScanContext;
 import org.apache.flink.table.connector.sink.DataStreamSinkProvider;
 import org.apache.flink.table.connector.sink.DynamicTableSink;
+import org.apache.flink.table.connector.sink.abilities.SupportsRowLevelDelete;
+import org.apache.flink.table.connector.sink.abilities.SupportsRowLevelUpdate;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.types.RowKind;
@@ -23,7 +27,8 @@ import org.apache.flink.types.RowKind;
  * shuffled by bucket as sink.distribution-mode says (Fluss's rules), and aggregation tables get
  * undo recovery (exactly-once).
  */
-final class FluxgateTableSink implements DynamicTableSink {
+final class FluxgateTableSink
+    implements DynamicTableSink, SupportsRowLevelDelete, SupportsRowLevelUpdate {
   private static final int BATCH_ROWS = 8192;
 
   private final Connection connection;
@@ -32,6 +37,10 @@ final class FluxgateTableSink implements DynamicTableSink {
   private final boolean primaryKey;
   private final boolean ignoreDelete;
   private final SinkOptions options;
+  /** The table as the server describes it; fetched once, when planning needs it. */
+  private TableInfo info;
+  /** An UPDATE statement: Flink's target columns are then not the written ones (FLINK-36736). */
+  private boolean update;
 
   FluxgateTableSink(
       Connection connection,
@@ -80,14 +89,14 @@ final class FluxgateTableSink implements DynamicTableSink {
                             })
                         .toArray())
             .orElse(IntStream.range(0, rowType.getFieldCount()).toArray());
+    if (update) {
+      targets = IntStream.range(0, rowType.getFieldCount()).toArray();
+    }
     if (targets.length != rowType.getFieldCount() && !primaryKey) {
       throw new ValidationException(
           "log table " + name.base() + " is written whole: a partial INSERT needs a primary key");
     }
-    TableInfo info;
-    try (FluxgateClient client = connection.connect()) {
-      info = client.describeTable(name.writable());
-    }
+    TableInfo info = info();
     String mergeEngine = info.options().get("table.merge-engine");
     Bucketer bucketer = shuffle(info, mergeEngine);
     boolean undo = "aggregation".equals(mergeEngine) && options.undoRecovery();
@@ -116,6 +125,62 @@ final class FluxgateTableSink implements DynamicTableSink {
         return out;
       }
     };
+  }
+
+  private TableInfo info() {
+    if (info == null) {
+      try (FluxgateClient client = connection.connect()) {
+        info = client.describeTable(name.writable());
+      }
+    }
+    return info;
+  }
+
+  // ---- DELETE and UPDATE statements (batch), with Fluss's rules and errors ----
+
+  @Override
+  public RowLevelDeleteInfo applyRowLevelDelete(RowLevelModificationScanContext context) {
+    checkUpdatable();
+    if ("disable".equals(info().options().get("table.delete.behavior"))) {
+      throw new UnsupportedOperationException(
+          String.format(
+              "Table %s has delete behavior set to 'disable' which does not support DELETE"
+                  + " statements.",
+              name.base()));
+    }
+    return new RowLevelDeleteInfo() {}; // the deleted rows, whole
+  }
+
+  @Override
+  public RowLevelUpdateInfo applyRowLevelUpdate(
+      List<Column> updatedColumns, RowLevelModificationScanContext context) {
+    checkUpdatable();
+    List<String> updated = updatedColumns.stream().map(Column::getName).toList();
+    if (updated.stream().anyMatch(info().primaryKey()::contains)) {
+      throw new UnsupportedOperationException(
+          String.format(
+              "Updates to primary keys are not supported, primaryKeys (%s), updatedColumns (%s)",
+              info().primaryKey(), updated));
+    }
+    update = true;
+    return new RowLevelUpdateInfo() {}; // the updated rows, whole: an upsert each
+  }
+
+  private void checkUpdatable() {
+    if (!primaryKey) {
+      throw new UnsupportedOperationException(
+          String.format(
+              "Table %s is a Log Table. Log Table doesn't support DELETE and UPDATE statements.",
+              name.base()));
+    }
+    String mergeEngine = info().options().get("table.merge-engine");
+    if (mergeEngine != null) {
+      throw new UnsupportedOperationException(
+          String.format(
+              "Table %s uses the '%s' merge engine which does not support DELETE or UPDATE"
+                  + " statements.",
+              name.base(), mergeEngine.toUpperCase()));
+    }
   }
 
   /**
@@ -171,7 +236,11 @@ final class FluxgateTableSink implements DynamicTableSink {
 
   @Override
   public DynamicTableSink copy() {
-    return new FluxgateTableSink(connection, name, rowType, primaryKey, ignoreDelete, options);
+    FluxgateTableSink copy =
+        new FluxgateTableSink(connection, name, rowType, primaryKey, ignoreDelete, options);
+    copy.info = info;
+    copy.update = update;
+    return copy;
   }
 
   @Override
