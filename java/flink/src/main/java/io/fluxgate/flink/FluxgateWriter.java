@@ -4,11 +4,12 @@ import io.fluxgate.client.Compression;
 import io.fluxgate.client.FluxgateClient;
 import io.fluxgate.client.PutResult;
 import io.fluxgate.client.ScanRequest;
-import io.fluxgate.client.TableWriter;
+import io.fluxgate.client.ResendingWriter;
 import io.fluxgate.client.WriteMode;
 import io.fluxgate.client.WriteRequest;
 import java.io.IOException;
 import java.io.InterruptedIOException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.HashMap;
@@ -37,8 +38,10 @@ import org.apache.flink.types.RowKind;
  * their acknowledgements (at-least-once). With undo recovery ({@link UndoRecovery}) the subtask's
  * buckets are undone before anything is written, and each checkpoint keeps their offsets.
  *
- * <p>The stream is idempotent under a writer id of this execution attempt (job, subtask, attempt),
- * so the server never applies one of its batches twice. The id is not reused by a restored attempt
+ * <p>The stream is idempotent under a writer id of this execution attempt (job, subtask, attempt):
+ * a broken stream (a server restart) is reopened and its unacknowledged batches resent, which the
+ * server applies once however often they arrive ({@link ResendingWriter}; 16 in flight, of the 32
+ * it remembers per writer). The id is not reused by a restored attempt
  * on purpose: the input replayed after a restore is batched anew, so a restored sequence number
  * would name different rows and the server would drop them as already applied. Across restores,
  * upserts are idempotent by key, aggregation tables are exact through undo recovery, and log tables
@@ -52,12 +55,15 @@ final class FluxgateWriter
 
   private static final int MAX_IN_FLIGHT = 16;
 
+  /** How long a broken stream is reopened and its batches resent before the task fails. */
+  private static final Duration RESEND_FOR = Duration.ofSeconds(30);
+
   private final SinkSpec spec;
   private final ProcessingTimeService time;
   private boolean timerSet;
   private final FluxgateClient client;
   private final BufferAllocator allocator;
-  private final TableWriter writer;
+  private final ResendingWriter writer;
   private final VectorSchemaRoot root;
   private final VarCharVector changeType; // null for log tables
   private final ArrowRows.Setter[] setters;
@@ -129,7 +135,8 @@ final class FluxgateWriter
     if (spec.partial()) {
       request = request.withColumns(names.toArray(String[]::new));
     }
-    this.writer = client.newWriter(request, Compression.ZSTD, MAX_IN_FLIGHT);
+    this.writer =
+        new ResendingWriter(client, request, Compression.ZSTD, MAX_IN_FLIGHT, RESEND_FOR);
   }
 
   @Override
