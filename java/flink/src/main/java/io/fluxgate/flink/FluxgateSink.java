@@ -79,7 +79,7 @@ final class FluxgateSink
         .transform(
             "fluxgate producer offsets of " + spec.table(),
             Types.VOID,
-            new ProducerOffsetsCleaner(connection, spec.table()))
+            new ProducerOffsetsCleaner(connection, spec.table(), spec.producerId()))
         .setParallelism(1)
         .sinkTo(new DiscardingSink<>())
         .setParallelism(1);

@@ -109,7 +109,35 @@ class SinkExactlyOnceTest {
   void aFirstAttemptFailingBeforeAnyCheckpointIsUndoneByTheNext(
       @InjectClusterClient ClusterClient<?> cluster) throws Exception {
     // No state to restore: the restart undoes back to the offsets registered at the start.
-    assertEquals(expected(), runFailingOnce(cluster, "fluss.counts_first", true, false));
+    String table = "fluss.counts_first";
+    assertEquals(expected(), runFailingOnce(cluster, table, true, false));
+    assertTrue(
+        client.producerOffsets("exactly-once-" + table, table).isEmpty(),
+        "the finished job left its producer offsets behind");
+  }
+
+  @Test
+  void aBoundedBatchJobClearsItsProducerOffsetsWhenItEnds() throws Exception {
+    Configuration conf = Configuration.fromMap(Map.of("execution.runtime-mode", "batch"));
+    StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
+    env.setParallelism(2);
+    StreamTableEnvironment t = StreamTableEnvironment.create(env);
+    t.executeSql("CREATE CATALOG fg WITH ('type'='fluxgate', 'endpoint'='" + server.uri() + "')");
+    t.executeSql("USE CATALOG fg");
+    try {
+      t.executeSql(
+          "CREATE TABLE fluss.counts_batch (k BIGINT, n BIGINT, PRIMARY KEY (k) NOT ENFORCED)"
+              + " WITH ('bucket.num'='4', 'table.merge-engine'='aggregation', 'fields.n.agg'='sum')");
+      t.executeSql(
+              "INSERT INTO fluss.counts_batch /*+ OPTIONS('sink.producer-id'='batch-job') */"
+                  + " VALUES (CAST(1 AS BIGINT), CAST(2 AS BIGINT)), (CAST(1 AS BIGINT), CAST(3 AS"
+                  + " BIGINT)), (CAST(7 AS BIGINT), CAST(1 AS BIGINT))")
+          .await();
+      assertEquals(Map.of(1L, 5L, 7L, 1L), sums("fluss.counts_batch"));
+      assertTrue(client.producerOffsets("batch-job", "fluss.counts_batch").isEmpty());
+    } finally {
+      t.getCatalog("fg").orElseThrow().close();
+    }
   }
 
   @Test
