@@ -29,7 +29,7 @@ import org.apache.flink.types.RowKind;
  */
 final class FluxgateTableSink
     implements DynamicTableSink, SupportsRowLevelDelete, SupportsRowLevelUpdate {
-  private static final int BATCH_ROWS = 8192;
+  static final int BATCH_ROWS = 16384;
 
   private final Connection connection;
   private final TableName name;
