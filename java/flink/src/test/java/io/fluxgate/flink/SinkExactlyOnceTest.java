@@ -48,7 +48,11 @@ class SinkExactlyOnceTest {
               .setNumberSlotsPerTaskManager(4)
               .build());
 
-  /** Input rows: ids 1..ROWS, key id % 10, so each key sums to ROWS / 10. */
+  /**
+   * Input rows: ids 1..ROWS, key id % 10, so each key sums to ROWS / 10; paced at 300 a second, so
+   * that a job lasts 10 s, time for the test's checkpoint and its 100 rows after it even on a busy
+   * machine.
+   */
   private static final int ROWS = 3000;
 
   private static final Duration WAIT = Duration.ofSeconds(60);
@@ -181,7 +185,7 @@ class SinkExactlyOnceTest {
       t.createTemporarySystemFunction("FAIL_ONCE", FailOnce.class);
       t.executeSql(
           "CREATE TEMPORARY TABLE ids (id BIGINT) WITH ('connector'='datagen',"
-              + " 'rows-per-second'='500', 'fields.id.kind'='sequence', 'fields.id.start'='1',"
+              + " 'rows-per-second'='300', 'fields.id.kind'='sequence', 'fields.id.start'='1',"
               + " 'fields.id.end'='"
               + ROWS
               + "')");
