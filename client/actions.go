@@ -279,7 +279,7 @@ type LakeCompaction struct {
 	OrphansDeleted     int `json:"orphans_deleted"`
 }
 
-// CompactLake compacts the table's lake now (PROTOCOL.md §7.6).
+// CompactLake compacts the table's lake now (PROTOCOL.md §7.5).
 func (c *Client) CompactLake(ctx context.Context, table string) (*LakeCompaction, error) {
 	var res LakeCompaction
 	if err := c.Action(ctx, ActionCompactLake, tableBody{table}, &res); err != nil {
@@ -288,8 +288,8 @@ func (c *Client) CompactLake(ctx context.Context, table string) (*LakeCompaction
 	return &res, nil
 }
 
-// Undo brings a primary-key table back to its state at the given per-bucket
-// offsets (PROTOCOL.md §5.4); offsets must name every bucket.
+// Undo brings buckets of a primary-key table back to their state at the
+// given offsets (PROTOCOL.md §5.4); buckets not named are left as they are.
 func (c *Client) Undo(ctx context.Context, table string, offsets map[int]int64) (*UndoResult, error) {
 	body := struct {
 		Table   string        `json:"table"`

@@ -25,11 +25,13 @@ import (
 	"github.com/fluxgate-io/fluxgate/bucketing"
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/internal/vfs"
 	"github.com/fluxgate-io/fluxgate/kv"
 	"github.com/fluxgate-io/fluxgate/lake"
 	"github.com/fluxgate-io/fluxgate/logstore"
 	"github.com/fluxgate-io/fluxgate/merge"
 	"github.com/fluxgate-io/fluxgate/predicate"
+	"github.com/fluxgate-io/fluxgate/producer"
 )
 
 // Options configure an engine. The zero value means the defaults.
@@ -114,6 +116,8 @@ type Engine struct {
 	lake *lake.Lake
 	met  *metrics
 	lock io.Closer // of the data directory; released last by Close
+
+	producers *producer.Store // undo recovery's producer offsets (producers.go)
 
 	mu          sync.RWMutex
 	tables      map[int64]*table // open tables by id; guarded by mu
@@ -236,7 +240,14 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 		cat.Close()
 		return nil, err
 	}
-	e := &Engine{dir: dir, opts: opts, cat: cat, kv: store, lake: lk, tables: map[int64]*table{}, draining: make(chan struct{})}
+	producers, err := producer.Open(vfs.Default, filepath.Join(dir, "producers.json"))
+	if err != nil {
+		lk.Close()
+		store.Close()
+		cat.Close()
+		return nil, err
+	}
+	e := &Engine{dir: dir, opts: opts, cat: cat, kv: store, lake: lk, producers: producers, tables: map[int64]*table{}, draining: make(chan struct{})}
 	e.life, e.stop = context.WithCancel(context.Background())
 	if e.met, err = newMetrics(e, opts.Meter); err != nil {
 		lk.Close()

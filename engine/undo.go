@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"slices"
 	"strconv"
 
 	"github.com/fluxgate-io/fluxgate/errs"
@@ -42,16 +43,19 @@ func (e *Engine) Undo(ctx context.Context, req UndoRequest) (UndoResult, error) 
 	if err != nil {
 		return UndoResult{}, err
 	}
-	if len(offsets) != n {
-		return UndoResult{}, errs.New(errs.Invalid, "undo of %s: offsets must name each of its %d buckets, got %d", path, n, len(offsets))
+	if len(offsets) == 0 {
+		return UndoResult{}, errs.New(errs.Invalid, "undo of %s: no offsets", path)
 	}
-	buckets := make([]int, n)
-	for b := range buckets {
-		buckets[b] = b
-		if _, ok := offsets[b]; !ok {
-			return UndoResult{}, errs.New(errs.Invalid, "undo of %s: no offset for bucket %d", path, b)
+	// Any subset of the buckets: a sink's subtasks each undo the buckets
+	// they own (Fluss's UndoRecoveryOperator), while the others write.
+	buckets := make([]int, 0, len(offsets))
+	for b := range offsets {
+		if b >= n {
+			return UndoResult{}, errs.New(errs.Invalid, "undo of %s: bucket %d does not exist (%d buckets)", path, b, n)
 		}
+		buckets = append(buckets, b)
 	}
+	slices.Sort(buckets) // the lock order
 	st := t.pk
 	st.lock(buckets)
 	defer st.unlock(buckets)

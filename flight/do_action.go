@@ -44,6 +44,11 @@ var actions = map[string]action{
 	"grant":           {"admins: grant operations: {\"principal\", \"database\" (\"*\": all), \"table\" (optional), \"operations\": [read|write|create|drop|alter|describe]}", (*Service).grant},
 	"revoke":          {"admins: revoke operations: the body of grant", (*Service).revoke},
 	"list-grants":     {"admins: list grants: {\"principal\", \"max_results\", \"page_token\"} (optional); returns {\"grants\": [grant], \"next_page_token\"}", (*Service).listGrants},
+
+	// Undo recovery's producer offsets (producer_offsets.go).
+	"register-producer-offsets": {"store a producer's starting offsets unless stored: {\"producer_id\", \"table\", \"offsets\": {bucket: offset}}; returns {\"result\": \"created\"|\"already_exists\"}", (*Service).registerProducerOffsets},
+	"get-producer-offsets":      {"a producer's registered offsets: {\"producer_id\", \"table\"}; returns {\"offsets\"}, or {} if none", (*Service).getProducerOffsets},
+	"delete-producer-offsets":   {"forget a producer's registered offsets: {\"producer_id\", \"table\"}", (*Service).deleteProducerOffsets},
 }
 
 func (s *Service) ListActions(_ *flight.Empty, stream flight.FlightService_ListActionsServer) error {

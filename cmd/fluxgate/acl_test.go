@@ -293,6 +293,11 @@ func TestPermissions(t *testing.T) {
 		"grant":           {{action("grant", map[string]any{"principal": "x", "database": "db9", "operations": []string{"read"}}), []string{"root"}}},
 		"revoke":          {{action("revoke", map[string]any{"principal": "x", "database": "db9", "operations": []string{"read"}}), []string{"root"}}},
 		"list-grants":     {{action("list-grants", nil), []string{"root"}}},
+
+		// Producer offsets exist to undo writes: write on the table.
+		"register-producer-offsets": {{action("register-producer-offsets", map[string]any{"producer_id": "p", "table": "db1.t", "offsets": map[string]int64{"0": 0}}), []string{"root", "writer"}}},
+		"get-producer-offsets":      {{action("get-producer-offsets", map[string]any{"producer_id": "p", "table": "db1.t"}), []string{"root", "writer"}}},
+		"delete-producer-offsets":   {{action("delete-producer-offsets", map[string]any{"producer_id": "p", "table": "db1.t"}), []string{"root", "writer"}}},
 	}
 	check := func(what string, c call, allowed []string) {
 		t.Helper()

@@ -20,6 +20,7 @@ import java.util.Base64;
 import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -288,13 +289,39 @@ public final class FluxgateClient implements AutoCloseable {
   }
 
   /**
-   * Brings a primary-key table back to its state at these per-bucket offsets (PROTOCOL.md §5.4),
-   * one entry per bucket.
+   * Brings buckets of a primary-key table back to their state at these offsets (PROTOCOL.md §5.4);
+   * buckets not named are left alone.
    */
   public UndoResult undo(String table, Map<Integer, Long> offsets) {
     ObjectNode body = object("table", table);
     body.set("offsets", Json.MAPPER.valueToTree(offsets));
     return action("undo", body, UndoResult.class);
+  }
+
+  /**
+   * Stores a producer's starting offsets of a table unless some are stored already (PROTOCOL.md
+   * §5.4); true when these were stored.
+   */
+  public boolean registerProducerOffsets(
+      String producerId, String table, Map<Integer, Long> offsets) {
+    ObjectNode body = object("producer_id", producerId).put("table", table);
+    body.set("offsets", Json.MAPPER.valueToTree(offsets));
+    return "created".equals(action("register-producer-offsets", body, Registered.class).result());
+  }
+
+  /** The offsets a producer registered for a table, if any. */
+  public Optional<Map<Integer, Long>> producerOffsets(String producerId, String table) {
+    return Optional.ofNullable(
+        action(
+                "get-producer-offsets",
+                object("producer_id", producerId).put("table", table),
+                Offsets.class)
+            .offsets());
+  }
+
+  /** Forgets the offsets a producer registered for a table; forgetting none is no error. */
+  public void deleteProducerOffsets(String producerId, String table) {
+    action("delete-producer-offsets", object("producer_id", producerId).put("table", table));
   }
 
   private static ObjectNode object(String field, String value) {
@@ -306,6 +333,8 @@ public final class FluxgateClient implements AutoCloseable {
   record Tables(List<TableInfo> tables) {}
 
   record Offsets(Map<Integer, Long> offsets) {}
+
+  record Registered(String result) {}
 
   // ---- Reading (PROTOCOL.md §4) ----
 

@@ -21,11 +21,15 @@ public final class FluxgateServer implements AutoCloseable {
   private final Process process;
   private final Path log;
   public final int port;
+  private final Path dir;
+  private final String[] extraArgs;
 
-  private FluxgateServer(Process process, Path log, int port) {
+  private FluxgateServer(Process process, Path log, int port, Path dir, String[] extraArgs) {
     this.process = process;
     this.log = log;
     this.port = port;
+    this.dir = dir;
+    this.extraArgs = extraArgs;
   }
 
   /** The binary the tests run; fails the test with how to build it when it is not set. */
@@ -49,7 +53,20 @@ public final class FluxgateServer implements AutoCloseable {
    */
   public static FluxgateServer start(Path dir, String... extraArgs)
       throws IOException, InterruptedException {
-    int port = freePort();
+    return start(dir, freePort(), extraArgs);
+  }
+
+  /**
+   * Stops the server and starts it again on the same data and port (clients reconnect), as a
+   * server restart does; returns the new one.
+   */
+  public FluxgateServer restarted() throws IOException, InterruptedException {
+    close();
+    return start(dir, port, extraArgs);
+  }
+
+  private static FluxgateServer start(Path dir, int port, String... extraArgs)
+      throws IOException, InterruptedException {
     List<String> cmd = new ArrayList<>();
     cmd.add(binary().toString());
     cmd.addAll(
@@ -66,8 +83,11 @@ public final class FluxgateServer implements AutoCloseable {
     cmd.addAll(List.of(extraArgs));
     Path log = dir.resolve("server.log");
     Process p =
-        new ProcessBuilder(cmd).redirectErrorStream(true).redirectOutput(log.toFile()).start();
-    FluxgateServer server = new FluxgateServer(p, log, port);
+        new ProcessBuilder(cmd)
+            .redirectErrorStream(true)
+            .redirectOutput(ProcessBuilder.Redirect.appendTo(log.toFile()))
+            .start();
+    FluxgateServer server = new FluxgateServer(p, log, port, dir, extraArgs);
     long deadline = System.currentTimeMillis() + START_TIMEOUT_MS;
     while (!server.accepts()) {
       if (!p.isAlive() || System.currentTimeMillis() > deadline) {

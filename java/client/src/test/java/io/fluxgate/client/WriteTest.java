@@ -2,6 +2,7 @@ package io.fluxgate.client;
 
 import static io.fluxgate.client.Rows.row;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
@@ -201,6 +202,19 @@ class WriteTest extends ServerTest {
     assertEquals(
         List.of(row(1L, "a", 10), row(2L, "b", 20)),
         sorted(Rows.read(client, ScanRequest.of(name))));
+  }
+
+  @Test
+  void producerOffsetsAreRegisteredOnceUntilDeleted() {
+    String name = keyedTable();
+    Map<Integer, Long> start = client.listOffsets(name, Position.LATEST, null);
+    assertTrue(client.producerOffsets("job-1", name).isEmpty());
+    assertTrue(client.registerProducerOffsets("job-1", name, start));
+    // A second attempt keeps the first attempt's offsets: what it must undo back to.
+    assertFalse(client.registerProducerOffsets("job-1", name, Map.of(0, 99L)));
+    assertEquals(start, client.producerOffsets("job-1", name).orElseThrow());
+    client.deleteProducerOffsets("job-1", name);
+    assertTrue(client.producerOffsets("job-1", name).isEmpty());
   }
 
   @Test

@@ -126,6 +126,44 @@ public final class FluxgateOptions {
           LookupOptions.PARTIAL_CACHE_CACHE_MISSING_KEY,
           LookupOptions.PARTIAL_CACHE_MAX_ROWS);
 
+  // ---- sink: distribution, undo recovery (FluxgateTableSink) ----
+
+  /** Fluss's sink.distribution-mode. */
+  public enum DistributionMode {
+    NONE,
+    AUTO,
+    BUCKET,
+    PARTITION_DYNAMIC
+  }
+
+  public static final ConfigOption<DistributionMode> SINK_DISTRIBUTION_MODE =
+      ConfigOptions.key("sink.distribution-mode")
+          .enumType(DistributionMode.class)
+          .defaultValue(DistributionMode.AUTO)
+          .withDescription(
+              "BUCKET: rows go through the subtask of their bucket, so one key always through one"
+                  + " subtask; NONE: Flink's default; AUTO: BUCKET for primary-key tables and log"
+                  + " tables with a bucket key, else NONE.");
+
+  public static final ConfigOption<String> SINK_PRODUCER_ID =
+      ConfigOptions.key("sink.producer-id")
+          .stringType()
+          .noDefaultValue()
+          .withDescription(
+              "The id undo recovery registers its starting offsets under; the Flink job id if"
+                  + " unset.");
+
+  public static final ConfigOption<Boolean> SINK_UNDO_RECOVERY =
+      ConfigOptions.key("sink.undo-recovery")
+          .booleanType()
+          .defaultValue(true)
+          .withDescription(
+              "Exactly-once into aggregation tables: on restore, undo what was written after the"
+                  + " checkpoint. false leaves them at-least-once.");
+
+  static final List<ConfigOption<?>> SINK =
+      List.of(SINK_DISTRIBUTION_MODE, SINK_PRODUCER_ID, SINK_UNDO_RECOVERY);
+
   /** Connection options: never stored as table options on the server. */
   static final List<ConfigOption<?>> CONNECTION =
       List.of(

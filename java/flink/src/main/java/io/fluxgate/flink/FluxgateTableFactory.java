@@ -48,6 +48,7 @@ public final class FluxgateTableFactory
     Set<ConfigOption<?>> options = new HashSet<>(FluxgateOptions.CONNECTION);
     options.addAll(FluxgateOptions.READ_WRITE);
     options.addAll(FluxgateOptions.LOOKUP);
+    options.addAll(FluxgateOptions.SINK);
     options.add(FluxgateOptions.TABLE);
     return options;
   }
@@ -84,7 +85,8 @@ public final class FluxgateTableFactory
         tableName(context.getObjectIdentifier(), options),
         (RowType) context.getPhysicalRowDataType().getLogicalType(),
         context.getCatalogTable().getResolvedSchema().getPrimaryKey().isPresent(),
-        options.get(FluxgateOptions.SINK_IGNORE_DELETE));
+        options.get(FluxgateOptions.SINK_IGNORE_DELETE),
+        SinkOptions.from(options));
   }
 
   private ReadableConfig validated(Context context) {

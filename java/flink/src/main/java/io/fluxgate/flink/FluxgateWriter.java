@@ -2,12 +2,19 @@ package io.fluxgate.flink;
 
 import io.fluxgate.client.Compression;
 import io.fluxgate.client.FluxgateClient;
+import io.fluxgate.client.PutResult;
 import io.fluxgate.client.ScanRequest;
-import io.fluxgate.client.TableWriter;
+import io.fluxgate.client.ResendingWriter;
 import io.fluxgate.client.WriteMode;
 import io.fluxgate.client.WriteRequest;
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.FieldVector;
@@ -18,7 +25,9 @@ import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.FieldType;
 import org.apache.arrow.vector.types.pojo.Schema;
 import org.apache.flink.api.common.operators.ProcessingTimeService;
-import org.apache.flink.api.connector.sink2.SinkWriter;
+import org.apache.flink.api.connector.sink2.CommittingSinkWriter;
+import org.apache.flink.api.connector.sink2.StatefulSinkWriter;
+import org.apache.flink.api.connector.sink2.WriterInitContext;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.types.RowKind;
 
@@ -26,18 +35,35 @@ import org.apache.flink.types.RowKind;
  * Writes rows as Arrow batches over one DoPut stream: appends to a log table; to a primary-key
  * table a changelog write, whose _change_type column carries each row's kind. Batches go out when
  * full, at most {@link #LINGER_MS} after their first row, and at every checkpoint, which waits for
- * their acknowledgements (at-least-once).
+ * their acknowledgements (at-least-once). With undo recovery ({@link UndoRecovery}) the subtask's
+ * buckets are undone before anything is written, and each checkpoint keeps their offsets.
+ *
+ * <p>The stream is idempotent under a writer id of this execution attempt (job, subtask, attempt):
+ * a broken stream (a server restart) is reopened and its unacknowledged batches resent, which the
+ * server applies once however often they arrive ({@link ResendingWriter}; 16 in flight, of the 32
+ * it remembers per writer). The id is not reused by a restored attempt
+ * on purpose: the input replayed after a restore is batched anew, so a restored sequence number
+ * would name different rows and the server would drop them as already applied. Across restores,
+ * upserts are idempotent by key, aggregation tables are exact through undo recovery, and log tables
+ * are at-least-once, as in Fluss.
  */
-final class FluxgateWriter implements SinkWriter<RowData> {
+final class FluxgateWriter
+    implements StatefulSinkWriter<RowData, SinkState>,
+        CommittingSinkWriter<RowData, SinkCheckpoint> {
   /** How long a row waits for more to share its batch: jobs without checkpoints write too. */
   static final long LINGER_MS = 200;
+
+  private static final int MAX_IN_FLIGHT = 16;
+
+  /** How long a broken stream is reopened and its batches resent before the task fails. */
+  private static final Duration RESEND_FOR = Duration.ofSeconds(30);
 
   private final SinkSpec spec;
   private final ProcessingTimeService time;
   private boolean timerSet;
   private final FluxgateClient client;
   private final BufferAllocator allocator;
-  private final TableWriter writer;
+  private final ResendingWriter writer;
   private final VectorSchemaRoot root;
   private final VarCharVector changeType; // null for log tables
   private final ArrowRows.Setter[] setters;
@@ -45,11 +71,41 @@ final class FluxgateWriter implements SinkWriter<RowData> {
   private final List<FieldVector> columns;
   private int rows;
 
-  FluxgateWriter(Connection connection, SinkSpec spec, ProcessingTimeService time) {
+  private final String producerId;
+  private final int parallelism;
+  /** With undo recovery, each owned bucket's log end offset after our last write; else null. */
+  private final Map<Integer, Long> offsets;
+
+  FluxgateWriter(
+      Connection connection,
+      SinkSpec spec,
+      WriterInitContext context,
+      Collection<SinkState> restored)
+      throws IOException {
     this.spec = spec;
-    this.time = time;
+    this.time = context.getProcessingTimeService();
+    String jobId = context.getJobInfo().getJobId().toString();
+    int subtask = context.getTaskInfo().getIndexOfThisSubtask();
+    this.parallelism = context.getTaskInfo().getNumberOfParallelSubtasks();
+    this.producerId = spec.producerId() != null ? spec.producerId() : jobId;
     this.allocator = new RootAllocator();
     this.client = connection.connect();
+    try {
+      this.offsets =
+          spec.undo()
+              ? UndoRecovery.recover(
+                  client,
+                  spec.table(),
+                  producerId,
+                  subtask,
+                  parallelism,
+                  spec.bucketer().numBuckets(),
+                  restored)
+              : null;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new InterruptedIOException("undo recovery of " + spec.table() + " interrupted");
+    }
     List<String> names = spec.targetNames();
     // The table's own Arrow types for the target columns: what the server compares against.
     Schema tableSchema =
@@ -73,11 +129,14 @@ final class FluxgateWriter implements SinkWriter<RowData> {
     }
     WriteRequest request =
         WriteRequest.of(spec.table())
-            .withMode(spec.primaryKey() ? WriteMode.CHANGELOG : WriteMode.APPEND);
+            .withMode(spec.primaryKey() ? WriteMode.CHANGELOG : WriteMode.APPEND)
+            .withWriter(
+                jobId + "-" + subtask + "-" + context.getTaskInfo().getAttemptNumber(), 0);
     if (spec.partial()) {
       request = request.withColumns(names.toArray(String[]::new));
     }
-    this.writer = client.newWriter(request, Compression.ZSTD, 16);
+    this.writer =
+        new ResendingWriter(client, request, Compression.ZSTD, MAX_IN_FLIGHT, RESEND_FOR);
   }
 
   @Override
@@ -122,12 +181,34 @@ final class FluxgateWriter implements SinkWriter<RowData> {
     root.clear();
     root.allocateNew();
     rows = 0;
+    // At most MAX_IN_FLIGHT batches await their result: the older ones' results are here.
+    while (writer.pending() > MAX_IN_FLIGHT) {
+      acknowledged(writer.recv());
+    }
+  }
+
+  private void acknowledged(PutResult result) {
+    if (offsets != null) {
+      result.buckets().forEach((bucket, end) -> offsets.merge(bucket, end, Math::max));
+    }
   }
 
   @Override
   public void flush(boolean endOfInput) {
     send();
-    writer.flush();
+    writer.flush().forEach(this::acknowledged);
+  }
+
+  @Override
+  public List<SinkState> snapshotState(long checkpointId) {
+    return offsets == null
+        ? List.of()
+        : List.of(new SinkState(parallelism, new HashMap<>(offsets)));
+  }
+
+  @Override
+  public Collection<SinkCheckpoint> prepareCommit() {
+    return offsets == null ? List.of() : List.of(new SinkCheckpoint(producerId, parallelism));
   }
 
   @Override

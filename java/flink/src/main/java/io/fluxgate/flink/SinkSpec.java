@@ -11,6 +11,9 @@ import org.apache.flink.table.types.logical.RowType;
  * @param targets positions in rowType of the columns written; all of them but on partial updates
  * @param primaryKey whether the table is a primary-key table (changelog writes) or a log table
  * @param ignoreDelete drop DELETE rows instead of deleting
+ * @param bucketer the server's buckets, when rows are shuffled by bucket; else null
+ * @param undo whether the sink undoes, on restore, what it wrote after the checkpoint
+ * @param producerId what undo recovery registers its offsets under; null: the job id
  */
 record SinkSpec(
     String table,
@@ -18,7 +21,10 @@ record SinkSpec(
     int[] targets,
     boolean primaryKey,
     boolean ignoreDelete,
-    int batchRows)
+    int batchRows,
+    Bucketer bucketer,
+    boolean undo,
+    String producerId)
     implements Serializable {
 
   List<String> targetNames() {

@@ -1,0 +1,111 @@
+package engine
+
+import (
+	"context"
+	"strconv"
+	"unicode"
+
+	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/producer"
+)
+
+// ProducerOffsetsRequest is the body of register-producer-offsets,
+// get-producer-offsets and delete-producer-offsets (PROTOCOL.md §5.4);
+// Offsets only in the first.
+type ProducerOffsetsRequest struct {
+	ProducerID string           `json:"producer_id"`
+	Table      string           `json:"table"`
+	Offsets    map[string]int64 `json:"offsets,omitempty"`
+}
+
+// RegisterResult is the answer of register-producer-offsets: "created", or
+// "already_exists" when offsets were registered before (Fluss's
+// RegisterResult): the caller then undoes back to those.
+type RegisterResult struct {
+	Result string `json:"result"`
+}
+
+// ProducerOffsets is the answer of get-producer-offsets: no offsets when
+// none are registered (a first start, not an error).
+type ProducerOffsets struct {
+	Offsets map[string]int64 `json:"offsets,omitempty"`
+}
+
+const maxProducerID = 256
+
+// RegisterProducerOffsets stores per-bucket offsets of a table under a
+// producer id unless some are stored already (create-if-absent).
+func (e *Engine) RegisterProducerOffsets(ctx context.Context, req ProducerOffsetsRequest) (RegisterResult, error) {
+	id, buckets, err := e.producerTable(req, "register-producer-offsets")
+	if err != nil {
+		return RegisterResult{}, err
+	}
+	offsets, err := bucketOffsets(req.Offsets, "register-producer-offsets offsets")
+	if err != nil {
+		return RegisterResult{}, err
+	}
+	if len(offsets) == 0 {
+		return RegisterResult{}, errs.New(errs.Invalid, "register-producer-offsets of %s: no offsets", req.Table)
+	}
+	for b := range offsets {
+		if b >= buckets {
+			return RegisterResult{}, errs.New(errs.Invalid, "register-producer-offsets of %s: bucket %d does not exist (%d buckets)", req.Table, b, buckets)
+		}
+	}
+	created, err := e.producers.Register(req.ProducerID, req.Table, producer.Offsets{TableID: id, Buckets: offsets})
+	if err != nil {
+		return RegisterResult{}, err
+	}
+	if created {
+		return RegisterResult{"created"}, nil
+	}
+	return RegisterResult{"already_exists"}, nil
+}
+
+// GetProducerOffsets returns the offsets registered under a producer id.
+func (e *Engine) GetProducerOffsets(ctx context.Context, req ProducerOffsetsRequest) (ProducerOffsets, error) {
+	id, _, err := e.producerTable(req, "get-producer-offsets")
+	if err != nil {
+		return ProducerOffsets{}, err
+	}
+	offs, ok := e.producers.Get(req.ProducerID, req.Table, id)
+	if !ok {
+		return ProducerOffsets{}, nil
+	}
+	res := ProducerOffsets{Offsets: make(map[string]int64, len(offs.Buckets))}
+	for b, off := range offs.Buckets {
+		res.Offsets[strconv.Itoa(b)] = off
+	}
+	return res, nil
+}
+
+// DeleteProducerOffsets removes the offsets registered under a producer id;
+// removing none is no error.
+func (e *Engine) DeleteProducerOffsets(ctx context.Context, req ProducerOffsetsRequest) error {
+	if _, _, err := e.producerTable(req, "delete-producer-offsets"); err != nil {
+		return err
+	}
+	return e.producers.Delete(req.ProducerID, req.Table)
+}
+
+// producerTable checks a request's producer id and returns its table's id
+// and bucket count.
+func (e *Engine) producerTable(req ProducerOffsetsRequest, action string) (int64, int, error) {
+	if req.ProducerID == "" || len(req.ProducerID) > maxProducerID {
+		return 0, 0, errs.New(errs.Invalid, "%s: producer_id must have 1 to %d bytes", action, maxProducerID)
+	}
+	for _, r := range req.ProducerID {
+		if unicode.IsControl(r) {
+			return 0, 0, errs.New(errs.Invalid, "%s: producer_id %q has a control character", action, req.ProducerID)
+		}
+	}
+	t, path, err := e.resolve(req.Table)
+	if err != nil {
+		return 0, 0, err
+	}
+	if path.View != "" {
+		return 0, 0, errs.New(errs.Invalid, "%s: %s is a view, not a table", action, path.FullName())
+	}
+	info := t.current().info
+	return info.TableID, info.BucketCount(), nil
+}
