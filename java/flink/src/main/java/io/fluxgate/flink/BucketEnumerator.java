@@ -39,7 +39,7 @@ final class BucketEnumerator implements SplitEnumerator<BucketSplit, List<Bucket
       ScanPlan plan = client.plan(spec.request());
       pending = new ArrayList<>();
       for (int i = 0; i < plan.tickets().size(); i++) {
-        pending.add(new BucketSplit("ticket-" + i, plan.tickets().get(i)));
+        pending.add(new BucketSplit("ticket-" + i, plan.tickets().get(i), spec.keyColumns()));
       }
     }
   }

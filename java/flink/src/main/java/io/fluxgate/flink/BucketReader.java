@@ -1,15 +1,16 @@
 package io.fluxgate.flink;
 
-import io.fluxgate.client.BatchMeta;
 import io.fluxgate.client.FluxgateClient;
 import io.fluxgate.client.TicketStream;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
@@ -22,18 +23,21 @@ import org.apache.flink.types.RowKind;
 
 /**
  * Reads its buckets, each on its own thread (an unbounded bucket's stream never ends), through a
- * small queue of converted batches. A bucket's offset advances only when its batch has been
- * emitted, so a checkpoint holds exactly what went downstream.
+ * small queue of converted batches. A bucket's split state advances only when its batch has been
+ * emitted, so a checkpoint holds exactly what went downstream, also inside a snapshot (see {@link
+ * BucketSplit}).
  */
 final class BucketReader implements SourceReader<RowData, BucketSplit> {
   private static final int QUEUE_BATCHES = 8;
 
-  /** A converted batch, or (rows null) the end of a split, or a failure. */
-  private record Fetched(
-      String splitId, List<RowData> rows, long next, boolean pastSnapshot, Throwable error) {}
+  /**
+   * A converted batch and the split's state once it is emitted, or (rows null) the end of a split,
+   * or a failure.
+   */
+  private record Fetched(String splitId, List<RowData> rows, BucketSplit after, Throwable error) {}
 
   private final Connection connection;
-  private final boolean changelog;
+  private final ScanSpec spec;
   private final BlockingQueue<Fetched> queue = new ArrayBlockingQueue<>(QUEUE_BATCHES);
   private final Object lock = new Object();
   private CompletableFuture<Void> available = new CompletableFuture<>();
@@ -42,14 +46,14 @@ final class BucketReader implements SourceReader<RowData, BucketSplit> {
   private final Map<String, BucketSplit> splits = new HashMap<>();
 
   private final Map<String, Thread> threads = new HashMap<>();
-  private final Map<String, TicketStream> streams = new java.util.concurrent.ConcurrentHashMap<>();
+  private final Map<String, TicketStream> streams = new ConcurrentHashMap<>();
   private FluxgateClient client;
   private boolean noMoreSplits;
   private volatile boolean closed;
 
-  BucketReader(Connection connection, boolean changelog) {
+  BucketReader(Connection connection, ScanSpec spec) {
     this.connection = connection;
-    this.changelog = changelog;
+    this.spec = spec;
   }
 
   @Override
@@ -70,34 +74,76 @@ final class BucketReader implements SourceReader<RowData, BucketSplit> {
 
   private void fetch(BucketSplit split) {
     Throwable error = null;
-    try (TicketStream stream = client.read(split.ticket())) {
-      streams.put(split.splitId(), stream);
-      boolean snapshot = split.startsWithSnapshot();
-      long snapshotOffset = -1;
-      while (!closed && stream.next()) {
-        BatchMeta meta = stream.meta();
-        if (snapshot && snapshotOffset < 0) {
-          snapshotOffset = meta.next(); // every snapshot batch carries the snapshot's offset
+    try {
+      BucketSplit rest = split;
+      if (split.inSnapshot()) {
+        long at = readSnapshot(split);
+        rest = split.afterSnapshot(at);
+        if (rest != null && !closed) {
+          put(new Fetched(split.splitId(), List.of(), rest, null));
         }
-        // Past the snapshot once the offset moves: changelog batches each take offsets.
-        boolean pastSnapshot = !snapshot || meta.next() > snapshotOffset;
-        put(new Fetched(split.splitId(), convert(stream.root()), meta.next(), pastSnapshot, null));
+      }
+      if (rest != null) {
+        readLog(rest);
       }
     } catch (Throwable t) {
       error = t;
+    }
+    // Only now, with the streams' buffers freed: the reader may close the client once it is told.
+    if (!closed) {
+      put(new Fetched(split.splitId(), null, null, error));
+    }
+  }
+
+  /**
+   * Emits the split's snapshot, recording after each batch the key of its last row (the snapshot
+   * comes in key order), and returns the offset the snapshot was taken at.
+   */
+  private long readSnapshot(BucketSplit split) {
+    long at = -1;
+    BucketSplit after = split;
+    try (TicketStream stream = open(split, split.readTicket())) {
+      while (!closed && stream.next()) {
+        VectorSchemaRoot root = stream.root();
+        at = stream.meta().next(); // every snapshot batch carries the snapshot's offset
+        if (root.getRowCount() > 0 && split.resumable() && !split.keyColumns().isEmpty()) {
+          List<FieldVector> keys = new ArrayList<>();
+          split.keyColumns().forEach(k -> keys.add(root.getVector(k)));
+          Optional<List<Object>> last = SnapshotKeys.of(keys, root.getRowCount() - 1);
+          // A key with no literal cannot cut: such a snapshot starts over when restored.
+          after = last.map(k -> split.snapshotEmitted(k, stream.meta().next())).orElse(split);
+        }
+        put(new Fetched(split.splitId(), convert(root), after, null));
+      }
     } finally {
       streams.remove(split.splitId());
     }
-    // Only now, with the stream's buffers freed: the reader may close the client once it is told.
-    if (!closed) {
-      put(new Fetched(split.splitId(), null, -1, false, error));
+    return at;
+  }
+
+  /** Emits the log (or changelog, or union) the split reads, recording each batch's next. */
+  private void readLog(BucketSplit split) {
+    try (TicketStream stream = open(split, split.readTicket())) {
+      while (!closed && stream.next()) {
+        BucketSplit after = split.resumable() ? split.resumeAt(stream.meta().next()) : split;
+        put(new Fetched(split.splitId(), convert(stream.root()), after, null));
+      }
+    } finally {
+      streams.remove(split.splitId());
     }
+  }
+
+  private TicketStream open(BucketSplit split, byte[] ticket) {
+    TicketStream stream = client.read(ticket);
+    streams.put(split.splitId(), stream);
+    return stream;
   }
 
   private List<RowData> convert(VectorSchemaRoot root) {
     List<FieldVector> vectors = root.getFieldVectors();
+    boolean changelog = spec.changelog();
     int first = changelog ? 1 : 0;
-    ArrowRows.Getter[] getters = new ArrowRows.Getter[vectors.size() - first];
+    ArrowRows.Getter[] getters = new ArrowRows.Getter[spec.columns().size() - first];
     for (int i = 0; i < getters.length; i++) {
       getters[i] = ArrowRows.getter(vectors.get(first + i));
     }
@@ -155,10 +201,7 @@ final class BucketReader implements SourceReader<RowData, BucketSplit> {
       for (RowData row : f.rows()) {
         output.collect(row);
       }
-      BucketSplit split = splits.get(f.splitId());
-      if (f.pastSnapshot() && split.resumable()) {
-        splits.put(f.splitId(), split.resumeAt(f.next()));
-      }
+      splits.put(f.splitId(), f.after());
     }
     return InputStatus.MORE_AVAILABLE;
   }

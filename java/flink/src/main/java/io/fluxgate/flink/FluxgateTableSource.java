@@ -31,6 +31,9 @@ final class FluxgateTableSource
   private final Connection connection;
   private final TableName name;
   private final boolean primaryKey;
+
+  /** The primary key's columns; empty for log tables. */
+  private final List<String> keyColumns;
   private final Map<String, String> tableOptions;
   private final FluxgateOptions.StartupMode startup;
 
@@ -47,7 +50,7 @@ final class FluxgateTableSource
   FluxgateTableSource(
       Connection connection,
       TableName name,
-      boolean primaryKey,
+      List<String> keyColumns,
       Map<String, String> tableOptions,
       FluxgateOptions.StartupMode startup,
       boolean startupGiven,
@@ -56,7 +59,8 @@ final class FluxgateTableSource
       DataType produced) {
     this.connection = connection;
     this.name = name;
-    this.primaryKey = primaryKey;
+    this.keyColumns = keyColumns;
+    this.primaryKey = !keyColumns.isEmpty();
     this.tableOptions = tableOptions;
     this.startup = startup;
     this.startupGiven = startupGiven;
@@ -119,7 +123,8 @@ final class FluxgateTableSource
         startup == FluxgateOptions.StartupMode.TIMESTAMP ? startupTimestamp : null,
         bounded(),
         limit,
-        changes());
+        changes(),
+        name.view() == null ? keyColumns : List.of());
   }
 
   private String startupName() {
@@ -207,7 +212,7 @@ final class FluxgateTableSource
         new FluxgateTableSource(
             connection,
             name,
-            primaryKey,
+            keyColumns,
             tableOptions,
             startup,
             startupGiven,

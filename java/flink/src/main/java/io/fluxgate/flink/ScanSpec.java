@@ -7,6 +7,7 @@ import io.fluxgate.client.ScanRequest;
 import java.io.IOException;
 import java.io.Serializable;
 import java.io.UncheckedIOException;
+import java.util.ArrayList;
 import java.util.List;
 
 /**
@@ -17,6 +18,8 @@ import java.util.List;
  * @param startup "full", "earliest", "latest" or null (the server's default for the table)
  * @param startupTimestamp epoch milliseconds, instead of startup
  * @param changelog whether rows begin with _change_type, which becomes their RowKind
+ * @param keyColumns the primary key, read beside the projection (a snapshot resumes after the last
+ *     key emitted, see {@link BucketSplit}); empty for log tables
  */
 record ScanSpec(
     String table,
@@ -26,8 +29,16 @@ record ScanSpec(
     Long startupTimestamp,
     boolean bounded,
     Long limit,
-    boolean changelog)
+    boolean changelog,
+    List<String> keyColumns)
     implements Serializable {
+
+  /** The columns read: the projection, then the key columns it lacks. */
+  List<String> readColumns() {
+    List<String> read = new ArrayList<>(columns);
+    keyColumns.stream().filter(k -> !read.contains(k)).forEach(read::add);
+    return read;
+  }
 
   ScanRequest request() {
     ScanRequest r =
@@ -36,7 +47,7 @@ record ScanSpec(
             // Batches as the log stores them: the server sends ZSTD blocks without recompressing.
             .withCompression(Compression.ZSTD);
     if (columns != null) {
-      r = r.withColumns(columns.toArray(String[]::new));
+      r = r.withColumns(readColumns().toArray(String[]::new));
     }
     if (filter != null) {
       try {
