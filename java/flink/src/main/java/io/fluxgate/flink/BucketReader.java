@@ -31,10 +31,10 @@ final class BucketReader implements SourceReader<RowData, BucketSplit> {
   private static final int QUEUE_BATCHES = 8;
 
   /**
-   * A converted batch and the split's state once it is emitted, or (rows null) the end of a split,
-   * or a failure.
+   * A batch (rows, perhaps null) and the split's state once it is emitted, or (after null) the end
+   * of a split, or a failure.
    */
-  private record Fetched(String splitId, List<RowData> rows, BucketSplit after, Throwable error) {}
+  private record Fetched(String splitId, ColumnarBatch rows, BucketSplit after, Throwable error) {}
 
   private final Connection connection;
   private final ScanSpec spec;
@@ -48,6 +48,10 @@ final class BucketReader implements SourceReader<RowData, BucketSplit> {
   private final Map<String, Thread> threads = new HashMap<>();
   private final Map<String, TicketStream> streams = new ConcurrentHashMap<>();
   private FluxgateClient client;
+
+  /** The batch whose rows pollNext emitted last, freed at the next call. */
+  private ColumnarBatch emitted;
+
   private boolean noMoreSplits;
   private volatile boolean closed;
 
@@ -59,17 +63,24 @@ final class BucketReader implements SourceReader<RowData, BucketSplit> {
   @Override
   public void start() {
     client = connection.connect();
+    splits.values().forEach(this::launch); // restored splits come before start
   }
 
   @Override
   public void addSplits(List<BucketSplit> added) {
     for (BucketSplit split : added) {
       splits.put(split.splitId(), split);
-      Thread t = new Thread(() -> fetch(split), "fluxgate-" + split.splitId());
-      t.setDaemon(true);
-      threads.put(split.splitId(), t);
-      t.start();
+      if (client != null) {
+        launch(split);
+      }
     }
+  }
+
+  private void launch(BucketSplit split) {
+    Thread t = new Thread(() -> fetch(split), "fluxgate-" + split.splitId());
+    t.setDaemon(true);
+    threads.put(split.splitId(), t);
+    t.start();
   }
 
   private void fetch(BucketSplit split) {
@@ -80,7 +91,7 @@ final class BucketReader implements SourceReader<RowData, BucketSplit> {
         long at = readSnapshot(split);
         rest = split.afterSnapshot(at);
         if (rest != null && !closed) {
-          put(new Fetched(split.splitId(), List.of(), rest, null));
+          put(new Fetched(split.splitId(), null, rest, null));
         }
       }
       if (rest != null) {
@@ -139,36 +150,9 @@ final class BucketReader implements SourceReader<RowData, BucketSplit> {
     return stream;
   }
 
-  private List<RowData> convert(VectorSchemaRoot root) {
-    List<FieldVector> vectors = root.getFieldVectors();
-    boolean changelog = spec.changelog();
-    int first = changelog ? 1 : 0;
-    ArrowRows.Getter[] getters = new ArrowRows.Getter[spec.columns().size() - first];
-    for (int i = 0; i < getters.length; i++) {
-      getters[i] = ArrowRows.getter(vectors.get(first + i));
-    }
-    List<RowData> rows = new ArrayList<>(root.getRowCount());
-    for (int r = 0; r < root.getRowCount(); r++) {
-      GenericRowData row = new GenericRowData(getters.length);
-      for (int i = 0; i < getters.length; i++) {
-        row.setField(i, getters[i].get(r));
-      }
-      if (changelog) {
-        row.setRowKind(kind(ArrowRows.utf8((VarCharVector) vectors.get(0), r)));
-      }
-      rows.add(row);
-    }
-    return rows;
-  }
-
-  private static RowKind kind(String changeType) {
-    return switch (changeType) {
-      case "insert" -> RowKind.INSERT;
-      case "update_before" -> RowKind.UPDATE_BEFORE;
-      case "update_after" -> RowKind.UPDATE_AFTER;
-      case "delete" -> RowKind.DELETE;
-      default -> throw new IllegalStateException("unknown _change_type " + changeType);
-    };
+  private ColumnarBatch convert(VectorSchemaRoot root) {
+    int fields = spec.columns().size() - (spec.changelog() ? 1 : 0);
+    return new ColumnarBatch(root, spec.changelog(), fields, client.allocator());
   }
 
   private void put(Fetched f) {
@@ -176,6 +160,9 @@ final class BucketReader implements SourceReader<RowData, BucketSplit> {
       queue.put(f);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
+      if (f.rows() != null) {
+        f.rows().close();
+      }
       return;
     }
     synchronized (lock) {
@@ -185,6 +172,7 @@ final class BucketReader implements SourceReader<RowData, BucketSplit> {
 
   @Override
   public InputStatus pollNext(ReaderOutput<RowData> output) throws Exception {
+    releaseEmitted();
     Fetched f = queue.poll();
     if (f == null) {
       return noMoreSplits && splits.isEmpty()
@@ -195,15 +183,26 @@ final class BucketReader implements SourceReader<RowData, BucketSplit> {
       throw new RuntimeException(
           "fluxgate split " + f.splitId() + ": " + f.error().getMessage(), f.error());
     }
-    if (f.rows() == null) {
+    if (f.after() == null) {
       splits.remove(f.splitId());
-    } else {
-      for (RowData row : f.rows()) {
-        output.collect(row);
-      }
-      splits.put(f.splitId(), f.after());
+      return InputStatus.MORE_AVAILABLE;
     }
+    if (f.rows() != null) {
+      emitted = f.rows();
+      for (int i = 0; i < emitted.rows(); i++) {
+        output.collect(emitted.row(i));
+      }
+    }
+    splits.put(f.splitId(), f.after());
     return InputStatus.MORE_AVAILABLE;
+  }
+
+  /** Frees the batch emitted last: its rows went downstream in the last call. */
+  private void releaseEmitted() {
+    if (emitted != null) {
+      emitted.close();
+      emitted = null;
+    }
   }
 
   @Override
@@ -232,15 +231,25 @@ final class BucketReader implements SourceReader<RowData, BucketSplit> {
     return new ArrayList<>(splits.values());
   }
 
+  private void drain() {
+    for (Fetched f; (f = queue.poll()) != null; ) {
+      if (f.rows() != null) {
+        f.rows().close();
+      }
+    }
+  }
+
   @Override
   public void close() throws Exception {
     closed = true;
     streams.values().forEach(TicketStream::cancel);
-    queue.clear(); // unblocks fetchers waiting to put, which then see closed
+    drain(); // unblocks fetchers waiting to put, which then see closed
     for (Thread t : threads.values()) {
       t.interrupt();
       t.join(10_000);
     }
+    drain();
+    releaseEmitted();
     if (client != null) {
       client.close();
     }
