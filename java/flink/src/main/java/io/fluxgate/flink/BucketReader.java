@@ -148,8 +148,9 @@ final class BucketReader implements SourceReader<RowData, BucketSplit> {
   }
 
   private ColumnarBatch convert(VectorSchemaRoot root) {
-    int fields = spec.columns().size() - (spec.changelog() ? 1 : 0);
-    return new ColumnarBatch(root, spec.changelog(), fields, client.allocator());
+    int fields = spec.columns().size() - (spec.changelog() ? 1 : 0); // columns has _change_type
+    return new ColumnarBatch(
+        root, spec.leadingColumns(), fields, spec.changelog(), client.allocator());
   }
 
   private void put(Fetched f) {

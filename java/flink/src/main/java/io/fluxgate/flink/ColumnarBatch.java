@@ -25,11 +25,15 @@ final class ColumnarBatch implements AutoCloseable {
   private final RowKind[] kinds;
 
   /**
-   * Takes the produced columns of root: after the change type (when changelog) the next fields
-   * columns, each row's RowKind from the change type.
+   * Takes the produced columns of root, fields columns from first on; with changelog, each row's
+   * RowKind comes from the _change_type in column 0.
    */
-  ColumnarBatch(VectorSchemaRoot root, boolean changelog, int fields, BufferAllocator allocator) {
-    int first = changelog ? 1 : 0;
+  ColumnarBatch(
+      VectorSchemaRoot root,
+      int first,
+      int fields,
+      boolean changelog,
+      BufferAllocator allocator) {
     int rows = root.getRowCount();
     owned = new ArrayList<>(fields);
     for (int i = first; i < first + fields; i++) {

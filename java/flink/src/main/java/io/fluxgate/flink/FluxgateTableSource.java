@@ -47,6 +47,9 @@ final class FluxgateTableSource
   private String filter;
   private Long limit;
 
+  /** A point lookup's key instead of a scan (see {@link PointLookup}), or null. */
+  private String lookupKey;
+
   FluxgateTableSource(
       Connection connection,
       TableName name,
@@ -124,7 +127,8 @@ final class FluxgateTableSource
         bounded(),
         limit,
         changes(),
-        name.view() == null ? keyColumns : List.of());
+        name.view() == null ? keyColumns : List.of(),
+        lookupKey);
   }
 
   private String startupName() {
@@ -177,6 +181,15 @@ final class FluxgateTableSource
       // A filter on a changelog could split an update's before and after images apart.
       return Result.of(List.of(), filters);
     }
+    if (batch && primaryKey && name.view() == null) {
+      Optional<PointLookup> lookup = PointLookup.of(keyColumns, filters);
+      if (lookup.isPresent()) {
+        lookupKey = lookup.get().key();
+        List<ResolvedExpression> remaining = new ArrayList<>(filters);
+        remaining.removeAll(lookup.get().used());
+        return Result.of(lookup.get().used(), remaining);
+      }
+    }
     List<ResolvedExpression> accepted = new ArrayList<>();
     List<ResolvedExpression> remaining = new ArrayList<>();
     List<JsonNode> predicates = new ArrayList<>();
@@ -221,11 +234,12 @@ final class FluxgateTableSource
             produced);
     copy.filter = filter;
     copy.limit = limit;
+    copy.lookupKey = lookupKey;
     return copy;
   }
 
   @Override
   public String asSummaryString() {
-    return "fluxgate";
+    return lookupKey == null ? "fluxgate" : "fluxgate point lookup " + lookupKey;
   }
 }

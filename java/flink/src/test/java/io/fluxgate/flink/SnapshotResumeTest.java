@@ -112,7 +112,8 @@ class SnapshotResumeTest {
             false,
             null,
             true,
-            List.of("id", "tag"));
+            List.of("id", "tag"),
+            null);
     ScanPlan plan = client.plan(spec.request());
     BucketSplit split = new BucketSplit("ticket-0", plan.tickets().get(0), spec.keyColumns());
 

@@ -41,10 +41,14 @@ class SqlTest {
 
   @TempDir static Path dir;
   static FluxgateServer server;
+  static ServerMetrics metrics;
 
   @BeforeAll
   static void start() throws Exception {
-    server = FluxgateServer.start(dir, "--default-bucket-num", "2");
+    metrics = ServerMetrics.onFreePort();
+    List<String> flags = new ArrayList<>(List.of("--default-bucket-num", "2"));
+    flags.addAll(List.of(metrics.flags()));
+    server = FluxgateServer.start(dir, flags.toArray(String[]::new));
   }
 
   @AfterAll
@@ -256,6 +260,36 @@ class SqlTest {
     assertTrue(plan.contains("filter=[>(id, 5"), plan);
     assertTrue(plan.contains("project=[name"), plan);
     assertTrue(plan.contains("limit=[3]"), plan);
+  }
+
+  @Test
+  void wholePrimaryKeyEqualityInABatchQueryIsAPointLookup() throws Exception {
+    StreamTableEnvironment env = env(true);
+    env.executeSql(
+        "CREATE TABLE fluss.users (id BIGINT, region STRING, name STRING,"
+            + " PRIMARY KEY (id, region) NOT ENFORCED)");
+    env.executeSql("INSERT INTO fluss.users VALUES (1, 'eu', 'a'), (2, 'eu', 'b'), (2, 'us', 'c')")
+        .await();
+    String point = "SELECT name FROM fluss.users WHERE id = 2 AND region = 'us'";
+    // The whole key condition is in the source; nothing is left for Flink to filter.
+    String plan = env.explainSql(point);
+    assertTrue(plan.contains("filter=[and(=(id, 2"), plan);
+    assertTrue(!plan.contains("Calc("), plan);
+    double keys = metrics.sum("fluxgate_lookup_keys_total", "fluss.users");
+    double scanned = metrics.sum("fluxgate_rows_read_total", "fluss.users");
+    assertEquals(List.of("+I[c]"), rows(env, point));
+    // One key looked up, no row scanned.
+    assertEquals(keys + 1, metrics.sum("fluxgate_lookup_keys_total", "fluss.users"));
+    assertEquals(scanned, metrics.sum("fluxgate_rows_read_total", "fluss.users"));
+    assertEquals(List.of(), rows(env, "SELECT name FROM fluss.users WHERE id = 3 AND region = 'us'"));
+    // Other conditions stay in Flink, on the looked-up row.
+    assertEquals(
+        List.of(),
+        rows(env, "SELECT name FROM fluss.users WHERE id = 2 AND region = 'us' AND name <> 'c'"));
+    // Part of the key is a scan.
+    keys = metrics.sum("fluxgate_lookup_keys_total", "fluss.users");
+    assertEquals(List.of("+I[b]", "+I[c]"), rows(env, "SELECT name FROM fluss.users WHERE id = 2"));
+    assertEquals(keys, metrics.sum("fluxgate_lookup_keys_total", "fluss.users"));
   }
 
   @Test
