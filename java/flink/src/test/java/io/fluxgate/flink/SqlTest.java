@@ -337,6 +337,32 @@ class SqlTest {
   }
 
   @Test
+  void changelogModeFollowsTheTableOptions() throws Exception {
+    StreamTableEnvironment env = env(false);
+    String[][] cases = {
+      {"", "[I,UB,UA,D]"},
+      {"'table.merge-engine'='first_row'", "[I]"},
+      {"'table.delete.behavior'='ignore'", "[I,UB,UA]"},
+      {"'table.delete.behavior'='disable'", "[I,UB,UA]"},
+      {"'table.merge-engine'='versioned', 'table.merge-engine.versioned.ver-column'='v'", "[I,UB,UA]"},
+      {"'table.merge-engine'='aggregation', 'fields.v.agg'='sum'", "[I,UB,UA]"},
+      {"'table.changelog.image'='wal'", "[I,UA,D]"},
+    };
+    for (int i = 0; i < cases.length; i++) {
+      String table = "fluss.modes_" + i;
+      env.executeSql(
+          "CREATE TABLE "
+              + table
+              + " (id INT, v BIGINT, PRIMARY KEY (id) NOT ENFORCED)"
+              + (cases[i][0].isEmpty() ? "" : " WITH (" + cases[i][0] + ")"));
+      String plan =
+          env.explainSql(
+              "SELECT * FROM " + table, org.apache.flink.table.api.ExplainDetail.CHANGELOG_MODE);
+      assertTrue(plan.contains("changelogMode=" + cases[i][1]), cases[i][0] + ":\n" + plan);
+    }
+  }
+
+  @Test
   void streamingChangelogFeedsExactGroupBy() throws Exception {
     StreamTableEnvironment batch = env(true);
     batch.executeSql(
