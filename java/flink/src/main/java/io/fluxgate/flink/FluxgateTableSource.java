@@ -11,9 +11,11 @@ import org.apache.flink.table.connector.ChangelogMode;
 import org.apache.flink.table.connector.source.DynamicTableSource;
 import org.apache.flink.table.connector.source.ScanTableSource;
 import org.apache.flink.table.connector.source.SourceProvider;
+import org.apache.flink.table.connector.source.abilities.SupportsAggregatePushDown;
 import org.apache.flink.table.connector.source.abilities.SupportsFilterPushDown;
 import org.apache.flink.table.connector.source.abilities.SupportsLimitPushDown;
 import org.apache.flink.table.connector.source.abilities.SupportsProjectionPushDown;
+import org.apache.flink.table.expressions.AggregateExpression;
 import org.apache.flink.table.expressions.ResolvedExpression;
 import org.apache.flink.table.types.DataType;
 import org.apache.flink.table.types.logical.RowType;
@@ -27,7 +29,8 @@ final class FluxgateTableSource
     implements ScanTableSource,
         SupportsProjectionPushDown,
         SupportsFilterPushDown,
-        SupportsLimitPushDown {
+        SupportsLimitPushDown,
+        SupportsAggregatePushDown {
   private final Connection connection;
   private final TableName name;
   private final boolean primaryKey;
@@ -49,6 +52,9 @@ final class FluxgateTableSource
 
   /** A point lookup's key instead of a scan (see {@link PointLookup}), or null. */
   private String lookupKey;
+
+  /** Whether the query is COUNT(*), answered from offsets (see {@link CountStar}). */
+  private boolean countStar;
 
   FluxgateTableSource(
       Connection connection,
@@ -107,6 +113,10 @@ final class FluxgateTableSource
 
   @Override
   public ScanRuntimeProvider getScanRuntimeProvider(ScanContext context) {
+    if (countStar) {
+      return new CountStar(connection, name.scanned())
+          .provider(context.createTypeInformation(produced));
+    }
     return SourceProvider.of(
         new FluxgateSource(connection, spec(), context.createTypeInformation(produced)));
   }
@@ -220,6 +230,22 @@ final class FluxgateTableSource
   }
 
   @Override
+  public boolean applyAggregates(
+      List<int[]> groupingSets, List<AggregateExpression> aggregates, DataType producedDataType) {
+    boolean plainLog =
+        batch
+            && !primaryKey
+            && name.view() == null
+            && !"true".equals(tableOptions.get("table.datalake.enabled")); // a union read
+    if (!plainLog || filter != null || limit != null || !CountStar.is(groupingSets, aggregates)) {
+      return false;
+    }
+    countStar = true;
+    produced = producedDataType;
+    return true;
+  }
+
+  @Override
   public DynamicTableSource copy() {
     FluxgateTableSource copy =
         new FluxgateTableSource(
@@ -235,6 +261,7 @@ final class FluxgateTableSource
     copy.filter = filter;
     copy.limit = limit;
     copy.lookupKey = lookupKey;
+    copy.countStar = countStar;
     return copy;
   }
 

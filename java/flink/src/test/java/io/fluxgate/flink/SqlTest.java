@@ -363,6 +363,23 @@ class SqlTest {
   }
 
   @Test
+  void countStarOfALogTableIsAnsweredFromOffsets() throws Exception {
+    StreamTableEnvironment env = env(true);
+    env.executeSql("CREATE TABLE fluss.counted (id BIGINT)");
+    env.executeSql("INSERT INTO fluss.counted VALUES (1), (2), (3), (4), (5)").await();
+    env.executeSql("INSERT INTO fluss.counted VALUES (6), (7), (8), (9), (10), (11), (12)").await();
+    String count = "SELECT COUNT(*) FROM fluss.counted";
+    String plan = env.explainSql(count);
+    assertTrue(plan.contains("aggregates=[grouping=[], aggFunctions=[Count"), plan);
+    double scanned = metrics.sum("fluxgate_rows_read_total", "fluss.counted");
+    assertEquals(List.of("+I[12]"), rows(env, count));
+    assertEquals(scanned, metrics.sum("fluxgate_rows_read_total", "fluss.counted"));
+    // With a filter it is a scan, and still exact.
+    assertEquals(List.of("+I[4]"), rows(env, "SELECT COUNT(*) FROM fluss.counted WHERE id > 8"));
+    assertTrue(metrics.sum("fluxgate_rows_read_total", "fluss.counted") > scanned);
+  }
+
+  @Test
   void streamingChangelogFeedsExactGroupBy() throws Exception {
     StreamTableEnvironment batch = env(true);
     batch.executeSql(
