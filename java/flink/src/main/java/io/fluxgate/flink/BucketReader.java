@@ -84,7 +84,10 @@ final class BucketReader implements SourceReader<RowData, BucketSplit> {
     Throwable error = null;
     try {
       BucketSplit rest = split;
-      if (split.inSnapshot()) {
+      if (!split.resumable()) {
+        read(split, split.ticket()); // several buckets in turn (a limit): read whole
+        rest = null;
+      } else if (split.inSnapshot()) {
         long at = readSnapshot(split);
         rest = split.afterSnapshot(at);
         if (rest != null && !closed) {
@@ -92,7 +95,7 @@ final class BucketReader implements SourceReader<RowData, BucketSplit> {
         }
       }
       if (rest != null) {
-        readLog(rest);
+        read(rest, rest.readTicket());
       }
     } catch (Throwable t) {
       error = t;
@@ -114,7 +117,7 @@ final class BucketReader implements SourceReader<RowData, BucketSplit> {
       while (!closed && stream.next()) {
         VectorSchemaRoot root = stream.root();
         at = stream.meta().next(); // every snapshot batch carries the snapshot's offset
-        if (root.getRowCount() > 0 && split.resumable() && !split.keyColumns().isEmpty()) {
+        if (root.getRowCount() > 0 && !split.keyColumns().isEmpty()) {
           List<FieldVector> keys = new ArrayList<>();
           split.keyColumns().forEach(k -> keys.add(root.getVector(k)));
           Optional<List<Object>> last = SnapshotKeys.of(keys, root.getRowCount() - 1);
@@ -129,9 +132,9 @@ final class BucketReader implements SourceReader<RowData, BucketSplit> {
     return at;
   }
 
-  /** Emits the log (or changelog, or union) the split reads, recording each batch's next. */
-  private void readLog(BucketSplit split) {
-    try (TicketStream stream = open(split, split.readTicket())) {
+  /** Emits what ticket reads (a log, changelog or union), recording each batch's next. */
+  private void read(BucketSplit split, byte[] ticket) {
+    try (TicketStream stream = open(split, ticket)) {
       while (!closed && stream.next()) {
         BucketSplit after = split.resumable() ? split.resumeAt(stream.meta().next()) : split;
         put(new Fetched(split.splitId(), convert(stream.root()), after, null));

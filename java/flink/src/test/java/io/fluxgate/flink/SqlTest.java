@@ -295,11 +295,11 @@ class SqlTest {
   @Test
   void prunedFilteredLimitedReadIsPushedAndReadsFewerBytes() throws Exception {
     StreamTableEnvironment env = env(true);
-    env.executeSql("CREATE TABLE fluss.wide (id BIGINT, payload STRING)");
+    env.executeSql("CREATE TABLE fluss.pruned (id BIGINT, payload STRING)");
     // Four writes, four batches per bucket with disjoint id ranges: statistics can rule some out.
     for (int w = 0; w < 4; w++) {
       env.executeSql(
-              "INSERT INTO fluss.wide SELECT CAST(id AS BIGINT), REPEAT('x', 200) FROM"
+              "INSERT INTO fluss.pruned SELECT CAST(id AS BIGINT), REPEAT('x', 200) FROM"
                   + " (VALUES "
                   + String.join(
                       ", ",
@@ -309,13 +309,13 @@ class SqlTest {
                   + ") AS v(id)")
           .await();
     }
-    String pruned = "SELECT id FROM fluss.wide WHERE id >= 350 LIMIT 10";
+    String pruned = "SELECT id FROM fluss.pruned WHERE id >= 350 LIMIT 10";
     String plan = env.explainSql(pruned);
     assertTrue(plan.contains("filter=[>=(id, 350"), plan);
     assertTrue(plan.contains("project=[id]"), plan);
     assertTrue(plan.contains("limit=[10]"), plan);
 
-    double[] full = bytesRead(() -> assertEquals(400, rows(env, "SELECT * FROM fluss.wide").size()));
+    double[] full = bytesRead(() -> assertEquals(400, rows(env, "SELECT * FROM fluss.pruned").size()));
     double[] less = bytesRead(() -> assertEquals(10, rows(env, pruned).size()));
     assertTrue(less[0] < full[0] / 4, "Arrow bytes sent: " + less[0] + " vs " + full[0]);
     assertTrue(less[1] < full[1], "log bytes read: " + less[1] + " vs " + full[1]);
@@ -325,14 +325,14 @@ class SqlTest {
     void run() throws Exception;
   }
 
-  /** What the server counted for fluss.wide while q ran: Arrow bytes sent, log bytes read. */
+  /** What the server counted for fluss.pruned while q ran: Arrow bytes sent, log bytes read. */
   static double[] bytesRead(Query q) throws Exception {
-    double sent = metrics.sum("fluxgate_bytes_read_total", "fluss.wide");
-    double log = metrics.sum("fluxgate_log_bytes_read_total", "fluss.wide");
+    double sent = metrics.sum("fluxgate_bytes_read_total", "fluss.pruned");
+    double log = metrics.sum("fluxgate_log_bytes_read_total", "fluss.pruned");
     q.run();
     return new double[] {
-      metrics.sum("fluxgate_bytes_read_total", "fluss.wide") - sent,
-      metrics.sum("fluxgate_log_bytes_read_total", "fluss.wide") - log
+      metrics.sum("fluxgate_bytes_read_total", "fluss.pruned") - sent,
+      metrics.sum("fluxgate_log_bytes_read_total", "fluss.pruned") - log
     };
   }
 
