@@ -19,6 +19,7 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Consumer;
 import java.util.function.Predicate;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.types.pojo.Schema;
@@ -35,9 +36,9 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A primary-key table's changelog read (its current rows, then its changes) checkpointed in the
- * middle of the snapshot and restored after the table changed: every key comes through exactly
- * once, so the changes applied to what was emitted give the table's rows.
+ * Reads checkpointed where a batch's offset says nothing, and restored after the table changed:
+ * a primary-key table's changelog read (its current rows, then its changes) inside the snapshot,
+ * where every key must come through exactly once, and a union read inside its lake part.
  */
 @Timeout(120)
 class SnapshotResumeTest {
@@ -151,6 +152,62 @@ class SnapshotResumeTest {
     assertEquals(want, out.rows);
   }
 
+  @Test
+  void unionReadCheckpointedInsideTheLakePartResumesExactly() throws Exception {
+    String table = "fluss.tiered";
+    client.createTable(
+        TableSpec.of(table, Column.of("id", "BIGINT"), Column.of("tag", "STRING"), Column.of("v", "BIGINT"))
+            .withOptions(Map.of("bucket.num", "1", "table.datalake.enabled", "true")),
+        false);
+    // Two tiering rounds: two lake files, so the lake part comes in more than one batch.
+    write(table, WriteMode.APPEND, 0, 100, 0);
+    client.tierNow(table);
+    write(table, WriteMode.APPEND, 100, 100, 0);
+    client.tierNow(table);
+    write(table, WriteMode.APPEND, 200, 100, 0); // in the log only
+    ScanSpec spec =
+        new ScanSpec(
+            table, List.of("id"), null, "full", null, false, null, false, List.of(), null);
+    ScanPlan plan = client.plan(spec.request());
+    BucketSplit split = new BucketSplit("ticket-0", plan.tickets().get(0), List.of());
+
+    List<Long> ids = new ArrayList<>();
+    BucketSplit checkpointed;
+    try (BucketReader reader = new BucketReader(connection, spec)) {
+      reader.start();
+      reader.addSplits(List.of(split));
+      pollRows(reader, ids, 1);
+      checkpointed = reader.snapshotState(1).get(0);
+    }
+    assertTrue(ids.size() < 200, "the checkpoint is inside the lake part: " + ids.size());
+    assertTrue(new String(checkpointed.ticket()).contains("\"lake_start\""), checkpointed.toString());
+
+    write(table, WriteMode.APPEND, 300, 100, 0);
+    try (BucketReader reader = new BucketReader(connection, spec)) {
+      reader.start();
+      reader.addSplits(List.of(checkpointed));
+      pollRows(reader, ids, 400);
+    }
+    List<Long> want = new ArrayList<>();
+    for (long id = 0; id < 400; id++) {
+      want.add(id);
+    }
+    ids.sort(null);
+    assertEquals(want, ids);
+  }
+
+  /** Polls the reader's ids into out until it holds at least n. */
+  private static void pollRows(BucketReader reader, List<Long> out, int n) throws Exception {
+    long deadline = System.nanoTime() + 60_000_000_000L;
+    Collector collector = new Collector(row -> out.add(row.getLong(0)));
+    while (out.size() < n) {
+      assertTrue(System.nanoTime() < deadline, "timed out; received " + out.size());
+      if (reader.pollNext(collector) == InputStatus.NOTHING_AVAILABLE) {
+        reader.isAvailable().get();
+      }
+    }
+  }
+
   /** Writes ids from..from+n with tag "t"+id and value v, in one batch. */
   private static void write(String table, WriteMode mode, int from, int n, long v) {
     Schema schema = Rows.schema(client, table);
@@ -167,7 +224,7 @@ class SnapshotResumeTest {
   /** Polls the reader into out until done holds, failing after a deadline. */
   private static void poll(BucketReader reader, Materialized out, Predicate<Materialized> done)
       throws Exception {
-    Collector collector = new Collector(out);
+    Collector collector = new Collector(out::apply);
     long deadline = System.nanoTime() + 60_000_000_000L;
     while (!done.test(out)) {
       assertTrue(System.nanoTime() < deadline, "timed out; received " + out.received);
@@ -177,15 +234,15 @@ class SnapshotResumeTest {
     }
   }
 
-  private record Collector(Materialized out) implements ReaderOutput<RowData> {
+  private record Collector(Consumer<RowData> out) implements ReaderOutput<RowData> {
     @Override
     public void collect(RowData row) {
-      out.apply(row);
+      out.accept(row);
     }
 
     @Override
     public void collect(RowData row, long timestamp) {
-      out.apply(row);
+      out.accept(row);
     }
 
     @Override
