@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"slices"
+	"sort"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -13,7 +14,8 @@ import (
 
 // runLake sends a bucket's rows of the ticket's lake snapshot, in offset
 // order: the whole of a $lake ticket, the first part of a union ticket.
-// Each batch's next is the offset after its last row.
+// Each batch's next is the offset after its last row. Rows below the
+// ticket's lake_start, if it has one, were read before and are skipped.
 func (rs *ReadStream) runLake(ctx context.Context, bucket int, send func(arrow.RecordBatch, BatchMeta) error) error {
 	if rs.left == 0 {
 		return nil
@@ -67,6 +69,9 @@ func (rs *ReadStream) runLake(ctx context.Context, bucket int, send func(arrow.R
 		if err == nil {
 			err = rs.check(ctx)
 		}
+		if err == nil && rs.tk.LakeStart != nil {
+			it.rec = skipBelow(it.rec, offsetAt, *rs.tk.LakeStart)
+		}
 		if err == nil {
 			err = rs.sendLake(ctx, it.rec, bucket, offsetAt, &start, send)
 		}
@@ -116,4 +121,18 @@ func (rs *ReadStream) sendLake(ctx context.Context, rec arrow.RecordBatch, bucke
 	meta := BatchMeta{Bucket: bucket, Start: *start, Next: end, HighWatermark: rs.t.log.HighWatermark(bucket)}
 	*start = end
 	return rs.sendRows(ctx, out, rows, meta, offset, util.TotalRecordSize(out)*rows/max(out.NumRows(), 1), send)
+}
+
+// skipBelow returns the rows of rec (whose column offsetAt holds ascending
+// offsets) at or after offset from, releasing rec if it returns a slice.
+func skipBelow(rec arrow.RecordBatch, offsetAt int, from int64) arrow.RecordBatch {
+	offs := rec.Column(offsetAt).(*array.Int64)
+	n := int(rec.NumRows())
+	first := sort.Search(n, func(i int) bool { return offs.Value(i) >= from })
+	if first == 0 {
+		return rec
+	}
+	sub := rec.NewSlice(int64(first), int64(n))
+	rec.Release()
+	return sub
 }

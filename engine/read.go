@@ -97,6 +97,9 @@ func (e *Engine) OpenRead(tk Ticket) (*ReadStream, error) {
 	}
 	sch := t.current()
 	info := sch.info
+	if tk.LakeStart != nil && tk.View != ViewLake && tk.View != ViewUnion {
+		return nil, errs.New(errs.Invalid, "ticket: lake_start on view %s; only lake and union tickets have a lake part", tk.View)
+	}
 	switch tk.View {
 	case ViewLog:
 		if info.IsPrimaryKey() {
@@ -116,6 +119,9 @@ func (e *Engine) OpenRead(tk Ticket) (*ReadStream, error) {
 		}
 		if tk.Snapshot {
 			return nil, errs.New(errs.Invalid, "ticket: view %s does not start with a state snapshot", tk.View)
+		}
+		if tk.LakeStart != nil && (*tk.LakeStart < 0 || len(tk.Then) > 0) {
+			return nil, errs.New(errs.Invalid, "ticket: lake_start %d needs a single range and an offset of at least 0", *tk.LakeStart)
 		}
 	default:
 		return nil, errs.New(errs.Invalid, "ticket: unknown view %q", tk.View)

@@ -56,6 +56,9 @@ type Ticket struct {
 	// Snapshot makes a changelog ticket start with the bucket's current rows,
 	// as inserts, and go on from the offset they were taken at.
 	Snapshot bool `json:"snapshot,omitempty"`
+	// LakeStart makes a lake or union ticket skip the lake rows below this
+	// offset, so that a reader resumes inside the lake part.
+	LakeStart *int64 `json:"lake_start,omitempty"`
 	// Lookup is the lookup of a lookup ticket.
 	Lookup *LookupRequest `json:"lookup,omitempty"`
 }

@@ -2,9 +2,7 @@ package io.fluxgate.flink;
 
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.BitVector;
 import org.apache.arrow.vector.DateDayVector;
@@ -28,9 +26,6 @@ import org.apache.arrow.vector.types.TimeUnit;
 import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.flink.table.data.ArrayData;
 import org.apache.flink.table.data.DecimalData;
-import org.apache.flink.table.data.GenericArrayData;
-import org.apache.flink.table.data.GenericMapData;
-import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.MapData;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.data.StringData;
@@ -41,114 +36,15 @@ import org.apache.flink.table.types.logical.MapType;
 import org.apache.flink.table.types.logical.RowType;
 
 /**
- * Converts between Arrow vectors (fluxgate's wire types, PROTOCOL.md §2) and Flink's internal data
- * structures, one value at a time.
+ * Writes Flink's internal data structures into Arrow vectors (fluxgate's wire types, PROTOCOL.md
+ * §2), one value at a time: the sink's side. Reads go through {@link ArrowColumns}.
  */
 final class ArrowRows {
   private ArrowRows() {}
 
-  /** Reads the value at a row of a vector as Flink internal data; null for NULL. */
-  interface Getter {
-    Object get(int row);
-  }
-
   /** Writes a Flink internal value (never null) at a row of a vector. */
   interface Setter {
     void set(int row, Object value);
-  }
-
-  static Getter getter(FieldVector v) {
-    Getter g = nonNullGetter(v);
-    return row -> v.isNull(row) ? null : g.get(row);
-  }
-
-  private static Getter nonNullGetter(FieldVector v) {
-    switch (v.getMinorType()) {
-      case BIT:
-        return row -> ((BitVector) v).get(row) == 1;
-      case TINYINT:
-        return row -> ((TinyIntVector) v).get(row);
-      case SMALLINT:
-        return row -> ((SmallIntVector) v).get(row);
-      case INT:
-        return row -> ((IntVector) v).get(row);
-      case BIGINT:
-        return row -> ((BigIntVector) v).get(row);
-      case FLOAT4:
-        return row -> ((Float4Vector) v).get(row);
-      case FLOAT8:
-        return row -> ((Float8Vector) v).get(row);
-      case DECIMAL:
-        DecimalVector d = (DecimalVector) v;
-        return row -> DecimalData.fromBigDecimal(d.getObject(row), d.getPrecision(), d.getScale());
-      case VARCHAR:
-        return row -> StringData.fromBytes(((VarCharVector) v).get(row));
-      case VARBINARY:
-        return row -> ((VarBinaryVector) v).get(row);
-      case DATEDAY:
-        return row -> ((DateDayVector) v).get(row);
-      case TIMEMILLI:
-        return row -> ((TimeMilliVector) v).get(row);
-      case TIMEMICRO:
-        return row -> (int) (((TimeMicroVector) v).get(row) / 1_000);
-      case TIMENANO:
-        return row -> (int) (((TimeNanoVector) v).get(row) / 1_000_000);
-      case TIMESTAMPMILLI:
-      case TIMESTAMPMILLITZ:
-        return row -> TimestampData.fromEpochMillis(((TimeStampVector) v).get(row));
-      case TIMESTAMPMICRO:
-      case TIMESTAMPMICROTZ:
-        return row -> timestamp(((TimeStampVector) v).get(row), 1_000);
-      case TIMESTAMPNANO:
-      case TIMESTAMPNANOTZ:
-        return row -> timestamp(((TimeStampVector) v).get(row), 1_000_000);
-      case MAP:
-        MapVector m = (MapVector) v;
-        StructVector entries = (StructVector) m.getDataVector();
-        Getter key = getter((FieldVector) entries.getChildByOrdinal(0));
-        Getter value = getter((FieldVector) entries.getChildByOrdinal(1));
-        return row -> {
-          Map<Object, Object> map = new HashMap<>();
-          for (int i = m.getElementStartIndex(row); i < m.getElementEndIndex(row); i++) {
-            map.put(key.get(i), value.get(i));
-          }
-          return new GenericMapData(map);
-        };
-      case LIST:
-        ListVector l = (ListVector) v;
-        Getter element = getter(l.getDataVector());
-        return row -> {
-          int start = l.getElementStartIndex(row);
-          Object[] values = new Object[l.getElementEndIndex(row) - start];
-          for (int i = 0; i < values.length; i++) {
-            values[i] = element.get(start + i);
-          }
-          return new GenericArrayData(values);
-        };
-      case STRUCT:
-        List<FieldVector> children = ((StructVector) v).getChildrenFromFields();
-        Getter[] fields = children.stream().map(ArrowRows::getter).toArray(Getter[]::new);
-        return row -> {
-          GenericRowData r = new GenericRowData(fields.length);
-          for (int i = 0; i < fields.length; i++) {
-            r.setField(i, fields[i].get(row));
-          }
-          return r;
-        };
-      default:
-        throw new IllegalArgumentException(
-            "column "
-                + v.getName()
-                + ": Arrow type "
-                + v.getField().getType()
-                + " is not fluxgate's");
-    }
-  }
-
-  private static TimestampData timestamp(long value, long perMilli) {
-    return TimestampData.fromEpochMillis(
-        Math.floorDiv(value, perMilli),
-        (int) (Math.floorMod(value, perMilli) * (1_000_000 / perMilli)));
   }
 
   /** A setter for vector v from values of Flink type t; nulls are the caller's (see write). */

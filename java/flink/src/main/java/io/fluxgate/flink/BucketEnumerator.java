@@ -36,10 +36,10 @@ final class BucketEnumerator implements SplitEnumerator<BucketSplit, List<Bucket
       return; // restored: the plan is in the state
     }
     try (FluxgateClient client = connection.connect()) {
-      ScanPlan plan = client.plan(spec.request());
+      ScanPlan plan = spec.lookupKey() != null ? spec.planLookup(client) : client.plan(spec.request());
       pending = new ArrayList<>();
       for (int i = 0; i < plan.tickets().size(); i++) {
-        pending.add(new BucketSplit("ticket-" + i, plan.tickets().get(i)));
+        pending.add(new BucketSplit("ticket-" + i, plan.tickets().get(i), spec.keyColumns()));
       }
     }
   }

@@ -9,9 +9,12 @@ import java.util.ArrayList;
 import java.util.List;
 import org.apache.flink.core.io.SimpleVersionedSerializer;
 
-/** Splits and the enumerator's unassigned splits in checkpoints: id and ticket bytes. */
+/**
+ * Splits and the enumerator's unassigned splits in checkpoints: id and state (the ticket with the
+ * snapshot's cuts, see {@link BucketSplit}); version 1 held the ticket alone.
+ */
 final class BucketSplitSerializer {
-  private static final int VERSION = 1;
+  private static final int VERSION = 2;
 
   private BucketSplitSerializer() {}
 
@@ -57,15 +60,16 @@ final class BucketSplitSerializer {
       out.writeInt(splits.size());
       for (BucketSplit s : splits) {
         out.writeUTF(s.splitId());
-        out.writeInt(s.ticket().length);
-        out.write(s.ticket());
+        byte[] state = s.state();
+        out.writeInt(state.length);
+        out.write(state);
       }
     }
     return bytes.toByteArray();
   }
 
   private static List<BucketSplit> deserializeAll(int version, byte[] bytes) throws IOException {
-    if (version != VERSION) {
+    if (version != 1 && version != VERSION) {
       throw new IOException("fluxgate split state version " + version + ", want " + VERSION);
     }
     try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes))) {
@@ -73,9 +77,10 @@ final class BucketSplitSerializer {
       List<BucketSplit> splits = new ArrayList<>(n);
       for (int i = 0; i < n; i++) {
         String id = in.readUTF();
-        byte[] ticket = new byte[in.readInt()];
-        in.readFully(ticket);
-        splits.add(new BucketSplit(id, ticket));
+        byte[] state = new byte[in.readInt()];
+        in.readFully(state);
+        splits.add(
+            version == 1 ? new BucketSplit(id, state, List.of()) : BucketSplit.fromState(id, state));
       }
       return splits;
     }

@@ -54,7 +54,7 @@ final class FluxgateSource
 
   @Override
   public SourceReader<RowData, BucketSplit> createReader(SourceReaderContext context) {
-    return new BucketReader(connection, spec.changelog());
+    return new BucketReader(connection, spec);
   }
 
   @Override

@@ -1,6 +1,7 @@
 package io.fluxgate.flink;
 
 import java.util.HashSet;
+import java.util.List;
 import java.util.Set;
 import org.apache.flink.api.common.RuntimeExecutionMode;
 import org.apache.flink.configuration.ConfigOption;
@@ -8,6 +9,7 @@ import org.apache.flink.configuration.ExecutionOptions;
 import org.apache.flink.configuration.ReadableConfig;
 import org.apache.flink.table.api.ValidationException;
 import org.apache.flink.table.catalog.ObjectIdentifier;
+import org.apache.flink.table.catalog.UniqueConstraint;
 import org.apache.flink.table.connector.sink.DynamicTableSink;
 import org.apache.flink.table.connector.source.DynamicTableSource;
 import org.apache.flink.table.factories.DynamicTableSinkFactory;
@@ -61,7 +63,12 @@ public final class FluxgateTableFactory
     FluxgateTableSource source = new FluxgateTableSource(
         connection(options),
         tableName(context.getObjectIdentifier(), options),
-        context.getCatalogTable().getResolvedSchema().getPrimaryKey().isPresent(),
+        context
+            .getCatalogTable()
+            .getResolvedSchema()
+            .getPrimaryKey()
+            .map(UniqueConstraint::getColumns)
+            .orElse(List.of()),
         context.getCatalogTable().getOptions(),
         options.get(FluxgateOptions.SCAN_STARTUP_MODE),
         options.getOptional(FluxgateOptions.SCAN_STARTUP_MODE).isPresent(),

@@ -12,9 +12,11 @@ import org.apache.flink.table.connector.source.DynamicTableSource;
 import org.apache.flink.table.connector.source.LookupTableSource;
 import org.apache.flink.table.connector.source.ScanTableSource;
 import org.apache.flink.table.connector.source.SourceProvider;
+import org.apache.flink.table.connector.source.abilities.SupportsAggregatePushDown;
 import org.apache.flink.table.connector.source.abilities.SupportsFilterPushDown;
 import org.apache.flink.table.connector.source.abilities.SupportsLimitPushDown;
 import org.apache.flink.table.connector.source.abilities.SupportsProjectionPushDown;
+import org.apache.flink.table.expressions.AggregateExpression;
 import org.apache.flink.table.expressions.ResolvedExpression;
 import org.apache.flink.table.types.DataType;
 import org.apache.flink.table.types.logical.RowType;
@@ -29,10 +31,14 @@ final class FluxgateTableSource
         SupportsProjectionPushDown,
         SupportsFilterPushDown,
         SupportsLimitPushDown,
-        LookupTableSource {
+        LookupTableSource,
+        SupportsAggregatePushDown {
   private final Connection connection;
   private final TableName name;
   private final boolean primaryKey;
+
+  /** The primary key's columns; empty for log tables. */
+  private final List<String> keyColumns;
   private final Map<String, String> tableOptions;
   private final FluxgateOptions.StartupMode startup;
 
@@ -49,10 +55,16 @@ final class FluxgateTableSource
   private String filter;
   private Long limit;
 
+  /** A point lookup's key instead of a scan (see {@link PointLookup}), or null. */
+  private String lookupKey;
+
+  /** Whether the query is COUNT(*), answered from offsets (see {@link CountStar}). */
+  private boolean countStar;
+
   FluxgateTableSource(
       Connection connection,
       TableName name,
-      boolean primaryKey,
+      List<String> keyColumns,
       Map<String, String> tableOptions,
       FluxgateOptions.StartupMode startup,
       boolean startupGiven,
@@ -61,7 +73,8 @@ final class FluxgateTableSource
       DataType produced) {
     this.connection = connection;
     this.name = name;
-    this.primaryKey = primaryKey;
+    this.keyColumns = keyColumns;
+    this.primaryKey = !keyColumns.isEmpty();
     this.tableOptions = tableOptions;
     this.startup = startup;
     this.startupGiven = startupGiven;
@@ -105,6 +118,10 @@ final class FluxgateTableSource
 
   @Override
   public ScanRuntimeProvider getScanRuntimeProvider(ScanContext context) {
+    if (countStar) {
+      return new CountStar(connection, name.scanned())
+          .provider(context.createTypeInformation(produced));
+    }
     return SourceProvider.of(
         new FluxgateSource(connection, spec(), context.createTypeInformation(produced)));
   }
@@ -124,7 +141,9 @@ final class FluxgateTableSource
         startup == FluxgateOptions.StartupMode.TIMESTAMP ? startupTimestamp : null,
         bounded(),
         limit,
-        changes());
+        changes(),
+        name.view() == null ? keyColumns : List.of(),
+        lookupKey);
   }
 
   private String startupName() {
@@ -182,6 +201,15 @@ final class FluxgateTableSource
       // A filter on a changelog could split an update's before and after images apart.
       return Result.of(List.of(), filters);
     }
+    if (batch && primaryKey && name.view() == null) {
+      Optional<PointLookup> lookup = PointLookup.of(keyColumns, filters);
+      if (lookup.isPresent()) {
+        lookupKey = lookup.get().key();
+        List<ResolvedExpression> remaining = new ArrayList<>(filters);
+        remaining.removeAll(lookup.get().used());
+        return Result.of(lookup.get().used(), remaining);
+      }
+    }
     List<ResolvedExpression> accepted = new ArrayList<>();
     List<ResolvedExpression> remaining = new ArrayList<>();
     List<JsonNode> predicates = new ArrayList<>();
@@ -212,12 +240,28 @@ final class FluxgateTableSource
   }
 
   @Override
+  public boolean applyAggregates(
+      List<int[]> groupingSets, List<AggregateExpression> aggregates, DataType producedDataType) {
+    boolean plainLog =
+        batch
+            && !primaryKey
+            && name.view() == null
+            && !"true".equals(tableOptions.get("table.datalake.enabled")); // a union read
+    if (!plainLog || filter != null || limit != null || !CountStar.is(groupingSets, aggregates)) {
+      return false;
+    }
+    countStar = true;
+    produced = producedDataType;
+    return true;
+  }
+
+  @Override
   public DynamicTableSource copy() {
     FluxgateTableSource copy =
         new FluxgateTableSource(
             connection,
             name,
-            primaryKey,
+            keyColumns,
             tableOptions,
             startup,
             startupGiven,
@@ -227,11 +271,13 @@ final class FluxgateTableSource
     copy.filter = filter;
     copy.limit = limit;
     copy.lookups = lookups;
+    copy.lookupKey = lookupKey;
+    copy.countStar = countStar;
     return copy;
   }
 
   @Override
   public String asSummaryString() {
-    return "fluxgate";
+    return lookupKey == null ? "fluxgate" : "fluxgate point lookup " + lookupKey;
   }
 }

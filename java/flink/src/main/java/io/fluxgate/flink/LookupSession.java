@@ -12,8 +12,10 @@ import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.IntVector;
 import org.apache.arrow.vector.VectorSchemaRoot;
-import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
+import org.apache.flink.table.data.columnar.ColumnarRowData;
+import org.apache.flink.table.data.columnar.vector.VectorizedColumnBatch;
+import org.apache.flink.table.runtime.typeutils.RowDataSerializer;
 import org.apache.flink.table.types.logical.LogicalType;
 
 /**
@@ -31,6 +33,7 @@ final class LookupSession implements AutoCloseable {
   private final RowData.FieldGetter[] keyGetters;
   private final RowData.FieldGetter[] extraKeyGetters;
   private final RowData.FieldGetter[] extraColumnGetters;
+  private final RowDataSerializer copier;
   private Lookuper lookuper;
 
   LookupSession(FluxgateClient client, BufferAllocator allocator, LookupSpec spec) {
@@ -61,6 +64,7 @@ final class LookupSession implements AutoCloseable {
       extraKeyGetters[i] = RowData.createFieldGetter(type, spec.extraKeys()[i]);
       extraColumnGetters[i] = RowData.createFieldGetter(type, spec.extraColumns()[i]);
     }
+    this.copier = new RowDataSerializer(spec.produced());
     this.lookuper = client.lookup(spec.request());
   }
 
@@ -85,15 +89,11 @@ final class LookupSession implements AutoCloseable {
       VectorSchemaRoot result = answer.rows();
       IntVector keyIndex = (IntVector) result.getVector(0);
       List<FieldVector> vectors = result.getFieldVectors();
-      ArrowRows.Getter[] getters = new ArrowRows.Getter[vectors.size() - 1];
-      for (int i = 0; i < getters.length; i++) {
-        getters[i] = ArrowRows.getter(vectors.get(i + 1));
-      }
+      VectorizedColumnBatch columns =
+          ArrowColumns.batch(vectors.subList(1, vectors.size()), result.getRowCount());
       for (int r = 0; r < result.getRowCount(); r++) {
-        GenericRowData row = new GenericRowData(getters.length);
-        for (int i = 0; i < getters.length; i++) {
-          row.setField(i, getters[i].get(r));
-        }
+        // A copy: the answer's buffers are released when this batch is done.
+        RowData row = copier.copy(new ColumnarRowData(columns, r));
         int k = sent[keyIndex.get(r)];
         if (matchesExtraKeys(keyRows.get(k), row)) {
           rows.get(k).add(row);

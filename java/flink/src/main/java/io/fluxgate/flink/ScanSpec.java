@@ -2,12 +2,19 @@ package io.fluxgate.flink;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fluxgate.client.Compression;
+import io.fluxgate.client.FluxgateClient;
+import io.fluxgate.client.LookupRequest;
+import io.fluxgate.client.Predicates;
+import io.fluxgate.client.ScanPlan;
 import io.fluxgate.client.Position;
 import io.fluxgate.client.ScanRequest;
 import java.io.IOException;
 import java.io.Serializable;
 import java.io.UncheckedIOException;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 
 /**
  * What a source scans, shipped with the job: the serializable form of a {@link ScanRequest}.
@@ -17,6 +24,9 @@ import java.util.List;
  * @param startup "full", "earliest", "latest" or null (the server's default for the table)
  * @param startupTimestamp epoch milliseconds, instead of startup
  * @param changelog whether rows begin with _change_type, which becomes their RowKind
+ * @param keyColumns the primary key, read beside the projection (a snapshot resumes after the last
+ *     key emitted, see {@link BucketSplit}); empty for log tables
+ * @param lookupKey a point lookup's key (see {@link PointLookup}) instead of a scan, or null
  */
 record ScanSpec(
     String table,
@@ -26,8 +36,30 @@ record ScanSpec(
     Long startupTimestamp,
     boolean bounded,
     Long limit,
-    boolean changelog)
+    boolean changelog,
+    List<String> keyColumns,
+    String lookupKey)
     implements Serializable {
+
+  /** A point lookup's plan: one ticket whose rows begin with _key_index. */
+  ScanPlan planLookup(FluxgateClient client) {
+    Map<String, Object> key = new LinkedHashMap<>();
+    Predicates.parse(lookupKey).fields().forEachRemaining(f -> key.put(f.getKey(), f.getValue()));
+    return client.planLookup(
+        LookupRequest.of(table).withColumns(columns.toArray(String[]::new)), List.of(key));
+  }
+
+  /** How many columns come before the produced ones: _change_type, or a lookup's _key_index. */
+  int leadingColumns() {
+    return changelog || lookupKey != null ? 1 : 0;
+  }
+
+  /** The columns read: the projection, then the key columns it lacks. */
+  List<String> readColumns() {
+    List<String> read = new ArrayList<>(columns);
+    keyColumns.stream().filter(k -> !read.contains(k)).forEach(read::add);
+    return read;
+  }
 
   ScanRequest request() {
     ScanRequest r =
@@ -36,7 +68,7 @@ record ScanSpec(
             // Batches as the log stores them: the server sends ZSTD blocks without recompressing.
             .withCompression(Compression.ZSTD);
     if (columns != null) {
-      r = r.withColumns(columns.toArray(String[]::new));
+      r = r.withColumns(readColumns().toArray(String[]::new));
     }
     if (filter != null) {
       try {

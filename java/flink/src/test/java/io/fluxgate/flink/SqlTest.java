@@ -41,10 +41,14 @@ class SqlTest {
 
   @TempDir static Path dir;
   static FluxgateServer server;
+  static ServerMetrics metrics;
 
   @BeforeAll
   static void start() throws Exception {
-    server = FluxgateServer.start(dir, "--default-bucket-num", "2");
+    metrics = ServerMetrics.onFreePort();
+    List<String> flags = new ArrayList<>(List.of("--default-bucket-num", "2"));
+    flags.addAll(List.of(metrics.flags()));
+    server = FluxgateServer.start(dir, flags.toArray(String[]::new));
   }
 
   @AfterAll
@@ -256,6 +260,123 @@ class SqlTest {
     assertTrue(plan.contains("filter=[>(id, 5"), plan);
     assertTrue(plan.contains("project=[name"), plan);
     assertTrue(plan.contains("limit=[3]"), plan);
+  }
+
+  @Test
+  void wholePrimaryKeyEqualityInABatchQueryIsAPointLookup() throws Exception {
+    StreamTableEnvironment env = env(true);
+    env.executeSql(
+        "CREATE TABLE fluss.users (id BIGINT, region STRING, name STRING,"
+            + " PRIMARY KEY (id, region) NOT ENFORCED)");
+    env.executeSql("INSERT INTO fluss.users VALUES (1, 'eu', 'a'), (2, 'eu', 'b'), (2, 'us', 'c')")
+        .await();
+    String point = "SELECT name FROM fluss.users WHERE id = 2 AND region = 'us'";
+    // The whole key condition is in the source; nothing is left for Flink to filter.
+    String plan = env.explainSql(point);
+    assertTrue(plan.contains("filter=[and(=(id, 2"), plan);
+    assertTrue(!plan.contains("Calc("), plan);
+    double keys = metrics.sum("fluxgate_lookup_keys_total", "fluss.users");
+    double scanned = metrics.sum("fluxgate_rows_read_total", "fluss.users");
+    assertEquals(List.of("+I[c]"), rows(env, point));
+    // One key looked up, no row scanned.
+    assertEquals(keys + 1, metrics.sum("fluxgate_lookup_keys_total", "fluss.users"));
+    assertEquals(scanned, metrics.sum("fluxgate_rows_read_total", "fluss.users"));
+    assertEquals(List.of(), rows(env, "SELECT name FROM fluss.users WHERE id = 3 AND region = 'us'"));
+    // Other conditions stay in Flink, on the looked-up row.
+    assertEquals(
+        List.of(),
+        rows(env, "SELECT name FROM fluss.users WHERE id = 2 AND region = 'us' AND name <> 'c'"));
+    // Part of the key is a scan.
+    keys = metrics.sum("fluxgate_lookup_keys_total", "fluss.users");
+    assertEquals(List.of("+I[b]", "+I[c]"), rows(env, "SELECT name FROM fluss.users WHERE id = 2"));
+    assertEquals(keys, metrics.sum("fluxgate_lookup_keys_total", "fluss.users"));
+  }
+
+  @Test
+  void prunedFilteredLimitedReadIsPushedAndReadsFewerBytes() throws Exception {
+    StreamTableEnvironment env = env(true);
+    env.executeSql("CREATE TABLE fluss.pruned (id BIGINT, payload STRING)");
+    // Four writes, four batches per bucket with disjoint id ranges: statistics can rule some out.
+    for (int w = 0; w < 4; w++) {
+      env.executeSql(
+              "INSERT INTO fluss.pruned SELECT CAST(id AS BIGINT), REPEAT('x', 200) FROM"
+                  + " (VALUES "
+                  + String.join(
+                      ", ",
+                      java.util.stream.IntStream.range(w * 100, w * 100 + 100)
+                          .mapToObj(i -> "(" + i + ")")
+                          .toList())
+                  + ") AS v(id)")
+          .await();
+    }
+    String pruned = "SELECT id FROM fluss.pruned WHERE id >= 350 LIMIT 10";
+    String plan = env.explainSql(pruned);
+    assertTrue(plan.contains("filter=[>=(id, 350"), plan);
+    assertTrue(plan.contains("project=[id]"), plan);
+    assertTrue(plan.contains("limit=[10]"), plan);
+
+    double[] full = bytesRead(() -> assertEquals(400, rows(env, "SELECT * FROM fluss.pruned").size()));
+    double[] less = bytesRead(() -> assertEquals(10, rows(env, pruned).size()));
+    assertTrue(less[0] < full[0] / 4, "Arrow bytes sent: " + less[0] + " vs " + full[0]);
+    assertTrue(less[1] < full[1], "log bytes read: " + less[1] + " vs " + full[1]);
+  }
+
+  interface Query {
+    void run() throws Exception;
+  }
+
+  /** What the server counted for fluss.pruned while q ran: Arrow bytes sent, log bytes read. */
+  static double[] bytesRead(Query q) throws Exception {
+    double sent = metrics.sum("fluxgate_bytes_read_total", "fluss.pruned");
+    double log = metrics.sum("fluxgate_log_bytes_read_total", "fluss.pruned");
+    q.run();
+    return new double[] {
+      metrics.sum("fluxgate_bytes_read_total", "fluss.pruned") - sent,
+      metrics.sum("fluxgate_log_bytes_read_total", "fluss.pruned") - log
+    };
+  }
+
+  @Test
+  void changelogModeFollowsTheTableOptions() throws Exception {
+    StreamTableEnvironment env = env(false);
+    String[][] cases = {
+      {"", "[I,UB,UA,D]"},
+      {"'table.merge-engine'='first_row'", "[I]"},
+      {"'table.delete.behavior'='ignore'", "[I,UB,UA]"},
+      {"'table.delete.behavior'='disable'", "[I,UB,UA]"},
+      {"'table.merge-engine'='versioned', 'table.merge-engine.versioned.ver-column'='v'", "[I,UB,UA]"},
+      {"'table.merge-engine'='aggregation', 'fields.v.agg'='sum'", "[I,UB,UA]"},
+      {"'table.changelog.image'='wal'", "[I,UA,D]"},
+    };
+    for (int i = 0; i < cases.length; i++) {
+      String table = "fluss.modes_" + i;
+      env.executeSql(
+          "CREATE TABLE "
+              + table
+              + " (id INT, v BIGINT, PRIMARY KEY (id) NOT ENFORCED)"
+              + (cases[i][0].isEmpty() ? "" : " WITH (" + cases[i][0] + ")"));
+      String plan =
+          env.explainSql(
+              "SELECT * FROM " + table, org.apache.flink.table.api.ExplainDetail.CHANGELOG_MODE);
+      assertTrue(plan.contains("changelogMode=" + cases[i][1]), cases[i][0] + ":\n" + plan);
+    }
+  }
+
+  @Test
+  void countStarOfALogTableIsAnsweredFromOffsets() throws Exception {
+    StreamTableEnvironment env = env(true);
+    env.executeSql("CREATE TABLE fluss.counted (id BIGINT)");
+    env.executeSql("INSERT INTO fluss.counted VALUES (1), (2), (3), (4), (5)").await();
+    env.executeSql("INSERT INTO fluss.counted VALUES (6), (7), (8), (9), (10), (11), (12)").await();
+    String count = "SELECT COUNT(*) FROM fluss.counted";
+    String plan = env.explainSql(count);
+    assertTrue(plan.contains("aggregates=[grouping=[], aggFunctions=[Count"), plan);
+    double scanned = metrics.sum("fluxgate_rows_read_total", "fluss.counted");
+    assertEquals(List.of("+I[12]"), rows(env, count));
+    assertEquals(scanned, metrics.sum("fluxgate_rows_read_total", "fluss.counted"));
+    // With a filter it is a scan, and still exact.
+    assertEquals(List.of("+I[4]"), rows(env, "SELECT COUNT(*) FROM fluss.counted WHERE id > 8"));
+    assertTrue(metrics.sum("fluxgate_rows_read_total", "fluss.counted") > scanned);
   }
 
   @Test

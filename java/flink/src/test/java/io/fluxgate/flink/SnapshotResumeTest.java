@@ -1,0 +1,265 @@
+package io.fluxgate.flink;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import io.fluxgate.client.Column;
+import io.fluxgate.client.FluxgateClient;
+import io.fluxgate.client.FluxgateServer;
+import io.fluxgate.client.Rows;
+import io.fluxgate.client.ScanPlan;
+import io.fluxgate.client.TableSpec;
+import io.fluxgate.client.TableWriter;
+import io.fluxgate.client.WriteMode;
+import io.fluxgate.client.WriteRequest;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.Consumer;
+import java.util.function.Predicate;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.types.pojo.Schema;
+import org.apache.flink.api.common.eventtime.Watermark;
+import org.apache.flink.api.connector.source.ReaderOutput;
+import org.apache.flink.api.connector.source.SourceOutput;
+import org.apache.flink.core.io.InputStatus;
+import org.apache.flink.table.data.RowData;
+import org.apache.flink.types.RowKind;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Reads checkpointed where a batch's offset says nothing, and restored after the table changed:
+ * a primary-key table's changelog read (its current rows, then its changes) inside the snapshot,
+ * where every key must come through exactly once, and a union read inside its lake part.
+ */
+@Timeout(120)
+class SnapshotResumeTest {
+  private static final int ROWS = 40_000; // more than one snapshot batch (16K rows)
+
+  @TempDir static Path dir;
+  static FluxgateServer server;
+  static FluxgateClient client;
+  static Connection connection;
+
+  @BeforeAll
+  static void start() throws Exception {
+    server = FluxgateServer.start(dir);
+    client = FluxgateClient.connect(server.uri());
+    connection = new Connection(server.uri(), null, null, null, null, null, null);
+  }
+
+  @AfterAll
+  static void stop() throws Exception {
+    if (client != null) {
+      client.close();
+    }
+    if (server != null) {
+      server.close();
+    }
+  }
+
+  /** The changes of a keyed table applied to a map, refusing any that could not follow. */
+  static final class Materialized {
+    final Map<Object, List<Object>> rows = new HashMap<>();
+    int received;
+
+    void apply(RowData row) {
+      received++;
+      List<Object> key = List.of(row.getLong(0), row.getString(1).toString());
+      List<Object> value = List.of(row.getLong(2));
+      RowKind kind = row.getRowKind();
+      if (kind == RowKind.INSERT) {
+        assertNull(rows.put(key, value), "a second insert of " + key);
+      } else if (kind == RowKind.UPDATE_AFTER) {
+        rows.put(key, value);
+      } else {
+        List<Object> before = rows.remove(key);
+        assertEquals(value, before, kind + " of " + key + " does not match what was emitted");
+        if (kind == RowKind.UPDATE_BEFORE) {
+          rows.put(key, before); // its update_after follows
+        }
+      }
+    }
+  }
+
+  @Test
+  void changelogCheckpointedInsideTheSnapshotResumesExactly() throws Exception {
+    String table = "fluss.resume";
+    client.createTable(
+        TableSpec.of(
+                table,
+                Column.notNull("id", "BIGINT"),
+                Column.notNull("tag", "STRING"),
+                Column.of("v", "BIGINT"))
+            .withPrimaryKey("id", "tag")
+            .withOptions(Map.of("bucket.num", "1")),
+        false);
+    write(table, WriteMode.UPSERT, 0, ROWS, 0);
+    ScanSpec spec =
+        new ScanSpec(
+            table + "$changelog",
+            List.of("_change_type", "id", "tag", "v"),
+            null,
+            "full",
+            null,
+            false,
+            null,
+            true,
+            List.of("id", "tag"),
+            null);
+    ScanPlan plan = client.plan(spec.request());
+    BucketSplit split = new BucketSplit("ticket-0", plan.tickets().get(0), spec.keyColumns());
+
+    Materialized out = new Materialized();
+    BucketSplit checkpointed;
+    try (BucketReader reader = new BucketReader(connection, spec)) {
+      reader.start();
+      reader.addSplits(List.of(split));
+      poll(reader, out, o -> o.received > 0);
+      checkpointed = reader.snapshotState(1).get(0);
+    }
+    assertTrue(out.received < ROWS, "the checkpoint is inside the snapshot: " + out.received);
+    assertTrue(checkpointed.inSnapshot());
+    assertFalse(checkpointed.cuts().isEmpty(), "the checkpoint records where the snapshot is");
+
+    // Changes to keys already emitted, keys not emitted yet, deletes and new keys.
+    write(table, WriteMode.UPSERT, 0, 100, 1);
+    write(table, WriteMode.UPSERT, ROWS - 100, 100, 1);
+    write(table, WriteMode.DELETE, 100, 100, 0);
+    write(table, WriteMode.UPSERT, ROWS, 100, 2);
+    Map<Object, List<Object>> want = new HashMap<>();
+    for (List<Object> r : Rows.read(client, io.fluxgate.client.ScanRequest.of(table))) {
+      want.put(List.of(r.get(0), r.get(1)), List.of(r.get(2)));
+    }
+
+    BucketSplit restored =
+        BucketSplitSerializer.SPLIT.deserialize(
+            BucketSplitSerializer.SPLIT.getVersion(),
+            BucketSplitSerializer.SPLIT.serialize(checkpointed));
+    try (BucketReader reader = new BucketReader(connection, spec)) {
+      reader.start();
+      reader.addSplits(List.of(restored));
+      poll(reader, out, o -> o.rows.equals(want));
+    }
+    assertEquals(want, out.rows);
+  }
+
+  @Test
+  void unionReadCheckpointedInsideTheLakePartResumesExactly() throws Exception {
+    String table = "fluss.tiered";
+    client.createTable(
+        TableSpec.of(table, Column.of("id", "BIGINT"), Column.of("tag", "STRING"), Column.of("v", "BIGINT"))
+            .withOptions(Map.of("bucket.num", "1", "table.datalake.enabled", "true")),
+        false);
+    // Two tiering rounds: two lake files, so the lake part comes in more than one batch.
+    write(table, WriteMode.APPEND, 0, 100, 0);
+    client.tierNow(table);
+    write(table, WriteMode.APPEND, 100, 100, 0);
+    client.tierNow(table);
+    write(table, WriteMode.APPEND, 200, 100, 0); // in the log only
+    ScanSpec spec =
+        new ScanSpec(
+            table, List.of("id"), null, "full", null, false, null, false, List.of(), null);
+    ScanPlan plan = client.plan(spec.request());
+    BucketSplit split = new BucketSplit("ticket-0", plan.tickets().get(0), List.of());
+
+    List<Long> ids = new ArrayList<>();
+    BucketSplit checkpointed;
+    try (BucketReader reader = new BucketReader(connection, spec)) {
+      reader.start();
+      reader.addSplits(List.of(split));
+      pollRows(reader, ids, 1);
+      checkpointed = reader.snapshotState(1).get(0);
+    }
+    assertTrue(ids.size() < 200, "the checkpoint is inside the lake part: " + ids.size());
+    assertTrue(new String(checkpointed.ticket()).contains("\"lake_start\""), checkpointed.toString());
+
+    write(table, WriteMode.APPEND, 300, 100, 0);
+    try (BucketReader reader = new BucketReader(connection, spec)) {
+      reader.start();
+      reader.addSplits(List.of(checkpointed));
+      pollRows(reader, ids, 400);
+    }
+    List<Long> want = new ArrayList<>();
+    for (long id = 0; id < 400; id++) {
+      want.add(id);
+    }
+    ids.sort(null);
+    assertEquals(want, ids);
+  }
+
+  /** Polls the reader's ids into out until it holds at least n. */
+  private static void pollRows(BucketReader reader, List<Long> out, int n) throws Exception {
+    long deadline = System.nanoTime() + 60_000_000_000L;
+    Collector collector = new Collector(row -> out.add(row.getLong(0)));
+    while (out.size() < n) {
+      assertTrue(System.nanoTime() < deadline, "timed out; received " + out.size());
+      if (reader.pollNext(collector) == InputStatus.NOTHING_AVAILABLE) {
+        reader.isAvailable().get();
+      }
+    }
+  }
+
+  /** Writes ids from..from+n with tag "t"+id and value v, in one batch. */
+  private static void write(String table, WriteMode mode, int from, int n, long v) {
+    Schema schema = Rows.schema(client, table);
+    List<List<Object>> rows = new ArrayList<>();
+    for (long id = from; id < from + n; id++) {
+      rows.add(Rows.row(id, "t" + id, v));
+    }
+    try (VectorSchemaRoot root = Rows.batch(client.allocator(), schema, rows);
+        TableWriter w = client.newWriter(WriteRequest.of(table).withMode(mode))) {
+      w.write(root);
+    }
+  }
+
+  /** Polls the reader into out until done holds, failing after a deadline. */
+  private static void poll(BucketReader reader, Materialized out, Predicate<Materialized> done)
+      throws Exception {
+    Collector collector = new Collector(out::apply);
+    long deadline = System.nanoTime() + 60_000_000_000L;
+    while (!done.test(out)) {
+      assertTrue(System.nanoTime() < deadline, "timed out; received " + out.received);
+      if (reader.pollNext(collector) == InputStatus.NOTHING_AVAILABLE) {
+        reader.isAvailable().get();
+      }
+    }
+  }
+
+  private record Collector(Consumer<RowData> out) implements ReaderOutput<RowData> {
+    @Override
+    public void collect(RowData row) {
+      out.accept(row);
+    }
+
+    @Override
+    public void collect(RowData row, long timestamp) {
+      out.accept(row);
+    }
+
+    @Override
+    public void emitWatermark(Watermark watermark) {}
+
+    @Override
+    public void markIdle() {}
+
+    @Override
+    public void markActive() {}
+
+    @Override
+    public SourceOutput<RowData> createOutputForSplit(String splitId) {
+      return this;
+    }
+
+    @Override
+    public void releaseOutputForSplit(String splitId) {}
+  }
+}
