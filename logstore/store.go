@@ -250,7 +250,6 @@ func (t *Table) AppendAsync(parts []Part, w Writer) (*Pending, error) {
 	gen := t.sync.gen
 	now := t.opts.Now().UnixMilli()
 	if w.ID != "" {
-		t.sweepWriters(now)
 		prev, err := t.writers.check(w, t.idleBefore(now))
 		if err != nil {
 			return nil, err
@@ -275,6 +274,7 @@ func (t *Table) AppendAsync(parts []Part, w Writer) (*Pending, error) {
 	}
 	if w.ID != "" {
 		t.writers.record(w, txn, ends, now)
+		t.sweepWriters(now)
 	}
 	return &Pending{t: t, gen: gen, txn: txn, res: Result{Ends: ends}}, nil
 }
@@ -294,9 +294,9 @@ func (t *Table) idleBefore(now int64) int64 {
 	return now - t.opts.WriterExpiration.Milliseconds()
 }
 
-// sweepWriters drops expired writers, at most once per tenth of the
-// expiration, so that a table written by ever new writer ids keeps a bounded
-// state. The next snapshot leaves them out too. Called with appendMu held.
+// sweepWriters drops expired writers, after an append and at most once per
+// tenth of the expiration, so that a table written by ever new writer ids
+// keeps a bounded state. Called with appendMu held.
 func (t *Table) sweepWriters(now int64) {
 	if now-t.writersSwept < t.opts.WriterExpiration.Milliseconds()/10 {
 		return
