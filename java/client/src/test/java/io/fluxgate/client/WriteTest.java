@@ -73,6 +73,22 @@ class WriteTest extends ServerTest {
   }
 
   @Test
+  void writerStateTellsWhereAWriterGoesOn() {
+    String name = logTable();
+    Schema schema = Rows.schema(client, name);
+    assertEquals(0, client.writerState(name, "ws"));
+    try (TableWriter w = client.newWriter(WriteRequest.of(name).withWriter("ws", 0))) {
+      for (long i = 0; i < 3; i++) {
+        try (VectorSchemaRoot batch = Rows.batch(allocator, schema, List.of(row(i, "a")))) {
+          w.write(batch);
+        }
+      }
+    }
+    assertEquals(3, client.writerState(name, "ws"));
+    assertEquals(0, client.writerState(name, "other"));
+  }
+
+  @Test
   void idempotentWriterRetryDoesNotDuplicate() {
     String name = logTable();
     Schema schema = Rows.schema(client, name);
