@@ -30,7 +30,8 @@ import org.apache.spark.sql.types.StructType;
  * <p>A streaming query writes each micro-batch (epoch) the same way, exactly once: a task's writer
  * is named after the query, the epoch and the partition, and Spark gives a replayed epoch the same
  * input, cut into the same batches; the writer asks the server how many of them it applied before
- * ({@code writer-state}) and sends only the rest.
+ * ({@code writer-state}) and sends only the rest. The server forgets a writer idle past its
+ * {@code --writer-expiration} (7 days): an epoch replayed later than that is written again.
  */
 final class FluxgateWrite implements WriteBuilder, Write, BatchWrite, StreamingWrite {
   /** Write option: rows per batch sent (default {@link RowBatchWriter#BATCH_ROWS}). */
