@@ -26,6 +26,7 @@ const (
 	ActionTierNow        = "tier-now"
 	ActionCompactLake    = "compact-lake"
 	ActionUndo           = "undo"
+	ActionWriterState    = "writer-state"
 	ActionListGrants     = "list-grants"
 )
 
@@ -300,6 +301,24 @@ func (c *Client) Undo(ctx context.Context, table string, offsets map[int]int64) 
 		return nil, fmt.Errorf("table %s: %w", table, err)
 	}
 	return &res, nil
+}
+
+// WriterState returns the sequence the idempotent writer's next batch takes
+// (PROTOCOL.md §5.3): one past its last applied batch, or 0 when the table
+// knows no state of it (never written, or expired). A writer that replays its
+// batches in a fixed order skips the first that many.
+func (c *Client) WriterState(ctx context.Context, table, writerID string) (int64, error) {
+	body := struct {
+		Table    string `json:"table"`
+		WriterID string `json:"writer_id"`
+	}{table, writerID}
+	var res struct {
+		NextSequence int64 `json:"next_sequence"`
+	}
+	if err := c.Action(ctx, ActionWriterState, body, &res); err != nil {
+		return 0, fmt.Errorf("table %s, writer %s: %w", table, writerID, err)
+	}
+	return res.NextSequence, nil
 }
 
 type tableBody struct {

@@ -76,6 +76,13 @@ func (o Options) WithLogSegmentBytes(n int64) Options {
 	return o
 }
 
+// WithWriterExpiration returns o with the idle time after which an
+// idempotent writer's state is dropped set.
+func (o Options) WithWriterExpiration(d time.Duration) Options {
+	o.Log.WriterExpiration = d
+	return o
+}
+
 func (o Options) withDefaults() Options {
 	if o.DefaultBucketNum <= 0 {
 		o.DefaultBucketNum = 1

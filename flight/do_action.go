@@ -41,6 +41,7 @@ var actions = map[string]action{
 	"tier-now":        {"run one tiering round of a lake-enabled table now: {\"table\"}; returns what lake-snapshot returns", (*Service).tierNow},
 	"compact-lake":    {"compact a lake-enabled table's lake now: {\"table\"}; returns lake-snapshot's fields and {\"rewritten_files\", \"added_files\", \"removed_delete_files\", \"orphans_deleted\"}", (*Service).compactLake},
 	"undo":            {"restore a primary-key table to per-bucket offsets: {\"table\", \"offsets\": {bucket: offset}}", (*Service).undo},
+	"writer-state":    {"where an idempotent writer goes on: {\"table\", \"writer_id\"}; returns {\"next_sequence\"} (0: unknown or expired)", (*Service).writerState},
 	"grant":           {"admins: grant operations: {\"principal\", \"database\" (\"*\": all), \"table\" (optional), \"operations\": [read|write|create|drop|alter|describe]}", (*Service).grant},
 	"revoke":          {"admins: revoke operations: the body of grant", (*Service).revoke},
 	"list-grants":     {"admins: list grants: {\"principal\", \"max_results\", \"page_token\"} (optional); returns {\"grants\": [grant], \"next_page_token\"}", (*Service).listGrants},
@@ -273,6 +274,19 @@ func (s *Service) undo(ctx context.Context, body []byte) (any, error) {
 		return nil, err
 	}
 	return s.eng.Undo(ctx, req)
+}
+
+// writerState needs write: only a writer of the table has use for it.
+func (s *Service) writerState(ctx context.Context, body []byte) (any, error) {
+	req, err := decode[engine.WriterStateRequest](body, "writer-state")
+	if err != nil {
+		return nil, err
+	}
+	tagTable(ctx, req.Table)
+	if err := s.authorizeTable(ctx, "writer-state", acl.Write, req.Table); err != nil {
+		return nil, err
+	}
+	return s.eng.WriterState(ctx, req)
 }
 
 // lakeSnapshotResult is the result of lake-snapshot and tier-now.

@@ -74,6 +74,7 @@ func FuzzActionBodies(f *testing.F) {
 		"alter-table":    {`{"table":"db1.l","set":{"table.log.ttl":"1h"},"reset":["x"],"add_columns":[{"name":"b","type":"INT"}]}`},
 		"list-offsets":   {`{"table":"db1.l","at":"latest"}`, `{"table":"db1.l","at":{"timestamp":5},"buckets":[0]}`},
 		"undo":           {`{"table":"db1.t","offsets":{"0":0}}`},
+		"writer-state":   {`{"table":"db1.l","writer_id":"w"}`, `{"table":"db1.t$changelog","writer_id":"w"}`},
 		"lake-snapshot":  {`{"table":"db1.l"}`},
 		"tier-now":       {`{"table":"db1.l"}`},
 		"compact-lake":   {`{"table":"db1.l"}`},

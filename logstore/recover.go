@@ -174,6 +174,7 @@ func (t *Table) recover() error {
 	t.durable.Store(last)
 
 	t.writers = snap.Writers
+	t.writers.stamp(t.opts.Now().UnixMilli())
 	return t.replayWriters(snap)
 }
 
@@ -210,6 +211,7 @@ func (t *Table) replayWriters(snap *writerSnapshot) error {
 		seq    int64
 		bucket int
 		end    int64
+		at     int64
 	}
 	var all []replayed
 	for i, b := range t.buckets {
@@ -230,7 +232,7 @@ func (t *Table) replayWriters(snap *writerSnapshot) error {
 				if err != nil {
 					return err
 				}
-				all = append(all, replayed{h.txn, p.writerID, h.writerSeq, i, h.nextOffset()})
+				all = append(all, replayed{h.txn, p.writerID, h.writerSeq, i, h.nextOffset(), h.commitTs})
 				return nil
 			})
 			if err != nil {
@@ -248,7 +250,7 @@ func (t *Table) replayWriters(snap *writerSnapshot) error {
 		return a.bucket - b.bucket
 	})
 	for _, r := range all {
-		t.writers.noteFrame(r.id, r.seq, r.txn, r.bucket, r.end)
+		t.writers.noteFrame(r.id, r.seq, r.txn, r.bucket, r.end, r.at)
 	}
 	return nil
 }

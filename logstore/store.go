@@ -44,6 +44,9 @@ type Options struct {
 	Summarize func(a, b []byte) []byte
 	// FS is where the log's files are. Default vfs.Default, the real disk.
 	FS vfs.FS
+	// WriterExpiration is how long an idempotent writer's state is kept
+	// after its last batch (by Now). Default DefaultWriterExpiration.
+	WriterExpiration time.Duration
 }
 
 func (o Options) withDefaults() Options {
@@ -58,6 +61,9 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Logger == nil {
 		o.Logger = slog.Default()
+	}
+	if o.WriterExpiration <= 0 {
+		o.WriterExpiration = DefaultWriterExpiration
 	}
 	o.FS = vfs.OrDefault(o.FS)
 	return o
@@ -97,6 +103,7 @@ type Table struct {
 	dirty          map[*segment]struct{} // written since the last sync; guarded by appendMu
 	newDirs        bool                  // files created since the last sync; guarded by appendMu
 	writers        writerTable           // guarded by appendMu
+	writersSwept   int64                 // Unix ms of the last expiry sweep; guarded by appendMu
 	snapshotWanted bool                  // guarded by appendMu
 	closed         bool                  // guarded by appendMu
 	frames         *frameWriter          // writes what appends queue; guarded by appendMu
@@ -187,7 +194,7 @@ func (t *Table) Append(parts []Part, w Writer) (Result, error) {
 // of order.
 func (t *Table) Previous(w Writer) (Result, bool, error) {
 	t.appendMu.Lock()
-	prev, err := t.writers.check(w)
+	prev, err := t.writers.check(w, t.idleBefore(t.opts.Now().UnixMilli()))
 	gen := t.sync.gen
 	t.appendMu.Unlock()
 	if err != nil || prev == nil {
@@ -241,8 +248,9 @@ func (t *Table) AppendAsync(parts []Part, w Writer) (*Pending, error) {
 		return nil, t.setFault(storageError(err, "append to %s", t.dir))
 	}
 	gen := t.sync.gen
+	now := t.opts.Now().UnixMilli()
 	if w.ID != "" {
-		prev, err := t.writers.check(w)
+		prev, err := t.writers.check(w, t.idleBefore(now))
 		if err != nil {
 			return nil, err
 		}
@@ -255,7 +263,6 @@ func (t *Table) AppendAsync(parts []Part, w Writer) (*Pending, error) {
 	}
 	t.lastTxn++
 	txn := t.lastTxn
-	now := t.opts.Now().UnixMilli()
 	ends := make(map[int]int64, len(parts))
 	for _, p := range parts {
 		if err := t.appendLocked(p, txn, uint16(len(parts)), now); err != nil {
@@ -266,9 +273,36 @@ func (t *Table) AppendAsync(parts []Part, w Writer) (*Pending, error) {
 		ends[p.Bucket] = t.buckets[p.Bucket].logEnd
 	}
 	if w.ID != "" {
-		t.writers.record(w, txn, ends)
+		t.writers.record(w, txn, ends, now)
+		t.sweepWriters(now)
 	}
 	return &Pending{t: t, gen: gen, txn: txn, res: Result{Ends: ends}}, nil
+}
+
+// NextSequence returns the sequence the writer's next batch takes: one past
+// its last applied batch, or 0 if the writer is unknown or its state
+// expired.
+func (t *Table) NextSequence(id string) int64 {
+	t.appendMu.Lock()
+	defer t.appendMu.Unlock()
+	return t.writers.next(id, t.idleBefore(t.opts.Now().UnixMilli()))
+}
+
+// idleBefore is the commit time before which a writer's last batch makes it
+// expired.
+func (t *Table) idleBefore(now int64) int64 {
+	return now - t.opts.WriterExpiration.Milliseconds()
+}
+
+// sweepWriters drops expired writers, after an append and at most once per
+// tenth of the expiration, so that a table written by ever new writer ids
+// keeps a bounded state. Called with appendMu held.
+func (t *Table) sweepWriters(now int64) {
+	if now-t.writersSwept < t.opts.WriterExpiration.Milliseconds()/10 {
+		return
+	}
+	t.writersSwept = now
+	t.writers.expire(t.idleBefore(now))
 }
 
 func (t *Table) appendLocked(p Part, txn uint64, nparts uint16, now int64) error {
@@ -364,6 +398,7 @@ func (t *Table) syncRound() error {
 	}
 	var snap *writerSnapshot
 	if t.snapshotWanted {
+		t.writers.expire(t.idleBefore(t.opts.Now().UnixMilli()))
 		snap = t.writers.snapshot(target, ends)
 		t.snapshotWanted = false
 	}

@@ -290,6 +290,7 @@ func TestPermissions(t *testing.T) {
 		"tier-now":        {{action("tier-now", map[string]any{"table": "db1.t"}), []string{"root", "writer"}}},
 		"compact-lake":    {{action("compact-lake", map[string]any{"table": "db1.t"}), []string{"root", "writer"}}},
 		"undo":            {{action("undo", map[string]any{"table": "db1.t", "offsets": map[string]int64{}}), []string{"root", "writer"}}},
+		"writer-state":    {{action("writer-state", map[string]any{"table": "db1.t", "writer_id": "w"}), []string{"root", "writer"}}},
 		"grant":           {{action("grant", map[string]any{"principal": "x", "database": "db9", "operations": []string{"read"}}), []string{"root"}}},
 		"revoke":          {{action("revoke", map[string]any{"principal": "x", "database": "db9", "operations": []string{"read"}}), []string{"root"}}},
 		"list-grants":     {{action("list-grants", nil), []string{"root"}}},

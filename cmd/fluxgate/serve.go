@@ -31,6 +31,7 @@ import (
 	fgflight "github.com/fluxgate-io/fluxgate/flight"
 	"github.com/fluxgate-io/fluxgate/icebergrest"
 	"github.com/fluxgate-io/fluxgate/lake"
+	"github.com/fluxgate-io/fluxgate/logstore"
 	"github.com/fluxgate-io/fluxgate/otel"
 )
 
@@ -59,6 +60,7 @@ type serveConfig struct {
 	lakeWarehouse   string
 	lakeCatalog     string
 	retention       time.Duration
+	writerExpiry    time.Duration
 	// now is the clock of bearer tokens; nil means time.Now. No flag sets
 	// it: tests do, to expire tokens without waiting.
 	now func() time.Time
@@ -87,6 +89,7 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.lakeWarehouse, "lake-warehouse", "", "Iceberg warehouse of the lake tier: a directory or an object-store URI iceberg-go supports (empty: <data>/lake)")
 	fs.StringVar(&c.lakeCatalog, "lake-catalog", "", "Iceberg catalog of the lake tier as iceberg-go catalog properties, e.g. type=rest,uri=http://localhost:8181 or type=sql,uri=file:/var/lib/lake.db,sql.driver=sqlite,sql.dialect=sqlite (empty: the filesystem catalog in the warehouse)")
 	fs.DurationVar(&c.retention, "retention-interval", time.Minute, "how often log segments past table.log.ttl are removed")
+	fs.DurationVar(&c.writerExpiry, "writer-expiration", logstore.DefaultWriterExpiration, "how long an idempotent writer's state is kept after its last batch (Fluss's server.writer-id.expiration-time)")
 }
 
 // parseServeFlags parses args; values from --config apply where a flag was
@@ -279,7 +282,7 @@ func startServer(ctx context.Context, cfg *serveConfig, log *slog.Logger) (*serv
 		Meter:             tel.Meter("github.com/fluxgate-io/fluxgate/engine"),
 		Lake:              lake.Options{Warehouse: cfg.lakeWarehouse, Catalog: lakeCatalog},
 		RetentionInterval: cfg.retention,
-	}.WithLogSegmentBytes(cfg.segmentBytes))
+	}.WithLogSegmentBytes(cfg.segmentBytes).WithWriterExpiration(cfg.writerExpiry))
 	if err != nil {
 		return nil, err
 	}

@@ -324,6 +324,16 @@ public final class FluxgateClient implements AutoCloseable {
     action("delete-producer-offsets", object("producer_id", producerId).put("table", table));
   }
 
+  /**
+   * The sequence the idempotent writer's next batch takes (PROTOCOL.md §5.3): one past its last
+   * applied batch, or 0 when the table knows no state of it (never written, or expired). A writer
+   * that replays its batches in a fixed order skips the first that many.
+   */
+  public long writerState(String table, String writerId) {
+    ObjectNode body = object("table", table).put("writer_id", writerId);
+    return action("writer-state", body, WriterState.class).nextSequence();
+  }
+
   private static ObjectNode object(String field, String value) {
     return Json.MAPPER.createObjectNode().put(field, value);
   }
@@ -335,6 +345,7 @@ public final class FluxgateClient implements AutoCloseable {
   record Offsets(Map<Integer, Long> offsets) {}
 
   record Registered(String result) {}
+  record WriterState(long nextSequence) {}
 
   // ---- Reading (PROTOCOL.md §4) ----
 

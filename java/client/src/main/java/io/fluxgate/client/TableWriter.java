@@ -37,6 +37,10 @@ public final class TableWriter implements AutoCloseable {
   private final BlockingQueue<Object> results = new LinkedBlockingQueue<>();
 
   private final ClientCallStreamObserver<Flight.FlightData> requests;
+
+  /** The server ended the call: no result will free a place in flight any more. */
+  private volatile boolean ended;
+
   private Schema schema;
   private int pending;
   private FluxgateException failure;
@@ -92,6 +96,19 @@ public final class TableWriter implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw cancelled(e);
+    }
+    if (ended) {
+      // The server refused an earlier batch: its error, not a wait for places that never free.
+      inFlight.release();
+      while (failure == null) {
+        Object next = take();
+        if (next instanceof PutResult) {
+          pending--;
+        } else {
+          fail(next);
+        }
+      }
+      throwFailureAlways();
     }
     if (schema == null) {
       schema = root.getSchema();
@@ -233,12 +250,14 @@ public final class TableWriter implements AutoCloseable {
     @Override
     public void onError(Throwable t) {
       results.add(t);
+      ended = true;
       inFlight.release(maxInFlight); // wake a sender blocked on the limit
     }
 
     @Override
     public void onCompleted() {
       results.add(END);
+      ended = true;
       inFlight.release(maxInFlight);
     }
   }

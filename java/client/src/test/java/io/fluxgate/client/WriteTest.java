@@ -4,6 +4,7 @@ import static io.fluxgate.client.Rows.row;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
@@ -71,6 +72,49 @@ class WriteTest extends ServerTest {
       assertEquals(Map.of(0, 2L * (i + 1)), results.get(i).buckets());
     }
     assertEquals(20, Rows.read(client, ScanRequest.of(name)).size());
+  }
+
+  @Test
+  void writerStateTellsWhereAWriterGoesOn() {
+    String name = logTable();
+    Schema schema = Rows.schema(client, name);
+    assertEquals(0, client.writerState(name, "ws"));
+    try (TableWriter w = client.newWriter(WriteRequest.of(name).withWriter("ws", 0))) {
+      for (long i = 0; i < 3; i++) {
+        try (VectorSchemaRoot batch = Rows.batch(allocator, schema, List.of(row(i, "a")))) {
+          w.write(batch);
+        }
+      }
+    }
+    assertEquals(3, client.writerState(name, "ws"));
+    assertEquals(0, client.writerState(name, "other"));
+  }
+
+  @Test
+  void pipelinedSendsFailWithTheServersErrorRatherThanWait() {
+    String name = logTable();
+    Schema schema = Rows.schema(client, name);
+    // A gap: the server refuses the first batch and ends the stream.
+    WriteRequest gap = WriteRequest.of(name).withWriter("gap", 0);
+    write(gap, schema, List.of(row(1L, "a")));
+    FluxgateException e =
+        assertTimeoutPreemptively(
+            java.time.Duration.ofMinutes(1), // a guard against the hang this test is about
+            () ->
+                assertThrows(
+                    FluxgateException.class,
+                    () -> {
+                      try (TableWriter w =
+                          client.newWriter(gap.withWriter("gap", 5), Compression.NONE, 2)) {
+                        for (long i = 0; i < 20; i++) {
+                          try (VectorSchemaRoot batch =
+                              Rows.batch(allocator, schema, List.of(row(i, "b")))) {
+                            w.send(batch);
+                          }
+                        }
+                      }
+                    }));
+    assertTrue(e.getMessage().contains("out of order"), e.getMessage());
   }
 
   @Test

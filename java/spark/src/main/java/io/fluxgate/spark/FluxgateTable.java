@@ -59,6 +59,7 @@ final class FluxgateTable implements SupportsRead, SupportsWrite {
         TableCapability.BATCH_READ,
         TableCapability.MICRO_BATCH_READ,
         TableCapability.BATCH_WRITE,
+        TableCapability.STREAMING_WRITE,
         TableCapability.ACCEPT_ANY_SCHEMA);
   }
 

@@ -13,6 +13,8 @@ import org.apache.spark.sql.connector.write.PhysicalWriteInfo;
 import org.apache.spark.sql.connector.write.Write;
 import org.apache.spark.sql.connector.write.WriteBuilder;
 import org.apache.spark.sql.connector.write.WriterCommitMessage;
+import org.apache.spark.sql.connector.write.streaming.StreamingDataWriterFactory;
+import org.apache.spark.sql.connector.write.streaming.StreamingWrite;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
@@ -24,8 +26,17 @@ import org.apache.spark.sql.types.StructType;
  * already applied are not applied twice. Each batch is durable once acknowledged; the write as a
  * whole is not atomic across tasks. The server remembers a writer's last 32 batches, so the retry
  * of a task that had more applied fails (FAILED_PRECONDITION) rather than write them twice.
+ *
+ * <p>A streaming query writes each micro-batch (epoch) the same way, exactly once: a task's writer
+ * is named after the query, the epoch and the partition, and Spark gives a replayed epoch the same
+ * input, cut into the same batches; the writer asks the server how many of them it applied before
+ * ({@code writer-state}) and sends only the rest. The server forgets a writer idle past its
+ * {@code --writer-expiration} (7 days): an epoch replayed later than that is written again.
  */
-final class FluxgateWrite implements WriteBuilder, Write, BatchWrite {
+final class FluxgateWrite implements WriteBuilder, Write, BatchWrite, StreamingWrite {
+  /** Write option: rows per batch sent (default {@link RowBatchWriter#BATCH_ROWS}). */
+  static final String BATCH_ROWS = "sink.batch-rows";
+
   private final FluxgateTable table;
   private final LogicalWriteInfo info;
 
@@ -50,7 +61,21 @@ final class FluxgateWrite implements WriteBuilder, Write, BatchWrite {
   }
 
   @Override
+  public StreamingWrite toStreaming() {
+    return this;
+  }
+
+  @Override
   public DataWriterFactory createBatchWriterFactory(PhysicalWriteInfo physical) {
+    return factory();
+  }
+
+  @Override
+  public StreamingDataWriterFactory createStreamingWriterFactory(PhysicalWriteInfo physical) {
+    return factory();
+  }
+
+  private RowBatchWriterFactory factory() {
     TableInfo described = table.connection().call(c -> c.describeTable(table.name()));
     Schema target = target(info.schema(), table.arrowSchema());
     WriteRequest request = WriteRequest.of(table.name());
@@ -66,8 +91,17 @@ final class FluxgateWrite implements WriteBuilder, Write, BatchWrite {
           request.withColumns(
               target.getFields().stream().map(Field::getName).toArray(String[]::new));
     }
+    int batchRows = info.options().getInt(BATCH_ROWS, RowBatchWriter.BATCH_ROWS);
+    if (batchRows <= 0) {
+      throw new IllegalArgumentException(BATCH_ROWS + " must be positive, not " + batchRows);
+    }
     return new RowBatchWriterFactory(
-        table.connection(), table.name(), request.columns(), target.toJson(), info.queryId());
+        table.connection(),
+        table.name(),
+        request.columns(),
+        target.toJson(),
+        info.queryId(),
+        batchRows);
   }
 
   @Override
@@ -80,6 +114,13 @@ final class FluxgateWrite implements WriteBuilder, Write, BatchWrite {
 
   @Override
   public void abort(WriterCommitMessage[] messages) {}
+
+  /** Each epoch's batches are applied when acknowledged; a replay skips them (see above). */
+  @Override
+  public void commit(long epochId, WriterCommitMessage[] messages) {}
+
+  @Override
+  public void abort(long epochId, WriterCommitMessage[] messages) {}
 
   /**
    * The table's fields for the DataFrame's columns, in the DataFrame's order: by name, or by

@@ -18,11 +18,14 @@ import org.apache.spark.sql.execution.arrow.ArrowWriter;
 
 /**
  * Writes one task's rows: Spark's ArrowWriter fills a batch in Spark's form ({@link SparkForm}),
- * which is sent, in the table's types, through one pipelined DoPut stream.
+ * which is sent, in the table's types, through one pipelined DoPut stream. Batches are cut by row
+ * count (and buffer size) alone, so the same input is cut into the same batches: a writer that
+ * resumes skips the batches its earlier attempt had applied.
  */
 final class RowBatchWriter implements DataWriter<InternalRow> {
   /**
-   * Rows per batch, and the buffer size at which a batch is sent sooner (under the 64 MiB limit).
+   * Rows per batch by default, and the buffer size at which a batch is sent sooner (under the 64
+   * MiB limit).
    */
   static final int BATCH_ROWS = 65_536;
 
@@ -34,14 +37,31 @@ final class RowBatchWriter implements DataWriter<InternalRow> {
   private final VectorSchemaRoot sparkRoot;
   private final VectorSchemaRoot tableRoot; // sparkRoot in the table's types, or sparkRoot itself
   private final ArrowWriter rows;
+  private final int batchRows;
+  private long skip; // batches still to cut and drop: an earlier attempt applied them
   private int pending; // rows in sparkRoot
   private long written;
 
-  RowBatchWriter(FluxgateOptions connection, WriteRequest request, Schema target) {
+  /**
+   * With resume, the writer (request's writer id) asks the server how many batches it applied
+   * before and skips that many; else it starts at sequence 0 and relies on duplicates being
+   * acknowledged.
+   */
+  RowBatchWriter(
+      FluxgateOptions connection,
+      WriteRequest request,
+      Schema target,
+      int batchRows,
+      boolean resume) {
     this.allocator = new RootAllocator();
     this.lease = Clients.lease(connection);
+    this.batchRows = batchRows;
     try {
-      this.writer = lease.client().newWriter(request, Compression.NONE, 4);
+      this.skip = resume ? lease.client().writerState(request.table(), request.writerId()) : 0;
+      this.writer =
+          lease
+              .client()
+              .newWriter(request.withWriter(request.writerId(), skip), Compression.NONE, 4);
     } catch (RuntimeException e) {
       lease.close();
       allocator.close();
@@ -63,7 +83,7 @@ final class RowBatchWriter implements DataWriter<InternalRow> {
   public void write(InternalRow row) {
     rows.write(row);
     pending++;
-    if (pending >= BATCH_ROWS || (pending % 1024 == 0 && bytes() >= BATCH_BYTES)) {
+    if (pending >= batchRows || (pending % 1024 == 0 && bytes() >= BATCH_BYTES)) {
       send();
     }
   }
@@ -76,10 +96,14 @@ final class RowBatchWriter implements DataWriter<InternalRow> {
     return b;
   }
 
-  /** Sends the rows gathered so far as one batch in the table's types. */
+  /** Sends the rows gathered so far as one batch in the table's types, unless it is skipped. */
   private void send() {
     rows.finish();
     try {
+      if (skip > 0) {
+        skip--;
+        return;
+      }
       if (tableRoot != sparkRoot) {
         SparkForm.load(sparkRoot.getFieldVectors(), pending, tableRoot, allocator);
       }

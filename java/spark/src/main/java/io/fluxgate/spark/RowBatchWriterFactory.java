@@ -8,31 +8,50 @@ import org.apache.arrow.vector.types.pojo.Schema;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.connector.write.DataWriter;
 import org.apache.spark.sql.connector.write.DataWriterFactory;
+import org.apache.spark.sql.connector.write.streaming.StreamingDataWriterFactory;
 
 /**
- * Makes each task's writer, named after the query and the partition for idempotence. Holds the
- * target schema as Arrow JSON, since it is sent to the executors.
+ * Makes each task's writer, named after the query and the partition (and the epoch, streaming) for
+ * idempotence. Holds the target schema as Arrow JSON, since it is sent to the executors.
  *
  * @param columns the columns of a partial update, or null for whole rows
+ * @param batchRows rows per batch sent
  */
 record RowBatchWriterFactory(
     FluxgateOptions connection,
     String table,
     List<String> columns,
     String targetJson,
-    String queryId)
-    implements DataWriterFactory {
+    String queryId,
+    int batchRows)
+    implements DataWriterFactory, StreamingDataWriterFactory {
 
+  /**
+   * The same id for every attempt of a partition: a retry's batches already applied are
+   * acknowledged as duplicates.
+   */
   @Override
   public DataWriter<InternalRow> createWriter(int partitionId, long taskId) {
+    return writer(queryId + "/" + partitionId, false);
+  }
+
+  /**
+   * The same id for every attempt of an epoch's partition, also after the query restarts from its
+   * checkpoint (the query id is kept there): the replay skips the batches already applied.
+   */
+  @Override
+  public DataWriter<InternalRow> createWriter(int partitionId, long taskId, long epochId) {
+    return writer(queryId + "/" + epochId + "/" + partitionId, true);
+  }
+
+  private RowBatchWriter writer(String writerId, boolean resume) {
     WriteRequest request = WriteRequest.of(table);
     if (columns != null) {
       request = request.withColumns(columns.toArray(new String[0]));
     }
-    // The same id for every attempt of a partition: a retry's batches already applied are skipped.
-    request = request.withWriter(queryId + "/" + partitionId, 0);
+    request = request.withWriter(writerId, 0);
     try {
-      return new RowBatchWriter(connection, request, Schema.fromJSON(targetJson));
+      return new RowBatchWriter(connection, request, Schema.fromJSON(targetJson), batchRows, resume);
     } catch (IOException e) {
       throw new UncheckedIOException("the write's target schema", e);
     }
