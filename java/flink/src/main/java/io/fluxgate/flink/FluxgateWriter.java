@@ -30,8 +30,6 @@ import org.apache.flink.api.connector.sink2.StatefulSinkWriter;
 import org.apache.flink.api.connector.sink2.WriterInitContext;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.types.RowKind;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Writes rows as Arrow batches over one DoPut stream: appends to a log table; to a primary-key
@@ -54,8 +52,6 @@ final class FluxgateWriter
         CommittingSinkWriter<RowData, SinkCheckpoint> {
   /** How long a row waits for more to share its batch: jobs without checkpoints write too. */
   static final long LINGER_MS = 200;
-
-  private static final Logger LOG = LoggerFactory.getLogger(FluxgateWriter.class);
 
   private static final int MAX_IN_FLIGHT = 16;
 
@@ -121,7 +117,7 @@ final class FluxgateWriter
           new ResendingWriter(client, request, Compression.ZSTD, MAX_IN_FLIGHT, RESEND_FOR);
     } catch (IOException | RuntimeException e) {
       // A writer that was never made is never closed: release what it holds now.
-      release(e, batch, client, allocator);
+      Release.all(this, batch, client, allocator);
       throw e;
     }
     this.root = batch;
@@ -238,30 +234,17 @@ final class FluxgateWriter
   }
 
   /**
-   * Releases the stream, the buffers and the connection, and throws nothing: Flink closes a failed
-   * writer too, and an exception from that close is fatal to the whole task manager. The stream is
-   * abandoned, not flushed: rows not flushed yet (flush(true) ends the input) are in no
+   * Releases the stream, the buffers and the connection, throwing nothing ({@link Release}). The
+   * stream is abandoned, not flushed: rows not flushed yet (flush(true) ends the input) are in no
    * checkpoint, so a restore replays them.
    */
   @Override
   public void close() {
-    release(null, writer::abandon, root, client, allocator);
+    Release.all(this, writer::abandon, root, client, allocator);
   }
 
-  /** Closes each resource, adding a failure to cause, or logging it without one. */
-  private void release(Exception cause, AutoCloseable... resources) {
-    for (AutoCloseable r : resources) {
-      try {
-        if (r != null) {
-          r.close();
-        }
-      } catch (Exception e) {
-        if (cause != null) {
-          cause.addSuppressed(e);
-        } else {
-          LOG.warn("closing the fluxgate writer of {}", spec.table(), e);
-        }
-      }
-    }
+  @Override
+  public String toString() {
+    return "the fluxgate writer of " + spec.table();
   }
 }
