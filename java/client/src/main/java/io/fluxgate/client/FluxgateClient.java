@@ -46,15 +46,21 @@ public final class FluxgateClient implements AutoCloseable {
 
   private final String uri;
   private final ManagedChannel channel;
+  private final ClientThreads threads;
   private final BufferAllocator allocator;
   private final boolean ownsAllocator;
   final FlightServiceGrpc.FlightServiceBlockingStub blocking;
   final FlightServiceGrpc.FlightServiceStub async;
 
   private FluxgateClient(
-      String uri, ManagedChannel channel, BufferAllocator allocator, boolean ownsAllocator) {
+      String uri,
+      ManagedChannel channel,
+      ClientThreads threads,
+      BufferAllocator allocator,
+      boolean ownsAllocator) {
     this.uri = uri;
     this.channel = channel;
+    this.threads = threads;
     this.allocator = allocator;
     this.ownsAllocator = ownsAllocator;
     this.blocking = FlightServiceGrpc.newBlockingStub(channel);
@@ -84,10 +90,11 @@ public final class FluxgateClient implements AutoCloseable {
       builder.usePlaintext();
     }
     BearerAuth auth = new BearerAuth();
-    ManagedChannel channel = builder.intercept(auth).build();
+    ClientThreads threads = new ClientThreads();
+    ManagedChannel channel = threads.use(builder).intercept(auth).build();
     boolean owns = options.allocator() == null;
     BufferAllocator allocator = owns ? new RootAllocator() : options.allocator();
-    FluxgateClient client = new FluxgateClient(uri, channel, allocator, owns);
+    FluxgateClient client = new FluxgateClient(uri, channel, threads, allocator, owns);
     try {
       // As in the Go client, a handshake's token wins over a static one.
       if (options.username() != null) {
@@ -476,8 +483,9 @@ public final class FluxgateClient implements AutoCloseable {
   }
 
   /**
-   * Closes the connection; streams still open fail. An allocator the client made is closed too,
-   * which fails if batches read through it were not closed.
+   * Closes the connection and stops its threads, waiting for them; streams still open fail. An
+   * allocator the client made is closed too, which fails if batches read through it were not
+   * closed.
    */
   @Override
   public void close() {
@@ -487,6 +495,7 @@ public final class FluxgateClient implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
+    threads.close();
     if (ownsAllocator) {
       allocator.close();
     }

@@ -126,6 +126,20 @@ public final class ResendingWriter implements AutoCloseable {
     }
   }
 
+  /**
+   * Ends the stream without flushing: the batches not acknowledged may or may not be applied. For
+   * a caller that failed or is being cancelled, whose failure was reported already; throws
+   * nothing.
+   */
+  public void abandon() {
+    try {
+      writer.cancel();
+    } finally {
+      unacknowledged.forEach(VectorSchemaRoot::close);
+      unacknowledged.clear();
+    }
+  }
+
   private TableWriter open() {
     return client.newWriter(
         request.withWriter(request.writerId(), acknowledged), compression, maxInFlight);

@@ -112,18 +112,16 @@ public final class FluxgateAsyncLookupFunction extends AsyncLookupFunction {
         t.join();
       }
     }
-    if (sessions != null) {
-      sessions.forEach(LookupSession::close);
-    }
     if (waiting != null) {
       waiting.forEach(
           p -> p.rows().completeExceptionally(new CancellationException("lookup function closed")));
     }
-    if (client != null) {
-      client.close();
+    List<AutoCloseable> resources = new ArrayList<>();
+    if (sessions != null) {
+      resources.addAll(sessions);
     }
-    if (allocator != null) {
-      allocator.close();
-    }
+    resources.add(client);
+    resources.add(allocator);
+    Release.all(this, resources.toArray(AutoCloseable[]::new));
   }
 }

@@ -36,14 +36,6 @@ public final class FluxgateLookupFunction extends LookupFunction {
 
   @Override
   public void close() {
-    if (session != null) {
-      session.close();
-    }
-    if (client != null) {
-      client.close();
-    }
-    if (allocator != null) {
-      allocator.close();
-    }
+    Release.all(this, session, client, allocator);
   }
 }

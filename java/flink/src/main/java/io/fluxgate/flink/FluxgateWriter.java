@@ -90,24 +90,65 @@ final class FluxgateWriter
     this.producerId = spec.producerId() != null ? spec.producerId() : jobId;
     this.allocator = new RootAllocator();
     this.client = connection.connect();
+    VectorSchemaRoot batch = null;
     try {
-      this.offsets =
-          spec.undo()
-              ? UndoRecovery.recover(
-                  client,
-                  spec.table(),
-                  producerId,
-                  subtask,
-                  parallelism,
-                  spec.bucketer().numBuckets(),
-                  restored)
-              : null;
+      this.offsets = recover(restored, subtask);
+      List<String> names = spec.targetNames();
+      batch = VectorSchemaRoot.create(arrowSchema(names), allocator);
+      this.changeType = spec.primaryKey() ? (VarCharVector) batch.getVector(0) : null;
+      List<FieldVector> vectors = batch.getFieldVectors();
+      this.columns = vectors.subList(spec.primaryKey() ? 1 : 0, vectors.size());
+      this.setters = new ArrowRows.Setter[names.size()];
+      this.getters = new RowData.FieldGetter[names.size()];
+      for (int i = 0; i < names.size(); i++) {
+        int pos = spec.targets()[i];
+        setters[i] = ArrowRows.setter(columns.get(i), spec.rowType().getTypeAt(pos));
+        getters[i] = RowData.createFieldGetter(spec.rowType().getTypeAt(pos), pos);
+      }
+      WriteRequest request =
+          WriteRequest.of(spec.table())
+              .withMode(spec.primaryKey() ? WriteMode.CHANGELOG : WriteMode.APPEND)
+              .withWriter(
+                  jobId + "-" + subtask + "-" + context.getTaskInfo().getAttemptNumber(), 0);
+      if (spec.partial()) {
+        request = request.withColumns(names.toArray(String[]::new));
+      }
+      this.writer =
+          new ResendingWriter(client, request, Compression.ZSTD, MAX_IN_FLIGHT, RESEND_FOR);
+    } catch (IOException | RuntimeException e) {
+      // A writer that was never made is never closed: release what it holds now.
+      Release.all(this, batch, client, allocator);
+      throw e;
+    }
+    this.root = batch;
+  }
+
+  /** With undo recovery, undoes the subtask's buckets: their offsets after the undo; else null. */
+  private Map<Integer, Long> recover(Collection<SinkState> restored, int subtask)
+      throws IOException {
+    if (!spec.undo()) {
+      return null;
+    }
+    try {
+      return UndoRecovery.recover(
+          client,
+          spec.table(),
+          producerId,
+          subtask,
+          parallelism,
+          spec.bucketer().numBuckets(),
+          restored);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new InterruptedIOException("undo recovery of " + spec.table() + " interrupted");
     }
-    List<String> names = spec.targetNames();
-    // The table's own Arrow types for the target columns: what the server compares against.
+  }
+
+  /**
+   * The batches' schema: _change_type for a primary-key table, then the table's own Arrow types of
+   * the target columns, which the server compares against.
+   */
+  private Schema arrowSchema(List<String> names) {
     Schema tableSchema =
         client
             .plan(ScanRequest.of(spec.table()).withColumns(names.toArray(String[]::new)))
@@ -117,26 +158,7 @@ final class FluxgateWriter
       fields.add(new Field("_change_type", FieldType.notNullable(ArrowType.Utf8.INSTANCE), null));
     }
     fields.addAll(tableSchema.getFields());
-    this.root = VectorSchemaRoot.create(new Schema(fields), allocator);
-    this.changeType = spec.primaryKey() ? (VarCharVector) root.getVector(0) : null;
-    this.columns = root.getFieldVectors().subList(spec.primaryKey() ? 1 : 0, fields.size());
-    this.setters = new ArrowRows.Setter[names.size()];
-    this.getters = new RowData.FieldGetter[names.size()];
-    for (int i = 0; i < names.size(); i++) {
-      int pos = spec.targets()[i];
-      setters[i] = ArrowRows.setter(columns.get(i), spec.rowType().getTypeAt(pos));
-      getters[i] = RowData.createFieldGetter(spec.rowType().getTypeAt(pos), pos);
-    }
-    WriteRequest request =
-        WriteRequest.of(spec.table())
-            .withMode(spec.primaryKey() ? WriteMode.CHANGELOG : WriteMode.APPEND)
-            .withWriter(
-                jobId + "-" + subtask + "-" + context.getTaskInfo().getAttemptNumber(), 0);
-    if (spec.partial()) {
-      request = request.withColumns(names.toArray(String[]::new));
-    }
-    this.writer =
-        new ResendingWriter(client, request, Compression.ZSTD, MAX_IN_FLIGHT, RESEND_FOR);
+    return new Schema(fields);
   }
 
   @Override
@@ -211,14 +233,18 @@ final class FluxgateWriter
     return offsets == null ? List.of() : List.of(new SinkCheckpoint(producerId, parallelism));
   }
 
+  /**
+   * Releases the stream, the buffers and the connection, throwing nothing ({@link Release}). The
+   * stream is abandoned, not flushed: rows not flushed yet (flush(true) ends the input) are in no
+   * checkpoint, so a restore replays them.
+   */
   @Override
-  public void close() throws Exception {
-    try {
-      writer.close();
-      root.close();
-      client.close();
-    } finally {
-      allocator.close();
-    }
+  public void close() {
+    Release.all(this, writer::abandon, root, client, allocator);
+  }
+
+  @Override
+  public String toString() {
+    return "the fluxgate writer of " + spec.table();
   }
 }

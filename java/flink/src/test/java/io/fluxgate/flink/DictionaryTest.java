@@ -247,5 +247,8 @@ class DictionaryTest {
     String failure =
         Sql.failure(() -> ddl.executeSql("INSERT INTO fluss.ids VALUES ('x', 7)").await());
     assertTrue(failure.contains("is the auto-increment column"), failure);
+    // The refused writer's close must not take the task manager down: the next job still runs.
+    ddl.executeSql("INSERT INTO fluss.plain_log VALUES ('y', 1)").await();
+    assertEquals(List.of("+I[y, 1]"), Sql.rows(ddl, "SELECT k, id FROM fluss.plain_log"));
   }
 }
