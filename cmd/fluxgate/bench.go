@@ -92,8 +92,8 @@ func benchMain(ctx context.Context, args []string, std stdio) error {
 		return fmt.Errorf("--rows %d: want at least 100 (the filter selects 1 %%)", cfg.rows)
 	case cfg.batchRows < 1:
 		return fmt.Errorf("--batch-rows %d: want at least 1", cfg.batchRows)
-	case cfg.keys < benchLookupBatch:
-		return fmt.Errorf("--keys %d: want at least %d", cfg.keys, benchLookupBatch)
+	case cfg.keys < benchdata.LookupBatch:
+		return fmt.Errorf("--keys %d: want at least %d", cfg.keys, benchdata.LookupBatch)
 	case cfg.reps < 1:
 		return fmt.Errorf("--reps %d: want at least 1", cfg.reps)
 	}
