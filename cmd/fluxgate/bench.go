@@ -380,23 +380,6 @@ func (e *benchEnv) compressionLine() string {
 		float64(none)/1e6, float64(zstd)/1e6, float64(zstd)/float64(none))
 }
 
-// dirSize is the total size of the files under dir.
-func dirSize(dir string) (int64, error) {
-	var n int64
-	err := filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		n += info.Size()
-		return nil
-	})
-	return n, err
-}
-
 // startCPUProfile profiles the process into file until stop is called.
 func startCPUProfile(file string) (stop func(), err error) {
 	f, err := os.Create(file)

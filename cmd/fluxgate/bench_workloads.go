@@ -235,7 +235,7 @@ func (e *benchEnv) createEventTable(ctx context.Context, compression, name strin
 // keepEventTable makes t, holding the events, the event table of its
 // compression, dropping the one before.
 func (e *benchEnv) keepEventTable(ctx context.Context, compression string, t benchTable) error {
-	size, err := dirSize(e.tableDir(t.id))
+	size, err := benchdata.DirSize(e.tableDir(t.id))
 	if err != nil {
 		return err
 	}

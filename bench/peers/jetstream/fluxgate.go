@@ -206,21 +206,6 @@ func (s *fluxgateSide) gets(ctx context.Context, rep int) (sample, error) {
 	return sample{n: n, d: time.Since(start)}, nil
 }
 
-func (s *fluxgateSide) stored() int64 {
-	return dirSize(filepath.Join(s.dir, "tables", fmt.Sprint(s.tableID)))
-}
-
-// dirSize is the total size of the files under dir (0 if unreadable).
-func dirSize(dir string) int64 {
-	var n int64
-	filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return nil
-		}
-		if info, err := d.Info(); err == nil {
-			n += info.Size()
-		}
-		return nil
-	})
-	return n
+func (s *fluxgateSide) stored() (int64, error) {
+	return benchdata.DirSize(filepath.Join(s.dir, "tables", fmt.Sprint(s.tableID)))
 }
