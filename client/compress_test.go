@@ -1,7 +1,6 @@
 package client
 
 import (
-	"bytes"
 	"encoding/binary"
 	"fmt"
 	"testing"
@@ -12,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/fluxgate-io/fluxgate/internal/ipcmsg"
+	"github.com/fluxgate-io/fluxgate/internal/ipcmsg/ipcmsgtest"
 )
 
 // A batch compressed for sending is standard Arrow IPC that arrow-go reads
@@ -30,19 +30,12 @@ func TestCompressBatch(t *testing.T) {
 	b.Release()
 	defer rec.Release()
 
-	var last lastPayload
-	w := ipc.NewWriterWithPayloadWriter(&last, ipc.WithSchema(schema), ipc.WithAllocator(mem))
-	if err := w.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	rb, err := ipcmsg.Parse(last.meta)
+	_, written := ipcmsgtest.Write(t, rec, ipc.WithAllocator(mem))
+	rb, err := ipcmsg.Parse(written.Meta)
 	if err != nil {
 		t.Fatal(err)
 	}
-	meta, body := compressBatch(rb, last.body.Bytes())
+	meta, body := compressBatch(rb, written.Body)
 	sent, err := ipcmsg.Parse(meta)
 	if err != nil {
 		t.Fatal(err)
@@ -63,20 +56,4 @@ func TestCompressBatch(t *testing.T) {
 	if !array.RecordEqual(got, rec) {
 		t.Fatalf("read back\n%v\nwant\n%v", got, rec)
 	}
-}
-
-// lastPayload keeps the metadata and body of the last IPC payload written.
-type lastPayload struct {
-	meta []byte
-	body bytes.Buffer
-}
-
-func (p *lastPayload) Start() error { return nil }
-func (p *lastPayload) Close() error { return nil }
-func (p *lastPayload) WritePayload(pl ipc.Payload) error {
-	meta := pl.Meta()
-	defer meta.Release()
-	p.meta = bytes.Clone(meta.Bytes())
-	p.body.Reset()
-	return pl.SerializeBody(&p.body)
 }

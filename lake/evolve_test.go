@@ -31,18 +31,11 @@ func TestSnapshotBeforeAnAddedColumn(t *testing.T) {
 	ctx := context.Background()
 	mem := checkedAllocator(t)
 	info := usersInfo(t)
-	l, err := Open(ctx, Options{Warehouse: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lt, err := l.Ensure(ctx, info)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, lt := openLake(t, info)
 	snap := commitRows(t, mem, lt, info, 0, 0, []int64{1, 2}, []string{"a", "b"}, nil)
 
 	added := withColumn(t, info, "country", "STRING")
-	lt, err = l.Ensure(ctx, added)
+	lt, err := l.Ensure(ctx, added)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -83,16 +76,10 @@ func TestNameMappingFollowsAddedColumns(t *testing.T) {
 	ctx := context.Background()
 	mem := checkedAllocator(t)
 	info := usersInfo(t)
-	l, err := Open(ctx, Options{Warehouse: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lt, err := l.Ensure(ctx, info)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, lt := openLake(t, info)
 	commitRows(t, mem, lt, info, 0, 0, []int64{1}, []string{"a"}, nil) // the first commit sets the name mapping
-	if lt, err = l.Ensure(ctx, withColumn(t, info, "country", "STRING")); err != nil {
+	lt, err := l.Ensure(ctx, withColumn(t, info, "country", "STRING"))
+	if err != nil {
 		t.Fatal(err)
 	}
 	raw := lt.Metadata().Properties()[table.DefaultNameMappingKey]

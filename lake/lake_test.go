@@ -119,6 +119,21 @@ func usersInfo(t *testing.T) *catalog.TableInfo {
 		PrimaryKey: []string{"id"}, Options: map[string]string{"bucket.num": "2"}}, 7)
 }
 
+// openLake opens a lake in a fresh warehouse and ensures info's table in it.
+func openLake(t *testing.T, info *catalog.TableInfo) (*Lake, *Table) {
+	t.Helper()
+	ctx := context.Background()
+	l, err := Open(ctx, Options{Warehouse: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	lt, err := l.Ensure(ctx, info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return l, lt
+}
+
 func TestPrimaryKeyRoundsRetireOldRows(t *testing.T) {
 	ctx := context.Background()
 	mem := checkedAllocator(t)
@@ -261,14 +276,7 @@ func TestScanPrunesFiles(t *testing.T) {
 	info := tableInfo(t, catalog.TableSpec{Table: "fluss.events",
 		Columns: []catalog.Column{col("id", "BIGINT", false), col("name", "STRING", true), col("small", "SMALLINT", true)},
 		Options: map[string]string{"bucket.num": "2"}}, 9)
-	l, err := Open(ctx, Options{Warehouse: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lt, err := l.Ensure(ctx, info)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, lt := openLake(t, info)
 	var snap *Snapshot
 	for r := range int64(3) { // three files of ids 100r..100r+9
 		ids := make([]int64, 10)

@@ -76,17 +76,9 @@ func deleteContents(t *testing.T, lt *Table) []iceberg.ManifestEntryContent {
 // reads right, and its next commit of deletes first compacts them away:
 // afterwards it has position deletes only, and the same rows.
 func TestEqualityDeletesAreConvertedBeforeTheNextDeletes(t *testing.T) {
-	ctx := context.Background()
 	mem := checkedAllocator(t)
 	info := usersInfo(t)
-	l, err := Open(ctx, Options{Warehouse: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lt, err := l.Ensure(ctx, info)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, lt := openLake(t, info)
 	commitRows(t, mem, lt, info, 0, 0, []int64{1, 2, 3, 4}, []string{"a", "b", "c", "d"}, nil)
 	commitEqualityDeletes(t, lt, []int64{2})
 	snap, _ := lt.Current()

@@ -13,14 +13,7 @@ func TestDataFilesCarryTheSortOrder(t *testing.T) {
 	ctx := context.Background()
 	mem := checkedAllocator(t)
 	info := usersInfo(t)
-	l, err := Open(ctx, Options{Warehouse: t.TempDir()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lt, err := l.Ensure(ctx, info)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, lt := openLake(t, info)
 	snap := commitRows(t, mem, lt, info, 1, 0, []int64{3, 4}, []string{"c", "d"}, nil)
 	want := lt.current().SortOrder().OrderID()
 	if want == 0 {

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 
 	"github.com/fluxgate-io/fluxgate/internal/ipcmsg"
+	"github.com/fluxgate-io/fluxgate/internal/ipcmsg/ipcmsgtest"
 )
 
 // A batch that arrived ZSTD-compressed is stored with the bytes it arrived
@@ -110,33 +111,10 @@ func TestReceivedNeedsZstdAndFlatColumns(t *testing.T) {
 // metadata and body.
 func zstdMessage(t *testing.T, rec arrow.RecordBatch) (*ipcmsg.RecordBatch, []byte) {
 	t.Helper()
-	var last lastPayload
-	w := ipc.NewWriterWithPayloadWriter(&last, ipc.WithSchema(rec.Schema()), ipc.WithZstd())
-	if err := w.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	rb, err := ipcmsg.Parse(last.meta)
+	_, sent := ipcmsgtest.Write(t, rec, ipc.WithZstd())
+	rb, err := ipcmsg.Parse(sent.Meta)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return rb, last.body.Bytes()
-}
-
-// lastPayload keeps the metadata and body of the last IPC payload written.
-type lastPayload struct {
-	meta []byte
-	body bytes.Buffer
-}
-
-func (p *lastPayload) Start() error { return nil }
-func (p *lastPayload) Close() error { return nil }
-func (p *lastPayload) WritePayload(pl ipc.Payload) error {
-	meta := pl.Meta()
-	defer meta.Release()
-	p.meta = append([]byte(nil), meta.Bytes()...)
-	p.body.Reset()
-	return pl.SerializeBody(&p.body)
+	return rb, sent.Body
 }

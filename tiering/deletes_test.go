@@ -20,18 +20,7 @@ import (
 
 // currentRows folds the fake log's changes to the table's rows, "k=v".
 func currentRows(f *fakeLog) []string {
-	state := map[int64]string{}
-	for _, b := range f.batches {
-		for i := range int(b.Rec.NumRows()) {
-			k, v := b.Rec.Column(0).(*array.Int64).Value(i), b.Rec.Column(1).(*array.String).Value(i)
-			switch b.ChangeTypes[i] {
-			case 1, 3:
-				state[k] = v
-			case 4:
-				delete(state, k)
-			}
-		}
-	}
+	state := f.fold()
 	var out []string
 	for k := range maps.Keys(state) {
 		out = append(out, fmt.Sprintf("%d=%s", k, state[k]))

@@ -69,8 +69,8 @@ func (f *fakeLog) Read(_ context.Context, _ int, from, to int64, fn func(Batch) 
 	return nil
 }
 
-// Snapshot folds the whole log: the state at its end.
-func (f *fakeLog) Snapshot(_ context.Context, _ int, fn func(Batch) error) (int64, error) {
+// fold applies the log's changes in order: the table's rows at its end, by key.
+func (f *fakeLog) fold() map[int64]string {
 	state := map[int64]string{}
 	for _, b := range f.batches {
 		for i := range int(b.Rec.NumRows()) {
@@ -83,6 +83,12 @@ func (f *fakeLog) Snapshot(_ context.Context, _ int, fn func(Batch) error) (int6
 			}
 		}
 	}
+	return state
+}
+
+// Snapshot folds the whole log: the state at its end.
+func (f *fakeLog) Snapshot(_ context.Context, _ int, fn func(Batch) error) (int64, error) {
+	state := f.fold()
 	rb := array.NewRecordBuilder(f.mem, f.schema)
 	defer rb.Release()
 	for _, k := range slices.Sorted(maps.Keys(state)) {

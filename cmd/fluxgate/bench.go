@@ -92,8 +92,8 @@ func benchMain(ctx context.Context, args []string, std stdio) error {
 		return fmt.Errorf("--rows %d: want at least 100 (the filter selects 1 %%)", cfg.rows)
 	case cfg.batchRows < 1:
 		return fmt.Errorf("--batch-rows %d: want at least 1", cfg.batchRows)
-	case cfg.keys < benchLookupBatch:
-		return fmt.Errorf("--keys %d: want at least %d", cfg.keys, benchLookupBatch)
+	case cfg.keys < benchdata.LookupBatch:
+		return fmt.Errorf("--keys %d: want at least %d", cfg.keys, benchdata.LookupBatch)
 	case cfg.reps < 1:
 		return fmt.Errorf("--reps %d: want at least 1", cfg.reps)
 	}
@@ -378,23 +378,6 @@ func (e *benchEnv) compressionLine() string {
 	}
 	return fmt.Sprintf("stored log size of the event table (its tables/<id> directory): none %.1f MB, zstd %.1f MB: zstd/none = %.3f",
 		float64(none)/1e6, float64(zstd)/1e6, float64(zstd)/float64(none))
-}
-
-// dirSize is the total size of the files under dir.
-func dirSize(dir string) (int64, error) {
-	var n int64
-	err := filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return err
-		}
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		n += info.Size()
-		return nil
-	})
-	return n, err
 }
 
 // startCPUProfile profiles the process into file until stop is called.

@@ -209,9 +209,6 @@ func (e *benchEnv) narrowData() *benchdata.Narrow {
 
 // The primary-key workloads' data.
 
-// benchLookupBatch is the number of keys in one lookup request.
-const benchLookupBatch = 1000
-
 // benchSplitmix scrambles a sequence number into a well-spread key.
 func benchSplitmix(x uint64) int64 {
 	x += 0x9e3779b97f4a7c15

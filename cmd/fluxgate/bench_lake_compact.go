@@ -7,12 +7,12 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/apache/arrow-go/v18/arrow/util"
 	"iter"
 	"path/filepath"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/util"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/catalog/hadoop"
 	"github.com/apache/iceberg-go/table"
@@ -46,7 +46,7 @@ func benchCompactLake(ctx context.Context, e *benchEnv, rep int) (benchSample, e
 	name := fmt.Sprintf("fluss.bench_compact_%d", rep)
 	_, err := e.fg.CreateTable(ctx, client.TableSpec{
 		Table:   name,
-		Columns: []client.Column{{Name: "id", Type: "BIGINT"}, {Name: "user", Type: "STRING"}, {Name: "amount", Type: "DOUBLE"}, {Name: "qty", Type: "INT"}},
+		Columns: benchPKTierColumns,
 		Options: map[string]string{"bucket.num": "1", "table.datalake.enabled": "true", "table.datalake.freshness": "1h"},
 	}, false)
 	if err != nil {

@@ -21,6 +21,10 @@ import (
 // primary-key table is also in the lake's key index.
 const benchPKTierRows = 500_000
 
+// benchPKTierColumns and benchPKTierSchema are the table of the lake
+// primary-key and compaction workloads, as created and as written.
+var benchPKTierColumns = []client.Column{{Name: "id", Type: "BIGINT"}, {Name: "user", Type: "STRING"}, {Name: "amount", Type: "DOUBLE"}, {Name: "qty", Type: "INT"}}
+
 var benchPKTierSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "id", Type: arrow.PrimitiveTypes.Int64},
 	{Name: "user", Type: arrow.BinaryTypes.String, Nullable: true},
@@ -37,7 +41,7 @@ func benchPKTier(updateEvery int) func(ctx context.Context, e *benchEnv, rep int
 		name := fmt.Sprintf("fluss.bench_pk_tier_%d_%d", updateEvery, rep)
 		_, err := e.fg.CreateTable(ctx, client.TableSpec{
 			Table: name, PrimaryKey: []string{"id"},
-			Columns: []client.Column{{Name: "id", Type: "BIGINT"}, {Name: "user", Type: "STRING"}, {Name: "amount", Type: "DOUBLE"}, {Name: "qty", Type: "INT"}},
+			Columns: benchPKTierColumns,
 			Options: map[string]string{"bucket.num": "4", "table.datalake.enabled": "true", "table.datalake.freshness": "1h"},
 		}, false)
 		if err != nil {

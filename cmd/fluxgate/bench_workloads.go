@@ -82,12 +82,12 @@ var benchWorkloads = []benchWorkload{
 	},
 	{
 		name: "lookup/point", baseline: "raw pebble gets",
-		notes:   fmt.Sprintf("%d-key batches over Flight, %d in flight; baseline: point gets in process", benchLookupBatch, benchLookupWindow),
+		notes:   fmt.Sprintf("%d-key batches over Flight, %d in flight; baseline: point gets in process", benchdata.LookupBatch, benchdata.LookupWindow),
 		prepare: benchKVPrepare, base: benchPebbleGets, measure: benchPointLookups,
 	},
 	{
 		name: "lookup/insert-if-not-exists", baseline: "raw pebble get+set",
-		notes:   fmt.Sprintf("new keys, %d-key batches over Flight, %d in flight, auto-increment id; baseline: get, set, commit in process", benchLookupBatch, benchLookupWindow),
+		notes:   fmt.Sprintf("new keys, %d-key batches over Flight, %d in flight, auto-increment id; baseline: get, set, commit in process", benchdata.LookupBatch, benchdata.LookupWindow),
 		prepare: benchKVPrepare, base: benchPebbleInserts, measure: benchInsertIfNotExists,
 	},
 	{
@@ -235,7 +235,7 @@ func (e *benchEnv) createEventTable(ctx context.Context, compression, name strin
 // keepEventTable makes t, holding the events, the event table of its
 // compression, dropping the one before.
 func (e *benchEnv) keepEventTable(ctx context.Context, compression string, t benchTable) error {
-	size, err := dirSize(e.tableDir(t.id))
+	size, err := benchdata.DirSize(e.tableDir(t.id))
 	if err != nil {
 		return err
 	}
@@ -388,9 +388,6 @@ func benchFilterNote(e *benchEnv, r *benchResult) {
 
 // Lookups.
 
-// benchLookupWindow is how many lookup batches are in flight.
-const benchLookupWindow = 4
-
 // benchPebble* are the table ids of the raw pebble baselines.
 const (
 	benchPebbleKV   = 1
@@ -416,8 +413,8 @@ type benchKV struct {
 // benchLookupsPerRun is how many keys a lookup run looks up: a fifth of the
 // keys, in whole batches, at most 200,000.
 func benchLookupsPerRun(keys int) int {
-	n := min(keys/5, 200_000) / benchLookupBatch * benchLookupBatch
-	return max(n, benchLookupBatch)
+	n := min(keys/5, 200_000) / benchdata.LookupBatch * benchdata.LookupBatch
+	return max(n, benchdata.LookupBatch)
 }
 
 func benchKVPrepare(ctx context.Context, e *benchEnv) error {
@@ -513,12 +510,12 @@ func benchKVPrepare(ctx context.Context, e *benchEnv) error {
 		var lookups, inserts []arrow.RecordBatch
 		var lookupKeys, insertKeys [][]byte
 		var insertVals []int64
-		for range st.perRun / benchLookupBatch {
-			keys := make([]int64, benchLookupBatch)
+		for range st.perRun / benchdata.LookupBatch {
+			keys := make([]int64, benchdata.LookupBatch)
 			for j := range keys {
 				keys[j] = rng.Int64N(int64(e.cfg.keys))
 			}
-			rec := benchKeyBatch(keySchema, keys)
+			rec := benchdata.KeyBatch(keySchema, keys)
 			pks, err := encode(rec, benchPebbleKV)
 			if err != nil {
 				return err
@@ -528,7 +525,7 @@ func benchKVPrepare(ctx context.Context, e *benchEnv) error {
 				keys[j] = benchSplitmix(seq)
 				seq++
 			}
-			rec = benchKeyBatch(keySchema, keys)
+			rec = benchdata.KeyBatch(keySchema, keys)
 			if pks, err = encode(rec, benchPebbleDict); err != nil {
 				return err
 			}
@@ -543,13 +540,6 @@ func benchKVPrepare(ctx context.Context, e *benchEnv) error {
 	return nil
 }
 
-func benchKeyBatch(schema *arrow.Schema, keys []int64) arrow.RecordBatch {
-	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
-	defer b.Release()
-	b.Field(0).(*array.Int64Builder).AppendValues(keys, nil)
-	return b.NewRecordBatch()
-}
-
 // benchPebbleGets gets the run's keys (already bucketed and encoded) one by
 // one, a transaction per batch, as engine.BenchmarkPointLookup's baseline.
 func benchPebbleGets(_ context.Context, e *benchEnv, rep int) (benchSample, error) {
@@ -557,9 +547,9 @@ func benchPebbleGets(_ context.Context, e *benchEnv, rep int) (benchSample, erro
 	keys := st.lookupKeys[rep]
 	var bytes int64
 	start := time.Now()
-	for from := 0; from < len(keys); from += benchLookupBatch {
+	for from := 0; from < len(keys); from += benchdata.LookupBatch {
 		txn := e.pebble.NewTxn()
-		for _, k := range keys[from : from+benchLookupBatch] {
+		for _, k := range keys[from : from+benchdata.LookupBatch] {
 			v, ok, err := txn.Get(k)
 			if err != nil || !ok {
 				txn.Abort()
@@ -580,38 +570,12 @@ func benchLookups(ctx context.Context, cl *client.Client, req client.LookupReque
 		return benchSample{}, err
 	}
 	defer l.Close()
-	var s benchSample
-	recv := func() error {
-		ans, meta, err := l.Recv()
-		if err != nil {
-			return err
-		}
-		defer ans.Release()
-		if meta.Rows != meta.Keys {
-			return fmt.Errorf("lookup in %s: %d rows for %d keys", req.Table, meta.Rows, meta.Keys)
-		}
-		s.rows += int64(meta.Keys)
-		s.bytes += util.TotalRecordSize(ans)
-		return nil
-	}
 	start := time.Now()
-	for _, b := range batches {
-		if l.Pending() >= benchLookupWindow {
-			if err := recv(); err != nil {
-				return s, err
-			}
-		}
-		if err := l.Send(b); err != nil {
-			return s, err
-		}
+	rows, bytes, err := benchdata.PipelineLookups(l, batches)
+	if err != nil {
+		return benchSample{}, fmt.Errorf("lookup in %s: %w", req.Table, err)
 	}
-	for l.Pending() > 0 {
-		if err := recv(); err != nil {
-			return s, err
-		}
-	}
-	s.d = time.Since(start)
-	return s, nil
+	return benchSample{rows: rows, bytes: bytes, d: time.Since(start)}, nil
 }
 
 func benchPointLookups(ctx context.Context, e *benchEnv, rep int) (benchSample, error) {
@@ -631,9 +595,9 @@ func benchPebbleInserts(_ context.Context, e *benchEnv, rep int) (benchSample, e
 	types := []arrow.DataType{arrow.PrimitiveTypes.Int64, arrow.PrimitiveTypes.Int64}
 	var bytes int64
 	start := time.Now()
-	for from := 0; from < len(keys); from += benchLookupBatch {
+	for from := 0; from < len(keys); from += benchdata.LookupBatch {
 		txn := e.pebble.NewTxn()
-		for i := from; i < from+benchLookupBatch; i++ {
+		for i := from; i < from+benchdata.LookupBatch; i++ {
 			_, ok, err := txn.Get(keys[i])
 			if err != nil || ok {
 				txn.Abort()

@@ -1,7 +1,7 @@
 // Package benchdata is the data of the benchmarks that fluxgate shares with
 // its peers' benchmarks (fluxgate bench, bench/peers/*): deterministic record
-// batches, built in memory before anything is timed. It does not time or
-// send anything.
+// batches, built in memory before anything is timed, and the one way the
+// lookup workloads send theirs. It times nothing.
 package benchdata
 
 import (

@@ -12,6 +12,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/klauspost/compress/zstd"
+
+	"github.com/fluxgate-io/fluxgate/internal/ipcmsg/ipcmsgtest"
 )
 
 // testRecord has nullable fixed-width, string, view, list and struct
@@ -54,49 +56,12 @@ func testRecord(t testing.TB, mem memory.Allocator, rows int) arrow.RecordBatch 
 	return b.NewRecordBatch()
 }
 
-// message is one IPC message as arrow-go wrote it.
-type message struct{ meta, body []byte }
-
-// writeMessages writes rec with opts and returns the schema and record
-// batch messages.
-func writeMessages(t testing.TB, rec arrow.RecordBatch, opts ...ipc.Option) (schema, batch message) {
-	t.Helper()
-	var pw payloads
-	w := ipc.NewWriterWithPayloadWriter(&pw, append([]ipc.Option{ipc.WithSchema(rec.Schema())}, opts...)...)
-	if err := w.Write(rec); err != nil {
-		t.Fatal(err)
-	}
-	if err := w.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if len(pw.msgs) != 2 {
-		t.Fatalf("%d messages, want schema and batch", len(pw.msgs))
-	}
-	return pw.msgs[0], pw.msgs[1]
-}
-
-// payloads captures the messages an IPC writer writes.
-type payloads struct{ msgs []message }
-
-func (p *payloads) Start() error { return nil }
-func (p *payloads) Close() error { return nil }
-func (p *payloads) WritePayload(pl ipc.Payload) error {
-	meta := pl.Meta()
-	defer meta.Release()
-	var body bytes.Buffer
-	if err := pl.SerializeBody(&body); err != nil {
-		return err
-	}
-	p.msgs = append(p.msgs, message{bytes.Clone(meta.Bytes()), body.Bytes()})
-	return nil
-}
-
 // readBatch reads a record batch message with arrow-go's reader.
-func readBatch(t testing.TB, schema, batch message) arrow.RecordBatch {
+func readBatch(t testing.TB, schema, batch ipcmsgtest.Message) arrow.RecordBatch {
 	t.Helper()
-	sm := ipc.NewMessage(memory.NewBufferBytes(schema.meta), memory.NewBufferBytes(nil))
+	sm := ipc.NewMessage(memory.NewBufferBytes(schema.Meta), memory.NewBufferBytes(nil))
 	defer sm.Release()
-	rec, err := Read(sm, batch.meta, memory.NewBufferBytes(batch.body), memory.DefaultAllocator)
+	rec, err := Read(sm, batch.Meta, memory.NewBufferBytes(batch.Body), memory.DefaultAllocator)
 	if err != nil {
 		t.Fatalf("arrow-go cannot read the message: %v", err)
 	}
@@ -125,7 +90,7 @@ func mustParse(t *testing.T, meta []byte) *RecordBatch {
 
 // assertDecompressesTo checks that rb's body decompresses into a message
 // that arrow-go reads as want.
-func assertDecompressesTo(t *testing.T, rb *RecordBatch, body []byte, schema message, want arrow.RecordBatch, mem memory.Allocator) {
+func assertDecompressesTo(t *testing.T, rb *RecordBatch, body []byte, schema ipcmsgtest.Message, want arrow.RecordBatch, mem memory.Allocator) {
 	t.Helper()
 	urb, ubody, err := rb.Decompress(body, mem)
 	if err != nil {
@@ -135,7 +100,7 @@ func assertDecompressesTo(t *testing.T, rb *RecordBatch, body []byte, schema mes
 	if urb.Codec != CodecNone {
 		t.Fatalf("decompressed metadata keeps codec %s", urb.Codec)
 	}
-	got := readBatch(t, schema, message{urb.Marshal(), ubody.Bytes()})
+	got := readBatch(t, schema, ipcmsgtest.Message{Meta: urb.Marshal(), Body: ubody.Bytes()})
 	defer got.Release()
 	assertEqual(t, want, got)
 }
@@ -159,13 +124,13 @@ func TestParseReadsWhatArrowWrites(t *testing.T) {
 		{"lz4", CodecLZ4Frame, []ipc.Option{ipc.WithLZ4()}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			schema, batch := writeMessages(t, rec, tc.opts...)
-			rb := mustParse(t, batch.meta)
-			if got := CodecOf(batch.meta); got != tc.codec {
+			schema, batch := ipcmsgtest.Write(t, rec, tc.opts...)
+			rb := mustParse(t, batch.Meta)
+			if got := CodecOf(batch.Meta); got != tc.codec {
 				t.Fatalf("CodecOf: %s, want %s", got, tc.codec)
 			}
-			if rb.Length != 300 || rb.Codec != tc.codec || rb.BodyLength != int64(len(batch.body)) {
-				t.Fatalf("parsed %d rows, codec %s, body %d; want 300, %s, %d", rb.Length, rb.Codec, rb.BodyLength, tc.codec, len(batch.body))
+			if rb.Length != 300 || rb.Codec != tc.codec || rb.BodyLength != int64(len(batch.Body)) {
+				t.Fatalf("parsed %d rows, codec %s, body %d; want 300, %s, %d", rb.Length, rb.Codec, rb.BodyLength, tc.codec, len(batch.Body))
 			}
 			// id, noise, s, v, l + its values, st + a, empty.
 			if len(rb.Nodes) != 9 || rb.Nodes[1].NullCount != 60 || rb.Nodes[0].Length != 300 {
@@ -182,7 +147,7 @@ func TestParseReadsWhatArrowWrites(t *testing.T) {
 			if !equalBatches(rb, again) {
 				t.Fatalf("Marshal then Parse: %+v, want %+v", again, rb)
 			}
-			got := readBatch(t, schema, message{rb.Marshal(), batch.body})
+			got := readBatch(t, schema, ipcmsgtest.Message{Meta: rb.Marshal(), Body: batch.Body})
 			defer got.Release()
 			assertEqual(t, rec, got)
 		})
@@ -196,8 +161,8 @@ func equalBatches(a, b *RecordBatch) bool {
 
 func TestCompressWritesWhatArrowDecompresses(t *testing.T) {
 	mem, rec := checkedRecord(t, 1000)
-	schema, batch := writeMessages(t, rec)
-	rb := mustParse(t, batch.meta)
+	schema, batch := ipcmsgtest.Write(t, rec)
+	rb := mustParse(t, batch.Meta)
 	enc, err := zstd.NewWriter(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -206,10 +171,10 @@ func TestCompressWritesWhatArrowDecompresses(t *testing.T) {
 	packed := make([][]byte, len(rb.Buffers))
 	for i, b := range rb.Buffers {
 		if i%2 == 0 && b.Length > 0 {
-			packed[i] = enc.EncodeAll(batch.body[b.Offset:b.Offset+b.Length], nil)
+			packed[i] = enc.EncodeAll(batch.Body[b.Offset:b.Offset+b.Length], nil)
 		}
 	}
-	crb, pieces := rb.Compress(batch.body, CodecZstd, packed)
+	crb, pieces := rb.Compress(batch.Body, CodecZstd, packed)
 	body := bytes.Join(pieces, nil)
 	if int64(len(body)) != crb.BodyLength {
 		t.Fatalf("pieces hold %d bytes, metadata says %d", len(body), crb.BodyLength)
@@ -219,7 +184,7 @@ func TestCompressWritesWhatArrowDecompresses(t *testing.T) {
 			t.Fatalf("buffer %d at offset %d: not 8-byte aligned", i, b.Offset)
 		}
 	}
-	got := readBatch(t, schema, message{crb.Marshal(), body})
+	got := readBatch(t, schema, ipcmsgtest.Message{Meta: crb.Marshal(), Body: body})
 	defer got.Release()
 	assertEqual(t, rec, got)
 
@@ -229,18 +194,18 @@ func TestCompressWritesWhatArrowDecompresses(t *testing.T) {
 
 func TestDecompressReadsWhatArrowCompresses(t *testing.T) {
 	mem, rec := checkedRecord(t, 50_000) // large enough to decompress on all cores
-	schema, batch := writeMessages(t, rec, ipc.WithZstd())
-	rb := mustParse(t, batch.meta)
+	schema, batch := ipcmsgtest.Write(t, rec, ipc.WithZstd())
+	rb := mustParse(t, batch.Meta)
 	if rb.BodyLength < parallelBytes {
 		t.Fatalf("body of %d bytes does not exercise parallel decompression", rb.BodyLength)
 	}
-	assertDecompressesTo(t, rb, batch.body, schema, rec, mem)
+	assertDecompressesTo(t, rb, batch.Body, schema, rec, mem)
 }
 
 func TestDecompressRejectsCorruptBodies(t *testing.T) {
 	mem, rec := checkedRecord(t, 500)
-	_, batch := writeMessages(t, rec, ipc.WithZstd())
-	rb := mustParse(t, batch.meta)
+	_, batch := ipcmsgtest.Write(t, rec, ipc.WithZstd())
+	rb := mustParse(t, batch.Meta)
 	first := rb.Buffers[0]
 	for name, corrupt := range map[string]func(b []byte){
 		"huge length":     func(b []byte) { b[first.Offset+7] = 0x7f },
@@ -248,14 +213,14 @@ func TestDecompressRejectsCorruptBodies(t *testing.T) {
 		"wrong length":    func(b []byte) { b[first.Offset]++ },
 		"bad frame":       func(b []byte) { b[first.Offset+8] ^= 0xff },
 	} {
-		body := bytes.Clone(batch.body)
+		body := bytes.Clone(batch.Body)
 		corrupt(body)
 		if _, out, err := rb.Decompress(body, mem); err == nil {
 			out.Release()
 			t.Errorf("%s: decompressed without error", name)
 		}
 	}
-	if _, _, err := rb.Decompress(batch.body[:len(batch.body)-1], mem); err == nil {
+	if _, _, err := rb.Decompress(batch.Body[:len(batch.Body)-1], mem); err == nil {
 		t.Error("a short body decompressed without error")
 	}
 }
@@ -263,15 +228,15 @@ func TestDecompressRejectsCorruptBodies(t *testing.T) {
 func TestParseRejectsOtherMessagesAndGarbage(t *testing.T) {
 	rec := testRecord(t, memory.DefaultAllocator, 10)
 	defer rec.Release()
-	schema, batch := writeMessages(t, rec)
-	if _, err := Parse(schema.meta); err == nil || !strings.Contains(err.Error(), "not a record batch") {
+	schema, batch := ipcmsgtest.Write(t, rec)
+	if _, err := Parse(schema.Meta); err == nil || !strings.Contains(err.Error(), "not a record batch") {
 		t.Fatalf("schema message: %v", err)
 	}
-	if c := CodecOf(schema.meta); c != CodecNone {
-		t.Fatalf("CodecOf(schema message) = %s", c)
+	if c := CodecOf(schema.Meta); c != CodecNone {
+		t.Fatalf("CodecOf(schema ipcmsgtest.Message) = %s", c)
 	}
-	for n := range len(batch.meta) - 1 {
-		if _, err := Parse(batch.meta[:n]); err == nil && n < 64 {
+	for n := range len(batch.Meta) - 1 {
+		if _, err := Parse(batch.Meta[:n]); err == nil && n < 64 {
 			t.Fatalf("metadata cut to %d bytes parsed", n)
 		}
 	}
@@ -281,8 +246,8 @@ func FuzzParse(f *testing.F) {
 	rec := testRecord(f, memory.DefaultAllocator, 20)
 	defer rec.Release()
 	for _, opts := range [][]ipc.Option{nil, {ipc.WithZstd()}} {
-		_, batch := writeMessages(f, rec, opts...)
-		f.Add(batch.meta, batch.body)
+		_, batch := ipcmsgtest.Write(f, rec, opts...)
+		f.Add(batch.Meta, batch.Body)
 	}
 	f.Fuzz(func(t *testing.T, meta, body []byte) {
 		rb, err := Parse(meta)
@@ -318,13 +283,13 @@ func smallClaims(rb *RecordBatch, body []byte) bool {
 
 func TestUncompressedBytesIsWhatDecompressAllocates(t *testing.T) {
 	mem, rec := checkedRecord(t, 500)
-	_, batch := writeMessages(t, rec, ipc.WithZstd())
-	rb := mustParse(t, batch.meta)
-	claimed, err := rb.UncompressedBytes(batch.body)
+	_, batch := ipcmsgtest.Write(t, rec, ipc.WithZstd())
+	rb := mustParse(t, batch.Meta)
+	claimed, err := rb.UncompressedBytes(batch.Body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	urb, ubody, err := rb.Decompress(batch.body, mem)
+	urb, ubody, err := rb.Decompress(batch.Body, mem)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -344,14 +309,14 @@ func TestUncompressedBytesIsWhatDecompressAllocates(t *testing.T) {
 		claim int64
 		ok    bool
 	}{{1 << 40, false}, {1 << 30, true}} {
-		body := bytes.Clone(batch.body)
+		body := bytes.Clone(batch.Body)
 		binary.LittleEndian.PutUint64(body[first:], uint64(tc.claim))
 		got, err := rb.UncompressedBytes(body)
 		if tc.ok != (err == nil) || tc.ok && got < tc.claim {
 			t.Errorf("claim of %d bytes: %d, %v", tc.claim, got, err)
 		}
 	}
-	if _, err := rb.UncompressedBytes(batch.body[:rb.BodyLength-1]); err == nil {
+	if _, err := rb.UncompressedBytes(batch.Body[:rb.BodyLength-1]); err == nil {
 		t.Error("a short body was measured")
 	}
 }

@@ -26,12 +26,6 @@ import (
 	"github.com/fluxgate-io/fluxgate/internal/benchdata"
 )
 
-// The lookup batches: as fluxgate bench's lookup/point.
-const (
-	lookupBatch  = 1000
-	lookupWindow = 4
-)
-
 type fluxgateSide struct {
 	cfg     *config
 	data    *benchdata.Narrow
@@ -188,19 +182,16 @@ func (s *fluxgateSide) loadKV(ctx context.Context) error {
 	for rep := range s.cfg.reps {
 		keys := getOrder(s.cfg.keys, rep)
 		var batches []arrow.RecordBatch
-		for from := 0; from < len(keys); from += lookupBatch {
-			b := array.NewRecordBuilder(memory.DefaultAllocator, keySchema)
-			b.Field(0).(*array.Int64Builder).AppendValues(keys[from:min(from+lookupBatch, len(keys))], nil)
-			batches = append(batches, b.NewRecordBatch())
-			b.Release()
+		for from := 0; from < len(keys); from += benchdata.LookupBatch {
+			batches = append(batches, benchdata.KeyBatch(keySchema, keys[from:min(from+benchdata.LookupBatch, len(keys))]))
 		}
 		s.lookups = append(s.lookups, batches)
 	}
 	return nil
 }
 
-// gets looks the run's keys up over one DoExchange stream and checks that
-// every key has its row.
+// gets looks the run's keys up over one DoExchange stream, as fluxgate
+// bench's lookup/point does, and checks that every key has its row.
 func (s *fluxgateSide) gets(ctx context.Context, rep int) (sample, error) {
 	start := time.Now()
 	l, err := s.cl.Lookup(ctx, client.LookupRequest{Table: "fluss.kv"})
@@ -208,52 +199,13 @@ func (s *fluxgateSide) gets(ctx context.Context, rep int) (sample, error) {
 		return sample{}, err
 	}
 	defer l.Close()
-	var n int64
-	recv := func() error {
-		ans, meta, err := l.Recv()
-		if err != nil {
-			return err
-		}
-		defer ans.Release()
-		if meta.Rows != meta.Keys {
-			return fmt.Errorf("lookup: %d rows for %d keys", meta.Rows, meta.Keys)
-		}
-		n += int64(meta.Keys)
-		return nil
-	}
-	for _, b := range s.lookups[rep] {
-		if l.Pending() >= lookupWindow {
-			if err := recv(); err != nil {
-				return sample{}, err
-			}
-		}
-		if err := l.Send(b); err != nil {
-			return sample{}, err
-		}
-	}
-	for l.Pending() > 0 {
-		if err := recv(); err != nil {
-			return sample{}, err
-		}
+	n, _, err := benchdata.PipelineLookups(l, s.lookups[rep])
+	if err != nil {
+		return sample{}, fmt.Errorf("lookup: %w", err)
 	}
 	return sample{n: n, d: time.Since(start)}, nil
 }
 
-func (s *fluxgateSide) stored() int64 {
-	return dirSize(filepath.Join(s.dir, "tables", fmt.Sprint(s.tableID)))
-}
-
-// dirSize is the total size of the files under dir (0 if unreadable).
-func dirSize(dir string) int64 {
-	var n int64
-	filepath.WalkDir(dir, func(_ string, d os.DirEntry, err error) error {
-		if err != nil || d.IsDir() {
-			return nil
-		}
-		if info, err := d.Info(); err == nil {
-			n += info.Size()
-		}
-		return nil
-	})
-	return n
+func (s *fluxgateSide) stored() (int64, error) {
+	return benchdata.DirSize(filepath.Join(s.dir, "tables", fmt.Sprint(s.tableID)))
 }

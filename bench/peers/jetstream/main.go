@@ -140,7 +140,15 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "\nstored: JetStream %.1f MB, fluxgate %.1f MB (the last append run's stream and table)\n", float64(js.stored())/1e6, float64(fg.stored())/1e6)
+	jsStored, err := js.stored()
+	if err != nil {
+		return fmt.Errorf("stored size of JetStream: %w", err)
+	}
+	fgStored, err := fg.stored()
+	if err != nil {
+		return fmt.Errorf("stored size of fluxgate: %w", err)
+	}
+	fmt.Fprintf(stdout, "\nstored: JetStream %.1f MB, fluxgate %.1f MB (the last append run's stream and table)\n", float64(jsStored)/1e6, float64(fgStored)/1e6)
 	return nil
 }
 

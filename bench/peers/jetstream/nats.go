@@ -262,7 +262,9 @@ func (s *jetStreamSide) gets(ctx context.Context, rep int) (sample, error) {
 	return sample{n: int64(len(keys)), d: time.Since(start)}, nil
 }
 
-func (s *jetStreamSide) stored() int64 { return dirSize(filepath.Join(s.dir, "durable")) }
+func (s *jetStreamSide) stored() (int64, error) {
+	return benchdata.DirSize(filepath.Join(s.dir, "durable"))
+}
 
 // getOrder is the keys 0..n-1 in the order run rep gets them.
 func getOrder(n, rep int) []int64 {
