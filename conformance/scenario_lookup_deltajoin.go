@@ -1,7 +1,6 @@
 package conformance
 
-// lookup-delta-join: the lookup-driven join of FLIP-486 (reference §7 and
-// C.5) over two CDC tables without deletes. Writers upsert a fact table and
+// lookup-delta-join: the lookup-driven join of FLIP-486 (Fluss's delta join) over two CDC tables without deletes. Writers upsert a fact table and
 // a dimension table in interleaved random batches while a driver follows
 // both $changelog views; for a fact change it point-looks-up the dimension
 // by dim_a, for a dimension change it prefix-looks-up the facts by dim_a

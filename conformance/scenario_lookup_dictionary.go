@@ -1,7 +1,7 @@
 package conformance
 
 // lookup-global-dictionary: count distinct users per dimension the way
-// reference §5 and C.4 describe. A stream of events carries STRING user ids
+// Fluss's auto-increment and insert-if-not-exists lookups describe. A stream of events carries STRING user ids
 // ("u-123") and BIGINT user ids; insert-if-not-exists lookups (PROTOCOL.md
 // §6.3) map each kind to dense INT ids through its own dictionary table
 // with an auto-increment column, batch by batch, and an aggregation table

@@ -2,7 +2,7 @@ package conformance
 
 // pk-aggregation-exactly-once: a sink into an aggregation table (sum and
 // rbm32) that fails over after a checkpoint undoes what it wrote since
-// (PROTOCOL.md §5.4, reference §12 and C.3) and replays its input from the
+// (PROTOCOL.md §5.4, Fluss's FIP-21) and replays its input from the
 // checkpoint: every input counts exactly once.
 
 import (
@@ -56,7 +56,7 @@ type aggTotal struct {
 	users map[uint32]bool
 }
 
-// aggModel applies events by the rules of sum and rbm32 (reference §4.4):
+// aggModel applies events by the rules of sum and rbm32 (Fluss's aggregate functions):
 // the first row of a key is stored as it is; then NULL inputs are ignored and
 // a NULL accumulator takes the input.
 func aggModel(events []aggEvent) map[string]*aggTotal {

@@ -1,7 +1,7 @@
 package conformance
 
 // pk-auto-increment and pk-auto-increment-restart: the auto-increment column
-// (PROTOCOL.md §5.2, reference §5): ids 1, 2, 3, ... over the whole table in
+// (PROTOCOL.md §5.2, as in Fluss): ids 1, 2, 3, ... over the whole table in
 // insertion order while the server runs, assigned only to new keys, never
 // changed by updates, new for a key deleted and inserted again, never written
 // by a writer, and never reissued after a restart, which skips at most

@@ -1,8 +1,8 @@
 package conformance
 
 // pk-merge-engines: the changelog each merge engine writes, row by row and
-// offset by offset (PROTOCOL.md §5.1, reference §3.2, §3.3, §4 and appendix
-// E), on one-bucket tables so that every offset is known: the default engine
+// offset by offset (PROTOCOL.md §5.1, Fluss's changelog rules and
+// merge engines), on one-bucket tables so that every offset is known: the default engine
 // with the FULL and the WAL image, first_row and versioned. A write that
 // changes nothing still takes one offset.
 

@@ -1,8 +1,8 @@
 package conformance
 
 // pk-partial-update-join: two writers fill disjoint columns of one
-// primary-key table by partial updates (PROTOCOL.md §5 "columns", reference
-// §3.4), concurrently and in random interleavings: the table ends as the join
+// primary-key table by partial updates (PROTOCOL.md §5 "columns", Fluss's
+// partial update), concurrently and in random interleavings: the table ends as the join
 // of their inputs, and its $changelog replays to it.
 
 import (

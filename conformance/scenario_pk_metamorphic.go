@@ -3,7 +3,7 @@ package conformance
 // pk-metamorphic and pk-metamorphic-restart: a seeded random sequence of
 // upserts, deletes, partial updates, partial deletes and changelog writes on
 // a small key space, checked against a model that applies Fluss's rules
-// (reference §3.1–3.4, appendix E): the plain-name snapshot, the $changelog
+// (Fluss's changelog rules): the plain-name snapshot, the $changelog
 // offset by offset, its replay, and the "full" changelog read (snapshot as
 // inserts, then the changes, also while following) must all agree with the
 // model, and again after a restart.

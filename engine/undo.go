@@ -24,7 +24,7 @@ type UndoResult struct {
 }
 
 // Undo brings a primary-key table back to the state it had at the given
-// per-bucket offsets (Fluss's undo recovery, reference §12): for every key
+// per-bucket offsets (Fluss's undo recovery, FIP-21): for every key
 // changed since, the first change after the offset tells its state then, and
 // an OVERWRITE write restores it (or deletes the key). The undo writes go
 // through the normal write path and appear in the changelog. No write of the

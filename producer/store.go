@@ -1,9 +1,10 @@
 // Package producer keeps producer offsets: per (producer, table), the
 // per-bucket log offsets a writer such as a Flink sink registers when it
 // starts without state, so that a failed first attempt can be undone back to
-// them by the next (Fluss's REGISTER/GET/DELETE_PRODUCER_OFFSETS, reference
-// §12). It owns one small file in the data directory, rewritten atomically
-// on every change; it does not know tables, only the ids it is given.
+// them by the next (Fluss's REGISTER/GET/DELETE_PRODUCER_OFFSETS, FIP-21
+// undo recovery). It owns one small file in the data directory, rewritten
+// atomically on every change; it does not know tables, only the ids it is
+// given.
 package producer
 
 import (
