@@ -12,6 +12,8 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
@@ -19,18 +21,20 @@ import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.api.java.UDF1;
 import org.apache.spark.sql.execution.ExplainMode;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.datasources.v2.BatchScanExec;
+import org.apache.spark.sql.types.DataTypes;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.extension.ExtensionContext;
 import scala.jdk.javaapi.CollectionConverters;
 
 /**
- * The tests' fluxgate server and local[2] SparkSession (with the catalog "fg" on the server),
- * started once for all test classes: Spark takes long to start on a small machine. Each test makes
- * tables of its own through {@link #table}.
+ * The tests' fluxgate server and local[2,2] SparkSession (two threads, a task tried twice; with the
+ * catalog "fg" on the server), started once for all test classes: Spark takes long to start on a
+ * small machine. Each test makes tables of its own through {@link #table}.
  */
 @ExtendWith(SparkServerTest.Shared.class)
 abstract class SparkServerTest {
@@ -39,6 +43,22 @@ abstract class SparkServerTest {
   static BufferAllocator allocator;
   static FluxgateClient client;
   private static int tables;
+
+  /** Where the fail_at UDF throws: the id, and how many more times. Local mode: one JVM. */
+  private static final AtomicLong failId = new AtomicLong(-1);
+
+  private static final AtomicInteger failures = new AtomicInteger();
+
+  /** Makes the fail_at UDF (the identity on a BIGINT) throw the next times it is given id. */
+  static void failAt(long id, int times) {
+    failures.set(times);
+    failId.set(id);
+  }
+
+  /** How many more times fail_at is to throw. */
+  static int failuresLeft() {
+    return failures.get();
+  }
 
   /** Starts the fixture on the first test class and stops it when every class has run. */
   static final class Shared implements BeforeAllCallback {
@@ -70,7 +90,7 @@ abstract class SparkServerTest {
         client.createDatabase("fluss", true);
         spark =
             SparkSession.builder()
-                .master("local[2]")
+                .master("local[2,2]")
                 .appName("fluxgate-spark-test")
                 .config("spark.ui.enabled", "false")
                 // Loopback only: the tests talk to nothing but this machine.
@@ -84,6 +104,18 @@ abstract class SparkServerTest {
                 .config("spark.sql.catalog.fg", FluxgateCatalog.class.getName())
                 .config("spark.sql.catalog.fg.endpoint", server.uri())
                 .getOrCreate();
+        spark
+            .udf()
+            .register(
+                "fail_at",
+                (UDF1<Long, Long>)
+                    id -> {
+                      if (id == failId.get() && failures.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+                        throw new IllegalStateException("injected failure at id " + id);
+                      }
+                      return id;
+                    },
+                DataTypes.LongType);
         return new Fixture(dir);
       } catch (Exception e) {
         throw new IllegalStateException("start the test fixture", e);

@@ -17,18 +17,15 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicLong;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Encoders;
 import org.apache.spark.sql.Row;
-import org.apache.spark.sql.api.java.UDF1;
 import org.apache.spark.sql.streaming.StreamingQuery;
 import org.apache.spark.sql.streaming.StreamingQueryException;
 import org.apache.spark.sql.streaming.StreamingQueryProgress;
 import org.apache.spark.sql.streaming.Trigger;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -42,26 +39,7 @@ class StreamingWriteTest extends SparkServerTest {
   private static final StructType INPUT =
       new StructType().add("id", DataTypes.LongType).add("s", DataTypes.StringType);
 
-  /** The id at which the fail_once UDF throws, once; -1 for never. Local mode: one JVM. */
-  private static final AtomicLong failAt = new AtomicLong(-1);
-
   @TempDir Path dir;
-
-  @BeforeAll
-  static void registerFailOnce() {
-    spark
-        .udf()
-        .register(
-            "fail_once",
-            (UDF1<Long, Long>)
-                id -> {
-                  if (failAt.compareAndSet(id, -1)) {
-                    throw new IllegalStateException("injected failure at id " + id);
-                  }
-                  return id;
-                },
-            DataTypes.LongType);
-  }
 
   private static String logTable() {
     String name = table("sink");
@@ -126,11 +104,11 @@ class StreamingWriteTest extends SparkServerTest {
     inputFile(0, 0, 100);
     inputFile(1, 100, 200);
     inputFile(2, 200, 300);
-    Dataset<Row> input = input().select(callUDF("fail_once", col("id")).as("id"), col("s"));
+    Dataset<Row> input = input().select(callUDF("fail_at", col("id")).as("id"), col("s"));
 
-    // One row per batch: the third epoch fails after 50 batches, more than the 32 the server
-    // remembers, so only skipping them keeps its replay from writing them twice.
-    failAt.set(250);
+    // One row per batch: the third epoch's task fails (both tries) after 50 batches, more than the
+    // 32 the server remembers, so only skipping them keeps its replay from writing them twice.
+    failAt(250, 2);
     StreamingQuery failed = start(name, input, 1);
     assertThrows(StreamingQueryException.class, failed::awaitTermination);
     // Files of one modification time may be taken in any order: the failed epoch is file 2's.
