@@ -21,17 +21,18 @@ import org.apache.spark.sql.types.StructType;
 
 /**
  * An append to a log table, or an upsert into a primary-key table: of whole rows when the DataFrame
- * has every column, else a partial update of its columns (which include the key). Each task writes
- * through one idempotent writer (the query id and partition), so a retried task's batches that were
- * already applied are not applied twice. Each batch is durable once acknowledged; the write as a
- * whole is not atomic across tasks. The server remembers a writer's last 32 batches, so the retry
- * of a task that had more applied fails (FAILED_PRECONDITION) rather than write them twice.
+ * has every column, else a partial update of its columns (which include the key). Each batch is
+ * durable once acknowledged; the write as a whole is not atomic across tasks.
  *
- * <p>A streaming query writes each micro-batch (epoch) the same way, exactly once: a task's writer
- * is named after the query, the epoch and the partition, and Spark gives a replayed epoch the same
- * input, cut into the same batches; the writer asks the server how many of them it applied before
- * ({@code writer-state}) and sends only the rest. The server forgets a writer idle past its
- * {@code --writer-expiration} (7 days): an epoch replayed later than that is written again.
+ * <p>A task's rows are written exactly once across its attempts: its writer is named after the
+ * write's query id and the partition (the same for every attempt of the task), its rows are cut
+ * into batches by count ({@code sink.batch-rows}), and a retry asks the server how many batches the
+ * writer applied ({@code writer-state}) and sends only the rest. A streaming query writes each
+ * micro-batch (epoch) the same way, its writer named after the query, the epoch and the partition;
+ * a replayed epoch, also after a restart from the checkpoint, has the same input. This holds when
+ * an attempt sees the task's rows in the same order, as Spark gives them from a deterministic plan.
+ * The server forgets a writer idle past its {@code --writer-expiration} (7 days): a task retried
+ * later than that is written again.
  */
 final class FluxgateWrite implements WriteBuilder, Write, BatchWrite, StreamingWrite {
   /** Write option: rows per batch sent (default {@link RowBatchWriter#BATCH_ROWS}). */

@@ -19,8 +19,8 @@ import org.apache.spark.sql.execution.arrow.ArrowWriter;
 /**
  * Writes one task's rows: Spark's ArrowWriter fills a batch in Spark's form ({@link SparkForm}),
  * which is sent, in the table's types, through one pipelined DoPut stream. Batches are cut by row
- * count (and buffer size) alone, so the same input is cut into the same batches: a writer that
- * resumes skips the batches its earlier attempt had applied.
+ * count (and buffer size) alone, so the same input is cut into the same batches: a retried task
+ * skips the batches its earlier attempt had applied.
  */
 final class RowBatchWriter implements DataWriter<InternalRow> {
   /**
@@ -43,21 +43,15 @@ final class RowBatchWriter implements DataWriter<InternalRow> {
   private long written;
 
   /**
-   * With resume, the writer (request's writer id) asks the server how many batches it applied
-   * before and skips that many; else it starts at sequence 0 and relies on duplicates being
-   * acknowledged.
+   * The writer (request's writer id) asks the server how many batches it applied before, in an
+   * earlier attempt of the task, and skips that many.
    */
-  RowBatchWriter(
-      FluxgateOptions connection,
-      WriteRequest request,
-      Schema target,
-      int batchRows,
-      boolean resume) {
+  RowBatchWriter(FluxgateOptions connection, WriteRequest request, Schema target, int batchRows) {
     this.allocator = new RootAllocator();
     this.lease = Clients.lease(connection);
     this.batchRows = batchRows;
     try {
-      this.skip = resume ? lease.client().writerState(request.table(), request.writerId()) : 0;
+      this.skip = lease.client().writerState(request.table(), request.writerId());
       this.writer =
           lease
               .client()

@@ -11,8 +11,9 @@ import org.apache.spark.sql.connector.write.DataWriterFactory;
 import org.apache.spark.sql.connector.write.streaming.StreamingDataWriterFactory;
 
 /**
- * Makes each task's writer, named after the query and the partition (and the epoch, streaming) for
- * idempotence. Holds the target schema as Arrow JSON, since it is sent to the executors.
+ * Makes each task's writer, named after the write's query id and the partition (and the epoch,
+ * streaming), so that every attempt of a task is the same idempotent writer. Holds the target
+ * schema as Arrow JSON, since it is sent to the executors.
  *
  * @param columns the columns of a partial update, or null for whole rows
  * @param batchRows rows per batch sent
@@ -27,12 +28,12 @@ record RowBatchWriterFactory(
     implements DataWriterFactory, StreamingDataWriterFactory {
 
   /**
-   * The same id for every attempt of a partition: a retry's batches already applied are
-   * acknowledged as duplicates.
+   * The same id for every attempt of a partition (the task id changes, the partition does not): a
+   * retry skips the batches already applied.
    */
   @Override
   public DataWriter<InternalRow> createWriter(int partitionId, long taskId) {
-    return writer(queryId + "/" + partitionId, false);
+    return writer(queryId + "/" + partitionId);
   }
 
   /**
@@ -41,17 +42,17 @@ record RowBatchWriterFactory(
    */
   @Override
   public DataWriter<InternalRow> createWriter(int partitionId, long taskId, long epochId) {
-    return writer(queryId + "/" + epochId + "/" + partitionId, true);
+    return writer(queryId + "/" + epochId + "/" + partitionId);
   }
 
-  private RowBatchWriter writer(String writerId, boolean resume) {
+  private RowBatchWriter writer(String writerId) {
     WriteRequest request = WriteRequest.of(table);
     if (columns != null) {
       request = request.withColumns(columns.toArray(new String[0]));
     }
     request = request.withWriter(writerId, 0);
     try {
-      return new RowBatchWriter(connection, request, Schema.fromJSON(targetJson), batchRows, resume);
+      return new RowBatchWriter(connection, request, Schema.fromJSON(targetJson), batchRows);
     } catch (IOException e) {
       throw new UncheckedIOException("the write's target schema", e);
     }
