@@ -164,15 +164,7 @@ func putRaw(ctx context.Context, cl flight.Client, cmd string, schema *flight.Fl
 	if err != nil {
 		return err
 	}
-	sendRaw(stream, cmd, schema, batches)
-	for {
-		if _, err := stream.Recv(); err != nil {
-			if errors.Is(err, io.EOF) {
-				return nil
-			}
-			return err
-		}
-	}
+	return roundTrip[*flight.PutResult](stream, cmd, schema, batches)
 }
 
 // exchangeRaw is putRaw for DoExchange.
@@ -181,7 +173,26 @@ func exchangeRaw(ctx context.Context, cl flight.Client, cmd string, schema *flig
 	if err != nil {
 		return err
 	}
-	sendRaw(stream, cmd, schema, batches)
+	return roundTrip[*flight.FlightData](stream, cmd, schema, batches)
+}
+
+// rawStream is a DoPut or DoExchange client stream, whose answers are R.
+type rawStream[R any] interface {
+	Send(*flight.FlightData) error
+	CloseSend() error
+	Recv() (R, error)
+}
+
+// roundTrip sends the descriptor with the schema, then the batches, and reads
+// answers until the server ends the call: nil when it ends cleanly.
+func roundTrip[R any](stream rawStream[R], cmd string, schema *flight.FlightData, batches []*flight.FlightData) error {
+	first := &flight.FlightData{DataHeader: schema.DataHeader, FlightDescriptor: &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte(cmd)}}
+	for _, m := range append([]*flight.FlightData{first}, batches...) {
+		if stream.Send(m) != nil {
+			break
+		}
+	}
+	stream.CloseSend()
 	for {
 		if _, err := stream.Recv(); err != nil {
 			if errors.Is(err, io.EOF) {
@@ -190,21 +201,6 @@ func exchangeRaw(ctx context.Context, cl flight.Client, cmd string, schema *flig
 			return err
 		}
 	}
-}
-
-// sendRaw sends the messages of a record stream. A send fails only once the
-// server has ended the call, whose error the caller then receives.
-func sendRaw(stream interface {
-	Send(*flight.FlightData) error
-	CloseSend() error
-}, cmd string, schema *flight.FlightData, batches []*flight.FlightData) {
-	first := &flight.FlightData{DataHeader: schema.DataHeader, FlightDescriptor: &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte(cmd)}}
-	for _, m := range append([]*flight.FlightData{first}, batches...) {
-		if stream.Send(m) != nil {
-			break
-		}
-	}
-	stream.CloseSend()
 }
 
 // Each malformed batch is INVALID_ARGUMENT naming its column, nothing of it
