@@ -3,23 +3,17 @@ package io.fluxgate.flink;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.fluxgate.client.FluxgateServer;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.table.api.TableResult;
 import org.apache.flink.table.api.bridge.java.StreamTableEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The delta join (FLIP-486): each side's changes look the other table up by index instead of
@@ -27,34 +21,17 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @Timeout(150)
 class DeltaJoinTest {
+  @RegisterExtension static final MiniClusterExtension CLUSTER = ServerExtension.cluster(4);
+
   @RegisterExtension
-  static final MiniClusterExtension CLUSTER =
-      new MiniClusterExtension(
-          new MiniClusterResourceConfiguration.Builder()
-              .setNumberTaskManagers(1)
-              .setNumberSlotsPerTaskManager(4)
-              .build());
+  static final ServerExtension SERVER = new ServerExtension("--default-bucket-num", "2");
 
   private static final String JOIN =
       "INSERT INTO fluss.fact_dim_join SELECT fact_cdc.id, fact_cdc.dim_a, fact_cdc.metric,"
           + " dim_cdc.name FROM fluss.fact_cdc INNER JOIN fluss.dim_cdc"
           + " ON fact_cdc.dim_a = dim_cdc.dim_a";
 
-  @TempDir static Path dir;
-  static FluxgateServer server;
   Sql sql;
-
-  @BeforeAll
-  static void start() throws Exception {
-    server = FluxgateServer.start(dir, "--default-bucket-num", "2");
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    if (server != null) {
-      server.close();
-    }
-  }
 
   @AfterEach
   void closeCatalogs() throws Exception {
@@ -67,7 +44,7 @@ class DeltaJoinTest {
 
   @Test
   void deltaJoinKeepsTheTargetEqualToTheInnerJoin() throws Exception {
-    sql = new Sql(server.uri());
+    sql = new Sql(SERVER.uri());
     StreamTableEnvironment batch = sql.env(true);
     batch.executeSql(
         "CREATE TABLE fluss.fact_cdc (id INT, dim_a STRING, metric BIGINT,"
@@ -107,7 +84,7 @@ class DeltaJoinTest {
 
   @Test
   void aJoinOffTheIndexesIsRefusedWithFlinksReason() {
-    sql = new Sql(server.uri());
+    sql = new Sql(SERVER.uri());
     StreamTableEnvironment batch = sql.env(true);
     batch.executeSql(
         "CREATE TABLE fluss.facts2 (id INT, dim_a STRING, PRIMARY KEY (id) NOT ENFORCED)"

@@ -3,8 +3,6 @@ package io.fluxgate.flink;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.fluxgate.client.FluxgateServer;
-import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -13,7 +11,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.table.api.ExplainDetail;
 import org.apache.flink.table.api.StatementSet;
 import org.apache.flink.table.api.bridge.java.StreamTableEnvironment;
@@ -21,13 +18,10 @@ import org.apache.flink.table.functions.ScalarFunction;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.flink.types.Row;
 import org.apache.flink.util.CloseableIterator;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The global dictionary: a lookup join with insert-if-not-exists gives every key a dense id, the
@@ -35,33 +29,16 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @Timeout(180)
 class DictionaryTest {
+  @RegisterExtension static final MiniClusterExtension CLUSTER = ServerExtension.cluster(4);
+
   @RegisterExtension
-  static final MiniClusterExtension CLUSTER =
-      new MiniClusterExtension(
-          new MiniClusterResourceConfiguration.Builder()
-              .setNumberTaskManagers(1)
-              .setNumberSlotsPerTaskManager(4)
-              .build());
+  static final ServerExtension SERVER = new ServerExtension("--default-bucket-num", "4");
 
   private static final String DICTIONARY_JOIN =
       " FROM fact LEFT JOIN dim_mapping /*+ OPTIONS('lookup.insert-if-not-exists'='true') */"
           + " FOR SYSTEM_TIME AS OF fact.ptime ON fact.dim_b = dim_mapping.dim_b";
 
-  @TempDir static Path dir;
-  static FluxgateServer server;
-  final Sql sql = new Sql(server == null ? "" : server.uri());
-
-  @BeforeAll
-  static void start() throws Exception {
-    server = FluxgateServer.start(dir, "--default-bucket-num", "4");
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    if (server != null) {
-      server.close();
-    }
-  }
+  final Sql sql = new Sql(SERVER.uri());
 
   @AfterEach
   void closeCatalogs() throws Exception {

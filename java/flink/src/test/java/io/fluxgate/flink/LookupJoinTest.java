@@ -3,41 +3,30 @@ package io.fluxgate.flink;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.fluxgate.client.FluxgateServer;
-import java.nio.file.Path;
 import java.util.List;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.table.api.bridge.java.StreamTableEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /** Lookup joins (enrichment) against primary-key tables, by primary key and by prefix index. */
 @Timeout(120)
 class LookupJoinTest {
-  @RegisterExtension
-  static final MiniClusterExtension CLUSTER =
-      new MiniClusterExtension(
-          new MiniClusterResourceConfiguration.Builder()
-              .setNumberTaskManagers(1)
-              .setNumberSlotsPerTaskManager(4)
-              .build());
+  @RegisterExtension static final MiniClusterExtension CLUSTER = ServerExtension.cluster(4);
 
-  @TempDir static Path dir;
-  static FluxgateServer server;
+  @RegisterExtension
+  static final ServerExtension SERVER = new ServerExtension("--default-bucket-num", "2");
+
   Sql sql;
 
   @BeforeAll
-  static void start() throws Exception {
-    server = FluxgateServer.start(dir, "--default-bucket-num", "2");
-    try (Sql setup = new Sql(server.uri())) {
+  static void createTables() throws Exception {
+    try (Sql setup = new Sql(SERVER.uri())) {
       StreamTableEnvironment env = setup.env(true);
       env.executeSql(
           "CREATE TABLE fluss.customers (id INT, name STRING, city STRING,"
@@ -57,13 +46,6 @@ class LookupJoinTest {
     }
   }
 
-  @AfterAll
-  static void stop() throws Exception {
-    if (server != null) {
-      server.close();
-    }
-  }
-
   @AfterEach
   void closeCatalogs() throws Exception {
     if (sql != null) {
@@ -73,7 +55,7 @@ class LookupJoinTest {
 
   /** A streaming environment with the view orders(order_id, cust_id, ptime). */
   private StreamTableEnvironment withOrders() {
-    sql = new Sql(server.uri());
+    sql = new Sql(SERVER.uri());
     StreamTableEnvironment env = sql.env(false);
     env.createTemporaryView(
         "orders",

@@ -4,14 +4,11 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.fluxgate.client.FluxgateServer;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.flink.api.common.RuntimeExecutionMode;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.ExecutionOptions;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.table.api.EnvironmentSettings;
 import org.apache.flink.table.api.bridge.java.StreamTableEnvironment;
@@ -19,40 +16,19 @@ import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.flink.types.Row;
 import org.apache.flink.util.CloseableIterator;
 import org.apache.flink.util.ExceptionUtils;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.io.TempDir;
 
 /** Batch DELETE and UPDATE statements, and the tables Fluss refuses them on, with its errors. */
 @Timeout(120)
 class RowLevelModificationTest {
+  @RegisterExtension static final MiniClusterExtension CLUSTER = ServerExtension.cluster(2);
+
   @RegisterExtension
-  static final MiniClusterExtension CLUSTER =
-      new MiniClusterExtension(
-          new MiniClusterResourceConfiguration.Builder()
-              .setNumberTaskManagers(1)
-              .setNumberSlotsPerTaskManager(2)
-              .build());
-
-  @TempDir static Path dir;
-  static FluxgateServer server;
-
-  @BeforeAll
-  static void start() throws Exception {
-    server = FluxgateServer.start(dir, "--default-bucket-num", "2");
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    if (server != null) {
-      server.close();
-    }
-  }
+  static final ServerExtension SERVER = new ServerExtension("--default-bucket-num", "2");
 
   StreamTableEnvironment env;
 
@@ -63,7 +39,7 @@ class RowLevelModificationTest {
     StreamExecutionEnvironment e = StreamExecutionEnvironment.getExecutionEnvironment(conf);
     e.setParallelism(2);
     env = StreamTableEnvironment.create(e, EnvironmentSettings.inBatchMode());
-    env.executeSql("CREATE CATALOG fg WITH ('type'='fluxgate', 'endpoint'='" + server.uri() + "')");
+    env.executeSql("CREATE CATALOG fg WITH ('type'='fluxgate', 'endpoint'='" + SERVER.uri() + "')");
     env.executeSql("USE CATALOG fg");
   }
 
