@@ -6,6 +6,7 @@ package engine
 //	BenchmarkAggregateUpsert/pebble  the same keys and values written blindly into the same pebble store, 10K a batch
 //	BenchmarkAggregateUpsert/engine  upserts into an aggregation table (sum and rbm32): merge, changelog, fsync
 //	BenchmarkSnapshotRead/log        a full scan of a log table holding the rows
+//	BenchmarkSnapshotRead/log-zstd   the same scan of a ZSTD log table: frames decode ahead of the one sent
 //	BenchmarkSnapshotRead/snapshot   a plain-name read of a primary-key table holding the same rows
 
 import (
@@ -189,8 +190,16 @@ func BenchmarkSnapshotRead(b *testing.B) {
 		b.Fatal(err)
 	}
 	writeAll(b, e, "log", recs)
-	for _, table := range []string{"log", "agg"} {
-		name := map[string]string{"log": "log", "agg": "snapshot"}[table]
+	if _, err := e.CreateTable(b.Context(), catalog.TableSpec{
+		Table:   "zlog",
+		Columns: []catalog.Column{{Name: "k", Type: "BIGINT", Nullable: new(bool)}, {Name: "n", Type: "BIGINT"}, {Name: "bm", Type: "BYTES"}},
+		Options: map[string]string{"table.log.arrow.compression.type": "zstd"},
+	}, false); err != nil {
+		b.Fatal(err)
+	}
+	writeAll(b, e, "zlog", recs)
+	for _, table := range []string{"log", "zlog", "agg"} {
+		name := map[string]string{"log": "log", "zlog": "log-zstd", "agg": "snapshot"}[table]
 		b.Run(name, func(b *testing.B) {
 			for b.Loop() {
 				if got := readAllRows(b, e, table); got != int64(n) {
