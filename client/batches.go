@@ -1,14 +1,15 @@
 package client
 
 import (
+	"context"
 	"fmt"
-	"io"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/fluxgate-io/fluxgate/internal/ipcmsg"
+	"github.com/fluxgate-io/fluxgate/internal/prefetch"
 )
 
 // batchMessages reads a DoGet stream as IPC messages for arrow-go's reader,
@@ -20,10 +21,9 @@ import (
 // they are, on the reader's goroutine.
 type batchMessages struct {
 	src     flight.FlightService_DoGetClient
-	ready   chan chan received // once pipelining: the messages received, in order
-	stop    chan struct{}
-	msg     *ipc.Message // the last message handed out, held until the next
-	appMeta []byte       // its app_metadata
+	ahead   *prefetch.Pipeline[received] // once pipelining: the messages received, in order
+	msg     *ipc.Message                 // the last message handed out, held until the next
+	appMeta []byte                       // its app_metadata
 }
 
 type received struct {
@@ -33,7 +33,7 @@ type received struct {
 }
 
 func newBatchMessages(src flight.FlightService_DoGetClient) *batchMessages {
-	return &batchMessages{src: src, stop: make(chan struct{})}
+	return &batchMessages{src: src}
 }
 
 // Message implements ipc.MessageReader.
@@ -57,7 +57,7 @@ func (m *batchMessages) Message() (*ipc.Message, error) {
 }
 
 func (m *batchMessages) next() received {
-	if m.ready == nil {
+	if m.ahead == nil {
 		fd, err := m.src.Recv()
 		if err != nil {
 			return received{err: err}
@@ -66,18 +66,37 @@ func (m *batchMessages) next() received {
 		if rb == nil {
 			return received{fd: fd}
 		}
-		m.ready = make(chan chan received, 1)
-		go m.run()
+		// Not the stream's context: gRPC cancels it once the stream ended,
+		// while batches received before may still wait to be read.
+		m.ahead = prefetch.Start(context.Background(), prefetch.Config[received]{Ahead: batchesAhead, Parallel: true}, m.receive)
 		return decompress(fd, rb)
 	}
-	select {
-	case res, ok := <-m.ready:
-		if !ok {
-			return received{err: io.EOF} // after the stream's end or error
+	r, err := m.ahead.Next()
+	if err != nil {
+		return received{err: err} // io.EOF after the stream's end
+	}
+	return r
+}
+
+// batchesAhead is how many batches may be received and decompressing ahead
+// of the one read.
+const batchesAhead = 1
+
+// receive receives the stream's messages, each decompressed on a goroutine
+// of its own if it is a ZSTD batch.
+func (m *batchMessages) receive(ctx context.Context, emit func(prefetch.Work[received]) bool) error {
+	for {
+		fd, err := m.src.Recv()
+		if err != nil {
+			return err
 		}
-		return <-res
-	case <-m.stop:
-		return received{err: io.EOF}
+		work := func() (received, error) { return received{fd: fd}, nil }
+		if rb := zstdBatch(fd); rb != nil {
+			work = func() (received, error) { return decompress(fd, rb), nil }
+		}
+		if !emit(work) {
+			return nil
+		}
 	}
 }
 
@@ -85,34 +104,14 @@ func (m *batchMessages) Retain()  {}
 func (m *batchMessages) Release() {}
 
 // close stops the receiving goroutine and lets go of the last message; the
-// stream's context must be cancelled too, to end a receive it waits in.
+// stream's context must be cancelled first, to end a receive it waits in.
 func (m *batchMessages) close() {
-	close(m.stop)
+	if m.ahead != nil {
+		m.ahead.Close()
+	}
 	if m.msg != nil {
 		m.msg.Release()
 		m.msg = nil
-	}
-}
-
-func (m *batchMessages) run() {
-	defer close(m.ready)
-	for {
-		fd, err := m.src.Recv()
-		res := make(chan received, 1)
-		select {
-		case m.ready <- res:
-		case <-m.stop:
-			return
-		}
-		if err != nil {
-			res <- received{err: err}
-			return
-		}
-		if rb := zstdBatch(fd); rb != nil {
-			go func() { res <- decompress(fd, rb) }()
-		} else {
-			res <- received{fd: fd}
-		}
 	}
 }
 

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"io"
 	"slices"
 	"sort"
 
@@ -9,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/util"
 
+	"github.com/fluxgate-io/fluxgate/internal/prefetch"
 	"github.com/fluxgate-io/fluxgate/lake"
 )
 
@@ -36,54 +38,47 @@ func (rs *ReadStream) runLake(ctx context.Context, bucket int, send func(arrow.R
 		return err
 	}
 	// Decoding the next Parquet pages overlaps sending the last batch.
-	type item struct {
-		rec arrow.RecordBatch
-		err error
-	}
-	ctx, cancel := context.WithCancel(ctx)
-	items := make(chan item, 2)
-	go func() {
-		defer close(items)
+	cfg := prefetch.Config[arrow.RecordBatch]{Ahead: lakeBatchesAhead, Release: arrow.RecordBatch.Release}
+	batches := prefetch.Start(ctx, cfg, func(ctx context.Context, emit func(prefetch.Work[arrow.RecordBatch]) bool) error {
 		for rec, err := range recs {
-			select {
-			case items <- item{rec, err}:
-			case <-ctx.Done():
-				if rec != nil {
-					rec.Release()
-				}
-				return
+			if err != nil {
+				return err
+			}
+			if !emit(func() (arrow.RecordBatch, error) { return rec, nil }) {
+				rec.Release()
+				return nil
 			}
 		}
-	}()
-	defer func() {
-		cancel()
-		for it := range items {
-			if it.rec != nil {
-				it.rec.Release()
-			}
-		}
-	}()
+		return nil
+	})
+	defer batches.Close()
 	start := int64(-1)
-	for it := range items {
-		err := it.err
+	for {
+		rec, err := batches.Next()
+		if err == io.EOF {
+			return nil
+		}
 		if err == nil {
 			err = rs.check(ctx)
 		}
 		if err == nil && rs.tk.LakeStart != nil {
-			it.rec = skipBelow(it.rec, offsetAt, *rs.tk.LakeStart)
+			rec = skipBelow(rec, offsetAt, *rs.tk.LakeStart)
 		}
 		if err == nil {
-			err = rs.sendLake(ctx, it.rec, bucket, offsetAt, &start, send)
+			err = rs.sendLake(ctx, rec, bucket, offsetAt, &start, send)
 		}
-		if it.rec != nil {
-			it.rec.Release()
+		if rec != nil {
+			rec.Release()
 		}
 		if err != nil || rs.left == 0 {
 			return err
 		}
 	}
-	return nil
 }
+
+// lakeBatchesAhead is how many lake batches may be decoded ahead of the one
+// sent.
+const lakeBatchesAhead = 2
 
 // sendLake filters one record of lake rows and sends what is left. *start
 // is where the next batch starts: the first row's offset at first, then the

@@ -259,7 +259,7 @@ func (rs *ReadStream) runRange(ctx context.Context, r TicketRange, send func(arr
 	var frames frameSource = direct
 	if r.Stop != nil && *r.Stop <= reader.HighWatermark() && rs.t.codec != logstore.CodecNone {
 		// Every frame of the range is in the log already: decode ahead.
-		ahead := readAhead(direct, *r.Stop)
+		ahead := readAhead(ctx, direct, *r.Stop)
 		defer ahead.close()
 		frames = ahead
 	}

@@ -89,7 +89,8 @@ func (rs *ReadStream) runSnapshot(ctx context.Context, bucket int, send func(arr
 		rs.e.met.bytesRead.Add(ctx, util.TotalRecordSize(out)*out.NumRows()/max(bufRows, 1), attr)
 		return send(out, meta)
 	}
-	values := streamValues(snap, info.TableID, bucket)
+	values := streamValues(ctx, snap, info.TableID, bucket)
+	defer values.close()
 	err = rs.decodeValues(ctx, values, func(value []byte) error {
 		if err := cols.Decode(value); err != nil {
 			return err
@@ -100,9 +101,6 @@ func (rs *ReadStream) runSnapshot(ctx context.Context, bucket int, send func(arr
 		}
 		return nil
 	})
-	if cerr := values.close(); err == nil {
-		err = cerr
-	}
 	if err != nil && err != errStopScan {
 		return 0, err
 	}
@@ -120,8 +118,9 @@ func (rs *ReadStream) runSnapshot(ctx context.Context, bucket int, send func(arr
 func (rs *ReadStream) decodeValues(ctx context.Context, values *valueStream, fn func(value []byte) error) error {
 	var c *valueChunk
 	for {
-		if c = values.next(c); c == nil {
-			return nil
+		var err error
+		if c, err = values.next(c); err != nil || c == nil {
+			return err
 		}
 		if err := rs.check(ctx); err != nil {
 			return err
