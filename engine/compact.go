@@ -14,22 +14,35 @@ import (
 // scheduler runs every LakeCompactionInterval per table.
 
 // CompactLake compacts a table's lake at once (the compact-lake action).
-func (e *Engine) CompactLake(ctx context.Context, name string) (lake.CompactStats, error) {
+func (e *Engine) CompactLake(ctx context.Context, name string) (LakeCompaction, error) {
 	t, path, err := e.resolve(name)
 	if err != nil {
-		return lake.CompactStats{}, err
+		return LakeCompaction{}, err
 	}
 	if path.View != "" {
-		return lake.CompactStats{}, errs.New(errs.Invalid, "compact-lake names a table, not the view %s", path.FullName())
+		return LakeCompaction{}, errs.New(errs.Invalid, "compact-lake names a table, not the view %s", path.FullName())
 	}
 	if !t.current().info.DatalakeEnabled() {
-		return lake.CompactStats{}, errs.New(errs.Precondition, "%s is not datalake enabled: set %s to true first", path, catalog.OptDatalakeEnabled)
+		return LakeCompaction{}, errs.New(errs.Precondition, "%s is not datalake enabled: set %s to true first", path, catalog.OptDatalakeEnabled)
 	}
 	st, err := e.compactLake(ctx, t)
 	if err == nil && st.Snapshot == nil {
 		err = noLakeSnapshot(t.current().info, path)
 	}
-	return st, err
+	if err != nil {
+		return LakeCompaction{}, err
+	}
+	return LakeCompaction{Snapshot: lakeSnapshotOf(st.Snapshot), RewrittenFiles: st.RewrittenFiles, AddedFiles: st.AddedFiles,
+		RemovedDeleteFiles: st.RemovedDeleteFiles, OrphansDeleted: st.OrphansDeleted}, nil
+}
+
+// LakeCompaction is what a compaction of a table's lake did.
+type LakeCompaction struct {
+	Snapshot           *LakeSnapshot // the lake's snapshot after it
+	RewrittenFiles     int           // data files read and replaced
+	AddedFiles         int           // data files written
+	RemovedDeleteFiles int
+	OrphansDeleted     int
 }
 
 // compactLake compacts t's lake, between its tiering rounds.

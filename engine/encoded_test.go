@@ -11,7 +11,6 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/internal/ipcmsg"
-	"github.com/fluxgate-io/fluxgate/logstore"
 )
 
 // A scan that asks for ZSTD sends the frames of a ZSTD table as they are
@@ -93,7 +92,7 @@ func TestZstdScanSendsWholeFramesAsStored(t *testing.T) {
 				}
 				next = m.Next
 			}
-			rs.SendEncoded(func(msg logstore.Message, m BatchMeta) error {
+			rs.SendEncoded(func(msg EncodedBatch, m BatchMeta) error {
 				rb, err := ipcmsg.Parse(msg.Meta)
 				if err != nil {
 					return err

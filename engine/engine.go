@@ -9,7 +9,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"log/slog"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -19,8 +18,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	pebblevfs "github.com/cockroachdb/pebble/v2/vfs"
-	"go.opentelemetry.io/otel/metric"
 
 	"github.com/fluxgate-io/fluxgate/bucketing"
 	"github.com/fluxgate-io/fluxgate/catalog"
@@ -30,99 +27,19 @@ import (
 	"github.com/fluxgate-io/fluxgate/lake"
 	"github.com/fluxgate-io/fluxgate/logstore"
 	"github.com/fluxgate-io/fluxgate/merge"
-	"github.com/fluxgate-io/fluxgate/predicate"
 	"github.com/fluxgate-io/fluxgate/producer"
 )
 
-// Options configure an engine. The zero value means the defaults.
-type Options struct {
-	// DefaultBucketNum is bucket.num for tables that do not set it. Default 1.
-	DefaultBucketNum int
-	// Log configures every table's log (with its filesystem, Log.FS).
-	Log logstore.Options
-	// CatalogFS is the filesystem of the catalog, a pebble database.
-	// Default: the real disk.
-	CatalogFS pebblevfs.FS
-	// KVFS is the filesystem of the primary-key state, a pebble database.
-	// Default: the real disk.
-	KVFS pebblevfs.FS
-	// RetentionInterval is how often expired log segments are removed.
-	// Default 1 minute.
-	RetentionInterval time.Duration
-	// IdleHeartbeat is how long an unbounded scan may be idle before it sends
-	// an empty batch. Default 4 s (PROTOCOL.md promises at most 5 s).
-	IdleHeartbeat time.Duration
-	// Allocator is used for Arrow memory. Default memory.DefaultAllocator.
-	Allocator memory.Allocator
-	// Logger. Default slog.Default().
-	Logger *slog.Logger
-	// Meter receives the engine's metrics. Default: none.
-	Meter metric.Meter
-	// Lake is where lake-enabled tables are tiered. Default: the filesystem
-	// catalog in <dir>/lake.
-	Lake lake.Options
-	// TieringInterval is how often the tiering scheduler looks for tables
-	// whose table.datalake.freshness has passed: a round starts at most this
-	// late. Default 100 ms.
-	TieringInterval time.Duration
-	// LakeCompactionInterval is how often the tiering scheduler compacts
-	// each lake-enabled table's lake, after a round. Default 1 h.
-	LakeCompactionInterval time.Duration
-}
-
-// WithLogSegmentBytes returns o with the log segment size set.
-func (o Options) WithLogSegmentBytes(n int64) Options {
-	o.Log.SegmentBytes = n
-	return o
-}
-
-// WithWriterExpiration returns o with the idle time after which an
-// idempotent writer's state is dropped set.
-func (o Options) WithWriterExpiration(d time.Duration) Options {
-	o.Log.WriterExpiration = d
-	return o
-}
-
-func (o Options) withDefaults() Options {
-	if o.DefaultBucketNum <= 0 {
-		o.DefaultBucketNum = 1
-	}
-	if o.RetentionInterval <= 0 {
-		o.RetentionInterval = time.Minute
-	}
-	if o.TieringInterval <= 0 {
-		o.TieringInterval = 100 * time.Millisecond
-	}
-	if o.LakeCompactionInterval <= 0 {
-		o.LakeCompactionInterval = time.Hour
-	}
-	if o.IdleHeartbeat <= 0 {
-		o.IdleHeartbeat = 4 * time.Second
-	}
-	if o.Allocator == nil {
-		o.Allocator = memory.DefaultAllocator
-	}
-	if o.Logger == nil {
-		o.Logger = slog.Default()
-	}
-	if o.Log.Logger == nil {
-		o.Log.Logger = o.Logger
-	}
-	if o.Log.Summarize == nil {
-		o.Log.Summarize = predicate.MergeStats
-	}
-	return o
-}
-
 // Engine is an open data directory.
 type Engine struct {
-	dir  string
-	opts Options
-	cat  *catalog.Catalog
-	kv   *kv.Store
-	lake *lake.Lake
-	met  *metrics
-	lock io.Closer // of the data directory; released last by Close
+	dir     string
+	opts    Options
+	logOpts logstore.Options // of every table's log
+	cat     *catalog.Catalog
+	kv      *kv.Store
+	lake    *lake.Lake
+	met     *metrics
+	lock    io.Closer // of the data directory; released last by Close
 
 	producers *producer.Store // undo recovery's producer offsets (producers.go)
 
@@ -241,7 +158,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 		// SQL catalogs keep the lake in the data directory.
 		opts.Lake.Warehouse = lake.DefaultWarehouse(dir)
 	}
-	lk, err := lake.Open(ctx, opts.Lake)
+	lk, err := lake.Open(ctx, lake.Options{Warehouse: opts.Lake.Warehouse, Catalog: opts.Lake.Catalog, Iceberg: opts.Lake.Iceberg, BeforeCommit: opts.Lake.BeforeCommit})
 	if err != nil {
 		store.Close()
 		cat.Close()
@@ -262,7 +179,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 		cat.Close()
 		return nil, err
 	}
-	e.opts.Log.OnSync = e.met.observeSync
+	e.logOpts = opts.logOptions(e.met.observeSync)
 	infos, err := cat.ListTables("")
 	if err != nil {
 		store.Close()
@@ -337,7 +254,7 @@ func (e *Engine) tableDir(id int64) string {
 }
 
 func (e *Engine) openTable(info *catalog.TableInfo) (*table, error) {
-	log, err := logstore.Open(e.tableDir(info.TableID), info.BucketCount(), e.opts.Log)
+	log, err := logstore.Open(e.tableDir(info.TableID), info.BucketCount(), e.logOpts)
 	if err != nil {
 		return nil, fmt.Errorf("open table %s: %w", info.Path(), err)
 	}

@@ -13,7 +13,6 @@ import (
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/internal/vfs"
-	"github.com/fluxgate-io/fluxgate/logstore"
 )
 
 // A primary-key table whose changelog cannot be synced refuses writes, keeps
@@ -23,7 +22,7 @@ func TestPrimaryKeyWritesResumeAfterFsyncFailure(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	faults := vfs.NewFaults(vfs.Default)
-	e, err := Open(t.Context(), t.TempDir(), Options{Allocator: mem, Log: logstore.Options{FS: faults}})
+	e, err := Open(t.Context(), t.TempDir(), Options{Allocator: mem, Log: LogOptions{FS: faults}})
 	if err != nil {
 		t.Fatal(err)
 	}

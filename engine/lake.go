@@ -113,7 +113,7 @@ func (e *Engine) lakeSnapshot(ctx context.Context, t *table) (*lake.Snapshot, er
 
 // LakeSnapshot returns the latest lake snapshot of a table (the
 // lake-snapshot action): NOT_FOUND before the first commit.
-func (e *Engine) LakeSnapshot(ctx context.Context, name string) (*lake.Snapshot, error) {
+func (e *Engine) LakeSnapshot(ctx context.Context, name string) (*LakeSnapshot, error) {
 	t, path, err := e.resolve(name)
 	if err != nil {
 		return nil, err
@@ -125,7 +125,22 @@ func (e *Engine) LakeSnapshot(ctx context.Context, name string) (*lake.Snapshot,
 	if snap == nil {
 		return nil, noLakeSnapshot(t.current().info, path)
 	}
-	return snap, nil
+	return lakeSnapshotOf(snap), nil
+}
+
+// LakeSnapshot is a committed lake snapshot of a table.
+type LakeSnapshot struct {
+	ID int64
+	// Offsets maps each tiered bucket to the first offset not in the lake.
+	Offsets     map[int]int64
+	CommittedAt int64 // unix ms
+}
+
+func lakeSnapshotOf(s *lake.Snapshot) *LakeSnapshot {
+	if s == nil {
+		return nil
+	}
+	return &LakeSnapshot{ID: s.ID, Offsets: s.Offsets, CommittedAt: s.CommittedAt}
 }
 
 func noLakeSnapshot(info *catalog.TableInfo, path catalog.TablePath) error {

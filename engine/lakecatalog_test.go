@@ -16,7 +16,7 @@ import (
 func TestSQLLakeCatalogWithoutWarehouse(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
-	e, err := Open(ctx, dir, Options{Lake: lake.Options{Catalog: map[string]string{
+	e, err := Open(ctx, dir, Options{Lake: LakeOptions{Catalog: map[string]string{
 		"type": "sql", "uri": "file:" + filepath.Join(dir, "lake.db"), "sql.driver": "sqlite", "sql.dialect": "sqlite"}}})
 	if err != nil {
 		t.Fatal(err)

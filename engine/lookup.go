@@ -28,7 +28,7 @@ type LookupRequest struct {
 
 // OpenLookup validates a lookup against its table and returns the lookuper
 // that answers its key batches.
-func (e *Engine) OpenLookup(req LookupRequest) (*lookup.Lookuper, error) {
+func (e *Engine) OpenLookup(req LookupRequest) (*Lookuper, error) {
 	t, path, err := e.resolve(req.Table)
 	if err != nil {
 		return nil, err
@@ -76,7 +76,25 @@ func (e *Engine) OpenLookup(req LookupRequest) (*lookup.Lookuper, error) {
 			return e.insertKeys(t, keys)
 		}
 	}
-	return lookup.New(e.kv, lt, opts, e.opts.Allocator), nil
+	return &Lookuper{lookup.New(e.kv, lt, opts, e.opts.Allocator)}, nil
+}
+
+// Lookuper answers the key batches of one lookup.
+type Lookuper struct{ l *lookup.Lookuper }
+
+// LookupMeta is the app_metadata of a lookup's answer.
+type LookupMeta struct {
+	Keys int `json:"keys"` // keys in the request batch
+	Rows int `json:"rows"` // rows in the answer
+}
+
+// Schema is the schema of the answers.
+func (l *Lookuper) Schema() *arrow.Schema { return l.l.Schema() }
+
+// Lookup answers one batch of keys; the answer is the caller's to release.
+func (l *Lookuper) Lookup(ctx context.Context, keys arrow.RecordBatch) (arrow.RecordBatch, LookupMeta, error) {
+	ans, meta, err := l.l.Lookup(ctx, keys)
+	return ans, LookupMeta(meta), err
 }
 
 // InlineKeys turns the JSON keys of an inline lookup into a key batch of the
@@ -141,23 +159,23 @@ func (e *Engine) PlanInlineLookup(req LookupRequest) (*arrow.Schema, Ticket, err
 }
 
 // InlineLookup redeems an inline lookup ticket: its answer as one batch.
-func (e *Engine) InlineLookup(ctx context.Context, tk Ticket) (arrow.RecordBatch, lookup.Meta, error) {
+func (e *Engine) InlineLookup(ctx context.Context, tk Ticket) (arrow.RecordBatch, LookupMeta, error) {
 	if tk.Lookup == nil {
-		return nil, lookup.Meta{}, errs.New(errs.Invalid, `ticket: view lookup without "lookup"`)
+		return nil, LookupMeta{}, errs.New(errs.Invalid, `ticket: view lookup without "lookup"`)
 	}
 	if _, err := e.tableByID(tk.TableID); err != nil {
-		return nil, lookup.Meta{}, err
+		return nil, LookupMeta{}, err
 	}
 	if t, _, err := e.resolve(tk.Lookup.Table); err != nil || t.current().info.TableID != tk.TableID {
-		return nil, lookup.Meta{}, errs.New(errs.NotFound, "ticket: table id %d is no longer %s", tk.TableID, tk.Lookup.Table)
+		return nil, LookupMeta{}, errs.New(errs.NotFound, "ticket: table id %d is no longer %s", tk.TableID, tk.Lookup.Table)
 	}
 	l, err := e.OpenLookup(*tk.Lookup)
 	if err != nil {
-		return nil, lookup.Meta{}, err
+		return nil, LookupMeta{}, err
 	}
 	keys, err := e.InlineKeys(*tk.Lookup)
 	if err != nil {
-		return nil, lookup.Meta{}, err
+		return nil, LookupMeta{}, err
 	}
 	defer keys.Release()
 	return l.Lookup(ctx, keys)

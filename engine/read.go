@@ -156,15 +156,25 @@ func (rs *ReadStream) Compression() string { return rs.tk.Compression }
 // the filter, if there is one (the changelog's system columns are made for
 // each frame and sent uncompressed). Run's send gets the rest. send must
 // not keep the message's bytes after it returns.
-func (rs *ReadStream) SendEncoded(send func(logstore.Message, BatchMeta) error) {
+func (rs *ReadStream) SendEncoded(send func(EncodedBatch, BatchMeta) error) {
 	asStored := rs.tk.Compression == "" && rs.info.Compression() == catalog.CompressionZstd
 	if rs.tk.Compression != "zstd" && !asStored {
 		return
 	}
 	rs.msgCols, rs.systemNames = rs.plan.messageColumns(len(rs.info.ArrowSchema().Fields()))
 	if rs.msgCols != nil {
-		rs.encoded = send
+		rs.encoded = func(msg logstore.Message, m BatchMeta) error {
+			return send(EncodedBatch{Meta: msg.Meta, Body: msg.Body, BodyLen: msg.BodyLen}, m)
+		}
 	}
+}
+
+// EncodedBatch is a batch as the store holds it, sent without decoding: an
+// Arrow IPC record batch message's flatbuffer metadata and its body.
+type EncodedBatch struct {
+	Meta    []byte
+	Body    [][]byte // the body, in pieces
+	BodyLen int      // bytes of Body
 }
 
 // message returns f's result columns as the store holds them, when the

@@ -9,7 +9,6 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/errs"
-	"github.com/fluxgate-io/fluxgate/lake"
 	"github.com/fluxgate-io/fluxgate/row"
 	"github.com/fluxgate-io/fluxgate/tiering"
 )
@@ -19,7 +18,7 @@ import (
 
 // TierNow runs one tiering round of a table at once (the tier-now action)
 // and returns the latest lake snapshot after it.
-func (e *Engine) TierNow(ctx context.Context, name string) (*lake.Snapshot, error) {
+func (e *Engine) TierNow(ctx context.Context, name string) (*LakeSnapshot, error) {
 	t, path, err := e.resolve(name)
 	if err != nil {
 		return nil, err
@@ -37,7 +36,7 @@ func (e *Engine) TierNow(ctx context.Context, name string) (*lake.Snapshot, erro
 	if res.Snapshot == nil {
 		return nil, noLakeSnapshot(t.current().info, path)
 	}
-	return res.Snapshot, nil
+	return lakeSnapshotOf(res.Snapshot), nil
 }
 
 // tierRound runs one round of t, after any round already running.

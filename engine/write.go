@@ -12,6 +12,7 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/internal/ipcmsg"
 	"github.com/fluxgate-io/fluxgate/logstore"
 	"github.com/fluxgate-io/fluxgate/predicate"
 	"github.com/fluxgate-io/fluxgate/row"
@@ -127,9 +128,30 @@ func (w *WriteStream) Submit(ctx context.Context, rec arrow.RecordBatch) (*Pendi
 	return w.SubmitReceived(ctx, rec, nil)
 }
 
+// Received is a batch as a writer sent it, compressed.
+type Received struct{ r *logstore.Received }
+
+// NewReceived keeps a batch of schema that arrived compressed (its IPC
+// metadata and body) as received. It returns nil when no column of it can
+// be stored so (see logstore.NewReceived).
+func NewReceived(schema *arrow.Schema, meta *ipcmsg.RecordBatch, body []byte) *Received {
+	r := logstore.NewReceived(schema, meta, body)
+	if r == nil {
+		return nil
+	}
+	return &Received{r}
+}
+
+func (r *Received) stored() *logstore.Received {
+	if r == nil {
+		return nil
+	}
+	return r.r
+}
+
 // SubmitReceived is Submit of a batch that arrived compressed as recv: the
 // columns a ZSTD log table can store as received are not compressed again.
-func (w *WriteStream) SubmitReceived(ctx context.Context, rec arrow.RecordBatch, recv *logstore.Received) (*PendingWrite, error) {
+func (w *WriteStream) SubmitReceived(ctx context.Context, rec arrow.RecordBatch, recv *Received) (*PendingWrite, error) {
 	seq := w.seq
 	sent := rec
 	w.seq++
@@ -176,7 +198,7 @@ func (w *WriteStream) SubmitReceived(ctx context.Context, rec arrow.RecordBatch,
 		if writer.ID != "" {
 			meta.WriterSeq = seq
 		}
-		b, err := enc.EncodeReceived(p.rec, meta, recv, sentCols)
+		b, err := enc.EncodeReceived(p.rec, meta, recv.stored(), sentCols)
 		if err != nil {
 			releaseParts(parts)
 			releaseBatches(batches)

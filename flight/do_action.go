@@ -17,7 +17,6 @@ import (
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/engine"
 	"github.com/fluxgate-io/fluxgate/errs"
-	"github.com/fluxgate-io/fluxgate/lake"
 )
 
 type action struct {
@@ -296,7 +295,7 @@ type lakeSnapshotResult struct {
 	CommittedAt int64         `json:"committed_at"`
 }
 
-func lakeResult(snap *lake.Snapshot, err error) (any, error) {
+func lakeResult(snap *engine.LakeSnapshot, err error) (any, error) {
 	if err != nil {
 		return nil, err
 	}

@@ -18,7 +18,6 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/acl"
 	"github.com/fluxgate-io/fluxgate/engine"
-	"github.com/fluxgate-io/fluxgate/logstore"
 )
 
 func (s *Service) DoGet(t *flight.Ticket, stream flight.FlightService_DoGetServer) error {
@@ -100,7 +99,7 @@ func (w *batchWriter) write(rec arrow.RecordBatch, meta engine.BatchMeta) error 
 	return w.ipc.Write(rec)
 }
 
-func (w *batchWriter) writeEncoded(msg logstore.Message, meta engine.BatchMeta) error {
+func (w *batchWriter) writeEncoded(msg engine.EncodedBatch, meta engine.BatchMeta) error {
 	if !w.schemaSent {
 		p := ipc.GetSchemaPayload(w.schema, w.mem)
 		err := w.send(&p, nil)

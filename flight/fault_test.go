@@ -14,7 +14,6 @@ import (
 	"github.com/fluxgate-io/fluxgate/client"
 	"github.com/fluxgate-io/fluxgate/engine"
 	"github.com/fluxgate-io/fluxgate/internal/vfs"
-	"github.com/fluxgate-io/fluxgate/logstore"
 )
 
 // A write that meets a full disk ends its DoPut at once with
@@ -23,7 +22,7 @@ import (
 // succeeds without a restart, and every acknowledged row is there once.
 func TestDoPutOnFullDiskFailsAtOnceAndWritesResume(t *testing.T) {
 	faults := vfs.NewFaults(vfs.Default)
-	ts := start(t, engine.Options{Log: logstore.Options{FS: faults}})
+	ts := start(t, engine.Options{Log: engine.LogOptions{FS: faults}})
 	ctx := ctxT(t)
 	if _, err := ts.cl.CreateTable(ctx, ordersSpec("orders", 2, "order_id"), false); err != nil {
 		t.Fatal(err)

@@ -29,9 +29,9 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/fluxgate-io/fluxgate/engine"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/internal/ipcmsg"
-	"github.com/fluxgate-io/fluxgate/logstore"
 )
 
 // intake reads the checked batches of a client's record stream.
@@ -41,7 +41,7 @@ type intake struct {
 	src     *intakeSource
 	batches int   // batches read so far
 	err     error // a batch that failed validation
-	recv    *logstore.Received
+	recv    *engine.Received
 }
 
 // openIntake reads the first message of a client's record stream: it must
@@ -83,7 +83,7 @@ func (in *intake) Next() bool {
 	}
 	in.recv = nil
 	if z := in.src.zstd; z.meta != nil {
-		in.recv = logstore.NewReceived(in.r.Schema(), z.meta, z.body)
+		in.recv = engine.NewReceived(in.r.Schema(), z.meta, z.body)
 	}
 	in.batches++
 	return true
@@ -94,7 +94,7 @@ func (in *intake) Batch() arrow.RecordBatch { return in.r.RecordBatch() }
 
 // Received is the batch Next read as it was received, if it came
 // ZSTD-compressed (else nil).
-func (in *intake) Received() *logstore.Received { return in.recv }
+func (in *intake) Received() *engine.Received { return in.recv }
 
 // Take hands the caller the budget bytes of the batch Next read; the caller
 // releases them once the batch is acknowledged.

@@ -17,7 +17,6 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/client"
 	"github.com/fluxgate-io/fluxgate/engine"
-	"github.com/fluxgate-io/fluxgate/lake"
 )
 
 // liveLakeFiles counts the data files of each partition, and the delete
@@ -68,7 +67,7 @@ func liveLakeFiles(t *testing.T, ts *testServer, table string) (dataPerPartition
 func TestCompactLake(t *testing.T) {
 	var crash atomic.Bool
 	errCrash := errors.New("the compaction dies before its commit")
-	ts := start(t, engine.Options{Lake: lake.Options{BeforeCommit: func() error {
+	ts := start(t, engine.Options{Lake: engine.LakeOptions{BeforeCommit: func() error {
 		if crash.Load() {
 			return errCrash
 		}

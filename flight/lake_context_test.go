@@ -14,7 +14,6 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/client"
 	"github.com/fluxgate-io/fluxgate/engine"
-	"github.com/fluxgate-io/fluxgate/lake"
 )
 
 // hangingCatalog is an Iceberg catalog whose table loads, once hang is
@@ -55,7 +54,7 @@ func TestLakeCallsEndWithTheCallersDeadline(t *testing.T) {
 	cat := &hangingCatalog{Catalog: fs, hang: make(chan struct{}), released: make(chan error, 1), unstuck: make(chan struct{})}
 	// No scheduler ticks during the test: each call below is the only one
 	// that reaches the catalog.
-	ts := start(t, engine.Options{Lake: lake.Options{Iceberg: cat}, TieringInterval: time.Hour})
+	ts := start(t, engine.Options{Lake: engine.LakeOptions{Iceberg: cat}, TieringInterval: time.Hour})
 	t.Cleanup(func() { close(cat.unstuck) }) // runs before the server closes
 	if _, err := ts.cl.CreateTable(ctxT(t), lakeOrdersSpec("fluss.tiered", nil), false); err != nil {
 		t.Fatal(err)

@@ -16,7 +16,6 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/client"
 	"github.com/fluxgate-io/fluxgate/engine"
-	"github.com/fluxgate-io/fluxgate/lake"
 )
 
 // A tiering round that dies after writing its Parquet files and before
@@ -30,7 +29,7 @@ import (
 func TestLakeRoundDyingBetweenFilesAndCommitLosesAndRepeatsNothing(t *testing.T) {
 	var crash atomic.Bool
 	errCrash := errors.New("the round dies before its commit")
-	ts := start(t, engine.Options{Lake: lake.Options{BeforeCommit: func() error {
+	ts := start(t, engine.Options{Lake: engine.LakeOptions{BeforeCommit: func() error {
 		if crash.Load() {
 			return errCrash
 		}

@@ -21,7 +21,6 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/client"
 	"github.com/fluxgate-io/fluxgate/engine"
-	"github.com/fluxgate-io/fluxgate/logstore"
 )
 
 func lakeOrdersSpec(name string, opts map[string]string) client.TableSpec {
@@ -181,7 +180,7 @@ func TestLakeLogTableUnionRead(t *testing.T) {
 // complete from the lake.
 func TestLakeKeepsUntieredSegmentsAndUnionReadSurvivesTTL(t *testing.T) {
 	clock := newTestClock()
-	ts := start(t, engine.Options{Log: logstore.Options{SegmentBytes: 4 << 10, Now: clock.now}})
+	ts := start(t, engine.Options{Log: engine.LogOptions{SegmentBytes: 4 << 10, Now: clock.now}})
 	ctx := ctxT(t)
 	if _, err := ts.cl.CreateTable(ctx, lakeOrdersSpec("orders", map[string]string{"table.log.ttl": "1h"}), false); err != nil {
 		t.Fatal(err)
@@ -318,7 +317,7 @@ func TestLakeRefusesUnmappableTables(t *testing.T) {
 // snapshot split), and later rounds its changes.
 func TestLakeFirstRoundFromStateWhenTheLogIsCut(t *testing.T) {
 	clock := newTestClock()
-	ts := start(t, engine.Options{Log: logstore.Options{SegmentBytes: 2 << 10, Now: clock.now}})
+	ts := start(t, engine.Options{Log: engine.LogOptions{SegmentBytes: 2 << 10, Now: clock.now}})
 	ctx := ctxT(t)
 	if _, err := ts.cl.CreateTable(ctx, pkSpec("kv", map[string]string{"table.log.ttl": "1h"}), false); err != nil {
 		t.Fatal(err)

@@ -16,7 +16,6 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/client"
 	"github.com/fluxgate-io/fluxgate/engine"
-	"github.com/fluxgate-io/fluxgate/logstore"
 )
 
 // doGet redeems a ticket with plain Flight, as pyarrow's do_get does, and
@@ -218,7 +217,7 @@ func TestLimitAndBuckets(t *testing.T) {
 // OUT_OF_RANGE, and full scans start at the new earliest offset.
 func TestRetention(t *testing.T) {
 	clock := newTestClock()
-	ts := start(t, engine.Options{Log: logstore.Options{SegmentBytes: 1 << 10, Now: clock.now}})
+	ts := start(t, engine.Options{Log: engine.LogOptions{SegmentBytes: 1 << 10, Now: clock.now}})
 	ctx := ctxT(t)
 	spec := ordersSpec("orders", 1, "")
 	spec.Options["table.log.ttl"] = "1h"

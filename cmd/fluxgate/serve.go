@@ -30,7 +30,6 @@ import (
 	"github.com/fluxgate-io/fluxgate/engine"
 	fgflight "github.com/fluxgate-io/fluxgate/flight"
 	"github.com/fluxgate-io/fluxgate/icebergrest"
-	"github.com/fluxgate-io/fluxgate/lake"
 	"github.com/fluxgate-io/fluxgate/logstore"
 	"github.com/fluxgate-io/fluxgate/otel"
 )
@@ -280,7 +279,7 @@ func startServer(ctx context.Context, cfg *serveConfig, log *slog.Logger) (*serv
 		DefaultBucketNum:  cfg.bucketNum,
 		Logger:            log,
 		Meter:             tel.Meter("github.com/fluxgate-io/fluxgate/engine"),
-		Lake:              lake.Options{Warehouse: cfg.lakeWarehouse, Catalog: lakeCatalog},
+		Lake:              engine.LakeOptions{Warehouse: cfg.lakeWarehouse, Catalog: lakeCatalog},
 		RetentionInterval: cfg.retention,
 	}.WithLogSegmentBytes(cfg.segmentBytes).WithWriterExpiration(cfg.writerExpiry))
 	if err != nil {

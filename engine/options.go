@@ -1,0 +1,128 @@
+package engine
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	icecatalog "github.com/apache/iceberg-go/catalog"
+	pebblevfs "github.com/cockroachdb/pebble/v2/vfs"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/fluxgate-io/fluxgate/internal/vfs"
+	"github.com/fluxgate-io/fluxgate/logstore"
+	"github.com/fluxgate-io/fluxgate/predicate"
+)
+
+// Options configure an engine. The zero value means the defaults.
+type Options struct {
+	// DefaultBucketNum is bucket.num for tables that do not set it. Default 1.
+	DefaultBucketNum int
+	// Log configures every table's log.
+	Log LogOptions
+	// CatalogFS is the filesystem of the catalog, a pebble database.
+	// Default: the real disk.
+	CatalogFS pebblevfs.FS
+	// KVFS is the filesystem of the primary-key state, a pebble database.
+	// Default: the real disk.
+	KVFS pebblevfs.FS
+	// RetentionInterval is how often expired log segments are removed.
+	// Default 1 minute.
+	RetentionInterval time.Duration
+	// IdleHeartbeat is how long an unbounded scan may be idle before it sends
+	// an empty batch. Default 4 s (PROTOCOL.md promises at most 5 s).
+	IdleHeartbeat time.Duration
+	// Allocator is used for Arrow memory. Default memory.DefaultAllocator.
+	Allocator memory.Allocator
+	// Logger. Default slog.Default().
+	Logger *slog.Logger
+	// Meter receives the engine's metrics. Default: none.
+	Meter metric.Meter
+	// Lake is where lake-enabled tables are tiered. Default: the filesystem
+	// catalog in <dir>/lake.
+	Lake LakeOptions
+	// TieringInterval is how often the tiering scheduler looks for tables
+	// whose table.datalake.freshness has passed: a round starts at most this
+	// late. Default 100 ms.
+	TieringInterval time.Duration
+	// LakeCompactionInterval is how often the tiering scheduler compacts
+	// each lake-enabled table's lake, after a round. Default 1 h.
+	LakeCompactionInterval time.Duration
+}
+
+// WithLogSegmentBytes returns o with the log segment size set.
+func (o Options) WithLogSegmentBytes(n int64) Options {
+	o.Log.SegmentBytes = n
+	return o
+}
+
+// WithWriterExpiration returns o with the idle time after which an
+// idempotent writer's state is dropped set.
+func (o Options) WithWriterExpiration(d time.Duration) Options {
+	o.Log.WriterExpiration = d
+	return o
+}
+
+func (o Options) withDefaults() Options {
+	if o.DefaultBucketNum <= 0 {
+		o.DefaultBucketNum = 1
+	}
+	if o.RetentionInterval <= 0 {
+		o.RetentionInterval = time.Minute
+	}
+	if o.TieringInterval <= 0 {
+		o.TieringInterval = 100 * time.Millisecond
+	}
+	if o.LakeCompactionInterval <= 0 {
+		o.LakeCompactionInterval = time.Hour
+	}
+	if o.IdleHeartbeat <= 0 {
+		o.IdleHeartbeat = 4 * time.Second
+	}
+	if o.Allocator == nil {
+		o.Allocator = memory.DefaultAllocator
+	}
+	if o.Logger == nil {
+		o.Logger = slog.Default()
+	}
+	return o
+}
+
+// LogOptions configure every table's log. The zero value means the
+// defaults.
+type LogOptions struct {
+	// SegmentBytes is the size at which a bucket's active segment is rolled.
+	// Default 256 MiB.
+	SegmentBytes int64
+	// WriterExpiration is how long an idempotent writer's state is kept
+	// after its last batch. Default logstore.DefaultWriterExpiration.
+	WriterExpiration time.Duration
+	// Now is the clock for commit timestamps. Default time.Now.
+	Now func() time.Time
+	// FS is where the logs' files are. Default: the real disk.
+	FS vfs.FS
+}
+
+// LakeOptions say where lake-enabled tables are tiered.
+type LakeOptions struct {
+	// Warehouse is the warehouse location: a directory or an object-store
+	// URI that iceberg-go supports.
+	Warehouse string
+	// Catalog holds iceberg-go catalog properties ("type": "rest" or "sql",
+	// "uri", ...). Empty means the filesystem catalog in Warehouse.
+	Catalog map[string]string
+	// Iceberg, when set, is the catalog to use instead of one opened from
+	// Warehouse and Catalog (tests wrap one to inject faults).
+	Iceberg icecatalog.Catalog
+	// BeforeCommit, if set, is called before a tiering round commits; an
+	// error abandons the commit there, as a crash would (tests).
+	BeforeCommit func() error
+}
+
+// logOptions are the options of each table's log.
+func (o Options) logOptions(onSync func(time.Duration)) logstore.Options {
+	return logstore.Options{
+		SegmentBytes: o.Log.SegmentBytes, WriterExpiration: o.Log.WriterExpiration, Now: o.Log.Now, FS: o.Log.FS,
+		Logger: o.Logger, OnSync: onSync, Summarize: predicate.MergeStats,
+	}
+}
