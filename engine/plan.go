@@ -1,0 +1,187 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/errs"
+)
+
+// Planning a scan: what every view shares (the table, columns, filter,
+// buckets, limit, startup default) is checked here; the view's planner
+// (planners.go) fixes each bucket's range.
+
+// PlanScan validates a scan and fixes its offsets into tickets.
+func (e *Engine) PlanScan(ctx context.Context, req ScanRequest) (*ScanPlan, error) {
+	t, path, err := e.resolve(req.Table)
+	if err != nil {
+		return nil, err
+	}
+	info := t.current().info
+	view, err := readView(info, path)
+	if err != nil {
+		return nil, err
+	}
+	if err := checkCompression(req.Compression); err != nil {
+		return nil, err
+	}
+	if err := checkOffsetBuckets(req, path.FullName(), info.BucketCount()); err != nil {
+		return nil, err
+	}
+	vp, err := planView(info, view, req.Columns, req.Filter)
+	if err != nil {
+		return nil, err
+	}
+	if req.Limit != nil && *req.Limit < 0 {
+		return nil, errs.New(errs.Invalid, "limit %d is negative", *req.Limit)
+	}
+	buckets, err := scanBuckets(info, req.Buckets)
+	if err != nil {
+		return nil, err
+	}
+	startup := req.Startup
+	if startup.IsZero() {
+		startup.Mode = StartFull
+		if view == ViewChangelog {
+			startup.Mode = StartEarliest
+		}
+	}
+	pl, err := e.planner(ctx, t, path, view, startup, req.Stop)
+	if err != nil {
+		return nil, err
+	}
+	plan := &ScanPlan{Schema: vp.schema, TableID: info.TableID, SchemaID: info.SchemaID, Buckets: info.BucketCount()}
+	base := Ticket{V: 1, TableID: info.TableID, Table: path.FullName(), View: pl.view, Columns: req.Columns, Filter: req.Filter, Compression: req.Compression, Snapshot: pl.snapshotFirst}
+	plan.LakeSnapshotID, base.LakeSnapshotID = pl.lakeSnapshotID, pl.lakeSnapshotID
+	// A lake snapshot's row count is not kept, nor a state's; changelog
+	// offsets include empty batches.
+	counted := pl.lakeSnapshotID == nil && !info.IsPrimaryKey()
+	ranges := make([]TicketRange, len(buckets))
+	for i, b := range buckets {
+		if ranges[i], err = pl.bucketRange(b); err != nil {
+			return nil, err
+		}
+		if r := ranges[i]; counted && r.Stop != nil {
+			plan.TotalRecords += *r.Stop - r.Start
+		} else {
+			counted = false
+		}
+	}
+	if !counted {
+		plan.TotalRecords = -1
+	}
+	if req.Limit != nil {
+		tk := base
+		tk.Limit = req.Limit
+		tk.Bucket, tk.Start, tk.Stop = ranges[0].Bucket, ranges[0].Start, ranges[0].Stop
+		tk.Then = ranges[1:]
+		plan.Tickets = []Ticket{tk}
+		if plan.TotalRecords >= 0 {
+			plan.TotalRecords = min(plan.TotalRecords, *req.Limit)
+		}
+	} else {
+		for _, r := range ranges {
+			tk := base
+			tk.Bucket, tk.Start, tk.Stop = r.Bucket, r.Start, r.Stop
+			plan.Tickets = append(plan.Tickets, tk)
+		}
+	}
+	return plan, nil
+}
+
+// ScanSchema returns the result schema of a scan without planning offsets or
+// touching data.
+func (e *Engine) ScanSchema(req ScanRequest) (*arrow.Schema, error) {
+	t, path, err := e.resolve(req.Table)
+	if err != nil {
+		return nil, err
+	}
+	info := t.current().info
+	view, err := readView(info, path)
+	if err != nil {
+		return nil, err
+	}
+	vp, err := planView(info, view, req.Columns, req.Filter)
+	if err != nil {
+		return nil, err
+	}
+	return vp.schema, nil
+}
+
+// readView maps a table path to the view a scan of it reads.
+func readView(info *catalog.TableInfo, path catalog.TablePath) (string, error) {
+	switch path.View {
+	case "changelog":
+		return ViewChangelog, nil
+	case "lake":
+		if !info.DatalakeEnabled() {
+			return "", noLakeSnapshot(info, path)
+		}
+		return ViewLake, nil
+	}
+	if info.IsPrimaryKey() {
+		return ViewSnapshot, nil
+	}
+	return ViewLog, nil
+}
+
+func scanBuckets(info *catalog.TableInfo, want []int) ([]int, error) {
+	n := info.BucketCount()
+	if len(want) == 0 {
+		all := make([]int, n)
+		for i := range all {
+			all[i] = i
+		}
+		return all, nil
+	}
+	seen := map[int]bool{}
+	for _, b := range want {
+		if b < 0 || b >= n {
+			return nil, errs.New(errs.Invalid, "bucket %d does not exist: %s has buckets 0 to %d", b, info.Path(), n-1)
+		}
+		if seen[b] {
+			return nil, errs.New(errs.Invalid, "bucket %d is listed twice", b)
+		}
+		seen[b] = true
+	}
+	return want, nil
+}
+
+func (e *Engine) startOffset(t *table, bucket int, s Startup) (int64, error) {
+	switch s.Mode {
+	case StartFull, StartEarliest:
+		return t.log.EarliestOffset(bucket), nil
+	case StartLatest:
+		return t.log.HighWatermark(bucket), nil
+	case StartTimestamp:
+		return t.log.OffsetForTime(bucket, s.Timestamp)
+	}
+	off, ok := s.Offsets[bucket]
+	if !ok {
+		return t.log.EarliestOffset(bucket), nil
+	}
+	if first, hw := t.log.EarliestOffset(bucket), t.log.HighWatermark(bucket); off < first || off > hw {
+		return 0, errs.New(errs.OutOfRange, "startup offset %d of bucket %d is outside the retained range [%d, %d]", off, bucket, first, hw)
+	}
+	return off, nil
+}
+
+func stopOffset(t *table, bucket int, start int64, s Stop) (*int64, error) {
+	if s.None {
+		return nil, nil
+	}
+	hw := t.log.HighWatermark(bucket)
+	stop, ok := s.Offsets[bucket]
+	if !ok {
+		stop = hw
+	}
+	if stop > hw {
+		return nil, errs.New(errs.OutOfRange, "stop offset %d of bucket %d is above the high watermark %d", stop, bucket, hw)
+	}
+	if stop < start {
+		return nil, errs.New(errs.Invalid, "stop offset %d of bucket %d is below its start offset %d", stop, bucket, start)
+	}
+	return &stop, nil
+}

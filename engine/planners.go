@@ -1,0 +1,123 @@
+package engine
+
+import (
+	"context"
+
+	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/lake"
+)
+
+// One planner per view: each checks the startup and stop its view allows and
+// fixes a bucket's range of offsets.
+
+// viewPlanner is a view's planning of one scan.
+type viewPlanner struct {
+	view           string // the ticket's view: a log read of a lake-enabled table may become a union
+	snapshotFirst  bool   // the changelog starts with the current rows
+	lakeSnapshotID *int64
+	bucketRange    func(bucket int) (TicketRange, error)
+}
+
+// planner returns the planner of a scan of view.
+func (e *Engine) planner(ctx context.Context, t *table, path catalog.TablePath, view string, startup Startup, stop Stop) (viewPlanner, error) {
+	switch view {
+	case ViewSnapshot:
+		return planState(t, path, startup, stop)
+	case ViewChangelog:
+		return planChangelog(e, t, startup, stop), nil
+	case ViewLake:
+		return e.planLake(ctx, t, path, startup, stop)
+	}
+	info := t.current().info
+	if startup.Mode == StartFull && info.DatalakeEnabled() {
+		// A lake-enabled log table read whole: the lake snapshot first,
+		// then the log from its offsets (PROTOCOL.md §7.3).
+		snap, err := e.lakeSnapshot(ctx, t)
+		if err != nil {
+			return viewPlanner{}, err
+		}
+		if snap != nil {
+			return planUnion(e, t, snap, startup, stop), nil
+		}
+	}
+	return planLog(e, t, startup, stop), nil
+}
+
+// planLog reads the log from the startup's offsets to the stop's.
+func planLog(e *Engine, t *table, startup Startup, stop Stop) viewPlanner {
+	return viewPlanner{view: ViewLog, bucketRange: func(b int) (TicketRange, error) {
+		start, err := e.startOffset(t, b, startup)
+		if err != nil {
+			return TicketRange{}, err
+		}
+		end, err := stopOffset(t, b, start, stop)
+		return TicketRange{Bucket: b, Start: start, Stop: end}, err
+	}}
+}
+
+// planState reads a primary-key table's current rows: whole, and bounded.
+func planState(t *table, path catalog.TablePath, startup Startup, stop Stop) (viewPlanner, error) {
+	if startup.Mode != StartFull {
+		return viewPlanner{}, errs.New(errs.Precondition, "%s has a primary key: reading it by its plain name gives its current rows (startup full); read %s$changelog from %s", path, path, startup.Mode)
+	}
+	if stop.None {
+		return viewPlanner{}, errs.New(errs.Precondition, "%s has a primary key: an unbounded read of its changes is %s$changelog", path, path)
+	}
+	return viewPlanner{view: ViewSnapshot, bucketRange: snapshotRange(t, stop)}, nil
+}
+
+// snapshotRange starts at 0: the snapshot's offset is known when the ticket
+// is redeemed.
+func snapshotRange(t *table, stop Stop) func(b int) (TicketRange, error) {
+	return func(b int) (TicketRange, error) {
+		end, err := stopOffset(t, b, 0, stop)
+		return TicketRange{Bucket: b, Start: 0, Stop: end}, err
+	}
+}
+
+// planChangelog reads the changes; full on a primary-key table reads its
+// current rows first, then the changes after them.
+func planChangelog(e *Engine, t *table, startup Startup, stop Stop) viewPlanner {
+	if t.current().info.IsPrimaryKey() && startup.Mode == StartFull {
+		return viewPlanner{view: ViewChangelog, snapshotFirst: true, bucketRange: snapshotRange(t, stop)}
+	}
+	pl := planLog(e, t, startup, stop)
+	pl.view = ViewChangelog
+	return pl
+}
+
+// planLake reads the table's latest lake snapshot, whole.
+func (e *Engine) planLake(ctx context.Context, t *table, path catalog.TablePath, startup Startup, stop Stop) (viewPlanner, error) {
+	snap, err := e.lakeSnapshot(ctx, t)
+	switch {
+	case err != nil:
+		return viewPlanner{}, err
+	case snap == nil:
+		return viewPlanner{}, noLakeSnapshot(t.current().info, path)
+	case startup.Mode != StartFull:
+		return viewPlanner{}, errs.New(errs.Precondition, "%s is the table's lake snapshot: it is read whole (startup full), not from %s", path.FullName(), startup.Mode)
+	case stop.None || stop.Offsets != nil:
+		return viewPlanner{}, errs.New(errs.Precondition, "%s is the table's lake snapshot: it is bounded and has no stop offsets", path.FullName())
+	}
+	return viewPlanner{view: ViewLake, lakeSnapshotID: &snap.ID, bucketRange: func(b int) (TicketRange, error) {
+		end := snap.Offsets[b]
+		return TicketRange{Bucket: b, Start: 0, Stop: &end}, nil
+	}}, nil
+}
+
+// planUnion reads the lake snapshot, then the log from the snapshot's
+// offsets; the range is the log part's.
+func planUnion(e *Engine, t *table, snap *lake.Snapshot, startup Startup, stop Stop) viewPlanner {
+	return viewPlanner{view: ViewUnion, lakeSnapshotID: &snap.ID, bucketRange: func(b int) (TicketRange, error) {
+		start, err := e.startOffset(t, b, startup)
+		if err != nil {
+			return TicketRange{}, err
+		}
+		if o, ok := snap.Offsets[b]; ok {
+			start = max(start, o)
+		}
+		end, err := stopOffset(t, b, start, stop)
+		return TicketRange{Bucket: b, Start: start, Stop: end}, err
+	}}
+}
