@@ -127,7 +127,7 @@ func (e *Engine) PlanScan(ctx context.Context, req ScanRequest) (*ScanPlan, erro
 		if startup.Mode != StartFull {
 			return nil, errs.New(errs.Precondition, "%s has a primary key: reading it by its plain name gives its current rows (startup full); read %s$changelog from %s", path, path, startup.Mode)
 		}
-		if req.Stop.None {
+		if req.Stop.IsUnbounded() {
 			return nil, errs.New(errs.Precondition, "%s has a primary key: an unbounded read of its changes is %s$changelog", path, path)
 		}
 	}
@@ -148,7 +148,7 @@ func (e *Engine) PlanScan(ctx context.Context, req ScanRequest) (*ScanPlan, erro
 			return nil, noLakeSnapshot(info, path)
 		case view == ViewLake && startup.Mode != StartFull:
 			return nil, errs.New(errs.Precondition, "%s is the table's lake snapshot: it is read whole (startup full), not from %s", path.FullName(), startup.Mode)
-		case view == ViewLake && (req.Stop.None || req.Stop.Offsets != nil):
+		case view == ViewLake && (req.Stop.IsUnbounded() || req.Stop.Offsets != nil):
 			return nil, errs.New(errs.Precondition, "%s is the table's lake snapshot: it is bounded and has no stop offsets", path.FullName())
 		case snap != nil && view == ViewLog:
 			view = ViewUnion
@@ -290,7 +290,7 @@ func (e *Engine) startOffset(t *table, bucket int, s Startup) (int64, error) {
 }
 
 func stopOffset(t *table, bucket int, start int64, s Stop) (*int64, error) {
-	if s.None {
+	if s.IsUnbounded() {
 		return nil, nil
 	}
 	hw := t.log.HighWatermark(bucket)
