@@ -19,13 +19,9 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.function.Consumer;
 import java.util.function.Predicate;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.types.pojo.Schema;
-import org.apache.flink.api.common.eventtime.Watermark;
-import org.apache.flink.api.connector.source.ReaderOutput;
-import org.apache.flink.api.connector.source.SourceOutput;
 import org.apache.flink.core.io.InputStatus;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.types.RowKind;
@@ -199,7 +195,7 @@ class SnapshotResumeTest {
   /** Polls the reader's ids into out until it holds at least n. */
   private static void pollRows(BucketReader reader, List<Long> out, int n) throws Exception {
     long deadline = System.nanoTime() + 60_000_000_000L;
-    Collector collector = new Collector(row -> out.add(row.getLong(0)));
+    CollectingOutput collector = new CollectingOutput(row -> out.add(row.getLong(0)));
     while (out.size() < n) {
       assertTrue(System.nanoTime() < deadline, "timed out; received " + out.size());
       if (reader.pollNext(collector) == InputStatus.NOTHING_AVAILABLE) {
@@ -224,7 +220,7 @@ class SnapshotResumeTest {
   /** Polls the reader into out until done holds, failing after a deadline. */
   private static void poll(BucketReader reader, Materialized out, Predicate<Materialized> done)
       throws Exception {
-    Collector collector = new Collector(out::apply);
+    CollectingOutput collector = new CollectingOutput(out::apply);
     long deadline = System.nanoTime() + 60_000_000_000L;
     while (!done.test(out)) {
       assertTrue(System.nanoTime() < deadline, "timed out; received " + out.received);
@@ -232,34 +228,5 @@ class SnapshotResumeTest {
         reader.isAvailable().get();
       }
     }
-  }
-
-  private record Collector(Consumer<RowData> out) implements ReaderOutput<RowData> {
-    @Override
-    public void collect(RowData row) {
-      out.accept(row);
-    }
-
-    @Override
-    public void collect(RowData row, long timestamp) {
-      out.accept(row);
-    }
-
-    @Override
-    public void emitWatermark(Watermark watermark) {}
-
-    @Override
-    public void markIdle() {}
-
-    @Override
-    public void markActive() {}
-
-    @Override
-    public SourceOutput<RowData> createOutputForSplit(String splitId) {
-      return this;
-    }
-
-    @Override
-    public void releaseOutputForSplit(String splitId) {}
   }
 }
