@@ -6,7 +6,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
@@ -121,9 +120,7 @@ final class BucketReader implements SourceReader<RowData, BucketSplit> {
         if (root.getRowCount() > 0 && !split.keyColumns().isEmpty()) {
           List<FieldVector> keys = new ArrayList<>();
           split.keyColumns().forEach(k -> keys.add(root.getVector(k)));
-          Optional<List<Object>> last = SnapshotKeys.of(keys, root.getRowCount() - 1);
-          // A key with no literal cannot cut: such a snapshot starts over when restored.
-          after = last.map(k -> split.snapshotEmitted(k, stream.meta().next())).orElse(split);
+          after = split.snapshotEmitted(SnapshotKeys.of(keys, root.getRowCount() - 1), at);
         }
         put(new Fetched(split.splitId(), convert(root), after, null));
       }
