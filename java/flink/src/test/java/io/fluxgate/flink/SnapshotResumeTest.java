@@ -158,7 +158,7 @@ class SnapshotResumeTest {
    * restored read takes every other key once.
    */
   @ParameterizedTest
-  @ValueSource(strings = {"FLOAT", "DOUBLE", "TIME(3)", "BYTES"})
+  @ValueSource(strings = {"FLOAT", "DOUBLE", "TIME(3)", "TIME(9)", "BYTES"})
   void snapshotCheckpointedAfterAKeyOfEveryTypeResumesAfterIt(String type) throws Exception {
     String table = "fluss.keyed_" + type.replaceAll("[^A-Za-z0-9]", "");
     client.createTable(
@@ -212,6 +212,7 @@ class SnapshotResumeTest {
       case "FLOAT" -> Float.NaN; // every cut is (NaN, n)
       case "DOUBLE" -> n < ROWS / 2 ? Double.NEGATIVE_INFINITY : Double.POSITIVE_INFINITY;
       case "TIME(3)" -> n; // milliseconds of the day
+      case "TIME(9)" -> n * 1_000_001L; // nanoseconds of the day, every digit of the fraction
       case "BYTES" -> new byte[] {(byte) 0xff, (byte) (n >> 8), (byte) n};
       default -> throw new IllegalArgumentException(type);
     };
