@@ -11,54 +11,36 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/protocol"
 	"github.com/fluxgate-io/fluxgate/sqltype"
 )
 
-// Column is one column of a table definition.
-type Column struct {
-	Name     string `json:"name"`
-	Type     string `json:"type"`
-	Nullable *bool  `json:"nullable,omitempty"` // nil means true; always set once stored
-	Comment  string `json:"comment,omitempty"`
-}
-
-// TableSpec is a table definition as a client sends it (PROTOCOL.md §2).
-type TableSpec struct {
-	Table         string            `json:"table"`
-	Columns       []Column          `json:"columns"`
-	PrimaryKey    []string          `json:"primary_key,omitempty"`
-	PartitionKeys []string          `json:"partition_keys,omitempty"`
-	Options       map[string]string `json:"options,omitempty"`
-	Comment       string            `json:"comment,omitempty"`
-}
-
-// Index is a key the table can be looked up by.
-type Index struct {
-	Name    string   `json:"name"`
-	Columns []string `json:"columns"`
-}
+// The wire forms of a table definition (package protocol); the catalog
+// stores them as they are.
+type (
+	Column    = protocol.Column
+	TableSpec = protocol.TableSpec
+	Index     = protocol.Index
+)
 
 // Table kinds and index names.
 const (
-	KindLog        = "log"
-	KindPrimaryKey = "primary_key"
+	KindLog        = protocol.KindLog
+	KindPrimaryKey = protocol.KindPrimaryKey
 
-	IndexPrimaryKey = "primary_key"
-	IndexPrefix     = "prefix"
+	IndexPrimaryKey = protocol.IndexPrimaryKey
+	IndexPrefix     = protocol.IndexPrefix
 )
 
-// TableInfo is a stored table definition: the normalized spec (canonical
-// types, explicit nullability, every defaulted option filled in) plus what the
-// catalog assigned. It marshals flat, as PROTOCOL.md §3 shows. A *TableInfo
-// handed out by this package is immutable and safe for concurrent readers;
-// callers must not modify it or the slices and maps it returns.
+// TableInfo is a stored table definition: the wire TableInfo (the normalized
+// spec with canonical types, explicit nullability and every defaulted option
+// filled in, plus what the catalog assigned) and the state derived from it,
+// which is why it is its own type. It marshals flat, as PROTOCOL.md §3 shows.
+// A *TableInfo handed out by this package is immutable and safe for
+// concurrent readers; callers must not modify it or the slices and maps it
+// returns.
 type TableInfo struct {
-	TableSpec
-	TableID   int64   `json:"table_id"`
-	SchemaID  int32   `json:"schema_id"`
-	CreatedAt int64   `json:"created_at"` // unix milliseconds
-	Kind      string  `json:"kind"`       // KindLog or KindPrimaryKey
-	Indexes   []Index `json:"indexes"`
+	protocol.TableInfo
 
 	d derived
 }
@@ -169,11 +151,11 @@ func NormalizeSpec(spec TableSpec, defaults Defaults) (*TableInfo, error) {
 	if err := n.options(spec.Options, defaults); err != nil {
 		return nil, err
 	}
-	info := &TableInfo{
+	info := &TableInfo{TableInfo: protocol.TableInfo{
 		TableSpec: TableSpec{Table: n.table, Columns: n.cols, PrimaryKey: n.pk, Options: n.opts, Comment: spec.Comment},
 		Kind:      KindLog,
 		Indexes:   []Index{},
-	}
+	}}
 	if len(n.pk) > 0 {
 		info.Kind = KindPrimaryKey
 		info.Indexes = append(info.Indexes, Index{Name: IndexPrimaryKey, Columns: n.pk})
@@ -242,8 +224,7 @@ func ValidateAlter(info *TableInfo, set map[string]string, reset []string, addCo
 			opts["fields."+c.Name+".agg"] = AggDefault
 		}
 	}
-	out := &TableInfo{TableSpec: info.TableSpec, TableID: info.TableID, SchemaID: info.SchemaID,
-		CreatedAt: info.CreatedAt, Kind: info.Kind, Indexes: info.Indexes}
+	out := &TableInfo{TableInfo: info.TableInfo}
 	out.Columns, out.Options = n.cols, opts
 	if len(addColumns) > 0 {
 		out.SchemaID++

@@ -9,25 +9,27 @@ import (
 	"io"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
+
+	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
 // The actions of PROTOCOL.md §3.
 const (
-	ActionCreateDatabase = "create-database"
-	ActionDropDatabase   = "drop-database"
-	ActionListDatabases  = "list-databases"
-	ActionCreateTable    = "create-table"
-	ActionDropTable      = "drop-table"
-	ActionDescribeTable  = "describe-table"
-	ActionListTables     = "list-tables"
-	ActionAlterTable     = "alter-table"
-	ActionListOffsets    = "list-offsets"
-	ActionLakeSnapshot   = "lake-snapshot"
-	ActionTierNow        = "tier-now"
-	ActionCompactLake    = "compact-lake"
-	ActionUndo           = "undo"
-	ActionWriterState    = "writer-state"
-	ActionListGrants     = "list-grants"
+	ActionCreateDatabase = protocol.ActionCreateDatabase
+	ActionDropDatabase   = protocol.ActionDropDatabase
+	ActionListDatabases  = protocol.ActionListDatabases
+	ActionCreateTable    = protocol.ActionCreateTable
+	ActionDropTable      = protocol.ActionDropTable
+	ActionDescribeTable  = protocol.ActionDescribeTable
+	ActionListTables     = protocol.ActionListTables
+	ActionAlterTable     = protocol.ActionAlterTable
+	ActionListOffsets    = protocol.ActionListOffsets
+	ActionLakeSnapshot   = protocol.ActionLakeSnapshot
+	ActionTierNow        = protocol.ActionTierNow
+	ActionCompactLake    = protocol.ActionCompactLake
+	ActionUndo           = protocol.ActionUndo
+	ActionWriterState    = protocol.ActionWriterState
+	ActionListGrants     = protocol.ActionListGrants
 )
 
 // Action runs the action name with body marshalled as JSON (nil sends {};
@@ -100,20 +102,13 @@ func (c *Client) ListActions(ctx context.Context) ([]*flight.ActionType, error) 
 
 // CreateDatabase creates a database; with ifNotExists an existing one is fine.
 func (c *Client) CreateDatabase(ctx context.Context, name string, ifNotExists bool) error {
-	body := struct {
-		Database    string `json:"database"`
-		IfNotExists bool   `json:"if_not_exists,omitempty"`
-	}{name, ifNotExists}
+	body := protocol.CreateDatabaseRequest{Database: name, IfNotExists: ifNotExists}
 	return c.Action(ctx, ActionCreateDatabase, body, nil)
 }
 
 // DropDatabase drops a database; cascade drops its tables too.
 func (c *Client) DropDatabase(ctx context.Context, name string, ifExists, cascade bool) error {
-	body := struct {
-		Database string `json:"database"`
-		IfExists bool   `json:"if_exists,omitempty"`
-		Cascade  bool   `json:"cascade,omitempty"`
-	}{name, ifExists, cascade}
+	body := protocol.DropDatabaseRequest{Database: name, IfExists: ifExists, Cascade: cascade}
 	return c.Action(ctx, ActionDropDatabase, body, nil)
 }
 
@@ -170,10 +165,7 @@ func (c *Client) ListPages(ctx context.Context, name string, body map[string]any
 // CreateTable creates a table and returns it as stored. With ifNotExists, an
 // existing table is returned as it is.
 func (c *Client) CreateTable(ctx context.Context, spec TableSpec, ifNotExists bool) (*TableInfo, error) {
-	body := struct {
-		TableSpec
-		IfNotExists bool `json:"if_not_exists,omitempty"`
-	}{spec, ifNotExists}
+	body := protocol.CreateTableRequest{TableSpec: spec, IfNotExists: ifNotExists}
 	var info TableInfo
 	if err := c.Action(ctx, ActionCreateTable, body, &info); err != nil {
 		return nil, fmt.Errorf("table %s: %w", spec.Table, err)
@@ -183,10 +175,7 @@ func (c *Client) CreateTable(ctx context.Context, spec TableSpec, ifNotExists bo
 
 // DropTable drops a table.
 func (c *Client) DropTable(ctx context.Context, name string, ifExists bool) error {
-	body := struct {
-		Table    string `json:"table"`
-		IfExists bool   `json:"if_exists,omitempty"`
-	}{name, ifExists}
+	body := protocol.DropTableRequest{Table: name, IfExists: ifExists}
 	if err := c.Action(ctx, ActionDropTable, body, nil); err != nil {
 		return fmt.Errorf("table %s: %w", name, err)
 	}
@@ -196,7 +185,7 @@ func (c *Client) DropTable(ctx context.Context, name string, ifExists bool) erro
 // DescribeTable returns a table's definition.
 func (c *Client) DescribeTable(ctx context.Context, name string) (*TableInfo, error) {
 	var info TableInfo
-	if err := c.Action(ctx, ActionDescribeTable, tableBody{name}, &info); err != nil {
+	if err := c.Action(ctx, ActionDescribeTable, protocol.TableRequest{Table: name}, &info); err != nil {
 		return nil, fmt.Errorf("table %s: %w", name, err)
 	}
 	return &info, nil
@@ -237,14 +226,12 @@ func (c *Client) ListOffsets(ctx context.Context, table string, at Position, buc
 	if at.IsZero() {
 		at = Latest
 	}
-	body := struct {
-		Table   string   `json:"table"`
-		At      Position `json:"at"`
-		Buckets []int    `json:"buckets,omitempty"`
-	}{table, at, buckets}
-	var res struct {
-		Offsets map[int]int64 `json:"offsets"`
+	atJSON, err := json.Marshal(at)
+	if err != nil {
+		return nil, fmt.Errorf("table %s: %w", table, err)
 	}
+	body := protocol.OffsetsRequest{Table: table, At: atJSON, Buckets: buckets}
+	var res protocol.OffsetsResult
 	if err := c.Action(ctx, ActionListOffsets, body, &res); err != nil {
 		return nil, fmt.Errorf("table %s: %w", table, err)
 	}
@@ -255,7 +242,7 @@ func (c *Client) ListOffsets(ctx context.Context, table string, at Position, buc
 // first lake commit).
 func (c *Client) LakeSnapshot(ctx context.Context, table string) (*LakeSnapshot, error) {
 	var res LakeSnapshot
-	if err := c.Action(ctx, ActionLakeSnapshot, tableBody{table}, &res); err != nil {
+	if err := c.Action(ctx, ActionLakeSnapshot, protocol.TableRequest{Table: table}, &res); err != nil {
 		return nil, fmt.Errorf("table %s: %w", table, err)
 	}
 	return &res, nil
@@ -265,25 +252,16 @@ func (c *Client) LakeSnapshot(ctx context.Context, table string) (*LakeSnapshot,
 // after it.
 func (c *Client) TierNow(ctx context.Context, table string) (*LakeSnapshot, error) {
 	var res LakeSnapshot
-	if err := c.Action(ctx, ActionTierNow, tableBody{table}, &res); err != nil {
+	if err := c.Action(ctx, ActionTierNow, protocol.TableRequest{Table: table}, &res); err != nil {
 		return nil, fmt.Errorf("table %s: %w", table, err)
 	}
 	return &res, nil
 }
 
-// LakeCompaction is the result of compact-lake.
-type LakeCompaction struct {
-	LakeSnapshot           // the snapshot after the compaction
-	RewrittenFiles     int `json:"rewritten_files"`
-	AddedFiles         int `json:"added_files"`
-	RemovedDeleteFiles int `json:"removed_delete_files"`
-	OrphansDeleted     int `json:"orphans_deleted"`
-}
-
 // CompactLake compacts the table's lake now (PROTOCOL.md §7.5).
 func (c *Client) CompactLake(ctx context.Context, table string) (*LakeCompaction, error) {
 	var res LakeCompaction
-	if err := c.Action(ctx, ActionCompactLake, tableBody{table}, &res); err != nil {
+	if err := c.Action(ctx, ActionCompactLake, protocol.TableRequest{Table: table}, &res); err != nil {
 		return nil, fmt.Errorf("table %s: %w", table, err)
 	}
 	return &res, nil
@@ -292,10 +270,7 @@ func (c *Client) CompactLake(ctx context.Context, table string) (*LakeCompaction
 // Undo brings buckets of a primary-key table back to their state at the
 // given offsets (PROTOCOL.md §5.4); buckets not named are left as they are.
 func (c *Client) Undo(ctx context.Context, table string, offsets map[int]int64) (*UndoResult, error) {
-	body := struct {
-		Table   string        `json:"table"`
-		Offsets map[int]int64 `json:"offsets"`
-	}{table, offsets}
+	body := protocol.UndoRequest{Table: table, Offsets: protocol.BucketKeys(offsets)}
 	var res UndoResult
 	if err := c.Action(ctx, ActionUndo, body, &res); err != nil {
 		return nil, fmt.Errorf("table %s: %w", table, err)
@@ -308,19 +283,10 @@ func (c *Client) Undo(ctx context.Context, table string, offsets map[int]int64) 
 // knows no state of it (never written, or expired). A writer that replays its
 // batches in a fixed order skips the first that many.
 func (c *Client) WriterState(ctx context.Context, table, writerID string) (int64, error) {
-	body := struct {
-		Table    string `json:"table"`
-		WriterID string `json:"writer_id"`
-	}{table, writerID}
-	var res struct {
-		NextSequence int64 `json:"next_sequence"`
-	}
+	body := protocol.WriterStateRequest{Table: table, WriterID: writerID}
+	var res protocol.WriterState
 	if err := c.Action(ctx, ActionWriterState, body, &res); err != nil {
 		return 0, fmt.Errorf("table %s, writer %s: %w", table, writerID, err)
 	}
 	return res.NextSequence, nil
-}
-
-type tableBody struct {
-	Table string `json:"table"`
 }

@@ -297,7 +297,7 @@ func TestActions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.TableID != 7 || !info.HasPrimaryKey() || len(info.Columns) != 2 || !info.Columns[0].NotNull {
+	if info.TableID != 7 || !info.HasPrimaryKey() || len(info.Columns) != 2 || info.Columns[0].IsNullable() {
 		t.Errorf("describe = %+v", info)
 	}
 	if _, err := c.CreateTable(ctx, TableSpec{Table: "fluss.orders", Columns: info.Columns, PrimaryKey: []string{"id"}}, true); err != nil {
@@ -340,7 +340,7 @@ func TestActions(t *testing.T) {
 		ActionCreateDatabase: `{"database": "d", "if_not_exists": true}`,
 		ActionDropTable:      `{"table": "fluss.orders", "if_exists": true}`,
 		ActionCreateTable: `{"table": "fluss.orders", "columns": [{"name": "id", "type": "BIGINT", "nullable": false},
-			{"name": "name", "type": "STRING"}], "primary_key": ["id"], "if_not_exists": true}`,
+			{"name": "name", "type": "STRING", "nullable": true}], "primary_key": ["id"], "if_not_exists": true}`, // as described
 	} {
 		jsonEqual(t, []byte(bodies[name]), want)
 	}

@@ -19,44 +19,24 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
 // KeyIndexColumn is the first column of every lookup answer: the row of the
 // key in the request batch (INT32).
-const KeyIndexColumn = "_key_index"
+const KeyIndexColumn = protocol.KeyIndexColumn
 
 // DefaultLookupMaxInFlight is how many key batches a Lookuper sends ahead of
 // their answers by default.
 const DefaultLookupMaxInFlight = 16
 
 // LookupRequest is the {"lookup": ...} command of DoExchange (PROTOCOL.md
-// §6.1). Zero fields take the server's defaults.
-type LookupRequest struct {
-	Table string `json:"table"`
-	// Columns are the columns to return after _key_index, in this order;
-	// nil means every table column.
-	Columns []string `json:"columns,omitempty"`
-	// Prefix makes the lookup a prefix lookup: the keys are the bucket-key
-	// columns and every row with that prefix is returned (§6.2).
-	Prefix bool `json:"prefix,omitempty"`
-	// InsertIfNotExists inserts every absent key as (key, NULLs, new
-	// auto-increment id) and returns it (§6.3).
-	InsertIfNotExists bool `json:"insert_if_not_exists,omitempty"`
-}
-
-// inlineLookup is the {"lookup": ...} command of GetFlightInfo (§6.3).
-type inlineLookup struct {
-	LookupRequest
-	Keys []map[string]any `json:"keys"`
-}
+// §6.1). Zero fields take the server's defaults; Keys is for LookupInline.
+type LookupRequest = protocol.LookupRequest
 
 // LookupMeta is the app_metadata of one lookup answer.
-type LookupMeta struct {
-	// Keys is the number of keys in the request batch.
-	Keys int `json:"keys"`
-	// Rows is the number of rows in the answer.
-	Rows int `json:"rows"`
-}
+type LookupMeta = protocol.LookupMeta
 
 // ParseLookupMeta parses the app_metadata of a lookup answer.
 func ParseLookupMeta(appMetadata []byte) (LookupMeta, error) {
@@ -443,10 +423,11 @@ func (c *Client) LookupInline(ctx context.Context, req LookupRequest, keys []map
 	if req.Table == "" {
 		return nil, errors.New("lookup: no table")
 	}
+	req.Keys = keys
 	if keys == nil {
-		keys = []map[string]any{}
+		req.Keys = []map[string]any{} // an inline lookup without keys still names "keys"
 	}
-	cmd, err := json.Marshal(map[string]inlineLookup{"lookup": {LookupRequest: req, Keys: keys}})
+	cmd, err := json.Marshal(protocol.Command{Lookup: &req})
 	if err != nil {
 		return nil, fmt.Errorf("lookup %s: %w", req.Table, err)
 	}

@@ -41,7 +41,7 @@ func TestTableSchema(t *testing.T) {
 		Table: "t",
 		Columns: []Column{
 			{Name: "id", Type: "BIGINT"},
-			{Name: "name", Type: "STRING", NotNull: true},
+			{Name: "name", Type: "STRING", Nullable: new(false)},
 			{Name: "ts", Type: "TIMESTAMP_LTZ(3)"},
 		},
 		PrimaryKey: []string{"id"},

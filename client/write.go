@@ -165,7 +165,7 @@ const optCompressionType = "table.log.arrow.compression.type"
 // writeDescriptor returns the descriptor of a write: PATH for a plain write,
 // CMD {"write": ...} otherwise.
 func writeDescriptor(req WriteRequest) (*flight.FlightDescriptor, error) {
-	if req.onlyTable() {
+	if onlyTable(req) {
 		return &flight.FlightDescriptor{Type: flight.DescriptorPATH, Path: tablePath(req.Table)}, nil
 	}
 	cmd, err := json.Marshal(map[string]WriteRequest{"write": req})

@@ -187,7 +187,7 @@ var corruptMessage = regexp.MustCompile(`corrupt log segment (\S+) at byte (\d+)
 // which holds the cut changes, is rebuilt from the changelog kept.
 func TestCorruptSegmentRefusedThenRepaired(t *testing.T) {
 	pkSpec := corruptSpec("fluss.corrupt_pk")
-	pkSpec.Columns[0].NotNull = true
+	pkSpec.Columns[0].Nullable = new(false)
 	pkSpec.PrimaryKey = []string{"id"}
 	for _, spec := range []client.TableSpec{corruptSpec("fluss.corrupt_log"), pkSpec} {
 		t.Run(spec.Table, func(t *testing.T) { corruptAndRepair(t, spec) })
@@ -285,7 +285,7 @@ func TestTornTailRecoveredSilently(t *testing.T) {
 func TestCatalogLossQuarantinesData(t *testing.T) {
 	e := newCorruptEnv(t)
 	pkSpec := corruptSpec("fluss.lost_pk")
-	pkSpec.Columns[0].NotNull = true
+	pkSpec.Columns[0].Nullable = new(false)
 	pkSpec.PrimaryKey = []string{"id"}
 	pk := e.create(pkSpec)
 	lg := e.create(corruptSpec("fluss.lost_log"))

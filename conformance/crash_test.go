@@ -44,7 +44,7 @@ func TestCrashRecovery(t *testing.T) {
 	table := "fluss.crash_" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	spec := client.TableSpec{
 		Table:   table,
-		Columns: []client.Column{{Name: "id", Type: "BIGINT", NotNull: true}, {Name: "payload", Type: "STRING"}},
+		Columns: []client.Column{{Name: "id", Type: "BIGINT", Nullable: new(false)}, {Name: "payload", Type: "STRING"}},
 		Options: map[string]string{"bucket.num": "4", "bucket.key": "id"},
 	}
 	if _, err := c.CreateTable(ctx, spec, false); err != nil {

@@ -28,7 +28,7 @@ func simpleSpec(table string, buckets int, keyed bool) client.TableSpec {
 	return client.TableSpec{
 		Table: table,
 		Columns: []client.Column{
-			{Name: "id", Type: "BIGINT", NotNull: true},
+			{Name: "id", Type: "BIGINT", Nullable: new(false)},
 			{Name: "name", Type: "STRING"},
 			{Name: "score", Type: "DOUBLE"},
 		},

@@ -49,7 +49,7 @@ func TestFloodMemoryBounded(t *testing.T) {
 	table := "fluss.flood_" + strconv.FormatInt(time.Now().UnixNano(), 36)
 	spec := client.TableSpec{
 		Table:   table,
-		Columns: []client.Column{{Name: "id", Type: "BIGINT", NotNull: true}, {Name: "payload", Type: "STRING"}},
+		Columns: []client.Column{{Name: "id", Type: "BIGINT", Nullable: new(false)}, {Name: "payload", Type: "STRING"}},
 		Options: map[string]string{"bucket.num": "4", "bucket.key": "id"},
 	}
 	if _, err := c.CreateTable(ctx, spec, false); err != nil {

@@ -80,7 +80,7 @@ func TestLoad(t *testing.T) {
 	defer c.Close()
 	suffix := strconv.FormatInt(time.Now().UnixNano(), 36)
 	logTable, pkTable := "fluss.load_log_"+suffix, "fluss.load_pk_"+suffix
-	cols := []client.Column{{Name: "id", Type: "BIGINT", NotNull: true}, {Name: "payload", Type: "STRING"}}
+	cols := []client.Column{{Name: "id", Type: "BIGINT", Nullable: new(false)}, {Name: "payload", Type: "STRING"}}
 	opts := map[string]string{"bucket.num": "4", "bucket.key": "id"}
 	if _, err := c.CreateTable(ctx, client.TableSpec{Table: logTable, Columns: cols, Options: opts}, false); err != nil {
 		t.Fatal(err)

@@ -90,7 +90,7 @@ func errBadBatch(ctx context.Context, env *Env) error {
 
 func errMessageTooLarge(ctx context.Context, env *Env) error {
 	table := env.Table("toolarge")
-	spec := client.TableSpec{Table: table, Columns: []client.Column{{Name: "id", Type: "BIGINT", NotNull: true}, {Name: "payload", Type: "BYTES"}}}
+	spec := client.TableSpec{Table: table, Columns: []client.Column{{Name: "id", Type: "BIGINT", Nullable: new(false)}, {Name: "payload", Type: "BYTES"}}}
 	if _, err := createTable(ctx, env, spec); err != nil {
 		return err
 	}

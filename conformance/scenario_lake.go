@@ -35,7 +35,7 @@ func lakeSpec(name string, pk bool, opts map[string]string) client.TableSpec {
 	spec := client.TableSpec{
 		Table: name,
 		Columns: []client.Column{
-			{Name: "dim_a", Type: "STRING", NotNull: true}, {Name: "dim_b", Type: "STRING", NotNull: true},
+			{Name: "dim_a", Type: "STRING", Nullable: new(false)}, {Name: "dim_b", Type: "STRING", Nullable: new(false)},
 			{Name: "metric", Type: "BIGINT"}, {Name: "ts", Type: "BIGINT"},
 		},
 		Options: map[string]string{"bucket.key": "dim_a", "bucket.num": "3",

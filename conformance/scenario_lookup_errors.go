@@ -32,7 +32,7 @@ func lookupBadInput(ctx context.Context, env *Env) error {
 	}
 	// strict: a NOT NULL column besides the key and the auto-increment column.
 	strict, _, err := createPK(ctx, env, client.TableSpec{Table: env.Table("lk_bad_strict"),
-		Columns:    []client.Column{{Name: "k", Type: "STRING"}, {Name: "uid", Type: "INT"}, {Name: "must", Type: "STRING", NotNull: true}},
+		Columns:    []client.Column{{Name: "k", Type: "STRING"}, {Name: "uid", Type: "INT"}, {Name: "must", Type: "STRING", Nullable: new(false)}},
 		PrimaryKey: []string{"k"}, Options: map[string]string{"bucket.num": "2", "auto-increment.fields": "uid"}})
 	if err != nil {
 		return err

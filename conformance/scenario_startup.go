@@ -208,7 +208,7 @@ func limitScan(ctx context.Context, env *Env) error {
 	}
 	total := rowCount(t.rows)
 	for _, limit := range []int64{1, 7, int64(total), 1000} {
-		plan, err := env.Client.Plan(ctx, client.ScanRequest{Table: t.name, Limit: limit})
+		plan, err := env.Client.Plan(ctx, client.ScanRequest{Table: t.name, Limit: &limit})
 		if err != nil {
 			return fmt.Errorf("limit %d: %w", limit, err)
 		}

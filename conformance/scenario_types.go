@@ -21,7 +21,7 @@ import (
 
 // typeColumns has one column per type of the protocol's table, after id.
 var typeColumns = []client.Column{
-	{Name: "id", Type: "INT", NotNull: true},
+	{Name: "id", Type: "INT", Nullable: new(false)},
 	{Name: "c_boolean", Type: "BOOLEAN"},
 	{Name: "c_tinyint", Type: "TINYINT"},
 	{Name: "c_smallint", Type: "SMALLINT"},

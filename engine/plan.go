@@ -169,7 +169,7 @@ func (e *Engine) startOffset(t *table, bucket int, s Startup) (int64, error) {
 }
 
 func stopOffset(t *table, bucket int, start int64, s Stop) (*int64, error) {
-	if s.None {
+	if s.IsUnbounded() {
 		return nil, nil
 	}
 	hw := t.log.HighWatermark(bucket)

@@ -61,7 +61,7 @@ func planState(t *table, path catalog.TablePath, startup Startup, stop Stop) (vi
 	if startup.Mode != StartFull {
 		return viewPlanner{}, errs.New(errs.Precondition, "%s has a primary key: reading it by its plain name gives its current rows (startup full); read %s$changelog from %s", path, path, startup.Mode)
 	}
-	if stop.None {
+	if stop.IsUnbounded() {
 		return viewPlanner{}, errs.New(errs.Precondition, "%s has a primary key: an unbounded read of its changes is %s$changelog", path, path)
 	}
 	return viewPlanner{view: ViewSnapshot, bucketRange: snapshotRange(t, stop)}, nil
@@ -97,7 +97,7 @@ func (e *Engine) planLake(ctx context.Context, t *table, path catalog.TablePath,
 		return viewPlanner{}, noLakeSnapshot(t.current().info, path)
 	case startup.Mode != StartFull:
 		return viewPlanner{}, errs.New(errs.Precondition, "%s is the table's lake snapshot: it is read whole (startup full), not from %s", path.FullName(), startup.Mode)
-	case stop.None || stop.Offsets != nil:
+	case stop.IsUnbounded() || stop.Offsets != nil:
 		return viewPlanner{}, errs.New(errs.Precondition, "%s is the table's lake snapshot: it is bounded and has no stop offsets", path.FullName())
 	}
 	return viewPlanner{view: ViewLake, lakeSnapshotID: &snap.ID, bucketRange: func(b int) (TicketRange, error) {

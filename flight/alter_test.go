@@ -162,7 +162,7 @@ func TestAddColumnBadInput(t *testing.T) {
 		req  client.AlterRequest
 		code codes.Code
 	}{
-		{client.AlterRequest{Table: "orders", AddColumns: []client.Column{{Name: "x", Type: "INT", NotNull: true}}}, codes.InvalidArgument},
+		{client.AlterRequest{Table: "orders", AddColumns: []client.Column{{Name: "x", Type: "INT", Nullable: new(false)}}}, codes.InvalidArgument},
 		{client.AlterRequest{Table: "orders", AddColumns: []client.Column{{Name: "item", Type: "INT"}}}, codes.InvalidArgument},
 		{client.AlterRequest{Table: "orders", AddColumns: []client.Column{{Name: "x", Type: "NOPE"}}}, codes.InvalidArgument},
 		{client.AlterRequest{Table: "orders$changelog", AddColumns: []client.Column{{Name: "x", Type: "INT"}}}, codes.FailedPrecondition},

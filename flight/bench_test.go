@@ -388,7 +388,7 @@ func BenchmarkPrimaryKeyScan(b *testing.B) {
 		rb.Release()
 	}
 	cl, _ := startBench(b)
-	cols := []client.Column{{Name: "k", Type: "BIGINT", NotNull: true}, {Name: "n", Type: "BIGINT"}, {Name: "s", Type: "STRING"}}
+	cols := []client.Column{{Name: "k", Type: "BIGINT", Nullable: new(false)}, {Name: "n", Type: "BIGINT"}, {Name: "s", Type: "STRING"}}
 	for _, spec := range []client.TableSpec{
 		{Table: "fluss.log", Columns: cols},
 		{Table: "fluss.pk", Columns: cols, PrimaryKey: []string{"k"}},

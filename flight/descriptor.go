@@ -7,6 +7,7 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/engine"
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
 // pathTable turns a PATH descriptor, [database, table] or [table], into a
@@ -21,16 +22,10 @@ func pathTable(d *flight.FlightDescriptor) (string, error) {
 	return "", errs.New(errs.Invalid, "descriptor path %q: want [database, table] or [table]", strings.Join(d.Path, "/"))
 }
 
-// command is a CMD descriptor: exactly one of its fields is set.
-type command struct {
-	Scan   *engine.ScanRequest   `json:"scan,omitempty"`
-	Write  *engine.WriteRequest  `json:"write,omitempty"`
-	Lookup *engine.LookupRequest `json:"lookup,omitempty"`
-}
-
-func parseCommand(d *flight.FlightDescriptor) (command, error) {
-	var c command
-	if err := engine.DecodeJSON(d.Cmd, "descriptor command", &c); err != nil {
+// parseCommand decodes a CMD descriptor: exactly one of its fields is set.
+func parseCommand(d *flight.FlightDescriptor) (protocol.Command, error) {
+	var c protocol.Command
+	if err := protocol.DecodeJSON(d.Cmd, "descriptor command", &c); err != nil {
 		return c, err
 	}
 	n := 0
@@ -63,7 +58,11 @@ func readRequest(d *flight.FlightDescriptor) (*engine.ScanRequest, *engine.Looku
 		if c.Scan == nil && c.Lookup == nil {
 			return nil, nil, errs.New(errs.Invalid, `descriptor command: reads take {"scan": ...} or {"lookup": ...}`)
 		}
-		return c.Scan, c.Lookup, nil
+		var lookup *engine.LookupRequest
+		if c.Lookup != nil {
+			lookup = (*engine.LookupRequest)(c.Lookup)
+		}
+		return c.Scan, lookup, nil
 	}
 	return nil, nil, errs.New(errs.Invalid, "descriptor type %v: want PATH or CMD", d.Type)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/engine"
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
 type action struct {
@@ -91,17 +92,12 @@ func (s *Service) unknownAction(name string) error {
 
 func decode[T any](body []byte, action string) (T, error) {
 	var v T
-	err := engine.DecodeJSON(body, action, &v)
+	err := protocol.DecodeJSON(body, action, &v)
 	return v, err
 }
 
-type empty struct{}
-
 func (s *Service) createDatabase(ctx context.Context, body []byte) (any, error) {
-	req, err := decode[struct {
-		Database    string `json:"database"`
-		IfNotExists bool   `json:"if_not_exists"`
-	}](body, "create-database")
+	req, err := decode[protocol.CreateDatabaseRequest](body, "create-database")
 	if err != nil {
 		return nil, err
 	}
@@ -111,26 +107,22 @@ func (s *Service) createDatabase(ctx context.Context, body []byte) (any, error) 
 	if err := s.eng.CreateDatabase(req.Database, req.IfNotExists); err != nil {
 		return nil, err
 	}
-	return map[string]string{"database": req.Database}, nil
+	return protocol.DatabaseResult{Database: req.Database}, nil
 }
 
 func (s *Service) dropDatabase(ctx context.Context, body []byte) (any, error) {
-	req, err := decode[struct {
-		Database string `json:"database"`
-		IfExists bool   `json:"if_exists"`
-		Cascade  bool   `json:"cascade"`
-	}](body, "drop-database")
+	req, err := decode[protocol.DropDatabaseRequest](body, "drop-database")
 	if err != nil {
 		return nil, err
 	}
 	if err := s.authorize(ctx, "drop-database", acl.Drop, acl.Resource{Database: req.Database}); err != nil {
 		return nil, err
 	}
-	return empty{}, s.eng.DropDatabase(ctx, req.Database, req.IfExists, req.Cascade)
+	return protocol.Empty{}, s.eng.DropDatabase(ctx, req.Database, req.IfExists, req.Cascade)
 }
 
 func (s *Service) listDatabases(ctx context.Context, body []byte) (any, error) {
-	req, err := decode[pageRequest](body, "list-databases")
+	req, err := decode[protocol.ListDatabasesRequest](body, "list-databases")
 	if err != nil {
 		return nil, err
 	}
@@ -140,7 +132,7 @@ func (s *Service) listDatabases(ctx context.Context, body []byte) (any, error) {
 			dbs = append(dbs, db)
 		}
 	}
-	p, err := pageOf(dbs, func(db string) string { return db }, req, "list-databases")
+	p, err := pageOf(dbs, func(db string) string { return db }, req.PageRequest, "list-databases")
 	return listing{"databases", p}, err
 }
 
@@ -159,10 +151,7 @@ func (l listing) MarshalJSON() ([]byte, error) {
 }
 
 func (s *Service) createTable(ctx context.Context, body []byte) (any, error) {
-	req, err := decode[struct {
-		catalog.TableSpec
-		IfNotExists bool `json:"if_not_exists"`
-	}](body, "create-table")
+	req, err := decode[protocol.CreateTableRequest](body, "create-table")
 	if err != nil {
 		return nil, err
 	}
@@ -173,15 +162,8 @@ func (s *Service) createTable(ctx context.Context, body []byte) (any, error) {
 	return s.eng.CreateTable(ctx, req.TableSpec, req.IfNotExists)
 }
 
-type tableRequest struct {
-	Table string `json:"table"`
-}
-
 func (s *Service) dropTable(ctx context.Context, body []byte) (any, error) {
-	req, err := decode[struct {
-		Table    string `json:"table"`
-		IfExists bool   `json:"if_exists"`
-	}](body, "drop-table")
+	req, err := decode[protocol.DropTableRequest](body, "drop-table")
 	if err != nil {
 		return nil, err
 	}
@@ -189,11 +171,11 @@ func (s *Service) dropTable(ctx context.Context, body []byte) (any, error) {
 	if err := s.authorizeTable(ctx, "drop-table", acl.Drop, req.Table); err != nil {
 		return nil, err
 	}
-	return empty{}, s.eng.DropTable(ctx, req.Table, req.IfExists)
+	return protocol.Empty{}, s.eng.DropTable(ctx, req.Table, req.IfExists)
 }
 
 func (s *Service) describeTable(ctx context.Context, body []byte) (any, error) {
-	req, err := decode[tableRequest](body, "describe-table")
+	req, err := decode[protocol.TableRequest](body, "describe-table")
 	if err != nil {
 		return nil, err
 	}
@@ -205,10 +187,7 @@ func (s *Service) describeTable(ctx context.Context, body []byte) (any, error) {
 }
 
 func (s *Service) listTables(ctx context.Context, body []byte) (any, error) {
-	req, err := decode[struct {
-		Database string `json:"database"`
-		pageRequest
-	}](body, "list-tables")
+	req, err := decode[protocol.ListTablesRequest](body, "list-tables")
 	if err != nil {
 		return nil, err
 	}
@@ -226,17 +205,12 @@ func (s *Service) listTables(ctx context.Context, body []byte) (any, error) {
 		}
 	}
 	key := func(t *catalog.TableInfo) string { p := t.Path(); return p.Database + "\x00" + p.Table }
-	p, err := pageOf(tables, key, req.pageRequest, "list-tables")
+	p, err := pageOf(tables, key, req.PageRequest, "list-tables")
 	return listing{"tables", p}, err
 }
 
 func (s *Service) alterTable(ctx context.Context, body []byte) (any, error) {
-	req, err := decode[struct {
-		Table      string            `json:"table"`
-		Set        map[string]string `json:"set"`
-		Reset      []string          `json:"reset"`
-		AddColumns []catalog.Column  `json:"add_columns"`
-	}](body, "alter-table")
+	req, err := decode[protocol.AlterTableRequest](body, "alter-table")
 	if err != nil {
 		return nil, err
 	}
@@ -248,7 +222,7 @@ func (s *Service) alterTable(ctx context.Context, body []byte) (any, error) {
 }
 
 func (s *Service) listOffsets(ctx context.Context, body []byte) (any, error) {
-	req, err := decode[engine.OffsetsRequest](body, "list-offsets")
+	req, err := decode[protocol.OffsetsRequest](body, "list-offsets")
 	if err != nil {
 		return nil, err
 	}
@@ -260,11 +234,11 @@ func (s *Service) listOffsets(ctx context.Context, body []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"offsets": offs}, nil
+	return map[string]any{"offsets": offs}, nil // protocol.OffsetsResult
 }
 
 func (s *Service) undo(ctx context.Context, body []byte) (any, error) {
-	req, err := decode[engine.UndoRequest](body, "undo")
+	req, err := decode[protocol.UndoRequest](body, "undo")
 	if err != nil {
 		return nil, err
 	}
@@ -272,12 +246,12 @@ func (s *Service) undo(ctx context.Context, body []byte) (any, error) {
 	if err := s.authorizeTable(ctx, "undo", acl.Write, req.Table); err != nil {
 		return nil, err
 	}
-	return s.eng.Undo(ctx, req)
+	return s.eng.Undo(ctx, engine.UndoRequest(req))
 }
 
 // writerState needs write: only a writer of the table has use for it.
 func (s *Service) writerState(ctx context.Context, body []byte) (any, error) {
-	req, err := decode[engine.WriterStateRequest](body, "writer-state")
+	req, err := decode[protocol.WriterStateRequest](body, "writer-state")
 	if err != nil {
 		return nil, err
 	}
@@ -285,25 +259,22 @@ func (s *Service) writerState(ctx context.Context, body []byte) (any, error) {
 	if err := s.authorizeTable(ctx, "writer-state", acl.Write, req.Table); err != nil {
 		return nil, err
 	}
-	return s.eng.WriterState(ctx, req)
+	return s.eng.WriterState(ctx, engine.WriterStateRequest(req))
 }
 
-// lakeSnapshotResult is the result of lake-snapshot and tier-now.
-type lakeSnapshotResult struct {
-	SnapshotID  int64         `json:"snapshot_id"`
-	Offsets     map[int]int64 `json:"offsets"`
-	CommittedAt int64         `json:"committed_at"`
+func lakeSnapshot(snap *engine.LakeSnapshot) protocol.LakeSnapshot {
+	return protocol.LakeSnapshot{SnapshotID: snap.ID, Offsets: snap.Offsets, CommittedAt: snap.CommittedAt}
 }
 
 func lakeResult(snap *engine.LakeSnapshot, err error) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return lakeSnapshotResult{SnapshotID: snap.ID, Offsets: snap.Offsets, CommittedAt: snap.CommittedAt}, nil
+	return lakeSnapshot(snap), nil
 }
 
 func (s *Service) lakeSnapshot(ctx context.Context, body []byte) (any, error) {
-	req, err := decode[tableRequest](body, "lake-snapshot")
+	req, err := decode[protocol.TableRequest](body, "lake-snapshot")
 	if err != nil {
 		return nil, err
 	}
@@ -316,7 +287,7 @@ func (s *Service) lakeSnapshot(ctx context.Context, body []byte) (any, error) {
 
 // tierNow needs write: it writes the table's rows into the lake.
 func (s *Service) tierNow(ctx context.Context, body []byte) (any, error) {
-	req, err := decode[tableRequest](body, "tier-now")
+	req, err := decode[protocol.TableRequest](body, "tier-now")
 	if err != nil {
 		return nil, err
 	}
@@ -327,18 +298,9 @@ func (s *Service) tierNow(ctx context.Context, body []byte) (any, error) {
 	return lakeResult(s.eng.TierNow(ctx, req.Table))
 }
 
-// compactLakeResult is the result of compact-lake.
-type compactLakeResult struct {
-	lakeSnapshotResult
-	RewrittenFiles     int `json:"rewritten_files"`
-	AddedFiles         int `json:"added_files"`
-	RemovedDeleteFiles int `json:"removed_delete_files"`
-	OrphansDeleted     int `json:"orphans_deleted"`
-}
-
 // compactLake needs write: it rewrites the table's lake files.
 func (s *Service) compactLake(ctx context.Context, body []byte) (any, error) {
-	req, err := decode[tableRequest](body, "compact-lake")
+	req, err := decode[protocol.TableRequest](body, "compact-lake")
 	if err != nil {
 		return nil, err
 	}
@@ -350,24 +312,16 @@ func (s *Service) compactLake(ctx context.Context, body []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	snap := st.Snapshot
-	return compactLakeResult{lakeSnapshotResult{snap.ID, snap.Offsets, snap.CommittedAt},
-		st.RewrittenFiles, st.AddedFiles, st.RemovedDeleteFiles, st.OrphansDeleted}, nil
-}
-
-// grantRequest is the body of grant and revoke.
-type grantRequest struct {
-	Principal  string   `json:"principal"`
-	Database   string   `json:"database"`
-	Table      string   `json:"table"`
-	Operations []string `json:"operations"`
+	return protocol.LakeCompaction{LakeSnapshot: lakeSnapshot(st.Snapshot),
+		RewrittenFiles: st.RewrittenFiles, AddedFiles: st.AddedFiles,
+		RemovedDeleteFiles: st.RemovedDeleteFiles, OrphansDeleted: st.OrphansDeleted}, nil
 }
 
 func (s *Service) grantBody(ctx context.Context, body []byte, action string) (acl.Grant, error) {
 	if err := s.authorizeAdmin(ctx, action, action); err != nil {
 		return acl.Grant{}, err
 	}
-	req, err := decode[grantRequest](body, action)
+	req, err := decode[protocol.Grant](body, action)
 	if err != nil {
 		return acl.Grant{}, err
 	}
@@ -391,7 +345,7 @@ func (s *Service) grant(ctx context.Context, body []byte) (any, error) {
 		return nil, err
 	}
 	s.log.Info("granted", "principal", g.Principal, "resource", g.Resource.String(), "operations", g.Operations)
-	return empty{}, nil
+	return protocol.Empty{}, nil
 }
 
 func (s *Service) revoke(ctx context.Context, body []byte) (any, error) {
@@ -403,21 +357,18 @@ func (s *Service) revoke(ctx context.Context, body []byte) (any, error) {
 		return nil, err
 	}
 	s.log.Info("revoked", "principal", g.Principal, "resource", g.Resource.String(), "operations", g.Operations)
-	return empty{}, nil
+	return protocol.Empty{}, nil
 }
 
 func (s *Service) listGrants(ctx context.Context, body []byte) (any, error) {
 	if err := s.authorizeAdmin(ctx, "list-grants", "list-grants"); err != nil {
 		return nil, err
 	}
-	req, err := decode[struct {
-		Principal string `json:"principal"`
-		pageRequest
-	}](body, "list-grants")
+	req, err := decode[protocol.ListGrantsRequest](body, "list-grants")
 	if err != nil {
 		return nil, err
 	}
 	key := func(g acl.Grant) string { return g.Principal + "\x00" + g.Database + "\x00" + g.Table }
-	p, err := pageOf(s.acl.List(req.Principal), key, req.pageRequest, "list-grants")
+	p, err := pageOf(s.acl.List(req.Principal), key, req.PageRequest, "list-grants")
 	return listing{"grants", p}, err
 }

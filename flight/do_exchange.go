@@ -81,5 +81,5 @@ func lookupRequest(d *flight.FlightDescriptor) (engine.LookupRequest, error) {
 	if c.Lookup == nil {
 		return engine.LookupRequest{}, errs.New(errs.Invalid, `DoExchange: the descriptor command must be {"lookup": ...}`)
 	}
-	return *c.Lookup, nil
+	return engine.LookupRequest(*c.Lookup), nil
 }

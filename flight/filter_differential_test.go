@@ -23,7 +23,7 @@ import (
 // clustered by batch, so that statistics rule batches out and prove that
 // every row of others matches, and NULLs, some batches all NULL.
 var diffColumns = []client.Column{
-	{Name: "id", Type: "BIGINT", NotNull: true},
+	{Name: "id", Type: "BIGINT", Nullable: new(false)},
 	{Name: "k", Type: "INT"},
 	{Name: "d", Type: "DOUBLE"},
 	{Name: "s", Type: "STRING"},

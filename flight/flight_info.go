@@ -23,18 +23,12 @@ import (
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/engine"
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
 // maxInfoBytes bounds a FlightInfo's schema and tickets, as pageBytes does a
 // listing's page.
 const maxInfoBytes = pageBytes
-
-type infoMetadata struct {
-	TableID        int64  `json:"table_id"`
-	SchemaID       int32  `json:"schema_id"`
-	Buckets        int    `json:"buckets"`
-	LakeSnapshotID *int64 `json:"lake_snapshot_id"`
-}
 
 func (s *Service) GetFlightInfo(ctx context.Context, d *flight.FlightDescriptor) (*flight.FlightInfo, error) {
 	info, err := s.flightInfo(ctx, "GetFlightInfo", d)
@@ -74,7 +68,7 @@ func (s *Service) flightInfo(ctx context.Context, rpc string, d *flight.FlightDe
 		return nil, errs.New(errs.Invalid, "%s: the scan's %d endpoints take %d bytes, over the %d a FlightInfo may; read fewer buckets at a time or send a smaller filter",
 			rpc, len(plan.Tickets), size, maxInfoBytes)
 	}
-	info.AppMetadata, err = json.Marshal(infoMetadata{
+	info.AppMetadata, err = json.Marshal(protocol.PlanMeta{
 		TableID: plan.TableID, SchemaID: plan.SchemaID, Buckets: plan.Buckets, LakeSnapshotID: plan.LakeSnapshotID,
 	})
 	return info, err
@@ -149,7 +143,7 @@ func (s *Service) ListFlights(c *flight.Criteria, stream flight.FlightService_Li
 }
 
 func (s *Service) tableFlight(t *catalog.TableInfo) *flight.FlightInfo {
-	meta, _ := json.Marshal(infoMetadata{TableID: t.TableID, SchemaID: t.SchemaID, Buckets: t.BucketCount()})
+	meta, _ := json.Marshal(protocol.PlanMeta{TableID: t.TableID, SchemaID: t.SchemaID, Buckets: t.BucketCount()})
 	p := t.Path()
 	return &flight.FlightInfo{
 		Schema:           flight.SerializeSchema(t.ArrowSchema(), s.mem),
@@ -174,7 +168,7 @@ func (s *Service) lookupInfo(d *flight.FlightDescriptor, req engine.LookupReques
 	if err != nil {
 		return nil, err
 	}
-	meta, _ := json.Marshal(infoMetadata{TableID: info.TableID, SchemaID: info.SchemaID, Buckets: info.BucketCount()})
+	meta, _ := json.Marshal(protocol.PlanMeta{TableID: info.TableID, SchemaID: info.SchemaID, Buckets: info.BucketCount()})
 	return &flight.FlightInfo{
 		Schema:           flight.SerializeSchema(sc, s.mem),
 		FlightDescriptor: d,

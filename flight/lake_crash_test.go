@@ -36,7 +36,7 @@ func TestLakeRoundDyingBetweenFilesAndCommitLosesAndRepeatsNothing(t *testing.T)
 		return nil
 	}}})
 	ctx := ctxT(t)
-	logSpec := client.TableSpec{Table: "fluss.events", Columns: []client.Column{{Name: "id", Type: "BIGINT", NotNull: true}, {Name: "v", Type: "STRING"}},
+	logSpec := client.TableSpec{Table: "fluss.events", Columns: []client.Column{{Name: "id", Type: "BIGINT", Nullable: new(false)}, {Name: "v", Type: "STRING"}},
 		Options: map[string]string{"bucket.num": "3", "bucket.key": "id", "table.datalake.enabled": "true", "table.datalake.freshness": "1h"}}
 	if _, err := ts.cl.CreateTable(ctx, logSpec, false); err != nil {
 		t.Fatal(err)

@@ -15,18 +15,13 @@ import (
 	"strings"
 
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
 // pageBytes bounds the JSON of one page's items: half of gRPC's default 4
 // MiB client limit. A single item (a table definition) is at most
 // catalog.MaxDefinitionBytes, so a page always holds one.
 const pageBytes = 2 << 20
-
-// pageRequest is the paging part of a listing's body.
-type pageRequest struct {
-	MaxResults int    `json:"max_results,omitempty"`
-	PageToken  string `json:"page_token,omitempty"`
-}
 
 // page is one page of a listing: the items as JSON, and the token of the
 // next page ("" on the last).
@@ -36,7 +31,7 @@ type page struct {
 }
 
 // pageOf returns the page of items that req asks for, ordered by key.
-func pageOf[T any](items []T, key func(T) string, req pageRequest, what string) (page, error) {
+func pageOf[T any](items []T, key func(T) string, req protocol.PageRequest, what string) (page, error) {
 	if req.MaxResults < 0 {
 		return page{}, errs.New(errs.Invalid, "%s: max_results %d is negative", what, req.MaxResults)
 	}

@@ -10,15 +10,16 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/acl"
 	"github.com/fluxgate-io/fluxgate/engine"
+	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
 func (s *Service) producerRequest(ctx context.Context, body []byte, action string) (engine.ProducerOffsetsRequest, error) {
-	req, err := decode[engine.ProducerOffsetsRequest](body, action)
+	req, err := decode[protocol.ProducerOffsetsRequest](body, action)
 	if err != nil {
-		return req, err
+		return engine.ProducerOffsetsRequest{}, err
 	}
 	tagTable(ctx, req.Table)
-	return req, s.authorizeTable(ctx, action, acl.Write, req.Table)
+	return engine.ProducerOffsetsRequest(req), s.authorizeTable(ctx, action, acl.Write, req.Table)
 }
 
 func (s *Service) registerProducerOffsets(ctx context.Context, body []byte) (any, error) {
@@ -42,5 +43,5 @@ func (s *Service) deleteProducerOffsets(ctx context.Context, body []byte) (any, 
 	if err != nil {
 		return nil, err
 	}
-	return empty{}, s.eng.DeleteProducerOffsets(ctx, req)
+	return protocol.Empty{}, s.eng.DeleteProducerOffsets(ctx, req)
 }

@@ -117,7 +117,7 @@ func ordersSpec(name string, buckets int, key string) client.TableSpec {
 	return client.TableSpec{
 		Table: name,
 		Columns: []client.Column{
-			{Name: "order_id", Type: "BIGINT", NotNull: true},
+			{Name: "order_id", Type: "BIGINT", Nullable: new(false)},
 			{Name: "item", Type: "STRING"},
 			{Name: "amount", Type: "DOUBLE"},
 		},

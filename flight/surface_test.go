@@ -193,14 +193,14 @@ func TestLimitAndBuckets(t *testing.T) {
 		t.Fatal(err)
 	}
 	write(t, ts, "orders", 0, 100, 4)
-	plan, err := ts.cl.Plan(ctx, client.ScanRequest{Table: "orders", Limit: 37})
+	plan, err := ts.cl.Plan(ctx, client.ScanRequest{Table: "orders", Limit: new(int64(37))})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(plan.Endpoints) != 1 {
 		t.Fatalf("a limited scan has %d endpoints, want 1", len(plan.Endpoints))
 	}
-	if got := ids(t, ts, client.ScanRequest{Table: "orders", Limit: 37}); len(got) != 37 {
+	if got := ids(t, ts, client.ScanRequest{Table: "orders", Limit: new(int64(37))}); len(got) != 37 {
 		t.Fatalf("limit 37 returned %d rows", len(got))
 	}
 	offs, err := ts.cl.ListOffsets(ctx, "orders", client.Latest, []int{1, 3})

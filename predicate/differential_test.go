@@ -82,8 +82,13 @@ func floatKind(bits int) colKind {
 			case float64:
 				f = v
 			}
-			if math.IsNaN(f) || math.IsInf(f, 0) {
-				return nil, false
+			switch {
+			case math.IsNaN(f):
+				return "NaN", true
+			case math.IsInf(f, 1):
+				return "Infinity", true
+			case math.IsInf(f, -1):
+				return "-Infinity", true
 			}
 			return json.Number(strconv.FormatFloat(f, 'g', -1, bits)), true
 		},

@@ -96,11 +96,15 @@ func (f *filterer) eval(n *node) (*array.Boolean, error) {
 	if n.typ.ID() == arrow.BOOL && n.op != opEq && n.op != opNe {
 		return f.boolOrder(n, arr)
 	}
+	float := n.typ.ID() == arrow.FLOAT32 || n.typ.ID() == arrow.FLOAT64
+	if float && isNaN(n.vals[0]) {
+		return f.nanOrder(n.op, arr)
+	}
 	r, err := f.call(compareFuncs[n.op], arr, n.lit)
 	if err != nil || (n.op != opGt && n.op != opGe) {
 		return r, err
 	}
-	if id := n.typ.ID(); id == arrow.FLOAT32 || id == arrow.FLOAT64 {
+	if float {
 		// IEEE comparisons leave NaN above nothing; here it is above
 		// everything.
 		defer r.Release()
@@ -112,6 +116,33 @@ func (f *filterer) eval(n *node) (*array.Boolean, error) {
 		return f.call("or_kleene", r, nan)
 	}
 	return r, nil
+}
+
+// nanOrder evaluates a comparison of a float column with NaN, which IEEE
+// comparisons get wrong in the total order: NaN equals NaN and is above
+// every other value.
+func (f *filterer) nanOrder(o op, arr arrow.Array) (*array.Boolean, error) {
+	switch o {
+	case opLe: // everything is at most NaN
+		return constBool(f.mem, arr, true), nil
+	case opGt: // nothing is above it
+		return constBool(f.mem, arr, false), nil
+	}
+	// Only NaN is unequal to itself; NULL stays NULL (is_nan makes it false).
+	if o == opEq || o == opGe {
+		return f.call("not_equal", arr, arr)
+	}
+	return f.call("equal", arr, arr) // ne, lt: the values that are not NaN
+}
+
+func isNaN(v any) bool {
+	switch v := v.(type) {
+	case float32:
+		return v != v
+	case float64:
+		return v != v
+	}
+	return false
 }
 
 // in evaluates n, an in or not_in node, as in.

@@ -101,6 +101,12 @@ func TestParseAndBindErrors(t *testing.T) {
 		{`{"lt": ["tags", "x"]}`, []string{`filter.lt: column "tags" of type list`, "cannot be compared"}},
 		{`{"in": ["tags", ["x"]]}`, []string{`filter.in: column "tags"`, "cannot be compared"}},
 		{`{"eq": ["fixed", "ab"]}`, []string{`filter.eq: column "fixed" of type fixed_size_binary[2] cannot be compared`}},
+		{`{"eq": ["data", {"hex": "ff"}]}`, []string{"filter.eq: expected [column, value]", `{"base64": "..."}`}},
+		{`{"eq": ["data", {"base64": "f"}]}`, []string{"filter.eq: base64: illegal base64 data"}},
+		{`{"eq": ["data", {"base64": 5}]}`, []string{"filter.eq: base64: expected a string, got the number 5"}},
+		{`{"eq": ["data", {"base64": "/w==", "x": 1}]}`, []string{"filter.eq: expected [column, value]"}},
+		{`{"eq": ["name", {"base64": "/w=="}]}`, []string{`filter.eq: column "name"`, "expected a string"}},
+		{`{"lt": ["ratio", "nan"]}`, []string{`filter.lt: column "ratio"`, `"NaN"`}},
 	} {
 		e, err := Parse([]byte(tc.filter))
 		if err == nil {
@@ -140,6 +146,10 @@ func TestBindValid(t *testing.T) {
 		{`{"and": [{"eq": ["data", "xy"]}, {"ne": ["flag", true]}, {"le": ["ratio", 0.5]}, {"lt": ["ratio", -3]}]}`,
 			`(data = x'7879' AND flag <> true AND ratio <= 0.5 AND ratio < -3)`, []int{5, 7, 9}},
 		{`  {"eq" : ["order_id", 3e0]} `, `order_id = 3`, []int{0}},
+		{`{"or": [{"gt": ["data", {"base64": "/wA="}]}, {"in": ["data", [{"base64": ""}, "a"]]}]}`,
+			`(data > x'ff00' OR data IN (x'', x'61'))`, []int{5}},
+		{`{"or": [{"eq": ["ratio", "NaN"]}, {"lt": ["ratio", "-Infinity"]}, {"gt": ["ratio", "Infinity"]}]}`,
+			`(ratio = 'NaN' OR ratio < '-Inf' OR ratio > '+Inf')`, []int{9}},
 		{`{"or": [` + strings.Repeat(`{"is_null": "name"}, `, MaxNodes-2) + `{"is_null": "day"}]}`,
 			"(" + strings.Repeat("name IS NULL OR ", MaxNodes-2) + "day IS NULL)", []int{4, 8}},
 	} {

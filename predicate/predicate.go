@@ -13,6 +13,7 @@ package predicate
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -210,9 +211,9 @@ func (p *parser) node(path string, depth int) (*Expr, error) {
 	return e, nil
 }
 
-// value reads a JSON scalar or a list of them. Operands need lists two deep
-// ([column, [value, ...]]); a third level is read so that setOperands can say
-// what is wrong with it. Objects are never operands.
+// value reads a JSON scalar, a bytes literal or a list of them. Operands need
+// lists two deep ([column, [value, ...]]); a third level is read so that
+// setOperands can say what is wrong with it.
 func (p *parser) value(path string, o op, depth int) (any, error) {
 	tok, err := p.token(path)
 	if err != nil {
@@ -220,7 +221,7 @@ func (p *parser) value(path string, o op, depth int) (any, error) {
 	}
 	switch tok {
 	case json.Delim('{'):
-		return nil, invalid(path, "expected %s, got an object among the operands", o.operandShape())
+		return p.bytesLiteral(path, o)
 	case json.Delim('['):
 		if depth >= 3 {
 			return nil, invalid(path, "lists nested too deeply")
@@ -239,6 +240,40 @@ func (p *parser) value(path string, o op, depth int) (any, error) {
 		return l, nil
 	}
 	return tok, nil
+}
+
+// bytesLiteral reads the rest of {"base64": "..."}, the one object among
+// operands: a BINARY value that is not UTF-8 text, which a JSON string cannot
+// carry.
+func (p *parser) bytesLiteral(path string, o op) ([]byte, error) {
+	notBytes := func() error {
+		return invalid(path, `expected %s, got an object among the operands (the only object value is {"base64": "..."})`, o.operandShape())
+	}
+	key, err := p.token(path)
+	if err != nil {
+		return nil, err
+	}
+	if key != "base64" {
+		return nil, notBytes()
+	}
+	text, err := p.token(path)
+	if err != nil {
+		return nil, err
+	}
+	s, ok := text.(string)
+	if !ok {
+		return nil, invalid(path, "base64: expected a string, got %s", describeToken(text))
+	}
+	b, err := base64.StdEncoding.DecodeString(s)
+	if err != nil {
+		return nil, invalid(path, "base64: %v", err)
+	}
+	if end, err := p.token(path); err != nil {
+		return nil, err
+	} else if end != json.Delim('}') {
+		return nil, notBytes()
+	}
+	return b, nil
 }
 
 // setOperands checks the operands v of a leaf and stores them.
@@ -336,6 +371,8 @@ func describeValue(v any) string {
 		return fmt.Sprintf("%t", v)
 	case []any:
 		return fmt.Sprintf("a list of %d elements", len(v))
+	case []byte:
+		return fmt.Sprintf("%d bytes", len(v))
 	}
 	return fmt.Sprintf("%T", v)
 }

@@ -23,7 +23,8 @@ import (
 //   - Integers take a number with an integral value in the type's range
 //     (3, 3.0 and 3e0 alike; not 3.5, nor 300 for int8).
 //   - Floats take a number, rounded to the nearest float of the width; a finite
-//     number beyond the width's range is an error.
+//     number beyond the width's range is an error. The strings "NaN",
+//     "Infinity" and "-Infinity" name the values JSON has no number for.
 //   - Decimals take a string or a number ("100.00" for DECIMAL(10,2)) that has
 //     at most scale digits after the point and precision-scale before it.
 //     A float64 counts as its shortest decimal form (0.1 is "0.1").
@@ -165,6 +166,11 @@ func coerceFloat(v any, bits int) (float64, string) {
 		return v, ""
 	case float32:
 		return float64(v), ""
+	case string:
+		if f, ok := nonFinite[v]; ok {
+			return f, ""
+		}
+		return 0, `expected a number, "NaN", "Infinity" or "-Infinity"`
 	}
 	s, ok := numberText(v)
 	if !ok {
@@ -179,6 +185,10 @@ func coerceFloat(v any, bits int) (float64, string) {
 	}
 	return f, ""
 }
+
+// nonFinite are the floats without a JSON number, by the names JSON
+// libraries (Jackson, JavaScript) give them.
+var nonFinite = map[string]float64{"NaN": math.NaN(), "Infinity": math.Inf(1), "-Infinity": math.Inf(-1)}
 
 // coerceDecimal returns v as a decimal of type t, or why not.
 func coerceDecimal(t *arrow.Decimal128Type, v any) (any, string) {

@@ -134,6 +134,9 @@ func TestCoerce(t *testing.T) {
 		{"DOUBLE", 2.5, 2.5},
 		{"DOUBLE", int64(-42), -42.0},
 		{"DOUBLE", math.Inf(1), math.Inf(1)}, // a Go float64 passes as it is
+		{"DOUBLE", "Infinity", math.Inf(1)},
+		{"DOUBLE", "-Infinity", math.Inf(-1)},
+		{"FLOAT", "-Infinity", float32(math.Inf(-1))},
 
 		{"DECIMAL(10,2)", "100.00", dec(t, "10000")},
 		{"DECIMAL(10,2)", "100", dec(t, "10000")},
@@ -312,6 +315,8 @@ func TestCoerceErrors(t *testing.T) {
 		{"FLOAT", "1.5", "expected a number"},
 		{"DOUBLE", num("1e309"), "out of range for float64"},
 		{"DOUBLE", num("NaN"), "not a number"},
+		{"DOUBLE", "nan", `expected a number, "NaN", "Infinity" or "-Infinity"`},
+		{"FLOAT", "+Infinity", "expected a number"},
 		{"DOUBLE", num("Inf"), "not a number"},
 		{"DOUBLE", false, "expected a number"},
 

@@ -7,6 +7,7 @@ package main
 import (
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"time"
@@ -337,11 +338,8 @@ func benchTableScan(compression, wire string, columns []string) func(context.Con
 func benchFilterRequest(e *benchEnv) client.ScanRequest {
 	ev := e.eventData()
 	return client.ScanRequest{
-		Table: e.tables["none"].name,
-		Filter: map[string]any{"and": []any{
-			map[string]any{"ge": []any{"ts", ev.lo}},
-			map[string]any{"lt": []any{"ts", ev.hi}},
-		}},
+		Table:  e.tables["none"].name,
+		Filter: json.RawMessage(fmt.Sprintf(`{"and": [{"ge": ["ts", %d]}, {"lt": ["ts", %d]}]}`, ev.lo, ev.hi)),
 	}
 }
 

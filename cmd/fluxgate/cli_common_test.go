@@ -61,16 +61,16 @@ func TestParseArgs(t *testing.T) {
 func TestParseColumnFlag(t *testing.T) {
 	for in, want := range map[string]client.Column{
 		"id:BIGINT":                   {Name: "id", Type: "BIGINT"},
-		"id:BIGINT:notnull":           {Name: "id", Type: "BIGINT", NotNull: true},
-		"id:BIGINT:NOT NULL":          {Name: "id", Type: "BIGINT", NotNull: true},
-		"id:BIGINT NOT NULL":          {Name: "id", Type: "BIGINT", NotNull: true},
+		"id:BIGINT:notnull":           {Name: "id", Type: "BIGINT", Nullable: new(false)},
+		"id:BIGINT:NOT NULL":          {Name: "id", Type: "BIGINT", Nullable: new(false)},
+		"id:BIGINT NOT NULL":          {Name: "id", Type: "BIGINT", Nullable: new(false)},
 		"amount:DECIMAL(10,2)":        {Name: "amount", Type: "DECIMAL(10,2)"},
 		"m: MAP<STRING, INT> ":        {Name: "m", Type: "MAP<STRING, INT>"},
 		"r:ROW<a INT, b STRING>:null": {Name: "r", Type: "ROW<a INT, b STRING>"},
-		"ts:TIMESTAMP_LTZ(3):notnull": {Name: "ts", Type: "TIMESTAMP_LTZ(3)", NotNull: true},
+		"ts:TIMESTAMP_LTZ(3):notnull": {Name: "ts", Type: "TIMESTAMP_LTZ(3)", Nullable: new(false)},
 	} {
 		got, err := parseColumnFlag(in)
-		if err != nil || got != want {
+		if err != nil || !reflect.DeepEqual(got, want) {
 			t.Errorf("parseColumnFlag(%q) = %+v, %v; want %+v", in, got, err, want)
 		}
 	}

@@ -102,7 +102,10 @@ func scanMain(ctx context.Context, args []string, std stdio) error {
 
 // scanRequest builds the ScanRequest the flags describe.
 func scanRequest(f scanFlags) (client.ScanRequest, error) {
-	req := client.ScanRequest{Table: f.table, Columns: splitList(f.columns), Limit: f.limit, Compression: f.compression}
+	req := client.ScanRequest{Table: f.table, Columns: splitList(f.columns), Compression: f.compression}
+	if f.limit > 0 {
+		req.Limit = &f.limit
+	}
 	if req.Table == "" {
 		return req, errors.New("--table is required")
 	}

@@ -199,7 +199,7 @@ func parseColumnFlag(s string) (client.Column, error) {
 	lower := strings.ToLower(typ)
 	for _, suffix := range []string{":notnull", ":not null", ":not_null", " not null"} {
 		if strings.HasSuffix(lower, suffix) {
-			col.NotNull = true
+			col.Nullable = new(false)
 			typ = strings.TrimSpace(typ[:len(typ)-len(suffix)])
 			break
 		}

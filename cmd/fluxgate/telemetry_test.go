@@ -83,7 +83,7 @@ func TestTelemetry(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer c.Close()
-	if _, err := c.CreateTable(ctx, client.TableSpec{Table: "events", Columns: []client.Column{{Name: "id", Type: "BIGINT", NotNull: true}},
+	if _, err := c.CreateTable(ctx, client.TableSpec{Table: "events", Columns: []client.Column{{Name: "id", Type: "BIGINT", Nullable: new(false)}},
 		Options: map[string]string{"table.datalake.enabled": "true"}}, false); err != nil {
 		t.Fatal(err)
 	}

@@ -36,10 +36,12 @@ final class BucketEnumerator implements SplitEnumerator<BucketSplit, List<Bucket
       return; // restored: the plan is in the state
     }
     try (FluxgateClient client = connection.connect()) {
-      ScanPlan plan = spec.lookupKey() != null ? spec.planLookup(client) : client.plan(spec.request());
+      ScanSpec keyed = spec.keyed(client);
+      ScanPlan plan =
+          keyed.lookupKey() != null ? keyed.planLookup(client) : client.plan(keyed.request());
       pending = new ArrayList<>();
       for (int i = 0; i < plan.tickets().size(); i++) {
-        pending.add(new BucketSplit("ticket-" + i, plan.tickets().get(i), spec.keyColumns()));
+        pending.add(new BucketSplit("ticket-" + i, plan.tickets().get(i), keyed.keyColumns()));
       }
     }
   }

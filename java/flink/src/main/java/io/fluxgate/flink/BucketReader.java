@@ -6,7 +6,6 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CompletableFuture;
@@ -26,6 +25,7 @@ import org.apache.flink.table.data.RowData;
  */
 final class BucketReader implements SourceReader<RowData, BucketSplit> {
   private static final int QUEUE_BATCHES = 8;
+  private static final long STOP_NANOS = 10_000_000_000L;
 
   /**
    * A batch (rows, perhaps null) and the split's state once it is emitted, or (after null) the end
@@ -120,9 +120,7 @@ final class BucketReader implements SourceReader<RowData, BucketSplit> {
         if (root.getRowCount() > 0 && !split.keyColumns().isEmpty()) {
           List<FieldVector> keys = new ArrayList<>();
           split.keyColumns().forEach(k -> keys.add(root.getVector(k)));
-          Optional<List<Object>> last = SnapshotKeys.of(keys, root.getRowCount() - 1);
-          // A key with no literal cannot cut: such a snapshot starts over when restored.
-          after = last.map(k -> split.snapshotEmitted(k, stream.meta().next())).orElse(split);
+          after = split.snapshotEmitted(SnapshotKeys.of(keys, root.getRowCount() - 1), at);
         }
         put(new Fetched(split.splitId(), convert(root), after, null));
       }
@@ -240,19 +238,41 @@ final class BucketReader implements SourceReader<RowData, BucketSplit> {
     }
   }
 
+  /**
+   * Stops the fetchers and frees their buffers and the client, throwing nothing ({@link Release}):
+   * Flink closes a failed or cancelled task's reader too, perhaps on an interrupted thread.
+   */
   @Override
-  public void close() throws Exception {
+  public void close() {
     closed = true;
     streams.values().forEach(TicketStream::cancel);
     drain(); // unblocks fetchers waiting to put, which then see closed
+    boolean interrupted = stopFetchers();
+    drain();
+    Release.all(this, this::releaseEmitted, client);
+    if (interrupted) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /**
+   * Interrupts the fetchers and waits for them, interrupted or not: their streams hold buffers of
+   * the client's allocator, which must be free before it closes. Returns whether this thread was
+   * interrupted.
+   */
+  private boolean stopFetchers() {
+    boolean interrupted = Thread.interrupted();
+    long deadline = System.nanoTime() + STOP_NANOS;
     for (Thread t : threads.values()) {
       t.interrupt();
-      t.join(10_000);
+      for (long left; t.isAlive() && (left = deadline - System.nanoTime()) > 0; ) {
+        try {
+          t.join(Math.max(1, left / 1_000_000));
+        } catch (InterruptedException e) {
+          interrupted = true;
+        }
+      }
     }
-    drain();
-    releaseEmitted();
-    if (client != null) {
-      client.close();
-    }
+    return interrupted;
   }
 }

@@ -142,8 +142,16 @@ final class FluxgateTableSource
         bounded(),
         limit,
         changes(),
-        name.view() == null ? keyColumns : List.of(),
+        snapshotKey(startupName),
         lookupKey);
+  }
+
+  /** The key columns a snapshot resumes by (see {@link ScanSpec}'s keyColumns). */
+  private List<String> snapshotKey(String startupName) {
+    if (name.view() == null) {
+      return keyColumns;
+    }
+    return name.view() == TableName.View.CHANGELOG && "full".equals(startupName) ? null : List.of();
   }
 
   private String startupName() {

@@ -25,7 +25,8 @@ import java.util.Map;
  * @param startupTimestamp epoch milliseconds, instead of startup
  * @param changelog whether rows begin with _change_type, which becomes their RowKind
  * @param keyColumns the primary key, read beside the projection (a snapshot resumes after the last
- *     key emitted, see {@link BucketSplit}); empty for log tables
+ *     key emitted, see {@link BucketSplit}); empty where no snapshot is read; null for a full read
+ *     of a $changelog view, which declares no key: its table's, found when planning ({@link #keyed})
  * @param lookupKey a point lookup's key (see {@link PointLookup}) instead of a scan, or null
  */
 record ScanSpec(
@@ -47,6 +48,25 @@ record ScanSpec(
     Predicates.parse(lookupKey).fields().forEachRemaining(f -> key.put(f.getKey(), f.getValue()));
     return client.planLookup(
         LookupRequest.of(table).withColumns(columns.toArray(String[]::new)), List.of(key));
+  }
+
+  /** This spec with its key columns known: a $changelog view's are its table's primary key. */
+  ScanSpec keyed(FluxgateClient client) {
+    if (keyColumns != null) {
+      return this;
+    }
+    List<String> key = client.describeTable(table.substring(0, table.indexOf('$'))).primaryKey();
+    return new ScanSpec(
+        table,
+        columns,
+        filter,
+        startup,
+        startupTimestamp,
+        bounded,
+        limit,
+        changelog,
+        key == null ? List.of() : key,
+        lookupKey);
   }
 
   /** How many columns come before the produced ones: _change_type, or a lookup's _key_index. */

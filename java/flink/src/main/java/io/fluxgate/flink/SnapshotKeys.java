@@ -4,11 +4,13 @@ import com.fasterxml.jackson.databind.JsonNode;
 import io.fluxgate.client.Predicates;
 import java.time.Instant;
 import java.time.LocalDate;
+import java.time.LocalTime;
 import java.time.ZoneOffset;
 import java.time.format.DateTimeFormatter;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.List;
-import java.util.Optional;
+import java.util.Map;
 import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.BitVector;
 import org.apache.arrow.vector.DateDayVector;
@@ -18,8 +20,12 @@ import org.apache.arrow.vector.Float4Vector;
 import org.apache.arrow.vector.Float8Vector;
 import org.apache.arrow.vector.IntVector;
 import org.apache.arrow.vector.SmallIntVector;
+import org.apache.arrow.vector.TimeMicroVector;
+import org.apache.arrow.vector.TimeMilliVector;
+import org.apache.arrow.vector.TimeNanoVector;
 import org.apache.arrow.vector.TimeStampVector;
 import org.apache.arrow.vector.TinyIntVector;
+import org.apache.arrow.vector.VarBinaryVector;
 import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.types.TimeUnit;
 import org.apache.arrow.vector.types.pojo.ArrowType;
@@ -28,23 +34,18 @@ import org.apache.arrow.vector.types.pojo.ArrowType;
  * Primary-key tuples as predicates (PROTOCOL.md §4.4). A bucket's snapshot is sent in key order
  * (the stored key encoding orders as the value tuples compare, the order filters use too), so the
  * key of the last row a reader emitted cuts the bucket's key space in two: what was emitted and
- * what was not. Keys of TIME, BINARY and FLOAT columns have no exact JSON literal; their tables
- * cannot cut.
+ * what was not. Every type a key may have (ARRAY, MAP and ROW may not) has an exact literal.
  */
 final class SnapshotKeys {
   private SnapshotKeys() {}
 
-  /** The key of row of the key vectors as JSON scalars, or empty if a type cannot be a literal. */
-  static Optional<List<Object>> of(List<FieldVector> keyVectors, int row) {
+  /** The key of row of the key vectors as JSON literals. */
+  static List<Object> of(List<FieldVector> keyVectors, int row) {
     List<Object> values = new ArrayList<>(keyVectors.size());
     for (FieldVector v : keyVectors) {
-      Object value = literal(v, row);
-      if (value == null) {
-        return Optional.empty();
-      }
-      values.add(value);
+      values.add(literal(v, row));
     }
-    return Optional.of(values);
+    return values;
   }
 
   /** key > cut, lexicographically over the key columns. */
@@ -86,9 +87,47 @@ final class SnapshotKeys {
       case TIMESTAMPMICROTZ:
       case TIMESTAMPNANOTZ:
         return timestamp((TimeStampVector) v, row);
+      case TIMEMILLI:
+        return time(((TimeMilliVector) v).get(row), 3);
+      case TIMEMICRO:
+        return time(((TimeMicroVector) v).get(row), 6);
+      case TIMENANO:
+        return time(((TimeNanoVector) v).get(row), 9);
+      case FLOAT4:
+        return floating(((Float4Vector) v).get(row));
+      case FLOAT8:
+        return floating(((Float8Vector) v).get(row));
+      case VARBINARY:
+        // Bytes that are not UTF-8 text have no JSON string: the server's bytes literal.
+        return Map.of("base64", Base64.getEncoder().encodeToString(((VarBinaryVector) v).get(row)));
       default:
-        return null; // FLOAT4/8 (NaN has no JSON literal), TIME and BINARY: see the class doc
+        throw new IllegalArgumentException(
+            "a primary-key column of type " + v.getField().getType() + " has no literal");
     }
+  }
+
+  /** A finite float as it is (its shortest text is exact), the others by their names. */
+  private static Object floating(double value) {
+    if (Double.isNaN(value)) {
+      return "NaN";
+    }
+    if (Double.isInfinite(value)) {
+      return value > 0 ? "Infinity" : "-Infinity";
+    }
+    return value;
+  }
+
+  private static Object floating(float value) {
+    return Float.isFinite(value) ? value : floating((double) value);
+  }
+
+  /** HH:MM:SS and exactly digits of fraction, from the time of day in 10^-digits seconds. */
+  private static String time(long value, int digits) {
+    long perSecond = (long) Math.pow(10, digits);
+    LocalTime clock = LocalTime.ofSecondOfDay(value / perSecond);
+    return clock.format(DateTimeFormatter.ofPattern("HH:mm:ss"))
+        + "."
+        + String.format("%0" + digits + "d", value % perSecond);
   }
 
   /** An ISO-8601 timestamp with exactly the unit's digits of fraction (finer is refused). */

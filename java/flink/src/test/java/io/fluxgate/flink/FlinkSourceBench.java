@@ -25,36 +25,68 @@ import org.apache.flink.api.common.RuntimeExecutionMode;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.ExecutionOptions;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
+import org.apache.flink.streaming.util.TestStreamEnvironment;
 import org.apache.flink.table.api.bridge.java.StreamTableEnvironment;
+import org.apache.flink.test.util.MiniClusterWithClientResource;
 
 /**
  * A bounded Flink read of a 20-column table against plain Flight DoGets of the same endpoints, in
- * the same JVM (docs/benchmarks.md, "Flink source"). Not a test: run its main with FLUXGATE_BIN
- * set; arguments: rows (default 2,000,000) and rounds (default 3).
+ * the same JVM (docs/benchmarks.md, "Flink source"). Each round times the DoGets, then the same
+ * query submitted two ways: to a session cluster that is up already (a MiniCluster started once,
+ * as a Flink session cluster or the SQL client's is), and through a local environment, which
+ * starts a MiniCluster for each query and stops it after. Not a test: run its main with
+ * FLUXGATE_BIN set; arguments: rows (default 2,000,000) and rounds (default 3).
  */
 public final class FlinkSourceBench {
   private static final String TABLE = "fluss.bench";
   private static final int BATCH = 50_000;
+  private static final int PARALLELISM = 2;
 
   public static void main(String[] args) throws Exception {
     long rows = args.length > 0 ? Long.parseLong(args[0]) : 2_000_000;
     int rounds = args.length > 1 ? Integer.parseInt(args[1]) : 3;
     Path dir = Files.createTempDirectory("fluxgate-bench");
+    MiniClusterWithClientResource cluster =
+        new MiniClusterWithClientResource(
+            new MiniClusterResourceConfiguration.Builder()
+                .setNumberTaskManagers(1)
+                .setNumberSlotsPerTaskManager(PARALLELISM)
+                .build());
+    cluster.before();
+    TestStreamEnvironment.unsetAsContext(); // before() made it the default; the local one is wanted
     try (FluxgateServer server = FluxgateServer.start(dir, "--default-bucket-num", "2");
         FluxgateClient client = FluxgateClient.connect(server.uri())) {
       write(client, rows);
-      StreamTableEnvironment env = env(server.uri());
+      var sessionEnv =
+          new TestStreamEnvironment(
+              cluster.getMiniCluster(), batch(), PARALLELISM, List.of(), List.of());
+      StreamTableEnvironment session = tables(sessionEnv, server.uri());
+      StreamTableEnvironment local =
+          tables(
+              StreamExecutionEnvironment.createLocalEnvironment(PARALLELISM, batch()),
+              server.uri());
       for (int r = 1; r <= rounds; r++) {
         double doGet = rate(rows, () -> check(rows, doGets(client)));
         long[] net = new long[1];
-        double flink = rate(rows, () -> net[0] = flinkRead(env));
+        double flink = rate(rows, () -> net[0] = flinkRead(session));
         double flinkNet = rows / (net[0] / 1e3);
+        double perQuery = rate(rows, () -> flinkRead(local));
         System.out.printf(
-            "round %d: DoGet %.0f rows/s; Flink %.0f rows/s with planning and submission (%.2f×),"
-                + " %.0f rows/s of job run time (%.2f×)%n",
-            r, doGet, flink, flink / doGet, flinkNet, flinkNet / doGet);
+            "round %d: DoGet %.0f rows/s; Flink query on a session cluster %.0f rows/s (%.2f×),"
+                + " its job's run time %.0f rows/s (%.2f×); with a cluster started for the query"
+                + " %.0f rows/s (%.2f×)%n",
+            r, doGet, flink, flink / doGet, flinkNet, flinkNet / doGet, perQuery, perQuery / doGet);
       }
+    } finally {
+      cluster.after();
     }
+  }
+
+  private static Configuration batch() {
+    Configuration conf = new Configuration();
+    conf.set(ExecutionOptions.RUNTIME_MODE, RuntimeExecutionMode.BATCH);
+    return conf;
   }
 
   interface Run {
@@ -141,11 +173,7 @@ public final class FlinkSourceBench {
     return total.get();
   }
 
-  static StreamTableEnvironment env(String uri) {
-    Configuration conf = new Configuration();
-    conf.set(ExecutionOptions.RUNTIME_MODE, RuntimeExecutionMode.BATCH);
-    StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
-    env.setParallelism(2);
+  static StreamTableEnvironment tables(StreamExecutionEnvironment env, String uri) {
     StreamTableEnvironment t = StreamTableEnvironment.create(env);
     t.executeSql("CREATE CATALOG fg WITH ('type'='fluxgate', 'endpoint'='" + uri + "')");
     t.executeSql(

@@ -55,6 +55,11 @@ final class ServerExtension implements BeforeAllCallback, AfterAllCallback {
     return server.uri();
   }
 
+  /** How a source or sink connects to the server, without credentials. */
+  Connection connection() {
+    return new Connection(uri(), null, null, null, null, null, null);
+  }
+
   private static void deleteTree(Path root) throws IOException {
     try (Stream<Path> paths = Files.walk(root)) {
       for (Path p : paths.sorted(Comparator.reverseOrder()).toList()) {

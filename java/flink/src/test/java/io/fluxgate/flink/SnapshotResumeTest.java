@@ -19,14 +19,12 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.function.Consumer;
+import java.util.function.BooleanSupplier;
 import java.util.function.Predicate;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.types.pojo.Schema;
-import org.apache.flink.api.common.eventtime.Watermark;
-import org.apache.flink.api.connector.source.ReaderOutput;
-import org.apache.flink.api.connector.source.SourceOutput;
 import org.apache.flink.core.io.InputStatus;
+import org.apache.flink.table.api.DataTypes;
 import org.apache.flink.table.data.RowData;
 import org.apache.flink.types.RowKind;
 import org.junit.jupiter.api.AfterAll;
@@ -34,6 +32,8 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Reads checkpointed where a batch's offset says nothing, and restored after the table changed:
@@ -152,6 +152,125 @@ class SnapshotResumeTest {
     assertEquals(want, out.rows);
   }
 
+  /**
+   * A snapshot keyed by (k, n) with k of a type whose literals are not plain JSON: NaN, infinities,
+   * times, bytes that are not UTF-8. The checkpoint cuts after the last key emitted, and the
+   * restored read takes every other key once.
+   */
+  @ParameterizedTest
+  @ValueSource(strings = {"FLOAT", "DOUBLE", "TIME(3)", "TIME(9)", "BYTES"})
+  void snapshotCheckpointedAfterAKeyOfEveryTypeResumesAfterIt(String type) throws Exception {
+    String table = "fluss.keyed_" + type.replaceAll("[^A-Za-z0-9]", "");
+    client.createTable(
+        TableSpec.of(table, Column.notNull("k", type), Column.notNull("n", "INT"))
+            .withPrimaryKey("k", "n")
+            .withOptions(Map.of("bucket.num", "1")),
+        false);
+    Schema schema = Rows.schema(client, table);
+    List<List<Object>> rows = new ArrayList<>();
+    for (int n = 0; n < ROWS; n++) {
+      rows.add(Rows.row(key(type, n), n));
+    }
+    try (VectorSchemaRoot root = Rows.batch(client.allocator(), schema, rows);
+        TableWriter w = client.newWriter(WriteRequest.of(table).withMode(WriteMode.UPSERT))) {
+      w.write(root);
+    }
+    ScanSpec spec =
+        new ScanSpec(
+            table, List.of("n"), null, "full", null, true, null, false, List.of("k", "n"), null);
+    BucketSplit split =
+        new BucketSplit("ticket-0", client.plan(spec.request()).tickets().get(0), spec.keyColumns());
+
+    List<Integer> ns = new ArrayList<>();
+    CollectingOutput output = new CollectingOutput(row -> ns.add(row.getInt(0)));
+    BucketSplit checkpointed;
+    try (BucketReader reader = new BucketReader(connection, spec)) {
+      reader.start();
+      reader.addSplits(List.of(split));
+      pollUntil(reader, output, () -> !ns.isEmpty());
+      checkpointed = reader.snapshotState(1).get(0);
+    }
+    assertTrue(ns.size() < ROWS, "the checkpoint is inside the snapshot: " + ns.size());
+    assertFalse(checkpointed.cuts().isEmpty(), "the checkpoint records the last key emitted");
+
+    BucketSplit restored =
+        BucketSplitSerializer.SPLIT.deserialize(
+            BucketSplitSerializer.SPLIT.getVersion(),
+            BucketSplitSerializer.SPLIT.serialize(checkpointed));
+    try (BucketReader reader = new BucketReader(connection, spec)) {
+      reader.start();
+      reader.addSplits(List.of(restored));
+      reader.notifyNoMoreSplits();
+      pollUntil(reader, output, () -> false);
+    }
+    assertEachOnce(ROWS, ns);
+  }
+
+  /** The key column's value of row n: the type's unusual values, in few or many keys. */
+  private static Object key(String type, int n) {
+    return switch (type) {
+      case "FLOAT" -> Float.NaN; // every cut is (NaN, n)
+      case "DOUBLE" -> n < ROWS / 2 ? Double.NEGATIVE_INFINITY : Double.POSITIVE_INFINITY;
+      case "TIME(3)" -> n; // milliseconds of the day
+      case "TIME(9)" -> n * 1_000_001L; // nanoseconds of the day, every digit of the fraction
+      case "BYTES" -> new byte[] {(byte) 0xff, (byte) (n >> 8), (byte) n};
+      default -> throw new IllegalArgumentException(type);
+    };
+  }
+
+  /** A $changelog view read from full: its snapshot resumes by its table's key. */
+  @Test
+  void changelogViewReadFromFullResumesInsideTheSnapshot() throws Exception {
+    String table = "fluss.viewed";
+    client.createTable(
+        TableSpec.of(
+                table,
+                Column.notNull("id", "BIGINT"),
+                Column.notNull("tag", "STRING"),
+                Column.of("v", "BIGINT"))
+            .withPrimaryKey("id", "tag")
+            .withOptions(Map.of("bucket.num", "1")),
+        false);
+    write(table, WriteMode.UPSERT, 0, ROWS, 0);
+    FluxgateTableSource source =
+        new FluxgateTableSource(
+            connection,
+            TableName.of("fluss", "viewed$changelog"),
+            List.of(), // the view declares no key
+            Map.of(),
+            FluxgateOptions.StartupMode.FULL,
+            true,
+            null,
+            false,
+            DataTypes.ROW(
+                DataTypes.FIELD("_change_type", DataTypes.STRING()),
+                DataTypes.FIELD("id", DataTypes.BIGINT())));
+    ScanSpec spec = source.spec().keyed(client);
+    assertEquals(List.of("id", "tag"), spec.keyColumns());
+    BucketSplit split =
+        new BucketSplit("ticket-0", client.plan(spec.request()).tickets().get(0), spec.keyColumns());
+
+    List<Long> ids = new ArrayList<>();
+    CollectingOutput output = new CollectingOutput(row -> ids.add(row.getLong(1)));
+    BucketSplit checkpointed;
+    try (BucketReader reader = new BucketReader(connection, spec)) {
+      reader.start();
+      reader.addSplits(List.of(split));
+      pollUntil(reader, output, () -> !ids.isEmpty());
+      checkpointed = reader.snapshotState(1).get(0);
+    }
+    assertTrue(ids.size() < ROWS, "the checkpoint is inside the snapshot: " + ids.size());
+    assertFalse(checkpointed.cuts().isEmpty(), "the checkpoint records the last key emitted");
+
+    write(table, WriteMode.UPSERT, ROWS, 100, 0); // new keys: one insert each
+    try (BucketReader reader = new BucketReader(connection, spec)) {
+      reader.start();
+      reader.addSplits(List.of(checkpointed));
+      pollUntil(reader, output, () -> ids.size() >= ROWS + 100);
+    }
+    assertEachOnce(ROWS + 100, ids);
+  }
+
   @Test
   void unionReadCheckpointedInsideTheLakePartResumesExactly() throws Exception {
     String table = "fluss.tiered";
@@ -199,10 +318,48 @@ class SnapshotResumeTest {
   /** Polls the reader's ids into out until it holds at least n. */
   private static void pollRows(BucketReader reader, List<Long> out, int n) throws Exception {
     long deadline = System.nanoTime() + 60_000_000_000L;
-    Collector collector = new Collector(row -> out.add(row.getLong(0)));
+    CollectingOutput collector = new CollectingOutput(row -> out.add(row.getLong(0)));
     while (out.size() < n) {
       assertTrue(System.nanoTime() < deadline, "timed out; received " + out.size());
       if (reader.pollNext(collector) == InputStatus.NOTHING_AVAILABLE) {
+        reader.isAvailable().get();
+      }
+    }
+  }
+
+  /** Asserts that got holds 0..n-1, each once, naming a few that are missing or repeated. */
+  private static void assertEachOnce(int n, List<? extends Number> got) {
+    int[] seen = new int[n];
+    List<Number> outside = new ArrayList<>();
+    for (Number x : got) {
+      if (x.longValue() >= 0 && x.longValue() < n) {
+        seen[(int) x.longValue()]++;
+      } else {
+        outside.add(x);
+      }
+    }
+    List<String> wrong = new ArrayList<>();
+    for (int i = 0; i < n && wrong.size() < 10; i++) {
+      if (seen[i] != 1) {
+        wrong.add(i + " x" + seen[i]);
+      }
+    }
+    assertTrue(
+        wrong.isEmpty() && outside.isEmpty(),
+        got.size() + " values of " + n + "; not once: " + wrong + "; outside: " + outside);
+  }
+
+  /** Polls the reader into output until done holds or the input ends, failing after a deadline. */
+  private static void pollUntil(BucketReader reader, CollectingOutput output, BooleanSupplier done)
+      throws Exception {
+    long deadline = System.nanoTime() + 60_000_000_000L;
+    while (!done.getAsBoolean()) {
+      assertTrue(System.nanoTime() < deadline, "timed out");
+      InputStatus status = reader.pollNext(output);
+      if (status == InputStatus.END_OF_INPUT) {
+        return;
+      }
+      if (status == InputStatus.NOTHING_AVAILABLE) {
         reader.isAvailable().get();
       }
     }
@@ -224,7 +381,7 @@ class SnapshotResumeTest {
   /** Polls the reader into out until done holds, failing after a deadline. */
   private static void poll(BucketReader reader, Materialized out, Predicate<Materialized> done)
       throws Exception {
-    Collector collector = new Collector(out::apply);
+    CollectingOutput collector = new CollectingOutput(out::apply);
     long deadline = System.nanoTime() + 60_000_000_000L;
     while (!done.test(out)) {
       assertTrue(System.nanoTime() < deadline, "timed out; received " + out.received);
@@ -232,34 +389,5 @@ class SnapshotResumeTest {
         reader.isAvailable().get();
       }
     }
-  }
-
-  private record Collector(Consumer<RowData> out) implements ReaderOutput<RowData> {
-    @Override
-    public void collect(RowData row) {
-      out.accept(row);
-    }
-
-    @Override
-    public void collect(RowData row, long timestamp) {
-      out.accept(row);
-    }
-
-    @Override
-    public void emitWatermark(Watermark watermark) {}
-
-    @Override
-    public void markIdle() {}
-
-    @Override
-    public void markActive() {}
-
-    @Override
-    public SourceOutput<RowData> createOutputForSplit(String splitId) {
-      return this;
-    }
-
-    @Override
-    public void releaseOutputForSplit(String splitId) {}
   }
 }

@@ -1,0 +1,238 @@
+package protocol
+
+import "encoding/json"
+
+// The DoAction bodies and answers of PROTOCOL.md §3, in the order of its
+// table. Offsets that the server validates (undo, producer offsets) keep
+// their bucket keys as sent, so that BucketOffsets can refuse a bucket
+// spelled twice; answers use bucket numbers.
+
+// The actions.
+const (
+	ActionCreateDatabase          = "create-database"
+	ActionDropDatabase            = "drop-database"
+	ActionListDatabases           = "list-databases"
+	ActionCreateTable             = "create-table"
+	ActionDropTable               = "drop-table"
+	ActionDescribeTable           = "describe-table"
+	ActionListTables              = "list-tables"
+	ActionAlterTable              = "alter-table"
+	ActionListOffsets             = "list-offsets"
+	ActionLakeSnapshot            = "lake-snapshot"
+	ActionTierNow                 = "tier-now"
+	ActionCompactLake             = "compact-lake"
+	ActionUndo                    = "undo"
+	ActionRegisterProducerOffsets = "register-producer-offsets"
+	ActionGetProducerOffsets      = "get-producer-offsets"
+	ActionDeleteProducerOffsets   = "delete-producer-offsets"
+	ActionWriterState             = "writer-state"
+	ActionGrant                   = "grant"
+	ActionRevoke                  = "revoke"
+	ActionListGrants              = "list-grants"
+)
+
+// Empty is the answer of the actions that return nothing: {}.
+type Empty struct{}
+
+// TableRequest is the body of describe-table, lake-snapshot, tier-now and
+// compact-lake.
+type TableRequest struct {
+	Table string `json:"table"`
+}
+
+// CreateDatabaseRequest is the body of create-database.
+type CreateDatabaseRequest struct {
+	Database    string `json:"database"`
+	IfNotExists bool   `json:"if_not_exists,omitempty"`
+}
+
+// DatabaseResult is the answer of create-database.
+type DatabaseResult struct {
+	Database string `json:"database"`
+}
+
+// DropDatabaseRequest is the body of drop-database.
+type DropDatabaseRequest struct {
+	Database string `json:"database"`
+	IfExists bool   `json:"if_exists,omitempty"`
+	Cascade  bool   `json:"cascade,omitempty"`
+}
+
+// PageRequest is the paging part of a listing's body (list-databases,
+// list-tables, list-grants).
+type PageRequest struct {
+	MaxResults int    `json:"max_results,omitempty"` // 0: no count limit
+	PageToken  string `json:"page_token,omitempty"`
+}
+
+// ListDatabasesRequest is the body of list-databases.
+type ListDatabasesRequest struct {
+	PageRequest
+}
+
+// ListDatabasesResult is one page of list-databases.
+type ListDatabasesResult struct {
+	Databases     []string `json:"databases"`
+	NextPageToken string   `json:"next_page_token,omitempty"` // "" on the last page
+}
+
+// CreateTableRequest is the body of create-table.
+type CreateTableRequest struct {
+	TableSpec
+	IfNotExists bool `json:"if_not_exists,omitempty"`
+}
+
+// DropTableRequest is the body of drop-table.
+type DropTableRequest struct {
+	Table    string `json:"table"`
+	IfExists bool   `json:"if_exists,omitempty"`
+}
+
+// ListTablesRequest is the body of list-tables; no database lists every one.
+type ListTablesRequest struct {
+	Database string `json:"database,omitempty"`
+	PageRequest
+}
+
+// ListTablesResult is one page of list-tables.
+type ListTablesResult struct {
+	Tables        []TableInfo `json:"tables"`
+	NextPageToken string      `json:"next_page_token,omitempty"`
+}
+
+// AlterTableRequest is the body of alter-table.
+type AlterTableRequest struct {
+	Table      string            `json:"table"`
+	Set        map[string]string `json:"set,omitempty"`
+	Reset      []string          `json:"reset,omitempty"`
+	AddColumns []Column          `json:"add_columns,omitempty"`
+}
+
+// OffsetsRequest is the body of list-offsets. At is "earliest", "latest"
+// (absent) or {"timestamp": ms}.
+type OffsetsRequest struct {
+	Table   string          `json:"table"`
+	At      json.RawMessage `json:"at,omitempty"`
+	Buckets []int           `json:"buckets,omitempty"` // nil: all
+}
+
+// UnmarshalJSON decodes strictly and checks the form of "at".
+func (r *OffsetsRequest) UnmarshalJSON(b []byte) error {
+	type plain OffsetsRequest // without this method
+	if err := strictUnmarshal(b, (*plain)(r)); err != nil {
+		return err
+	}
+	_, err := decodeIn(r.At, atRole)
+	return err
+}
+
+// AtPosition returns "at" as a Position (Latest when absent).
+func (r OffsetsRequest) AtPosition() (Position, error) {
+	p, err := decodeIn(r.At, atRole)
+	if p.IsZero() {
+		p = Latest
+	}
+	return p, err
+}
+
+// OffsetsResult is the answer of list-offsets.
+type OffsetsResult struct {
+	Offsets map[int]int64 `json:"offsets"`
+}
+
+// LakeSnapshot is the answer of lake-snapshot and tier-now.
+type LakeSnapshot struct {
+	SnapshotID  int64         `json:"snapshot_id"`
+	Offsets     map[int]int64 `json:"offsets"`      // bucket → next offset not in the lake
+	CommittedAt int64         `json:"committed_at"` // epoch milliseconds
+}
+
+// LakeCompaction is the answer of compact-lake: the snapshot after it and
+// what it did.
+type LakeCompaction struct {
+	LakeSnapshot
+	RewrittenFiles     int `json:"rewritten_files"`
+	AddedFiles         int `json:"added_files"`
+	RemovedDeleteFiles int `json:"removed_delete_files"`
+	OrphansDeleted     int `json:"orphans_deleted"`
+}
+
+// UndoRequest is the body of undo (PROTOCOL.md §5.4): the buckets to undo,
+// each with its offset.
+type UndoRequest struct {
+	Table   string           `json:"table"`
+	Offsets map[string]int64 `json:"offsets"`
+}
+
+// UndoResult is the answer of undo.
+type UndoResult struct {
+	UndoneKeys int64         `json:"undone_keys"`
+	Offsets    map[int]int64 `json:"offsets"` // each named bucket's log end offset after the undo
+}
+
+// ProducerOffsetsRequest is the body of register-producer-offsets,
+// get-producer-offsets and delete-producer-offsets (PROTOCOL.md §5.4);
+// Offsets only in the first.
+type ProducerOffsetsRequest struct {
+	ProducerID string           `json:"producer_id"`
+	Table      string           `json:"table"`
+	Offsets    map[string]int64 `json:"offsets,omitempty"`
+}
+
+// The answers of register-producer-offsets.
+const (
+	RegisterCreated       = "created"
+	RegisterAlreadyExists = "already_exists"
+)
+
+// RegisterResult is the answer of register-producer-offsets.
+type RegisterResult struct {
+	Result string `json:"result"` // RegisterCreated or RegisterAlreadyExists
+}
+
+// ProducerOffsets is the answer of get-producer-offsets: {} when none are
+// registered.
+type ProducerOffsets struct {
+	Offsets map[int]int64 `json:"offsets,omitempty"`
+}
+
+// WriterStateRequest is the body of writer-state.
+type WriterStateRequest struct {
+	Table    string `json:"table"`
+	WriterID string `json:"writer_id"`
+}
+
+// WriterState is the answer of writer-state.
+type WriterState struct {
+	// NextSequence is one past the writer's last applied batch, 0 for a
+	// writer unknown or expired (PROTOCOL.md §5.3).
+	NextSequence int64 `json:"next_sequence"`
+}
+
+// Grant is the body of grant and revoke, and an item of list-grants.
+type Grant struct {
+	Principal  string   `json:"principal"`
+	Database   string   `json:"database"`        // "*": every database
+	Table      string   `json:"table,omitempty"` // "": the whole database
+	Operations []string `json:"operations"`
+}
+
+// ListGrantsRequest is the body of list-grants; no principal lists all.
+type ListGrantsRequest struct {
+	Principal string `json:"principal,omitempty"`
+	PageRequest
+}
+
+// ListGrantsResult is one page of list-grants.
+type ListGrantsResult struct {
+	Grants        []Grant `json:"grants"`
+	NextPageToken string  `json:"next_page_token,omitempty"`
+}
+
+// Command is a CMD descriptor (PROTOCOL.md §4.1, §5, §6): exactly one field
+// is set.
+type Command struct {
+	Scan   *ScanRequest   `json:"scan,omitempty"`
+	Write  *WriteRequest  `json:"write,omitempty"`
+	Lookup *LookupRequest `json:"lookup,omitempty"`
+}

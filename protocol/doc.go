@@ -1,0 +1,12 @@
+// Package protocol holds the wire types of docs/PROTOCOL.md once: the
+// descriptor commands, tickets, app_metadata documents, every DoAction body
+// and answer, and table definitions, with their JSON. The server (flight,
+// engine, catalog) decodes with these types and the Go client encodes with
+// them; testdata/ holds the vectors that the Go, Java and Python clients each
+// decode and re-encode, and schema.json describes the same documents for
+// other languages.
+//
+// Decoding what a client sends is strict (DecodeJSON): an unknown field or a
+// key given twice is errs.Invalid. The package imports nothing of the server
+// but errs and sqltype.
+package protocol
