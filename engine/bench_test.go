@@ -24,6 +24,7 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/kv"
+	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
 func benchKeys() int {
@@ -90,7 +91,7 @@ func createAgg(b *testing.B, e *Engine) {
 // writeAll writes recs as a Flight DoPut stream does: up to 8 batches
 // submitted ahead of the one awaited.
 func writeAll(b testing.TB, e *Engine, table string, recs []arrow.RecordBatch) {
-	ws, err := e.OpenWrite(WriteRequest{Table: table})
+	ws, err := e.OpenWrite(protocol.WriteRequest{Table: table})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -155,7 +156,7 @@ func BenchmarkAggregateUpsert(b *testing.B) {
 }
 
 func readAllRows(b *testing.B, e *Engine, table string) int64 {
-	plan, err := e.PlanScan(b.Context(), ScanRequest{Table: table})
+	plan, err := e.PlanScan(b.Context(), protocol.ScanRequest{Table: table})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/internal/ipcmsg"
+	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
 // A scan that asks for ZSTD sends the frames of a ZSTD table as they are
@@ -56,26 +57,26 @@ func TestZstdScanSendsWholeFramesAsStored(t *testing.T) {
 	limit := int64(2500)
 	for _, tc := range []struct {
 		name string
-		req  ScanRequest
+		req  protocol.ScanRequest
 		// how each batch went out: m, a stored message; r, a record
 		want string
 	}{
-		{"all columns", ScanRequest{Compression: "zstd"}, "rrrm"},
-		{"projection", ScanRequest{Compression: "zstd", Columns: []string{"name", "id"}}, "mmmm"},
-		{"limit", ScanRequest{Compression: "zstd", Columns: []string{"id"}, Limit: &limit}, "mmr"},
+		{"all columns", protocol.ScanRequest{Compression: "zstd"}, "rrrm"},
+		{"projection", protocol.ScanRequest{Compression: "zstd", Columns: []string{"name", "id"}}, "mmmm"},
+		{"limit", protocol.ScanRequest{Compression: "zstd", Columns: []string{"id"}, Limit: &limit}, "mmr"},
 		// Statistics prove every row of frames 0, 2 and 3 matches, half of frame 1.
-		{"filter", ScanRequest{Compression: "zstd", Columns: []string{"id"}, Filter: json.RawMessage(`{"or": [{"lt": ["id", 1000]}, {"ge": ["id", 1500]}]}`)}, "mrmm"},
-		{"as stored by default", ScanRequest{Columns: []string{"id"}}, "mmmm"},
-		{"uncompressed", ScanRequest{Compression: "none", Columns: []string{"id"}}, "rrrr"},
-		{"changelog", ScanRequest{Table: "events$changelog", Compression: "zstd", Columns: []string{"id"}}, "mmmm"},
-		{"system columns", ScanRequest{Table: "events$changelog", Compression: "zstd", Columns: []string{ColLogOffset, "id", ColChangeType, ColCommitTimestamp}}, "mmmm"},
+		{"filter", protocol.ScanRequest{Compression: "zstd", Columns: []string{"id"}, Filter: json.RawMessage(`{"or": [{"lt": ["id", 1000]}, {"ge": ["id", 1500]}]}`)}, "mrmm"},
+		{"as stored by default", protocol.ScanRequest{Columns: []string{"id"}}, "mmmm"},
+		{"uncompressed", protocol.ScanRequest{Compression: "none", Columns: []string{"id"}}, "rrrr"},
+		{"changelog", protocol.ScanRequest{Table: "events$changelog", Compression: "zstd", Columns: []string{"id"}}, "mmmm"},
+		{"system columns", protocol.ScanRequest{Table: "events$changelog", Compression: "zstd", Columns: []string{ColLogOffset, "id", ColChangeType, ColCommitTimestamp}}, "mmmm"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req := tc.req
 			if req.Table == "" {
 				req.Table = "events"
 			}
-			req.Startup = Startup{Mode: StartEarliest}
+			req.Startup = protocol.Position{Mode: protocol.PositionEarliest}
 			plan, err := e.PlanScan(t.Context(), req)
 			if err != nil {
 				t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/internal/vfs"
+	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
 // A primary-key table whose changelog cannot be synced refuses writes, keeps
@@ -36,7 +37,7 @@ func TestPrimaryKeyWritesResumeAfterFsyncFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 	write := func(from, to int64) error {
-		ws, err := e.OpenWrite(WriteRequest{Table: "kv"})
+		ws, err := e.OpenWrite(protocol.WriteRequest{Table: "kv"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -85,7 +86,7 @@ func keyRecord(mem memory.Allocator, from, to int64) arrow.RecordBatch {
 func countKeys(t *testing.T, e *Engine, table string) int {
 	t.Helper()
 	seen := map[int64]bool{}
-	scan(t, e, ScanRequest{Table: table}, func(rec arrow.RecordBatch) {
+	scan(t, e, protocol.ScanRequest{Table: table}, func(rec arrow.RecordBatch) {
 		ks, ns := rec.Column(0).(*array.Int64), rec.Column(1).(*array.Int64)
 		for i := range ks.Len() {
 			if seen[ks.Value(i)] || ns.Value(i) != ks.Value(i) {

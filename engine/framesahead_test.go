@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
 // openZstdEvents opens an engine with a checked allocator, checked for
@@ -56,7 +57,7 @@ func TestScanAheadOfCompressedFrames(t *testing.T) {
 		r.Release()
 	}
 	for _, limit := range []int64{-1, rows + 10, 3} {
-		req := ScanRequest{Table: "events", Startup: Startup{Mode: StartEarliest}}
+		req := protocol.ScanRequest{Table: "events", Startup: protocol.Position{Mode: protocol.PositionEarliest}}
 		want := int64(frames * rows)
 		if limit >= 0 {
 			req.Limit, want = &limit, limit
@@ -75,7 +76,7 @@ func TestScanAheadOfCompressedFrames(t *testing.T) {
 		}
 	}
 	// A cancelled scan stops its read-ahead too.
-	plan, err := e.PlanScan(t.Context(), ScanRequest{Table: "events", Startup: Startup{Mode: StartEarliest}})
+	plan, err := e.PlanScan(t.Context(), protocol.ScanRequest{Table: "events", Startup: protocol.Position{Mode: protocol.PositionEarliest}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,8 @@ package engine
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
 // FuzzParseTicket: tickets are client bytes; they decode or are rejected with
@@ -35,7 +37,7 @@ func FuzzScanRequest(f *testing.F) {
 	f.Add([]byte(`{"table":"t","startup":{"offsets":{"0":1,"2":9}},"stop":{"offsets":{"0":4}}}`))
 	f.Add([]byte(`{"table":"t","startup":"latest"}`))
 	f.Fuzz(func(t *testing.T, b []byte) {
-		var req ScanRequest
+		var req protocol.ScanRequest
 		_ = DecodeJSON(b, "scan", &req)
 	})
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
 // A primary-key write whose state cannot be committed (the write of the
@@ -60,7 +61,7 @@ func TestPrimaryKeyWritesResumeAfterStateLogWriteFails(t *testing.T) {
 		}
 	}
 	write := func(from, to int64) error {
-		ws, err := e.OpenWrite(WriteRequest{Table: "kv"})
+		ws, err := e.OpenWrite(protocol.WriteRequest{Table: "kv"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -141,7 +142,7 @@ func TestPrimaryKeyWritesResumeAfterStateLogWriteFails(t *testing.T) {
 	}
 	// Lookups agree with a scan of the state.
 	scanned := map[int64]int64{}
-	scan(t, e, ScanRequest{Table: "dict"}, func(rec arrow.RecordBatch) {
+	scan(t, e, protocol.ScanRequest{Table: "dict"}, func(rec arrow.RecordBatch) {
 		ks, vs := rec.Column(0).(*array.Int64), rec.Column(1).(*array.Int64)
 		for i := range ks.Len() {
 			scanned[ks.Value(i)] = vs.Value(i)

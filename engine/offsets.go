@@ -5,20 +5,21 @@ import (
 	"strconv"
 
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
 // ListOffsets answers list-offsets: per bucket the earliest retained offset,
 // the high watermark ("latest"), or the first offset committed at or after a
 // timestamp (the high watermark when there is none, also for timestamps in
 // the future).
-func (e *Engine) ListOffsets(ctx context.Context, req OffsetsRequest) (map[string]int64, error) {
+func (e *Engine) ListOffsets(ctx context.Context, req protocol.OffsetsRequest) (map[string]int64, error) {
 	t, path, err := e.resolve(req.Table)
 	if err != nil {
 		return nil, err
 	}
-	startup := Startup{Mode: StartLatest}
+	startup := protocol.Position{Mode: protocol.PositionLatest}
 	if len(req.At) > 0 {
-		if err := startup.UnmarshalJSON(req.At); err != nil || startup.Mode == StartFull || startup.Mode == StartOffsets {
+		if err := startup.UnmarshalJSON(req.At); err != nil || startup.Mode == protocol.PositionFull || startup.Mode == protocol.PositionOffsets {
 			return nil, errs.New(errs.Invalid, `list-offsets "at": want "earliest", "latest" or {"timestamp": ms}`)
 		}
 	}
@@ -31,7 +32,7 @@ func (e *Engine) ListOffsets(ctx context.Context, req OffsetsRequest) (map[strin
 	if path.View == "lake" {
 		// The lake's latest offsets are its snapshot's: where tiering and a
 		// union read's log part go on from.
-		if startup.Mode != StartLatest {
+		if startup.Mode != protocol.PositionLatest {
 			return nil, errs.New(errs.Precondition, "%s: list-offsets of the lake view knows \"latest\" (the lake snapshot's offsets) only", path.FullName())
 		}
 		snap, err := e.lakeSnapshot(ctx, t)

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
 // Batches submitted before the earlier ones are committed merge with what
@@ -42,11 +43,11 @@ func TestWritesInFlightReadThroughEachOther(t *testing.T) {
 	b.Release()
 	defer rec.Release()
 
-	plain, err := e.OpenWrite(WriteRequest{Table: "counts"})
+	plain, err := e.OpenWrite(protocol.WriteRequest{Table: "counts"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	idempotent, err := e.OpenWrite(WriteRequest{Table: "counts", WriterID: "w1"})
+	idempotent, err := e.OpenWrite(protocol.WriteRequest{Table: "counts", WriterID: "w1"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,7 +70,7 @@ func TestWritesInFlightReadThroughEachOther(t *testing.T) {
 	}
 
 	sums := map[int64]int64{}
-	scan(t, e, ScanRequest{Table: "counts"}, func(rec arrow.RecordBatch) {
+	scan(t, e, protocol.ScanRequest{Table: "counts"}, func(rec arrow.RecordBatch) {
 		ks, ns := rec.Column(0).(*array.Int64), rec.Column(1).(*array.Int64)
 		for i := range ks.Len() {
 			sums[ks.Value(i)] = ns.Value(i)
@@ -85,7 +86,7 @@ func TestWritesInFlightReadThroughEachOther(t *testing.T) {
 	}
 	// The changelog: per key +I 1, then -U n, +U n+1 for n = 1 .. 19.
 	next := map[int64]int64{}
-	scan(t, e, ScanRequest{Table: "counts$changelog", Startup: Startup{Mode: StartEarliest}}, func(rec arrow.RecordBatch) {
+	scan(t, e, protocol.ScanRequest{Table: "counts$changelog", Startup: protocol.Position{Mode: protocol.PositionEarliest}}, func(rec arrow.RecordBatch) {
 		cts, ks, ns := rec.Column(0).(*array.String), rec.Column(3).(*array.Int64), rec.Column(4).(*array.Int64)
 		for i := range ks.Len() {
 			k, n := ks.Value(i), ns.Value(i)
@@ -112,7 +113,7 @@ func TestWritesInFlightReadThroughEachOther(t *testing.T) {
 }
 
 // scan reads a whole bounded scan.
-func scan(t *testing.T, e *Engine, req ScanRequest, fn func(arrow.RecordBatch)) {
+func scan(t *testing.T, e *Engine, req protocol.ScanRequest, fn func(arrow.RecordBatch)) {
 	t.Helper()
 	plan, err := e.PlanScan(t.Context(), req)
 	if err != nil {

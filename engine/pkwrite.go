@@ -15,6 +15,7 @@ import (
 	"github.com/fluxgate-io/fluxgate/logstore"
 	"github.com/fluxgate-io/fluxgate/merge"
 	"github.com/fluxgate-io/fluxgate/predicate"
+	"github.com/fluxgate-io/fluxgate/protocol"
 	"github.com/fluxgate-io/fluxgate/row"
 )
 
@@ -32,14 +33,14 @@ type pkWrite struct {
 }
 
 // openPKWrite validates a write request for a primary-key table.
-func openPKWrite(sch *tableSchema, req WriteRequest) (*pkWrite, error) {
+func openPKWrite(sch *tableSchema, req protocol.WriteRequest) (*pkWrite, error) {
 	info := sch.info
 	path := info.Path()
-	if req.Mode == ModeAppend {
+	if req.Mode == protocol.ModeAppend {
 		return nil, errs.New(errs.Precondition, "table %s has a primary key: write with mode upsert, delete or changelog, not append", path)
 	}
 	if req.Mode == "" {
-		req.Mode = ModeUpsert
+		req.Mode = protocol.ModeUpsert
 	}
 	var target []int
 	for _, name := range req.Columns {
@@ -72,7 +73,7 @@ func (p *pkWrite) bind(info *catalog.TableInfo, in *arrow.Schema) error {
 	changeCol := -1
 	written := map[int]bool{}
 	for j, f := range in.Fields() {
-		if p.mode == ModeChangelog && f.Name == ColChangeType {
+		if p.mode == protocol.ModeChangelog && f.Name == ColChangeType {
 			if f.Type.ID() != arrow.STRING {
 				return errs.New(errs.Invalid, "write to %s: column %s must be STRING, the batch has %s", path, ColChangeType, f.Type)
 			}
@@ -92,7 +93,7 @@ func (p *pkWrite) bind(info *catalog.TableInfo, in *arrow.Schema) error {
 		written[c] = true
 		cols[j] = c
 	}
-	if p.mode == ModeChangelog && changeCol < 0 {
+	if p.mode == protocol.ModeChangelog && changeCol < 0 {
 		return errs.New(errs.Invalid, "write to %s: a changelog batch needs a %s column", path, ColChangeType)
 	}
 	for _, c := range info.PrimaryKeyIndexes() {
@@ -100,7 +101,7 @@ func (p *pkWrite) bind(info *catalog.TableInfo, in *arrow.Schema) error {
 			return errs.New(errs.Invalid, "write to %s: the batch lacks primary-key column %q", path, table.Field(c).Name)
 		}
 	}
-	if p.mode != ModeDelete {
+	if p.mode != protocol.ModeDelete {
 		for _, c := range p.write.Target() {
 			if !written[c] {
 				return errs.New(errs.Invalid, "write to %s: the batch lacks column %q", path, table.Field(c).Name)
@@ -190,7 +191,7 @@ type op struct {
 // the table). Its strings and binary values alias rec: the merge copies what
 // it keeps (into encoded rows and the changelog) before the write returns.
 func (p *pkWrite) rowOp(rec arrow.RecordBatch, i int, r row.Row) (op, error) {
-	o := op{del: p.mode == ModeDelete, row: r}
+	o := op{del: p.mode == protocol.ModeDelete, row: r}
 	for j, c := range p.cols {
 		if c >= 0 {
 			o.row[c] = row.View(rec.Column(j), i)

@@ -7,6 +7,7 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
 // Planning a scan: what every view shares (the table, columns, filter,
@@ -14,7 +15,7 @@ import (
 // (planners.go) fixes each bucket's range.
 
 // PlanScan validates a scan and fixes its offsets into tickets.
-func (e *Engine) PlanScan(ctx context.Context, req ScanRequest) (*ScanPlan, error) {
+func (e *Engine) PlanScan(ctx context.Context, req protocol.ScanRequest) (*ScanPlan, error) {
 	t, path, err := e.resolve(req.Table)
 	if err != nil {
 		return nil, err
@@ -43,9 +44,9 @@ func (e *Engine) PlanScan(ctx context.Context, req ScanRequest) (*ScanPlan, erro
 	}
 	startup := req.Startup
 	if startup.IsZero() {
-		startup.Mode = StartFull
+		startup.Mode = protocol.PositionFull
 		if view == ViewChangelog {
-			startup.Mode = StartEarliest
+			startup.Mode = protocol.PositionEarliest
 		}
 	}
 	pl, err := e.planner(ctx, t, path, view, startup, req.Stop)
@@ -93,7 +94,7 @@ func (e *Engine) PlanScan(ctx context.Context, req ScanRequest) (*ScanPlan, erro
 
 // ScanSchema returns the result schema of a scan without planning offsets or
 // touching data.
-func (e *Engine) ScanSchema(req ScanRequest) (*arrow.Schema, error) {
+func (e *Engine) ScanSchema(req protocol.ScanRequest) (*arrow.Schema, error) {
 	t, path, err := e.resolve(req.Table)
 	if err != nil {
 		return nil, err
@@ -149,13 +150,13 @@ func scanBuckets(info *catalog.TableInfo, want []int) ([]int, error) {
 	return want, nil
 }
 
-func (e *Engine) startOffset(t *table, bucket int, s Startup) (int64, error) {
+func (e *Engine) startOffset(t *table, bucket int, s protocol.Position) (int64, error) {
 	switch s.Mode {
-	case StartFull, StartEarliest:
+	case protocol.PositionFull, protocol.PositionEarliest:
 		return t.log.EarliestOffset(bucket), nil
-	case StartLatest:
+	case protocol.PositionLatest:
 		return t.log.HighWatermark(bucket), nil
-	case StartTimestamp:
+	case protocol.PositionTimestamp:
 		return t.log.OffsetForTime(bucket, s.Timestamp)
 	}
 	off, ok := s.Offsets[bucket]
@@ -168,7 +169,7 @@ func (e *Engine) startOffset(t *table, bucket int, s Startup) (int64, error) {
 	return off, nil
 }
 
-func stopOffset(t *table, bucket int, start int64, s Stop) (*int64, error) {
+func stopOffset(t *table, bucket int, start int64, s protocol.Position) (*int64, error) {
 	if s.IsUnbounded() {
 		return nil, nil
 	}

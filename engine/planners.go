@@ -6,6 +6,7 @@ import (
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/lake"
+	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
 // One planner per view: each checks the startup and stop its view allows and
@@ -20,7 +21,7 @@ type viewPlanner struct {
 }
 
 // planner returns the planner of a scan of view.
-func (e *Engine) planner(ctx context.Context, t *table, path catalog.TablePath, view string, startup Startup, stop Stop) (viewPlanner, error) {
+func (e *Engine) planner(ctx context.Context, t *table, path catalog.TablePath, view string, startup protocol.Position, stop protocol.Position) (viewPlanner, error) {
 	switch view {
 	case ViewSnapshot:
 		return planState(t, path, startup, stop)
@@ -30,7 +31,7 @@ func (e *Engine) planner(ctx context.Context, t *table, path catalog.TablePath, 
 		return e.planLake(ctx, t, path, startup, stop)
 	}
 	info := t.current().info
-	if startup.Mode == StartFull && info.DatalakeEnabled() {
+	if startup.Mode == protocol.PositionFull && info.DatalakeEnabled() {
 		// A lake-enabled log table read whole: the lake snapshot first,
 		// then the log from its offsets (PROTOCOL.md §7.3).
 		snap, err := e.lakeSnapshot(ctx, t)
@@ -45,7 +46,7 @@ func (e *Engine) planner(ctx context.Context, t *table, path catalog.TablePath, 
 }
 
 // planLog reads the log from the startup's offsets to the stop's.
-func planLog(e *Engine, t *table, startup Startup, stop Stop) viewPlanner {
+func planLog(e *Engine, t *table, startup protocol.Position, stop protocol.Position) viewPlanner {
 	return viewPlanner{view: ViewLog, bucketRange: func(b int) (TicketRange, error) {
 		start, err := e.startOffset(t, b, startup)
 		if err != nil {
@@ -57,8 +58,8 @@ func planLog(e *Engine, t *table, startup Startup, stop Stop) viewPlanner {
 }
 
 // planState reads a primary-key table's current rows: whole, and bounded.
-func planState(t *table, path catalog.TablePath, startup Startup, stop Stop) (viewPlanner, error) {
-	if startup.Mode != StartFull {
+func planState(t *table, path catalog.TablePath, startup protocol.Position, stop protocol.Position) (viewPlanner, error) {
+	if startup.Mode != protocol.PositionFull {
 		return viewPlanner{}, errs.New(errs.Precondition, "%s has a primary key: reading it by its plain name gives its current rows (startup full); read %s$changelog from %s", path, path, startup.Mode)
 	}
 	if stop.IsUnbounded() {
@@ -69,7 +70,7 @@ func planState(t *table, path catalog.TablePath, startup Startup, stop Stop) (vi
 
 // snapshotRange starts at 0: the snapshot's offset is known when the ticket
 // is redeemed.
-func snapshotRange(t *table, stop Stop) func(b int) (TicketRange, error) {
+func snapshotRange(t *table, stop protocol.Position) func(b int) (TicketRange, error) {
 	return func(b int) (TicketRange, error) {
 		end, err := stopOffset(t, b, 0, stop)
 		return TicketRange{Bucket: b, Start: 0, Stop: end}, err
@@ -78,8 +79,8 @@ func snapshotRange(t *table, stop Stop) func(b int) (TicketRange, error) {
 
 // planChangelog reads the changes; full on a primary-key table reads its
 // current rows first, then the changes after them.
-func planChangelog(e *Engine, t *table, startup Startup, stop Stop) viewPlanner {
-	if t.current().info.IsPrimaryKey() && startup.Mode == StartFull {
+func planChangelog(e *Engine, t *table, startup protocol.Position, stop protocol.Position) viewPlanner {
+	if t.current().info.IsPrimaryKey() && startup.Mode == protocol.PositionFull {
 		return viewPlanner{view: ViewChangelog, snapshotFirst: true, bucketRange: snapshotRange(t, stop)}
 	}
 	pl := planLog(e, t, startup, stop)
@@ -88,14 +89,14 @@ func planChangelog(e *Engine, t *table, startup Startup, stop Stop) viewPlanner 
 }
 
 // planLake reads the table's latest lake snapshot, whole.
-func (e *Engine) planLake(ctx context.Context, t *table, path catalog.TablePath, startup Startup, stop Stop) (viewPlanner, error) {
+func (e *Engine) planLake(ctx context.Context, t *table, path catalog.TablePath, startup protocol.Position, stop protocol.Position) (viewPlanner, error) {
 	snap, err := e.lakeSnapshot(ctx, t)
 	switch {
 	case err != nil:
 		return viewPlanner{}, err
 	case snap == nil:
 		return viewPlanner{}, noLakeSnapshot(t.current().info, path)
-	case startup.Mode != StartFull:
+	case startup.Mode != protocol.PositionFull:
 		return viewPlanner{}, errs.New(errs.Precondition, "%s is the table's lake snapshot: it is read whole (startup full), not from %s", path.FullName(), startup.Mode)
 	case stop.IsUnbounded() || stop.Offsets != nil:
 		return viewPlanner{}, errs.New(errs.Precondition, "%s is the table's lake snapshot: it is bounded and has no stop offsets", path.FullName())
@@ -108,7 +109,7 @@ func (e *Engine) planLake(ctx context.Context, t *table, path catalog.TablePath,
 
 // planUnion reads the lake snapshot, then the log from the snapshot's
 // offsets; the range is the log part's.
-func planUnion(e *Engine, t *table, snap *lake.Snapshot, startup Startup, stop Stop) viewPlanner {
+func planUnion(e *Engine, t *table, snap *lake.Snapshot, startup protocol.Position, stop protocol.Position) viewPlanner {
 	return viewPlanner{view: ViewUnion, lakeSnapshotID: &snap.ID, bucketRange: func(b int) (TicketRange, error) {
 		start, err := e.startOffset(t, b, startup)
 		if err != nil {

@@ -10,35 +10,6 @@ import (
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
-// The wire types of requests live in package protocol; these aliases keep
-// the engine's names until its callers use protocol's.
-type (
-	ScanRequest    = protocol.ScanRequest
-	WriteRequest   = protocol.WriteRequest
-	OffsetsRequest = protocol.OffsetsRequest
-	StartupMode    = protocol.PositionMode
-	// Startup and Stop are one type, protocol.Position; ScanRequest's
-	// decoding checks that each takes only its own forms.
-	Startup = protocol.Position
-	Stop    = protocol.Position
-)
-
-const (
-	StartFull      = protocol.PositionFull
-	StartEarliest  = protocol.PositionEarliest
-	StartLatest    = protocol.PositionLatest
-	StartTimestamp = protocol.PositionTimestamp
-	StartOffsets   = protocol.PositionOffsets
-)
-
-// Write modes.
-const (
-	ModeAppend    = protocol.ModeAppend
-	ModeUpsert    = protocol.ModeUpsert
-	ModeDelete    = protocol.ModeDelete
-	ModeChangelog = protocol.ModeChangelog
-)
-
 func bucketOffsets(in map[string]int64, what string) (map[int]int64, error) {
 	return protocol.BucketOffsets(in, what)
 }
@@ -55,7 +26,7 @@ func checkCompression(c string) error {
 // checkOffsetBuckets refuses startup or stop offsets naming a bucket the
 // table does not have, as "buckets" does: a typo must not read from the
 // earliest offset instead.
-func checkOffsetBuckets(req ScanRequest, table string, buckets int) error {
+func checkOffsetBuckets(req protocol.ScanRequest, table string, buckets int) error {
 	for i, offs := range []map[int]int64{req.Startup.Offsets, req.Stop.Offsets} {
 		what := [...]string{"startup", "stop"}[i]
 		for _, b := range slices.Sorted(maps.Keys(offs)) {

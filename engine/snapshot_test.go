@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
 // A snapshot read hands values from its iterating goroutine to the decoding
@@ -41,7 +42,7 @@ func TestSnapshotReadAcrossChunks(t *testing.T) {
 	writeAll(t, e, "kv", []arrow.RecordBatch{rec})
 
 	read := func(ctx context.Context, limit *int64, stopAfter int) ([]int64, error) {
-		plan, err := e.PlanScan(t.Context(), ScanRequest{Table: "kv", Limit: limit})
+		plan, err := e.PlanScan(t.Context(), protocol.ScanRequest{Table: "kv", Limit: limit})
 		if err != nil {
 			t.Fatal(err)
 		}

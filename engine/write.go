@@ -15,6 +15,7 @@ import (
 	"github.com/fluxgate-io/fluxgate/internal/ipcmsg"
 	"github.com/fluxgate-io/fluxgate/logstore"
 	"github.com/fluxgate-io/fluxgate/predicate"
+	"github.com/fluxgate-io/fluxgate/protocol"
 	"github.com/fluxgate-io/fluxgate/row"
 )
 
@@ -25,7 +26,7 @@ type WriteStream struct {
 	t    *table
 	sch  *tableSchema // the schema the stream writes with: the table's when it opened
 	info *catalog.TableInfo
-	req  WriteRequest
+	req  protocol.WriteRequest
 	seq  int64    // sequence of the next batch
 	rr   uint32   // next bucket for log tables without a bucket key
 	pk   *pkWrite // primary-key tables only
@@ -40,7 +41,7 @@ type WriteResult struct {
 
 // OpenWrite validates a write request against its table and returns the
 // stream that applies its batches.
-func (e *Engine) OpenWrite(req WriteRequest) (*WriteStream, error) {
+func (e *Engine) OpenWrite(req protocol.WriteRequest) (*WriteStream, error) {
 	t, path, err := e.resolve(req.Table)
 	if err != nil {
 		return nil, err
@@ -62,7 +63,7 @@ func (e *Engine) OpenWrite(req WriteRequest) (*WriteStream, error) {
 		return nil, errs.New(errs.Invalid, "merge_mode %q: want \"default\" or \"overwrite\"", req.MergeMode)
 	}
 	switch req.Mode {
-	case "", ModeAppend, ModeUpsert, ModeDelete, ModeChangelog:
+	case "", protocol.ModeAppend, protocol.ModeUpsert, protocol.ModeDelete, protocol.ModeChangelog:
 	default:
 		return nil, errs.New(errs.Invalid, "mode %q: want append, upsert, delete or changelog", req.Mode)
 	}
@@ -74,14 +75,14 @@ func (e *Engine) OpenWrite(req WriteRequest) (*WriteStream, error) {
 		return &WriteStream{e: e, t: t, sch: sch, info: info, req: req, seq: req.FirstSequence, pk: pk}, nil
 	}
 	switch {
-	case req.Mode != "" && req.Mode != ModeAppend:
+	case req.Mode != "" && req.Mode != protocol.ModeAppend:
 		return nil, errs.New(errs.Precondition, "table %s is a log table: it takes mode append, not %s", path, req.Mode)
 	case len(req.Columns) > 0:
 		return nil, errs.New(errs.Precondition, "table %s is a log table: partial writes (columns) need a primary key", path)
 	case req.MergeMode == "overwrite":
 		return nil, errs.New(errs.Precondition, "table %s is a log table: merge_mode overwrite needs a primary key", path)
 	}
-	req.Mode = ModeAppend
+	req.Mode = protocol.ModeAppend
 	return &WriteStream{e: e, t: t, sch: sch, info: info, req: req, seq: req.FirstSequence, rr: t.rr.Add(1)}, nil
 }
 
@@ -328,7 +329,7 @@ func take(ctx context.Context, rec arrow.RecordBatch, idx []int32, mem memory.Al
 func (w *WriteStream) intake(ctx context.Context, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
 	schema := w.info.ArrowSchema()
 	return row.ConformTypes(ctx, w.e.opts.Allocator, rec, func(name string) (arrow.DataType, bool) {
-		if w.pk != nil && w.pk.mode == ModeChangelog && name == ColChangeType {
+		if w.pk != nil && w.pk.mode == protocol.ModeChangelog && name == ColChangeType {
 			return arrow.BinaryTypes.String, true
 		}
 		if c := w.info.ColumnIndex(name); c >= 0 {

@@ -42,14 +42,14 @@ func parseCommand(d *flight.FlightDescriptor) (protocol.Command, error) {
 
 // readRequest reads what a GetFlightInfo or GetSchema descriptor asks for: a
 // scan, or an inline lookup.
-func readRequest(d *flight.FlightDescriptor) (*engine.ScanRequest, *engine.LookupRequest, error) {
+func readRequest(d *flight.FlightDescriptor) (*protocol.ScanRequest, *engine.LookupRequest, error) {
 	if d == nil {
 		return nil, nil, errs.New(errs.Invalid, "missing flight descriptor")
 	}
 	switch d.Type {
 	case flight.DescriptorPATH:
 		name, err := pathTable(d)
-		return &engine.ScanRequest{Table: name}, nil, err
+		return &protocol.ScanRequest{Table: name}, nil, err
 	case flight.DescriptorCMD:
 		c, err := parseCommand(d)
 		if err != nil {
@@ -68,23 +68,23 @@ func readRequest(d *flight.FlightDescriptor) (*engine.ScanRequest, *engine.Looku
 }
 
 // writeRequest reads the write a DoPut descriptor asks for.
-func writeRequest(d *flight.FlightDescriptor) (engine.WriteRequest, error) {
+func writeRequest(d *flight.FlightDescriptor) (protocol.WriteRequest, error) {
 	if d == nil {
-		return engine.WriteRequest{}, errs.New(errs.Invalid, "DoPut: the first message carries no flight descriptor")
+		return protocol.WriteRequest{}, errs.New(errs.Invalid, "DoPut: the first message carries no flight descriptor")
 	}
 	switch d.Type {
 	case flight.DescriptorPATH:
 		name, err := pathTable(d)
-		return engine.WriteRequest{Table: name}, err
+		return protocol.WriteRequest{Table: name}, err
 	case flight.DescriptorCMD:
 		c, err := parseCommand(d)
 		if err != nil {
-			return engine.WriteRequest{}, err
+			return protocol.WriteRequest{}, err
 		}
 		if c.Write == nil {
-			return engine.WriteRequest{}, errs.New(errs.Invalid, `DoPut: the descriptor command must be {"write": ...}`)
+			return protocol.WriteRequest{}, errs.New(errs.Invalid, `DoPut: the descriptor command must be {"write": ...}`)
 		}
 		return *c.Write, nil
 	}
-	return engine.WriteRequest{}, errs.New(errs.Invalid, "descriptor type %v: want PATH or CMD", d.Type)
+	return protocol.WriteRequest{}, errs.New(errs.Invalid, "descriptor type %v: want PATH or CMD", d.Type)
 }

@@ -94,7 +94,7 @@ func (s *Service) GetSchema(ctx context.Context, d *flight.FlightDescriptor) (*f
 // authorizedRead reads what a descriptor asks for and checks that the caller
 // may: read for a scan or a lookup, write for a lookup that inserts missing
 // keys.
-func (s *Service) authorizedRead(ctx context.Context, rpc string, d *flight.FlightDescriptor) (*engine.ScanRequest, *engine.LookupRequest, error) {
+func (s *Service) authorizedRead(ctx context.Context, rpc string, d *flight.FlightDescriptor) (*protocol.ScanRequest, *engine.LookupRequest, error) {
 	req, lreq, err := readRequest(d)
 	if err != nil {
 		return nil, nil, err

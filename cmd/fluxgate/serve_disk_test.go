@@ -16,6 +16,7 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/engine"
+	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
 // fullDisk is the real disk where every write to a file whose name ends with
@@ -82,7 +83,7 @@ func TestRestartOnFullDiskIsOneLineError(t *testing.T) {
 			}, false); err != nil {
 				t.Fatal(err)
 			}
-			ws, err := eng.OpenWrite(engine.WriteRequest{Table: "t"})
+			ws, err := eng.OpenWrite(protocol.WriteRequest{Table: "t"})
 			if err != nil {
 				t.Fatal(err)
 			}
