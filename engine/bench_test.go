@@ -166,7 +166,7 @@ func readAllRows(b *testing.B, e *Engine, table string) int64 {
 		if err != nil {
 			b.Fatal(err)
 		}
-		err = rs.Run(context.Background(), func(rec arrow.RecordBatch, _ BatchMeta) error {
+		err = rs.Run(context.Background(), func(rec arrow.RecordBatch, _ protocol.BatchMeta) error {
 			rows += rec.NumRows()
 			return nil
 		})

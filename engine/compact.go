@@ -8,41 +8,33 @@ import (
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/lake"
+	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
 // Lake compaction: the compact-lake action and the compactions the tiering
 // scheduler runs every LakeCompactionInterval per table.
 
 // CompactLake compacts a table's lake at once (the compact-lake action).
-func (e *Engine) CompactLake(ctx context.Context, name string) (LakeCompaction, error) {
+func (e *Engine) CompactLake(ctx context.Context, name string) (protocol.LakeCompaction, error) {
 	t, path, err := e.resolve(name)
 	if err != nil {
-		return LakeCompaction{}, err
+		return protocol.LakeCompaction{}, err
 	}
 	if path.View != "" {
-		return LakeCompaction{}, errs.New(errs.Invalid, "compact-lake names a table, not the view %s", path.FullName())
+		return protocol.LakeCompaction{}, errs.New(errs.Invalid, "compact-lake names a table, not the view %s", path.FullName())
 	}
 	if !t.current().info.DatalakeEnabled() {
-		return LakeCompaction{}, errs.New(errs.Precondition, "%s is not datalake enabled: set %s to true first", path, catalog.OptDatalakeEnabled)
+		return protocol.LakeCompaction{}, errs.New(errs.Precondition, "%s is not datalake enabled: set %s to true first", path, catalog.OptDatalakeEnabled)
 	}
 	st, err := e.compactLake(ctx, t)
 	if err == nil && st.Snapshot == nil {
 		err = noLakeSnapshot(t.current().info, path)
 	}
 	if err != nil {
-		return LakeCompaction{}, err
+		return protocol.LakeCompaction{}, err
 	}
-	return LakeCompaction{Snapshot: lakeSnapshotOf(st.Snapshot), RewrittenFiles: st.RewrittenFiles, AddedFiles: st.AddedFiles,
+	return protocol.LakeCompaction{LakeSnapshot: lakeSnapshotOf(st.Snapshot), RewrittenFiles: st.RewrittenFiles, AddedFiles: st.AddedFiles,
 		RemovedDeleteFiles: st.RemovedDeleteFiles, OrphansDeleted: st.OrphansDeleted}, nil
-}
-
-// LakeCompaction is what a compaction of a table's lake did.
-type LakeCompaction struct {
-	Snapshot           *LakeSnapshot // the lake's snapshot after it
-	RewrittenFiles     int           // data files read and replaced
-	AddedFiles         int           // data files written
-	RemovedDeleteFiles int
-	OrphansDeleted     int
 }
 
 // compactLake compacts t's lake, between its tiering rounds.

@@ -87,13 +87,13 @@ func TestZstdScanSendsWholeFramesAsStored(t *testing.T) {
 			}
 			var got string
 			next := int64(0)
-			follow := func(m BatchMeta, n int64) {
+			follow := func(m protocol.BatchMeta, n int64) {
 				if m.Start != next || n > m.Next-m.Start || n == 0 {
 					t.Fatalf("batch %d: offsets [%d, %d) for %d rows after %d", len(got), m.Start, m.Next, n, next)
 				}
 				next = m.Next
 			}
-			rs.SendEncoded(func(msg EncodedBatch, m BatchMeta) error {
+			rs.SendEncoded(func(msg EncodedBatch, m protocol.BatchMeta) error {
 				rb, err := ipcmsg.Parse(msg.Meta)
 				if err != nil {
 					return err
@@ -105,7 +105,7 @@ func TestZstdScanSendsWholeFramesAsStored(t *testing.T) {
 				follow(m, rb.Length)
 				return nil
 			})
-			if err := rs.Run(context.Background(), func(rec arrow.RecordBatch, m BatchMeta) error {
+			if err := rs.Run(context.Background(), func(rec arrow.RecordBatch, m protocol.BatchMeta) error {
 				got += "r"
 				follow(m, rec.NumRows())
 				return nil

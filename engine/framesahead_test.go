@@ -85,7 +85,7 @@ func TestScanAheadOfCompressedFrames(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = rs.Run(ctx, func(arrow.RecordBatch, BatchMeta) error {
+	err = rs.Run(ctx, func(arrow.RecordBatch, protocol.BatchMeta) error {
 		cancel()
 		return nil
 	})

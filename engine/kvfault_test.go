@@ -157,7 +157,7 @@ func TestPrimaryKeyWritesResumeAfterStateLogWriteFails(t *testing.T) {
 // and returns the id of each key the answer holds.
 func dictIDs(t *testing.T, e *Engine, from, to int64) (map[int64]int64, error) {
 	t.Helper()
-	l, err := e.OpenLookup(LookupRequest{Table: "dict", InsertIfNotExists: true})
+	l, err := e.OpenLookup(protocol.LookupRequest{Table: "dict", InsertIfNotExists: true})
 	if err != nil {
 		t.Fatal(err)
 	}

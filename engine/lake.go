@@ -8,6 +8,7 @@ import (
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/lake"
+	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
 // lakeTier is a table's place in the lake: its Iceberg table, opened on
@@ -113,34 +114,24 @@ func (e *Engine) lakeSnapshot(ctx context.Context, t *table) (*lake.Snapshot, er
 
 // LakeSnapshot returns the latest lake snapshot of a table (the
 // lake-snapshot action): NOT_FOUND before the first commit.
-func (e *Engine) LakeSnapshot(ctx context.Context, name string) (*LakeSnapshot, error) {
+func (e *Engine) LakeSnapshot(ctx context.Context, name string) (protocol.LakeSnapshot, error) {
 	t, path, err := e.resolve(name)
 	if err != nil {
-		return nil, err
+		return protocol.LakeSnapshot{}, err
 	}
 	snap, err := e.lakeSnapshot(ctx, t)
 	if err != nil {
-		return nil, err
+		return protocol.LakeSnapshot{}, err
 	}
 	if snap == nil {
-		return nil, noLakeSnapshot(t.current().info, path)
+		return protocol.LakeSnapshot{}, noLakeSnapshot(t.current().info, path)
 	}
 	return lakeSnapshotOf(snap), nil
 }
 
-// LakeSnapshot is a committed lake snapshot of a table.
-type LakeSnapshot struct {
-	ID int64
-	// Offsets maps each tiered bucket to the first offset not in the lake.
-	Offsets     map[int]int64
-	CommittedAt int64 // unix ms
-}
-
-func lakeSnapshotOf(s *lake.Snapshot) *LakeSnapshot {
-	if s == nil {
-		return nil
-	}
-	return &LakeSnapshot{ID: s.ID, Offsets: s.Offsets, CommittedAt: s.CommittedAt}
+// lakeSnapshotOf is s as the lake-snapshot and tier-now answers give it.
+func lakeSnapshotOf(s *lake.Snapshot) protocol.LakeSnapshot {
+	return protocol.LakeSnapshot{SnapshotID: s.ID, Offsets: s.Offsets, CommittedAt: s.CommittedAt}
 }
 
 func noLakeSnapshot(info *catalog.TableInfo, path catalog.TablePath) error {

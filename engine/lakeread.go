@@ -12,13 +12,14 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/internal/prefetch"
 	"github.com/fluxgate-io/fluxgate/lake"
+	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
 // runLake sends a bucket's rows of the ticket's lake snapshot, in offset
 // order: the whole of a $lake ticket, the first part of a union ticket.
 // Each batch's next is the offset after its last row. Rows below the
 // ticket's lake_start, if it has one, were read before and are skipped.
-func (rs *ReadStream) runLake(ctx context.Context, bucket int, send func(arrow.RecordBatch, BatchMeta) error) error {
+func (rs *ReadStream) runLake(ctx context.Context, bucket int, send func(arrow.RecordBatch, protocol.BatchMeta) error) error {
 	if rs.left == 0 {
 		return nil
 	}
@@ -83,7 +84,7 @@ const lakeBatchesAhead = 2
 // sendLake filters one record of lake rows and sends what is left. *start
 // is where the next batch starts: the first row's offset at first, then the
 // previous batch's next.
-func (rs *ReadStream) sendLake(ctx context.Context, rec arrow.RecordBatch, bucket, offsetAt int, start *int64, send func(arrow.RecordBatch, BatchMeta) error) error {
+func (rs *ReadStream) sendLake(ctx context.Context, rec arrow.RecordBatch, bucket, offsetAt int, start *int64, send func(arrow.RecordBatch, protocol.BatchMeta) error) error {
 	if rec.NumRows() == 0 {
 		return nil
 	}
@@ -113,7 +114,7 @@ func (rs *ReadStream) sendLake(ctx context.Context, rec arrow.RecordBatch, bucke
 	}
 	out := rs.project(sub)
 	defer out.Release()
-	meta := BatchMeta{Bucket: bucket, Start: *start, Next: end, HighWatermark: rs.t.log.HighWatermark(bucket)}
+	meta := protocol.BatchMeta{Bucket: bucket, Start: *start, Next: end, HighWatermark: rs.t.log.HighWatermark(bucket)}
 	*start = end
 	return rs.sendRows(ctx, out, rows, meta, offset, util.TotalRecordSize(out)*rows/max(out.NumRows(), 1), send)
 }

@@ -13,22 +13,13 @@ import (
 	"github.com/fluxgate-io/fluxgate/kv"
 	"github.com/fluxgate-io/fluxgate/logstore"
 	"github.com/fluxgate-io/fluxgate/lookup"
+	"github.com/fluxgate-io/fluxgate/protocol"
 	"github.com/fluxgate-io/fluxgate/row"
 )
 
-// LookupRequest is a lookup (PROTOCOL.md §6). Keys is set only for an inline
-// lookup through GetFlightInfo.
-type LookupRequest struct {
-	Table             string           `json:"table"`
-	Columns           []string         `json:"columns,omitempty"`
-	Prefix            bool             `json:"prefix,omitempty"`
-	InsertIfNotExists bool             `json:"insert_if_not_exists,omitempty"`
-	Keys              []map[string]any `json:"keys,omitempty"`
-}
-
 // OpenLookup validates a lookup against its table and returns the lookuper
 // that answers its key batches.
-func (e *Engine) OpenLookup(req LookupRequest) (*Lookuper, error) {
+func (e *Engine) OpenLookup(req protocol.LookupRequest) (*Lookuper, error) {
 	t, path, err := e.resolve(req.Table)
 	if err != nil {
 		return nil, err
@@ -82,24 +73,18 @@ func (e *Engine) OpenLookup(req LookupRequest) (*Lookuper, error) {
 // Lookuper answers the key batches of one lookup.
 type Lookuper struct{ l *lookup.Lookuper }
 
-// LookupMeta is the app_metadata of a lookup's answer.
-type LookupMeta struct {
-	Keys int `json:"keys"` // keys in the request batch
-	Rows int `json:"rows"` // rows in the answer
-}
-
 // Schema is the schema of the answers.
 func (l *Lookuper) Schema() *arrow.Schema { return l.l.Schema() }
 
 // Lookup answers one batch of keys; the answer is the caller's to release.
-func (l *Lookuper) Lookup(ctx context.Context, keys arrow.RecordBatch) (arrow.RecordBatch, LookupMeta, error) {
+func (l *Lookuper) Lookup(ctx context.Context, keys arrow.RecordBatch) (arrow.RecordBatch, protocol.LookupMeta, error) {
 	ans, meta, err := l.l.Lookup(ctx, keys)
-	return ans, LookupMeta(meta), err
+	return ans, protocol.LookupMeta(meta), err
 }
 
 // InlineKeys turns the JSON keys of an inline lookup into a key batch of the
 // table's key (or bucket-key) columns.
-func (e *Engine) InlineKeys(req LookupRequest) (arrow.RecordBatch, error) {
+func (e *Engine) InlineKeys(req protocol.LookupRequest) (arrow.RecordBatch, error) {
 	t, path, err := e.resolve(req.Table)
 	if err != nil {
 		return nil, err
@@ -143,7 +128,7 @@ func (e *Engine) InlineKeys(req LookupRequest) (arrow.RecordBatch, error) {
 // PlanInlineLookup checks an inline lookup and returns the schema of its
 // answer and the ticket that runs it; it runs (and inserts, if asked) when
 // the ticket is redeemed.
-func (e *Engine) PlanInlineLookup(req LookupRequest) (*arrow.Schema, Ticket, error) {
+func (e *Engine) PlanInlineLookup(req protocol.LookupRequest) (*arrow.Schema, Ticket, error) {
 	l, err := e.OpenLookup(req)
 	if err != nil {
 		return nil, Ticket{}, err
@@ -159,23 +144,23 @@ func (e *Engine) PlanInlineLookup(req LookupRequest) (*arrow.Schema, Ticket, err
 }
 
 // InlineLookup redeems an inline lookup ticket: its answer as one batch.
-func (e *Engine) InlineLookup(ctx context.Context, tk Ticket) (arrow.RecordBatch, LookupMeta, error) {
+func (e *Engine) InlineLookup(ctx context.Context, tk Ticket) (arrow.RecordBatch, protocol.LookupMeta, error) {
 	if tk.Lookup == nil {
-		return nil, LookupMeta{}, errs.New(errs.Invalid, `ticket: view lookup without "lookup"`)
+		return nil, protocol.LookupMeta{}, errs.New(errs.Invalid, `ticket: view lookup without "lookup"`)
 	}
 	if _, err := e.tableByID(tk.TableID); err != nil {
-		return nil, LookupMeta{}, err
+		return nil, protocol.LookupMeta{}, err
 	}
 	if t, _, err := e.resolve(tk.Lookup.Table); err != nil || t.current().info.TableID != tk.TableID {
-		return nil, LookupMeta{}, errs.New(errs.NotFound, "ticket: table id %d is no longer %s", tk.TableID, tk.Lookup.Table)
+		return nil, protocol.LookupMeta{}, errs.New(errs.NotFound, "ticket: table id %d is no longer %s", tk.TableID, tk.Lookup.Table)
 	}
 	l, err := e.OpenLookup(*tk.Lookup)
 	if err != nil {
-		return nil, LookupMeta{}, err
+		return nil, protocol.LookupMeta{}, err
 	}
 	keys, err := e.InlineKeys(*tk.Lookup)
 	if err != nil {
-		return nil, LookupMeta{}, err
+		return nil, protocol.LookupMeta{}, err
 	}
 	defer keys.Release()
 	return l.Lookup(ctx, keys)

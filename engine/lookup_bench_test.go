@@ -19,6 +19,7 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/kv"
+	"github.com/fluxgate-io/fluxgate/protocol"
 	"github.com/fluxgate-io/fluxgate/row"
 )
 
@@ -99,7 +100,7 @@ func BenchmarkPointLookup(b *testing.B) {
 		b.ReportMetric(float64(lookupBatch)*float64(b.N)/b.Elapsed().Seconds(), "keys/s")
 	})
 	b.Run("engine", func(b *testing.B) {
-		l, err := e.OpenLookup(LookupRequest{Table: "kv"})
+		l, err := e.OpenLookup(protocol.LookupRequest{Table: "kv"})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -129,7 +130,7 @@ func BenchmarkInsertIfNotExists(b *testing.B) {
 	}, false); err != nil {
 		b.Fatal(err)
 	}
-	l, err := e.OpenLookup(LookupRequest{Table: "dict", InsertIfNotExists: true})
+	l, err := e.OpenLookup(protocol.LookupRequest{Table: "dict", InsertIfNotExists: true})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -178,7 +179,7 @@ func BenchmarkPrefixLookup(b *testing.B) {
 	recs = append(recs, rb.NewRecordBatch())
 	rb.Release()
 	writeAll(b, e, "orders", recs)
-	l, err := e.OpenLookup(LookupRequest{Table: "orders", Prefix: true})
+	l, err := e.OpenLookup(protocol.LookupRequest{Table: "orders", Prefix: true})
 	if err != nil {
 		b.Fatal(err)
 	}

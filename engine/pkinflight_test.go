@@ -124,7 +124,7 @@ func scan(t *testing.T, e *Engine, req protocol.ScanRequest, fn func(arrow.Recor
 		if err != nil {
 			t.Fatal(err)
 		}
-		if err := rs.Run(context.Background(), func(rec arrow.RecordBatch, _ BatchMeta) error {
+		if err := rs.Run(context.Background(), func(rec arrow.RecordBatch, _ protocol.BatchMeta) error {
 			fn(rec)
 			return nil
 		}); err != nil {

@@ -7,23 +7,8 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/producer"
+	"github.com/fluxgate-io/fluxgate/protocol"
 )
-
-// ProducerOffsetsRequest is the body of register-producer-offsets,
-// get-producer-offsets and delete-producer-offsets (PROTOCOL.md §5.4);
-// Offsets only in the first.
-type ProducerOffsetsRequest struct {
-	ProducerID string           `json:"producer_id"`
-	Table      string           `json:"table"`
-	Offsets    map[string]int64 `json:"offsets,omitempty"`
-}
-
-// RegisterResult is the answer of register-producer-offsets: "created", or
-// "already_exists" when offsets were registered before (Fluss's
-// RegisterResult): the caller then undoes back to those.
-type RegisterResult struct {
-	Result string `json:"result"`
-}
 
 // ProducerOffsets is the answer of get-producer-offsets: no offsets when
 // none are registered (a first start, not an error).
@@ -35,35 +20,35 @@ const maxProducerID = 256
 
 // RegisterProducerOffsets stores per-bucket offsets of a table under a
 // producer id unless some are stored already (create-if-absent).
-func (e *Engine) RegisterProducerOffsets(ctx context.Context, req ProducerOffsetsRequest) (RegisterResult, error) {
+func (e *Engine) RegisterProducerOffsets(ctx context.Context, req protocol.ProducerOffsetsRequest) (protocol.RegisterResult, error) {
 	id, buckets, err := e.producerTable(req, "register-producer-offsets")
 	if err != nil {
-		return RegisterResult{}, err
+		return protocol.RegisterResult{}, err
 	}
 	offsets, err := bucketOffsets(req.Offsets, "register-producer-offsets offsets")
 	if err != nil {
-		return RegisterResult{}, err
+		return protocol.RegisterResult{}, err
 	}
 	if len(offsets) == 0 {
-		return RegisterResult{}, errs.New(errs.Invalid, "register-producer-offsets of %s: no offsets", req.Table)
+		return protocol.RegisterResult{}, errs.New(errs.Invalid, "register-producer-offsets of %s: no offsets", req.Table)
 	}
 	for b := range offsets {
 		if b >= buckets {
-			return RegisterResult{}, errs.New(errs.Invalid, "register-producer-offsets of %s: bucket %d does not exist (%d buckets)", req.Table, b, buckets)
+			return protocol.RegisterResult{}, errs.New(errs.Invalid, "register-producer-offsets of %s: bucket %d does not exist (%d buckets)", req.Table, b, buckets)
 		}
 	}
 	created, err := e.producers.Register(req.ProducerID, req.Table, producer.Offsets{TableID: id, Buckets: offsets})
 	if err != nil {
-		return RegisterResult{}, err
+		return protocol.RegisterResult{}, err
 	}
 	if created {
-		return RegisterResult{"created"}, nil
+		return protocol.RegisterResult{Result: protocol.RegisterCreated}, nil
 	}
-	return RegisterResult{"already_exists"}, nil
+	return protocol.RegisterResult{Result: protocol.RegisterAlreadyExists}, nil
 }
 
 // GetProducerOffsets returns the offsets registered under a producer id.
-func (e *Engine) GetProducerOffsets(ctx context.Context, req ProducerOffsetsRequest) (ProducerOffsets, error) {
+func (e *Engine) GetProducerOffsets(ctx context.Context, req protocol.ProducerOffsetsRequest) (ProducerOffsets, error) {
 	id, _, err := e.producerTable(req, "get-producer-offsets")
 	if err != nil {
 		return ProducerOffsets{}, err
@@ -81,7 +66,7 @@ func (e *Engine) GetProducerOffsets(ctx context.Context, req ProducerOffsetsRequ
 
 // DeleteProducerOffsets removes the offsets registered under a producer id;
 // removing none is no error.
-func (e *Engine) DeleteProducerOffsets(ctx context.Context, req ProducerOffsetsRequest) error {
+func (e *Engine) DeleteProducerOffsets(ctx context.Context, req protocol.ProducerOffsetsRequest) error {
 	if _, _, err := e.producerTable(req, "delete-producer-offsets"); err != nil {
 		return err
 	}
@@ -90,7 +75,7 @@ func (e *Engine) DeleteProducerOffsets(ctx context.Context, req ProducerOffsetsR
 
 // producerTable checks a request's producer id and returns its table's id
 // and bucket count.
-func (e *Engine) producerTable(req ProducerOffsetsRequest, action string) (int64, int, error) {
+func (e *Engine) producerTable(req protocol.ProducerOffsetsRequest, action string) (int64, int, error) {
 	if req.ProducerID == "" || len(req.ProducerID) > maxProducerID {
 		return 0, 0, errs.New(errs.Invalid, "%s: producer_id must have 1 to %d bytes", action, maxProducerID)
 	}

@@ -16,19 +16,12 @@ import (
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/logstore"
 	"github.com/fluxgate-io/fluxgate/predicate"
+	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
 // MaxBatchBytes bounds the batches a scan sends, below gRPC's default 4 MiB
 // client limit with room for the IPC metadata.
 const MaxBatchBytes = 3 << 20
-
-// BatchMeta is the app_metadata of every batch a scan sends (PROTOCOL.md §4.3).
-type BatchMeta struct {
-	Bucket        int   `json:"bucket"`
-	Start         int64 `json:"start"`
-	Next          int64 `json:"next"`
-	HighWatermark int64 `json:"high_watermark"`
-}
 
 // Change types as stored in changelog frames (Fluss's byte values).
 const (
@@ -61,7 +54,7 @@ type ReadStream struct {
 	// encoded, when set, sends frames as the store holds them; msgCols
 	// are the result columns of a frame's message, those with a name in
 	// systemNames made for each frame.
-	encoded     func(logstore.Message, BatchMeta) error
+	encoded     func(logstore.Message, protocol.BatchMeta) error
 	msgCols     []logstore.MessageColumn
 	systemNames []string
 }
@@ -156,14 +149,14 @@ func (rs *ReadStream) Compression() string { return rs.tk.Compression }
 // the filter, if there is one (the changelog's system columns are made for
 // each frame and sent uncompressed). Run's send gets the rest. send must
 // not keep the message's bytes after it returns.
-func (rs *ReadStream) SendEncoded(send func(EncodedBatch, BatchMeta) error) {
+func (rs *ReadStream) SendEncoded(send func(EncodedBatch, protocol.BatchMeta) error) {
 	asStored := rs.tk.Compression == "" && rs.info.Compression() == catalog.CompressionZstd
 	if rs.tk.Compression != "zstd" && !asStored {
 		return
 	}
 	rs.msgCols, rs.systemNames = rs.plan.messageColumns(len(rs.info.ArrowSchema().Fields()))
 	if rs.msgCols != nil {
-		rs.encoded = func(msg logstore.Message, m BatchMeta) error {
+		rs.encoded = func(msg logstore.Message, m protocol.BatchMeta) error {
 			return send(EncodedBatch{Meta: msg.Meta, Body: msg.Body, BodyLen: msg.BodyLen}, m)
 		}
 	}
@@ -198,7 +191,7 @@ func (rs *ReadStream) message(f *logstore.Frame) (logstore.Message, bool) {
 // must not keep the record after it returns. Bounded ranges end at their stop
 // offset; an unbounded one follows the log until ctx is done, sending an
 // empty batch whenever it has been idle for the heartbeat interval.
-func (rs *ReadStream) Run(ctx context.Context, send func(arrow.RecordBatch, BatchMeta) error) error {
+func (rs *ReadStream) Run(ctx context.Context, send func(arrow.RecordBatch, protocol.BatchMeta) error) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	rs.e.met.scans.Add(ctx, 1)
@@ -239,7 +232,7 @@ func (rs *ReadStream) Run(ctx context.Context, send func(arrow.RecordBatch, Batc
 	return nil
 }
 
-func (rs *ReadStream) runRange(ctx context.Context, r TicketRange, send func(arrow.RecordBatch, BatchMeta) error) error {
+func (rs *ReadStream) runRange(ctx context.Context, r TicketRange, send func(arrow.RecordBatch, protocol.BatchMeta) error) error {
 	reader, err := rs.t.log.NewReader(r.Bucket, r.Start, rs.plan.read)
 	if err != nil {
 		return err
@@ -252,15 +245,15 @@ func (rs *ReadStream) runRange(ctx context.Context, r TicketRange, send func(arr
 	// Changelog frames without rows are not sent; if the range ends with
 	// some, an empty batch carries the final offset.
 	sentNext := r.Start
-	send = func(send func(arrow.RecordBatch, BatchMeta) error) func(arrow.RecordBatch, BatchMeta) error {
-		return func(rec arrow.RecordBatch, m BatchMeta) error {
+	send = func(send func(arrow.RecordBatch, protocol.BatchMeta) error) func(arrow.RecordBatch, protocol.BatchMeta) error {
+		return func(rec arrow.RecordBatch, m protocol.BatchMeta) error {
 			sentNext, lastSend = m.Next, time.Now()
 			return send(rec, m)
 		}
 	}(send)
-	var encoded func(logstore.Message, BatchMeta) error
+	var encoded func(logstore.Message, protocol.BatchMeta) error
 	if rs.encoded != nil {
-		encoded = func(msg logstore.Message, m BatchMeta) error {
+		encoded = func(msg logstore.Message, m protocol.BatchMeta) error {
 			sentNext, lastSend = m.Next, time.Now()
 			return rs.encoded(msg, m)
 		}
@@ -341,7 +334,7 @@ func (rs *ReadStream) readErr(err error) error {
 
 // idle waits at the tail of an unbounded range for new data, sending an empty
 // batch with the current offsets when none comes within the heartbeat.
-func (rs *ReadStream) idle(ctx context.Context, reader *logstore.Reader, bucket int, send func(arrow.RecordBatch, BatchMeta) error) error {
+func (rs *ReadStream) idle(ctx context.Context, reader *logstore.Reader, bucket int, send func(arrow.RecordBatch, protocol.BatchMeta) error) error {
 	wctx, cancel := context.WithTimeout(ctx, rs.e.opts.IdleHeartbeat)
 	err := reader.Wait(wctx)
 	cancel()
@@ -352,17 +345,17 @@ func (rs *ReadStream) idle(ctx context.Context, reader *logstore.Reader, bucket 
 }
 
 // sendEmpty sends a batch without rows at offset off.
-func (rs *ReadStream) sendEmpty(off, hw int64, bucket int, send func(arrow.RecordBatch, BatchMeta) error) error {
+func (rs *ReadStream) sendEmpty(off, hw int64, bucket int, send func(arrow.RecordBatch, protocol.BatchMeta) error) error {
 	empty := emptyRecord(rs.plan.schema, rs.e.opts.Allocator)
 	defer empty.Release()
-	return send(empty, BatchMeta{Bucket: bucket, Start: off, Next: off, HighWatermark: hw})
+	return send(empty, protocol.BatchMeta{Bucket: bucket, Start: off, Next: off, HighWatermark: hw})
 }
 
 // sendFrame trims a decoded frame to the ticket's range, filters its rows,
 // applies the limit, and sends the result in slices under MaxBatchBytes.
 // Each batch's start and next cover every offset since the previous batch,
 // filtered rows included.
-func (rs *ReadStream) sendFrame(ctx context.Context, d decodedFrame, r TicketRange, send func(arrow.RecordBatch, BatchMeta) error, encoded func(logstore.Message, BatchMeta) error) error {
+func (rs *ReadStream) sendFrame(ctx context.Context, d decodedFrame, r TicketRange, send func(arrow.RecordBatch, protocol.BatchMeta) error, encoded func(logstore.Message, protocol.BatchMeta) error) error {
 	f, need := d.f, d.rec
 	lo := max(d.from-f.BaseOffset, 0)
 	hi := int64(f.Rows)
@@ -375,7 +368,7 @@ func (rs *ReadStream) sendFrame(ctx context.Context, d decodedFrame, r TicketRan
 	if d.msg != nil {
 		whole := lo == 0 && hi == int64(f.Rows) && (rs.left < 0 || hi <= rs.left)
 		if whole && len(d.msg.Meta)+d.msg.BodyLen <= MaxBatchBytes {
-			meta := BatchMeta{Bucket: r.Bucket, Start: f.BaseOffset, Next: f.NextOffset, HighWatermark: rs.t.log.HighWatermark(r.Bucket)}
+			meta := protocol.BatchMeta{Bucket: r.Bucket, Start: f.BaseOffset, Next: f.NextOffset, HighWatermark: rs.t.log.HighWatermark(r.Bucket)}
 			if err := encoded(*d.msg, meta); err != nil {
 				return err
 			}
@@ -424,7 +417,7 @@ func (rs *ReadStream) sendFrame(ctx context.Context, d decodedFrame, r TicketRan
 		bufRows = int64(f.Rows)
 	}
 	sent := util.TotalRecordSize(out) * rows / max(bufRows, 1)
-	meta := BatchMeta{Bucket: r.Bucket, Start: f.BaseOffset + lo, Next: end, HighWatermark: rs.t.log.HighWatermark(r.Bucket)}
+	meta := protocol.BatchMeta{Bucket: r.Bucket, Start: f.BaseOffset + lo, Next: end, HighWatermark: rs.t.log.HighWatermark(r.Bucket)}
 	return rs.sendRows(ctx, out, rows, meta, offset, sent, send)
 }
 
@@ -433,7 +426,7 @@ func (rs *ReadStream) sendFrame(ctx context.Context, d decodedFrame, r TicketRan
 // the start of the first slice and the next of the last; offset(k) is the
 // offset of row k, from which the slices between get theirs. sent is the
 // Arrow bytes to count for the metric.
-func (rs *ReadStream) sendRows(ctx context.Context, out arrow.RecordBatch, rows int64, meta BatchMeta, offset func(k int64) int64, sent int64, send func(arrow.RecordBatch, BatchMeta) error) error {
+func (rs *ReadStream) sendRows(ctx context.Context, out arrow.RecordBatch, rows int64, meta protocol.BatchMeta, offset func(k int64) int64, sent int64, send func(arrow.RecordBatch, protocol.BatchMeta) error) error {
 	step := rows
 	if size := util.TotalRecordSize(out) * rows / max(out.NumRows(), 1); size > MaxBatchBytes {
 		step = max(rows*MaxBatchBytes/size, 1)

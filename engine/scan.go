@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 
 	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
 // Views a ticket can read.
@@ -55,7 +57,7 @@ type Ticket struct {
 	// offset, so that a reader resumes inside the lake part.
 	LakeStart *int64 `json:"lake_start,omitempty"`
 	// Lookup is the lookup of a lookup ticket.
-	Lookup *LookupRequest `json:"lookup,omitempty"`
+	Lookup *protocol.LookupRequest `json:"lookup,omitempty"`
 }
 
 // TicketRange is one bucket's range of a ticket.

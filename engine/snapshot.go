@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/arrow/util"
 
+	"github.com/fluxgate-io/fluxgate/protocol"
 	"github.com/fluxgate-io/fluxgate/row"
 )
 
@@ -22,7 +23,7 @@ const snapshotBatchRows = 16 << 10
 // start and next are that offset. In the $changelog view the rows'
 // _log_offset is that offset too, and _commit_timestamp the time the view was
 // taken. The filter, if any, applies to the rows.
-func (rs *ReadStream) runSnapshot(ctx context.Context, bucket int, send func(arrow.RecordBatch, BatchMeta) error) (int64, error) {
+func (rs *ReadStream) runSnapshot(ctx context.Context, bucket int, send func(arrow.RecordBatch, protocol.BatchMeta) error) (int64, error) {
 	info, p := rs.info, rs.plan
 	snap := rs.e.kv.Snapshot()
 	defer snap.Close()
@@ -30,7 +31,7 @@ func (rs *ReadStream) runSnapshot(ctx context.Context, bucket int, send func(arr
 	if err != nil {
 		return 0, err
 	}
-	meta := BatchMeta{Bucket: bucket, Start: at, Next: at}
+	meta := protocol.BatchMeta{Bucket: bucket, Start: at, Next: at}
 	taken := time.Now().UnixMilli()
 	mem := rs.e.opts.Allocator
 	// Table columns decode straight into columns; the rest are skipped.

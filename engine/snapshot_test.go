@@ -53,7 +53,7 @@ func TestSnapshotReadAcrossChunks(t *testing.T) {
 				t.Fatal(err)
 			}
 			ctx, cancel := context.WithCancel(ctx)
-			err = rs.Run(ctx, func(rec arrow.RecordBatch, _ BatchMeta) error {
+			err = rs.Run(ctx, func(rec arrow.RecordBatch, _ protocol.BatchMeta) error {
 				ks := rec.Column(0).(*array.Int64)
 				for i := range ks.Len() {
 					keys = append(keys, ks.Value(i))

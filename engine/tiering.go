@@ -9,6 +9,7 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/protocol"
 	"github.com/fluxgate-io/fluxgate/row"
 	"github.com/fluxgate-io/fluxgate/tiering"
 )
@@ -18,23 +19,23 @@ import (
 
 // TierNow runs one tiering round of a table at once (the tier-now action)
 // and returns the latest lake snapshot after it.
-func (e *Engine) TierNow(ctx context.Context, name string) (*LakeSnapshot, error) {
+func (e *Engine) TierNow(ctx context.Context, name string) (protocol.LakeSnapshot, error) {
 	t, path, err := e.resolve(name)
 	if err != nil {
-		return nil, err
+		return protocol.LakeSnapshot{}, err
 	}
 	if path.View != "" {
-		return nil, errs.New(errs.Invalid, "tier-now names a table, not the view %s", path.FullName())
+		return protocol.LakeSnapshot{}, errs.New(errs.Invalid, "tier-now names a table, not the view %s", path.FullName())
 	}
 	if !t.current().info.DatalakeEnabled() {
-		return nil, errs.New(errs.Precondition, "%s is not datalake enabled: set %s to true first", path, catalog.OptDatalakeEnabled)
+		return protocol.LakeSnapshot{}, errs.New(errs.Precondition, "%s is not datalake enabled: set %s to true first", path, catalog.OptDatalakeEnabled)
 	}
 	res, err := e.tierRound(ctx, t)
 	if err != nil {
-		return nil, err
+		return protocol.LakeSnapshot{}, err
 	}
 	if res.Snapshot == nil {
-		return nil, noLakeSnapshot(t.current().info, path)
+		return protocol.LakeSnapshot{}, noLakeSnapshot(t.current().info, path)
 	}
 	return lakeSnapshotOf(res.Snapshot), nil
 }

@@ -8,14 +8,9 @@ import (
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/logstore"
 	"github.com/fluxgate-io/fluxgate/merge"
+	"github.com/fluxgate-io/fluxgate/protocol"
 	"github.com/fluxgate-io/fluxgate/row"
 )
-
-// UndoRequest is the body of the undo action (PROTOCOL.md §5.4).
-type UndoRequest struct {
-	Table   string           `json:"table"`
-	Offsets map[string]int64 `json:"offsets"`
-}
 
 // UndoResult is its answer.
 type UndoResult struct {
@@ -29,7 +24,7 @@ type UndoResult struct {
 // an OVERWRITE write restores it (or deletes the key). The undo writes go
 // through the normal write path and appear in the changelog. No write of the
 // table interleaves: the buckets stay locked from the read to the commit.
-func (e *Engine) Undo(ctx context.Context, req UndoRequest) (UndoResult, error) {
+func (e *Engine) Undo(ctx context.Context, req protocol.UndoRequest) (UndoResult, error) {
 	t, path, err := e.resolve(req.Table)
 	if err != nil {
 		return UndoResult{}, err

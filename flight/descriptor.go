@@ -5,7 +5,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 
-	"github.com/fluxgate-io/fluxgate/engine"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
@@ -42,7 +41,7 @@ func parseCommand(d *flight.FlightDescriptor) (protocol.Command, error) {
 
 // readRequest reads what a GetFlightInfo or GetSchema descriptor asks for: a
 // scan, or an inline lookup.
-func readRequest(d *flight.FlightDescriptor) (*protocol.ScanRequest, *engine.LookupRequest, error) {
+func readRequest(d *flight.FlightDescriptor) (*protocol.ScanRequest, *protocol.LookupRequest, error) {
 	if d == nil {
 		return nil, nil, errs.New(errs.Invalid, "missing flight descriptor")
 	}
@@ -58,9 +57,9 @@ func readRequest(d *flight.FlightDescriptor) (*protocol.ScanRequest, *engine.Loo
 		if c.Scan == nil && c.Lookup == nil {
 			return nil, nil, errs.New(errs.Invalid, `descriptor command: reads take {"scan": ...} or {"lookup": ...}`)
 		}
-		var lookup *engine.LookupRequest
+		var lookup *protocol.LookupRequest
 		if c.Lookup != nil {
-			lookup = (*engine.LookupRequest)(c.Lookup)
+			lookup = (*protocol.LookupRequest)(c.Lookup)
 		}
 		return c.Scan, lookup, nil
 	}

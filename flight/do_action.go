@@ -15,7 +15,6 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/acl"
 	"github.com/fluxgate-io/fluxgate/catalog"
-	"github.com/fluxgate-io/fluxgate/engine"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
@@ -246,7 +245,7 @@ func (s *Service) undo(ctx context.Context, body []byte) (any, error) {
 	if err := s.authorizeTable(ctx, "undo", acl.Write, req.Table); err != nil {
 		return nil, err
 	}
-	return s.eng.Undo(ctx, engine.UndoRequest(req))
+	return s.eng.Undo(ctx, req)
 }
 
 // writerState needs write: only a writer of the table has use for it.
@@ -259,18 +258,14 @@ func (s *Service) writerState(ctx context.Context, body []byte) (any, error) {
 	if err := s.authorizeTable(ctx, "writer-state", acl.Write, req.Table); err != nil {
 		return nil, err
 	}
-	return s.eng.WriterState(ctx, engine.WriterStateRequest(req))
+	return s.eng.WriterState(ctx, req)
 }
 
-func lakeSnapshot(snap *engine.LakeSnapshot) protocol.LakeSnapshot {
-	return protocol.LakeSnapshot{SnapshotID: snap.ID, Offsets: snap.Offsets, CommittedAt: snap.CommittedAt}
-}
-
-func lakeResult(snap *engine.LakeSnapshot, err error) (any, error) {
+func lakeResult(snap protocol.LakeSnapshot, err error) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return lakeSnapshot(snap), nil
+	return snap, nil
 }
 
 func (s *Service) lakeSnapshot(ctx context.Context, body []byte) (any, error) {
@@ -312,9 +307,7 @@ func (s *Service) compactLake(ctx context.Context, body []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return protocol.LakeCompaction{LakeSnapshot: lakeSnapshot(st.Snapshot),
-		RewrittenFiles: st.RewrittenFiles, AddedFiles: st.AddedFiles,
-		RemovedDeleteFiles: st.RemovedDeleteFiles, OrphansDeleted: st.OrphansDeleted}, nil
+	return st, nil
 }
 
 func (s *Service) grantBody(ctx context.Context, body []byte, action string) (acl.Grant, error) {

@@ -15,8 +15,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 
-	"github.com/fluxgate-io/fluxgate/engine"
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
 func (s *Service) DoExchange(stream flight.FlightService_DoExchangeServer) error {
@@ -70,16 +70,16 @@ func (s *Service) doExchange(stream flight.FlightService_DoExchangeServer) error
 }
 
 // lookupRequest reads the lookup a descriptor asks for.
-func lookupRequest(d *flight.FlightDescriptor) (engine.LookupRequest, error) {
+func lookupRequest(d *flight.FlightDescriptor) (protocol.LookupRequest, error) {
 	if d == nil || d.Type != flight.DescriptorCMD {
-		return engine.LookupRequest{}, errs.New(errs.Invalid, `DoExchange: the descriptor must be a CMD {"lookup": ...}`)
+		return protocol.LookupRequest{}, errs.New(errs.Invalid, `DoExchange: the descriptor must be a CMD {"lookup": ...}`)
 	}
 	c, err := parseCommand(d)
 	if err != nil {
-		return engine.LookupRequest{}, err
+		return protocol.LookupRequest{}, err
 	}
 	if c.Lookup == nil {
-		return engine.LookupRequest{}, errs.New(errs.Invalid, `DoExchange: the descriptor command must be {"lookup": ...}`)
+		return protocol.LookupRequest{}, errs.New(errs.Invalid, `DoExchange: the descriptor command must be {"lookup": ...}`)
 	}
-	return engine.LookupRequest(*c.Lookup), nil
+	return *c.Lookup, nil
 }

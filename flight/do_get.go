@@ -18,6 +18,7 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/acl"
 	"github.com/fluxgate-io/fluxgate/engine"
+	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
 func (s *Service) DoGet(t *flight.Ticket, stream flight.FlightService_DoGetServer) error {
@@ -90,7 +91,7 @@ func newBatchWriter(stream flight.FlightService_DoGetServer, schema *arrow.Schem
 	return w
 }
 
-func (w *batchWriter) write(rec arrow.RecordBatch, meta engine.BatchMeta) error {
+func (w *batchWriter) write(rec arrow.RecordBatch, meta protocol.BatchMeta) error {
 	md, err := json.Marshal(meta)
 	if err != nil {
 		return err
@@ -99,7 +100,7 @@ func (w *batchWriter) write(rec arrow.RecordBatch, meta engine.BatchMeta) error 
 	return w.ipc.Write(rec)
 }
 
-func (w *batchWriter) writeEncoded(msg engine.EncodedBatch, meta engine.BatchMeta) error {
+func (w *batchWriter) writeEncoded(msg engine.EncodedBatch, meta protocol.BatchMeta) error {
 	if !w.schemaSent {
 		p := ipc.GetSchemaPayload(w.schema, w.mem)
 		err := w.send(&p, nil)

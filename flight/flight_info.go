@@ -21,7 +21,6 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/acl"
 	"github.com/fluxgate-io/fluxgate/catalog"
-	"github.com/fluxgate-io/fluxgate/engine"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
@@ -94,7 +93,7 @@ func (s *Service) GetSchema(ctx context.Context, d *flight.FlightDescriptor) (*f
 // authorizedRead reads what a descriptor asks for and checks that the caller
 // may: read for a scan or a lookup, write for a lookup that inserts missing
 // keys.
-func (s *Service) authorizedRead(ctx context.Context, rpc string, d *flight.FlightDescriptor) (*protocol.ScanRequest, *engine.LookupRequest, error) {
+func (s *Service) authorizedRead(ctx context.Context, rpc string, d *flight.FlightDescriptor) (*protocol.ScanRequest, *protocol.LookupRequest, error) {
 	req, lreq, err := readRequest(d)
 	if err != nil {
 		return nil, nil, err
@@ -155,7 +154,7 @@ func (s *Service) tableFlight(t *catalog.TableInfo) *flight.FlightInfo {
 }
 
 // lookupInfo plans an inline lookup: one endpoint whose ticket runs it.
-func (s *Service) lookupInfo(d *flight.FlightDescriptor, req engine.LookupRequest) (*flight.FlightInfo, error) {
+func (s *Service) lookupInfo(d *flight.FlightDescriptor, req protocol.LookupRequest) (*flight.FlightInfo, error) {
 	sc, tk, err := s.eng.PlanInlineLookup(req)
 	if err != nil {
 		return nil, err

@@ -9,17 +9,16 @@ import (
 	"context"
 
 	"github.com/fluxgate-io/fluxgate/acl"
-	"github.com/fluxgate-io/fluxgate/engine"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
-func (s *Service) producerRequest(ctx context.Context, body []byte, action string) (engine.ProducerOffsetsRequest, error) {
+func (s *Service) producerRequest(ctx context.Context, body []byte, action string) (protocol.ProducerOffsetsRequest, error) {
 	req, err := decode[protocol.ProducerOffsetsRequest](body, action)
 	if err != nil {
-		return engine.ProducerOffsetsRequest{}, err
+		return protocol.ProducerOffsetsRequest{}, err
 	}
 	tagTable(ctx, req.Table)
-	return engine.ProducerOffsetsRequest(req), s.authorizeTable(ctx, action, acl.Write, req.Table)
+	return req, s.authorizeTable(ctx, action, acl.Write, req.Table)
 }
 
 func (s *Service) registerProducerOffsets(ctx context.Context, body []byte) (any, error) {

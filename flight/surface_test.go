@@ -16,6 +16,7 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/client"
 	"github.com/fluxgate-io/fluxgate/engine"
+	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
 // doGet redeems a ticket with plain Flight, as pyarrow's do_get does, and
@@ -64,7 +65,7 @@ func TestPathDescriptorReadsWholeTable(t *testing.T) {
 	for _, ep := range info.Endpoint {
 		doGet(t, fc, ep.Ticket, func(rec arrow.RecordBatch, appMeta []byte) {
 			rows += rec.NumRows()
-			var bm engine.BatchMeta
+			var bm protocol.BatchMeta
 			if err := json.Unmarshal(appMeta, &bm); err != nil {
 				t.Fatalf("batch app_metadata %q: %v", appMeta, err)
 			}
