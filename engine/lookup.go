@@ -128,23 +128,23 @@ func (e *Engine) InlineKeys(req protocol.LookupRequest) (arrow.RecordBatch, erro
 // PlanInlineLookup checks an inline lookup and returns the schema of its
 // answer and the ticket that runs it; it runs (and inserts, if asked) when
 // the ticket is redeemed.
-func (e *Engine) PlanInlineLookup(req protocol.LookupRequest) (*arrow.Schema, Ticket, error) {
+func (e *Engine) PlanInlineLookup(req protocol.LookupRequest) (*arrow.Schema, protocol.Ticket, error) {
 	l, err := e.OpenLookup(req)
 	if err != nil {
-		return nil, Ticket{}, err
+		return nil, protocol.Ticket{}, err
 	}
 	keys, err := e.InlineKeys(req)
 	if err != nil {
-		return nil, Ticket{}, err
+		return nil, protocol.Ticket{}, err
 	}
 	keys.Release()
 	t, path, _ := e.resolve(req.Table)
-	tk := Ticket{V: 1, TableID: t.current().info.TableID, Table: path.FullName(), View: ViewLookup, Lookup: &req}
+	tk := protocol.Ticket{V: 1, TableID: t.current().info.TableID, Table: path.FullName(), View: ViewLookup, Lookup: &req}
 	return l.Schema(), tk, nil
 }
 
 // InlineLookup redeems an inline lookup ticket: its answer as one batch.
-func (e *Engine) InlineLookup(ctx context.Context, tk Ticket) (arrow.RecordBatch, protocol.LookupMeta, error) {
+func (e *Engine) InlineLookup(ctx context.Context, tk protocol.Ticket) (arrow.RecordBatch, protocol.LookupMeta, error) {
 	if tk.Lookup == nil {
 		return nil, protocol.LookupMeta{}, errs.New(errs.Invalid, `ticket: view lookup without "lookup"`)
 	}

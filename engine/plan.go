@@ -54,12 +54,12 @@ func (e *Engine) PlanScan(ctx context.Context, req protocol.ScanRequest) (*ScanP
 		return nil, err
 	}
 	plan := &ScanPlan{Schema: vp.schema, TableID: info.TableID, SchemaID: info.SchemaID, Buckets: info.BucketCount()}
-	base := Ticket{V: 1, TableID: info.TableID, Table: path.FullName(), View: pl.view, Columns: req.Columns, Filter: req.Filter, Compression: req.Compression, Snapshot: pl.snapshotFirst}
+	base := protocol.Ticket{V: 1, TableID: info.TableID, Table: path.FullName(), View: pl.view, Columns: req.Columns, Filter: req.Filter, Compression: req.Compression, Snapshot: pl.snapshotFirst}
 	plan.LakeSnapshotID, base.LakeSnapshotID = pl.lakeSnapshotID, pl.lakeSnapshotID
 	// A lake snapshot's row count is not kept, nor a state's; changelog
 	// offsets include empty batches.
 	counted := pl.lakeSnapshotID == nil && !info.IsPrimaryKey()
-	ranges := make([]TicketRange, len(buckets))
+	ranges := make([]protocol.TicketRange, len(buckets))
 	for i, b := range buckets {
 		if ranges[i], err = pl.bucketRange(b); err != nil {
 			return nil, err
@@ -78,7 +78,7 @@ func (e *Engine) PlanScan(ctx context.Context, req protocol.ScanRequest) (*ScanP
 		tk.Limit = req.Limit
 		tk.Bucket, tk.Start, tk.Stop = ranges[0].Bucket, ranges[0].Start, ranges[0].Stop
 		tk.Then = ranges[1:]
-		plan.Tickets = []Ticket{tk}
+		plan.Tickets = []protocol.Ticket{tk}
 		if plan.TotalRecords >= 0 {
 			plan.TotalRecords = min(plan.TotalRecords, *req.Limit)
 		}

@@ -17,7 +17,7 @@ type viewPlanner struct {
 	view           string // the ticket's view: a log read of a lake-enabled table may become a union
 	snapshotFirst  bool   // the changelog starts with the current rows
 	lakeSnapshotID *int64
-	bucketRange    func(bucket int) (TicketRange, error)
+	bucketRange    func(bucket int) (protocol.TicketRange, error)
 }
 
 // planner returns the planner of a scan of view.
@@ -47,13 +47,13 @@ func (e *Engine) planner(ctx context.Context, t *table, path catalog.TablePath, 
 
 // planLog reads the log from the startup's offsets to the stop's.
 func planLog(e *Engine, t *table, startup protocol.Position, stop protocol.Position) viewPlanner {
-	return viewPlanner{view: ViewLog, bucketRange: func(b int) (TicketRange, error) {
+	return viewPlanner{view: ViewLog, bucketRange: func(b int) (protocol.TicketRange, error) {
 		start, err := e.startOffset(t, b, startup)
 		if err != nil {
-			return TicketRange{}, err
+			return protocol.TicketRange{}, err
 		}
 		end, err := stopOffset(t, b, start, stop)
-		return TicketRange{Bucket: b, Start: start, Stop: end}, err
+		return protocol.TicketRange{Bucket: b, Start: start, Stop: end}, err
 	}}
 }
 
@@ -70,10 +70,10 @@ func planState(t *table, path catalog.TablePath, startup protocol.Position, stop
 
 // snapshotRange starts at 0: the snapshot's offset is known when the ticket
 // is redeemed.
-func snapshotRange(t *table, stop protocol.Position) func(b int) (TicketRange, error) {
-	return func(b int) (TicketRange, error) {
+func snapshotRange(t *table, stop protocol.Position) func(b int) (protocol.TicketRange, error) {
+	return func(b int) (protocol.TicketRange, error) {
 		end, err := stopOffset(t, b, 0, stop)
-		return TicketRange{Bucket: b, Start: 0, Stop: end}, err
+		return protocol.TicketRange{Bucket: b, Start: 0, Stop: end}, err
 	}
 }
 
@@ -101,24 +101,24 @@ func (e *Engine) planLake(ctx context.Context, t *table, path catalog.TablePath,
 	case stop.IsUnbounded() || stop.Offsets != nil:
 		return viewPlanner{}, errs.New(errs.Precondition, "%s is the table's lake snapshot: it is bounded and has no stop offsets", path.FullName())
 	}
-	return viewPlanner{view: ViewLake, lakeSnapshotID: &snap.ID, bucketRange: func(b int) (TicketRange, error) {
+	return viewPlanner{view: ViewLake, lakeSnapshotID: &snap.ID, bucketRange: func(b int) (protocol.TicketRange, error) {
 		end := snap.Offsets[b]
-		return TicketRange{Bucket: b, Start: 0, Stop: &end}, nil
+		return protocol.TicketRange{Bucket: b, Start: 0, Stop: &end}, nil
 	}}, nil
 }
 
 // planUnion reads the lake snapshot, then the log from the snapshot's
 // offsets; the range is the log part's.
 func planUnion(e *Engine, t *table, snap *lake.Snapshot, startup protocol.Position, stop protocol.Position) viewPlanner {
-	return viewPlanner{view: ViewUnion, lakeSnapshotID: &snap.ID, bucketRange: func(b int) (TicketRange, error) {
+	return viewPlanner{view: ViewUnion, lakeSnapshotID: &snap.ID, bucketRange: func(b int) (protocol.TicketRange, error) {
 		start, err := e.startOffset(t, b, startup)
 		if err != nil {
-			return TicketRange{}, err
+			return protocol.TicketRange{}, err
 		}
 		if o, ok := snap.Offsets[b]; ok {
 			start = max(start, o)
 		}
 		end, err := stopOffset(t, b, start, stop)
-		return TicketRange{Bucket: b, Start: start, Stop: end}, err
+		return protocol.TicketRange{Bucket: b, Start: start, Stop: end}, err
 	}}
 }

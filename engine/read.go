@@ -46,7 +46,7 @@ type ReadStream struct {
 	t      *table
 	sch    *tableSchema // the table's when the stream opened: it reads in that schema
 	info   *catalog.TableInfo
-	tk     Ticket
+	tk     protocol.Ticket
 	plan   *viewPlan
 	outPos []int // position in plan.need of each result column
 	left   int64 // rows the limit still allows; -1 without a limit
@@ -60,17 +60,17 @@ type ReadStream struct {
 }
 
 // ParseTicket decodes a ticket strictly.
-func ParseTicket(b []byte) (Ticket, error) {
-	var tk Ticket
+func ParseTicket(b []byte) (protocol.Ticket, error) {
+	var tk protocol.Ticket
 	if err := DecodeJSON(b, "ticket", &tk); err != nil {
 		return tk, err
 	}
 	if tk.V != 1 {
 		return tk, errs.New(errs.Invalid, "ticket version %d: this server reads version 1", tk.V)
 	}
-	for _, r := range tk.ranges() {
+	for _, r := range tk.Ranges() {
 		if r.Start < 0 || (r.Stop != nil && *r.Stop < r.Start) {
-			return tk, errs.New(errs.Invalid, "ticket range of bucket %d is malformed (start %d, stop %s)", r.Bucket, r.Start, r.stopString())
+			return tk, errs.New(errs.Invalid, "ticket range of bucket %d is malformed (start %d, stop %s)", r.Bucket, r.Start, stopString(r))
 		}
 	}
 	if err := checkCompression(tk.Compression); err != nil {
@@ -83,7 +83,7 @@ func ParseTicket(b []byte) (Ticket, error) {
 }
 
 // OpenRead checks a ticket against the table it names.
-func (e *Engine) OpenRead(tk Ticket) (*ReadStream, error) {
+func (e *Engine) OpenRead(tk protocol.Ticket) (*ReadStream, error) {
 	t, err := e.tableByID(tk.TableID)
 	if err != nil {
 		return nil, err
@@ -119,7 +119,7 @@ func (e *Engine) OpenRead(tk Ticket) (*ReadStream, error) {
 	default:
 		return nil, errs.New(errs.Invalid, "ticket: unknown view %q", tk.View)
 	}
-	for _, r := range tk.ranges() {
+	for _, r := range tk.Ranges() {
 		if r.Bucket < 0 || r.Bucket >= info.BucketCount() {
 			return nil, errs.New(errs.Invalid, "ticket: bucket %d does not exist in %s", r.Bucket, info.Path())
 		}
@@ -203,7 +203,7 @@ func (rs *ReadStream) Run(ctx context.Context, send func(arrow.RecordBatch, prot
 		case <-ctx.Done():
 		}
 	}()
-	for _, r := range rs.tk.ranges() {
+	for _, r := range rs.tk.Ranges() {
 		if rs.left == 0 {
 			return nil
 		}
@@ -232,7 +232,7 @@ func (rs *ReadStream) Run(ctx context.Context, send func(arrow.RecordBatch, prot
 	return nil
 }
 
-func (rs *ReadStream) runRange(ctx context.Context, r TicketRange, send func(arrow.RecordBatch, protocol.BatchMeta) error) error {
+func (rs *ReadStream) runRange(ctx context.Context, r protocol.TicketRange, send func(arrow.RecordBatch, protocol.BatchMeta) error) error {
 	reader, err := rs.t.log.NewReader(r.Bucket, r.Start, rs.plan.read)
 	if err != nil {
 		return err
@@ -355,7 +355,7 @@ func (rs *ReadStream) sendEmpty(off, hw int64, bucket int, send func(arrow.Recor
 // applies the limit, and sends the result in slices under MaxBatchBytes.
 // Each batch's start and next cover every offset since the previous batch,
 // filtered rows included.
-func (rs *ReadStream) sendFrame(ctx context.Context, d decodedFrame, r TicketRange, send func(arrow.RecordBatch, protocol.BatchMeta) error, encoded func(logstore.Message, protocol.BatchMeta) error) error {
+func (rs *ReadStream) sendFrame(ctx context.Context, d decodedFrame, r protocol.TicketRange, send func(arrow.RecordBatch, protocol.BatchMeta) error, encoded func(logstore.Message, protocol.BatchMeta) error) error {
 	f, need := d.f, d.rec
 	lo := max(d.from-f.BaseOffset, 0)
 	hi := int64(f.Rows)

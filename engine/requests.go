@@ -39,7 +39,7 @@ func checkOffsetBuckets(req protocol.ScanRequest, table string, buckets int) err
 }
 
 // stopString prints a range's stop, "null" when unbounded.
-func (r TicketRange) stopString() string {
+func stopString(r protocol.TicketRange) string {
 	if r.Stop == nil {
 		return "null"
 	}

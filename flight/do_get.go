@@ -1,6 +1,6 @@
 package flight
 
-// DoGet redeems a ticket (engine.Ticket, JSON). Contract: the stream carries
+// DoGet redeems a ticket (protocol.Ticket, JSON). Contract: the stream carries
 // the ticket's result schema, then its batches in offset order, each under 4
 // MiB with app_metadata {"bucket", "start", "next", "high_watermark"}. A
 // bounded ticket ends at its stop offset; an unbounded one follows the log,
@@ -157,7 +157,7 @@ func (p *payloadSender) WritePayload(pl ipc.Payload) error {
 }
 
 // inlineLookup answers an inline lookup ticket with one batch.
-func (s *Service) inlineLookup(tk engine.Ticket, stream flight.FlightService_DoGetServer) error {
+func (s *Service) inlineLookup(tk protocol.Ticket, stream flight.FlightService_DoGetServer) error {
 	ans, meta, err := s.eng.InlineLookup(stream.Context(), tk)
 	if err != nil {
 		return err
