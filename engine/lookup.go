@@ -139,7 +139,7 @@ func (e *Engine) PlanInlineLookup(req protocol.LookupRequest) (*arrow.Schema, pr
 	}
 	keys.Release()
 	t, path, _ := e.resolve(req.Table)
-	tk := protocol.Ticket{V: 1, TableID: t.current().info.TableID, Table: path.FullName(), View: ViewLookup, Lookup: &req}
+	tk := protocol.Ticket{V: 1, TableID: t.current().info.TableID, Table: path.FullName(), View: protocol.ViewLookup, Lookup: &req}
 	return l.Schema(), tk, nil
 }
 

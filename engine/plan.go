@@ -45,7 +45,7 @@ func (e *Engine) PlanScan(ctx context.Context, req protocol.ScanRequest) (*ScanP
 	startup := req.Startup
 	if startup.IsZero() {
 		startup.Mode = protocol.PositionFull
-		if view == ViewChangelog {
+		if view == protocol.ViewChangelog {
 			startup.Mode = protocol.PositionEarliest
 		}
 	}
@@ -115,17 +115,17 @@ func (e *Engine) ScanSchema(req protocol.ScanRequest) (*arrow.Schema, error) {
 func readView(info *catalog.TableInfo, path catalog.TablePath) (string, error) {
 	switch path.View {
 	case "changelog":
-		return ViewChangelog, nil
+		return protocol.ViewChangelog, nil
 	case "lake":
 		if !info.DatalakeEnabled() {
 			return "", noLakeSnapshot(info, path)
 		}
-		return ViewLake, nil
+		return protocol.ViewLake, nil
 	}
 	if info.IsPrimaryKey() {
-		return ViewSnapshot, nil
+		return protocol.ViewSnapshot, nil
 	}
-	return ViewLog, nil
+	return protocol.ViewLog, nil
 }
 
 func scanBuckets(info *catalog.TableInfo, want []int) ([]int, error) {

@@ -23,11 +23,11 @@ type viewPlanner struct {
 // planner returns the planner of a scan of view.
 func (e *Engine) planner(ctx context.Context, t *table, path catalog.TablePath, view string, startup protocol.Position, stop protocol.Position) (viewPlanner, error) {
 	switch view {
-	case ViewSnapshot:
+	case protocol.ViewSnapshot:
 		return planState(t, path, startup, stop)
-	case ViewChangelog:
+	case protocol.ViewChangelog:
 		return planChangelog(e, t, startup, stop), nil
-	case ViewLake:
+	case protocol.ViewLake:
 		return e.planLake(ctx, t, path, startup, stop)
 	}
 	info := t.current().info
@@ -47,7 +47,7 @@ func (e *Engine) planner(ctx context.Context, t *table, path catalog.TablePath, 
 
 // planLog reads the log from the startup's offsets to the stop's.
 func planLog(e *Engine, t *table, startup protocol.Position, stop protocol.Position) viewPlanner {
-	return viewPlanner{view: ViewLog, bucketRange: func(b int) (protocol.TicketRange, error) {
+	return viewPlanner{view: protocol.ViewLog, bucketRange: func(b int) (protocol.TicketRange, error) {
 		start, err := e.startOffset(t, b, startup)
 		if err != nil {
 			return protocol.TicketRange{}, err
@@ -65,7 +65,7 @@ func planState(t *table, path catalog.TablePath, startup protocol.Position, stop
 	if stop.IsUnbounded() {
 		return viewPlanner{}, errs.New(errs.Precondition, "%s has a primary key: an unbounded read of its changes is %s$changelog", path, path)
 	}
-	return viewPlanner{view: ViewSnapshot, bucketRange: snapshotRange(t, stop)}, nil
+	return viewPlanner{view: protocol.ViewSnapshot, bucketRange: snapshotRange(t, stop)}, nil
 }
 
 // snapshotRange starts at 0: the snapshot's offset is known when the ticket
@@ -81,10 +81,10 @@ func snapshotRange(t *table, stop protocol.Position) func(b int) (protocol.Ticke
 // current rows first, then the changes after them.
 func planChangelog(e *Engine, t *table, startup protocol.Position, stop protocol.Position) viewPlanner {
 	if t.current().info.IsPrimaryKey() && startup.Mode == protocol.PositionFull {
-		return viewPlanner{view: ViewChangelog, snapshotFirst: true, bucketRange: snapshotRange(t, stop)}
+		return viewPlanner{view: protocol.ViewChangelog, snapshotFirst: true, bucketRange: snapshotRange(t, stop)}
 	}
 	pl := planLog(e, t, startup, stop)
-	pl.view = ViewChangelog
+	pl.view = protocol.ViewChangelog
 	return pl
 }
 
@@ -101,7 +101,7 @@ func (e *Engine) planLake(ctx context.Context, t *table, path catalog.TablePath,
 	case stop.IsUnbounded() || stop.Offsets != nil:
 		return viewPlanner{}, errs.New(errs.Precondition, "%s is the table's lake snapshot: it is bounded and has no stop offsets", path.FullName())
 	}
-	return viewPlanner{view: ViewLake, lakeSnapshotID: &snap.ID, bucketRange: func(b int) (protocol.TicketRange, error) {
+	return viewPlanner{view: protocol.ViewLake, lakeSnapshotID: &snap.ID, bucketRange: func(b int) (protocol.TicketRange, error) {
 		end := snap.Offsets[b]
 		return protocol.TicketRange{Bucket: b, Start: 0, Stop: &end}, nil
 	}}, nil
@@ -110,7 +110,7 @@ func (e *Engine) planLake(ctx context.Context, t *table, path catalog.TablePath,
 // planUnion reads the lake snapshot, then the log from the snapshot's
 // offsets; the range is the log part's.
 func planUnion(e *Engine, t *table, snap *lake.Snapshot, startup protocol.Position, stop protocol.Position) viewPlanner {
-	return viewPlanner{view: ViewUnion, lakeSnapshotID: &snap.ID, bucketRange: func(b int) (protocol.TicketRange, error) {
+	return viewPlanner{view: protocol.ViewUnion, lakeSnapshotID: &snap.ID, bucketRange: func(b int) (protocol.TicketRange, error) {
 		start, err := e.startOffset(t, b, startup)
 		if err != nil {
 			return protocol.TicketRange{}, err

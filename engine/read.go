@@ -90,24 +90,24 @@ func (e *Engine) OpenRead(tk protocol.Ticket) (*ReadStream, error) {
 	}
 	sch := t.current()
 	info := sch.info
-	if tk.LakeStart != nil && tk.View != ViewLake && tk.View != ViewUnion {
+	if tk.LakeStart != nil && tk.View != protocol.ViewLake && tk.View != protocol.ViewUnion {
 		return nil, errs.New(errs.Invalid, "ticket: lake_start on view %s; only lake and union tickets have a lake part", tk.View)
 	}
 	switch tk.View {
-	case ViewLog:
+	case protocol.ViewLog:
 		if info.IsPrimaryKey() {
 			return nil, errs.New(errs.Invalid, "ticket: view log of primary-key table %s; read view changelog", info.Path())
 		}
-	case ViewChangelog:
-	case ViewSnapshot:
+	case protocol.ViewChangelog:
+	case protocol.ViewSnapshot:
 		if !info.IsPrimaryKey() {
 			return nil, errs.New(errs.Invalid, "ticket: view snapshot of log table %s; read view log", info.Path())
 		}
-	case ViewLake, ViewUnion:
+	case protocol.ViewLake, protocol.ViewUnion:
 		if tk.LakeSnapshotID == nil {
 			return nil, errs.New(errs.Invalid, "ticket: view %s needs a lake_snapshot_id", tk.View)
 		}
-		if tk.View == ViewUnion && info.IsPrimaryKey() {
+		if tk.View == protocol.ViewUnion && info.IsPrimaryKey() {
 			return nil, errs.New(errs.Invalid, "ticket: view union of primary-key table %s; read view snapshot", info.Path())
 		}
 		if tk.Snapshot {
@@ -207,9 +207,9 @@ func (rs *ReadStream) Run(ctx context.Context, send func(arrow.RecordBatch, prot
 		if rs.left == 0 {
 			return nil
 		}
-		if rs.tk.View == ViewSnapshot || rs.tk.Snapshot {
+		if rs.tk.View == protocol.ViewSnapshot || rs.tk.Snapshot {
 			at, err := rs.runSnapshot(ctx, r.Bucket, send)
-			if err != nil || rs.tk.View == ViewSnapshot || (r.Stop != nil && at >= *r.Stop) {
+			if err != nil || rs.tk.View == protocol.ViewSnapshot || (r.Stop != nil && at >= *r.Stop) {
 				if err != nil {
 					return err
 				}
@@ -217,8 +217,8 @@ func (rs *ReadStream) Run(ctx context.Context, send func(arrow.RecordBatch, prot
 			}
 			r.Start = at
 		}
-		if rs.tk.View == ViewLake || rs.tk.View == ViewUnion {
-			if err := rs.runLake(ctx, r.Bucket, send); err != nil || rs.tk.View == ViewLake {
+		if rs.tk.View == protocol.ViewLake || rs.tk.View == protocol.ViewUnion {
+			if err := rs.runLake(ctx, r.Bucket, send); err != nil || rs.tk.View == protocol.ViewLake {
 				if err != nil {
 					return err
 				}

@@ -6,16 +6,6 @@ import (
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
-// Views a ticket can read.
-const (
-	ViewLog       = "log"
-	ViewChangelog = "changelog"
-	ViewSnapshot  = "snapshot"
-	ViewLake      = "lake"
-	ViewUnion     = "union"
-	ViewLookup    = "lookup" // an inline lookup (PROTOCOL.md §6.3)
-)
-
 // System columns of the $changelog view (PROTOCOL.md §4.5).
 const (
 	ColChangeType      = "_change_type"

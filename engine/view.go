@@ -11,6 +11,7 @@ import (
 	"github.com/fluxgate-io/fluxgate/lake"
 	"github.com/fluxgate-io/fluxgate/logstore"
 	"github.com/fluxgate-io/fluxgate/predicate"
+	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
 // viewPlan is what a scan reads of a view: the view's columns (its system
@@ -40,9 +41,9 @@ func planView(info *catalog.TableInfo, view string, columns []string, filter jso
 	// The changelog's system columns come first, the lake's last.
 	var system, lakeSystem []arrow.Field
 	switch view {
-	case ViewChangelog:
+	case protocol.ViewChangelog:
 		system = changelogFields
-	case ViewLake:
+	case protocol.ViewLake:
 		lakeSystem = lake.SystemFields
 	}
 	fields := slices.Concat(system, info.ArrowSchema().Fields(), lakeSystem)

@@ -50,7 +50,7 @@ func (s *Service) doGet(t *flight.Ticket, stream flight.FlightService_DoGetServe
 			return err
 		}
 	}
-	if tk.View == engine.ViewLookup {
+	if tk.View == protocol.ViewLookup {
 		return s.inlineLookup(tk, stream)
 	}
 	rs, err := s.eng.OpenRead(tk)
