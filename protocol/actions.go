@@ -1,6 +1,10 @@
 package protocol
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/fluxgate-io/fluxgate/errs"
+)
 
 // The DoAction bodies and answers of PROTOCOL.md §3, in the order of its
 // table. Offsets that the server validates (undo, producer offsets) keep
@@ -235,4 +239,23 @@ type Command struct {
 	Scan   *ScanRequest   `json:"scan,omitempty"`
 	Write  *WriteRequest  `json:"write,omitempty"`
 	Lookup *LookupRequest `json:"lookup,omitempty"`
+}
+
+// DecodeCommand decodes a CMD descriptor strictly and checks that it holds
+// exactly one request.
+func DecodeCommand(b []byte) (Command, error) {
+	var c Command
+	if err := DecodeJSON(b, "descriptor command", &c); err != nil {
+		return c, err
+	}
+	n := 0
+	for _, set := range []bool{c.Scan != nil, c.Write != nil, c.Lookup != nil} {
+		if set {
+			n++
+		}
+	}
+	if n != 1 {
+		return c, errs.New(errs.Invalid, `descriptor command: want exactly one of "scan", "write" or "lookup"`)
+	}
+	return c, nil
 }
