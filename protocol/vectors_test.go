@@ -28,10 +28,12 @@ type vector struct {
 	File    string `json:"file"`
 	Compare string `json:"compare"` // semantic, bytes or rows
 	Action  string `json:"action"`
-	// Of an IPC file: its table (a TableSpec vector), rows and compression.
-	Table       string `json:"table"`
-	Rows        int64  `json:"rows"`
-	Compression string `json:"compression"`
+	// Of an IPC file: its table (a TableSpec vector), the columns of it the
+	// batches hold (nil: all), rows and body compression.
+	Table       string   `json:"table"`
+	Columns     []string `json:"columns"`
+	Rows        int64    `json:"rows"`
+	Compression string   `json:"compression"`
 }
 
 type invalidCase struct {
