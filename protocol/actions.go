@@ -130,15 +130,6 @@ func (r *OffsetsRequest) UnmarshalJSON(b []byte) error {
 	return err
 }
 
-// AtPosition returns "at" as a Position (Latest when absent).
-func (r OffsetsRequest) AtPosition() (Position, error) {
-	p, err := decodeIn(r.At, atRole)
-	if p.IsZero() {
-		p = Latest
-	}
-	return p, err
-}
-
 // OffsetsResult is the answer of list-offsets.
 type OffsetsResult struct {
 	Offsets map[int]int64 `json:"offsets"`

@@ -79,7 +79,7 @@ var wireTypes = map[string]func() any{
 	"ListGrantsResult":       func() any { return new(ListGrantsResult) },
 }
 
-func readIndex(t *testing.T) vectorIndex {
+func readIndex(t testing.TB) vectorIndex {
 	t.Helper()
 	b, err := os.ReadFile("testdata/vectors.json")
 	if err != nil {
@@ -95,7 +95,7 @@ func readIndex(t *testing.T) vectorIndex {
 	return idx
 }
 
-func readVector(t *testing.T, file string) []byte {
+func readVector(t testing.TB, file string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(filepath.Join("testdata", file))
 	if err != nil {
