@@ -260,7 +260,8 @@ func (s *Service) writerState(ctx context.Context, body []byte) (any, error) {
 	if err := s.authorizeTable(ctx, "writer-state", acl.Write, req.Table); err != nil {
 		return nil, err
 	}
-	return s.eng.WriterState(ctx, engine.WriterStateRequest(req))
+	st, err := s.eng.WriterState(ctx, engine.WriterStateRequest(req))
+	return protocol.WriterState(st), err
 }
 
 func lakeSnapshot(snap *lake.Snapshot) protocol.LakeSnapshot {
