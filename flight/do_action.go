@@ -235,7 +235,7 @@ func (s *Service) listOffsets(ctx context.Context, body []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"offsets": offs}, nil // protocol.OffsetsResult
+	return map[string]any{"offsets": offs}, nil // protocol.OffsetsResult's JSON; the engine keys buckets as strings
 }
 
 func (s *Service) undo(ctx context.Context, body []byte) (any, error) {
@@ -260,7 +260,8 @@ func (s *Service) writerState(ctx context.Context, body []byte) (any, error) {
 	if err := s.authorizeTable(ctx, "writer-state", acl.Write, req.Table); err != nil {
 		return nil, err
 	}
-	return s.eng.WriterState(ctx, engine.WriterStateRequest(req))
+	st, err := s.eng.WriterState(ctx, engine.WriterStateRequest(req))
+	return protocol.WriterState(st), err
 }
 
 func lakeSnapshot(snap *lake.Snapshot) protocol.LakeSnapshot {

@@ -17,6 +17,7 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/engine"
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
 func (s *Service) DoExchange(stream flight.FlightService_DoExchangeServer) error {
@@ -59,7 +60,7 @@ func (s *Service) doExchange(stream flight.FlightService_DoExchangeServer) error
 		if err != nil {
 			return err
 		}
-		md, _ := json.Marshal(meta)
+		md, _ := json.Marshal(protocol.LookupMeta(meta))
 		err = w.WriteWithAppMetadata(ans, md)
 		ans.Release()
 		if err != nil {

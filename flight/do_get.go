@@ -19,6 +19,7 @@ import (
 	"github.com/fluxgate-io/fluxgate/acl"
 	"github.com/fluxgate-io/fluxgate/engine"
 	"github.com/fluxgate-io/fluxgate/logstore"
+	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
 func (s *Service) DoGet(t *flight.Ticket, stream flight.FlightService_DoGetServer) error {
@@ -92,7 +93,7 @@ func newBatchWriter(stream flight.FlightService_DoGetServer, schema *arrow.Schem
 }
 
 func (w *batchWriter) write(rec arrow.RecordBatch, meta engine.BatchMeta) error {
-	md, err := json.Marshal(meta)
+	md, err := json.Marshal(protocol.BatchMeta(meta))
 	if err != nil {
 		return err
 	}
@@ -109,7 +110,7 @@ func (w *batchWriter) writeEncoded(msg logstore.Message, meta engine.BatchMeta) 
 			return err
 		}
 	}
-	md, err := json.Marshal(meta)
+	md, err := json.Marshal(protocol.BatchMeta(meta))
 	if err != nil {
 		return err
 	}
@@ -165,6 +166,6 @@ func (s *Service) inlineLookup(tk engine.Ticket, stream flight.FlightService_DoG
 	defer ans.Release()
 	w := flight.NewRecordWriter(stream, ipc.WithSchema(ans.Schema()), ipc.WithAllocator(s.mem))
 	defer w.Close()
-	md, _ := json.Marshal(meta)
+	md, _ := json.Marshal(protocol.LookupMeta(meta))
 	return w.WriteWithAppMetadata(ans, md)
 }

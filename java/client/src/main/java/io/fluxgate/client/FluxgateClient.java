@@ -241,8 +241,17 @@ public final class FluxgateClient implements AutoCloseable {
         object("database", database).put("if_exists", ifExists).put("cascade", cascade));
   }
 
+  /** Every database, following the listing's pages (PROTOCOL.md §3). */
   public List<String> listDatabases() {
-    return action("list-databases", null, Databases.class).databases();
+    List<String> out = new ArrayList<>();
+    ObjectNode body = Json.MAPPER.createObjectNode();
+    for (String token = null; ; ) {
+      Databases page = action("list-databases", pageBody(body, token), Databases.class);
+      out.addAll(page.databases());
+      if ((token = page.nextPageToken()) == null || token.isEmpty()) {
+        return out;
+      }
+    }
   }
 
   /** Creates a table and returns it as stored; with ifNotExists an existing one is returned. */
@@ -264,7 +273,14 @@ public final class FluxgateClient implements AutoCloseable {
     if (database != null) {
       body.put("database", database);
     }
-    return action("list-tables", body, Tables.class).tables();
+    List<TableInfo> out = new ArrayList<>();
+    for (String token = null; ; ) {
+      Tables page = action("list-tables", pageBody(body, token), Tables.class);
+      out.addAll(page.tables());
+      if ((token = page.nextPageToken()) == null || token.isEmpty()) {
+        return out;
+      }
+    }
   }
 
   public TableInfo alterTable(AlterRequest request) {
@@ -345,13 +361,23 @@ public final class FluxgateClient implements AutoCloseable {
     return Json.MAPPER.createObjectNode().put(field, value);
   }
 
-  record Databases(List<String> databases) {}
+  /** body asking for the page after token (null: the first). */
+  private static ObjectNode pageBody(ObjectNode body, String token) {
+    ObjectNode page = body.deepCopy();
+    if (token != null) {
+      page.put("page_token", token);
+    }
+    return page;
+  }
 
-  record Tables(List<TableInfo> tables) {}
+  record Databases(List<String> databases, String nextPageToken) {}
+
+  record Tables(List<TableInfo> tables, String nextPageToken) {}
 
   record Offsets(Map<Integer, Long> offsets) {}
 
   record Registered(String result) {}
+
   record WriterState(long nextSequence) {}
 
   // ---- Reading (PROTOCOL.md §4) ----
@@ -457,15 +483,11 @@ public final class FluxgateClient implements AutoCloseable {
    * filters. The lookup runs (and inserts, if asked) when the ticket is read.
    */
   public ScanPlan planLookup(LookupRequest request, List<Map<String, Object>> keys) {
-    ObjectNode lookup = Json.MAPPER.valueToTree(request);
-    lookup.set("keys", Json.MAPPER.valueToTree(keys));
-    ObjectNode cmd = Json.MAPPER.createObjectNode();
-    cmd.set("lookup", lookup);
     return plan(
         "lookup " + request.table(),
         Flight.FlightDescriptor.newBuilder()
             .setType(Flight.FlightDescriptor.DescriptorType.CMD)
-            .setCmd(ByteString.copyFrom(Json.encode(cmd)))
+            .setCmd(ByteString.copyFrom(request.inlineCommand(keys)))
             .build());
   }
 
