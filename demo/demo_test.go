@@ -81,7 +81,7 @@ func TestDemoKeepQuiet(t *testing.T) {
 	}
 	dir := filepath.Join(t.TempDir(), "kept")
 	var out, errOut bytes.Buffer
-		if err := Main(context.Background(), []string{"--keep", dir, "--quiet"}, &out, &errOut); err != nil {
+	if err := Main(context.Background(), []string{"--keep", dir, "--quiet"}, &out, &errOut); err != nil {
 		t.Fatalf("demo --keep --quiet: %v\nstderr:\n%s", err, errOut.String())
 	}
 	got := out.String()
