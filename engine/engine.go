@@ -25,12 +25,12 @@ import (
 	"github.com/fluxgate-io/fluxgate/bucketing"
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/framestats"
 	"github.com/fluxgate-io/fluxgate/internal/vfs"
 	"github.com/fluxgate-io/fluxgate/kv"
 	"github.com/fluxgate-io/fluxgate/lake"
 	"github.com/fluxgate-io/fluxgate/logstore"
 	"github.com/fluxgate-io/fluxgate/merge"
-	"github.com/fluxgate-io/fluxgate/predicate"
 	"github.com/fluxgate-io/fluxgate/producer"
 )
 
@@ -109,7 +109,7 @@ func (o Options) withDefaults() Options {
 		o.Log.Logger = o.Logger
 	}
 	if o.Log.Summarize == nil {
-		o.Log.Summarize = predicate.MergeStats
+		o.Log.Summarize = framestats.Merge
 	}
 	return o
 }

@@ -14,8 +14,8 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/framestats"
 	"github.com/fluxgate-io/fluxgate/logstore"
-	"github.com/fluxgate-io/fluxgate/predicate"
 )
 
 // MaxBatchBytes bounds the batches a scan sends, below gRPC's default 4 MiB
@@ -477,21 +477,9 @@ func (rs *ReadStream) unfiltered(f *logstore.Frame) bool {
 }
 
 // viewStats returns a frame's statistics as the filter sees the view's
-// columns; nil if the frame has none.
-func (rs *ReadStream) viewStats(stats []byte, rows int) []predicate.ColumnStats {
-	if len(stats) == 0 {
-		return nil // written without statistics
-	}
-	table, err := predicate.DecodeStats(stats, rs.sch.types)
-	if err != nil || table == nil {
-		return nil
-	}
-	// System columns are never null; their ranges are not recorded. Columns
-	// added after the frame was written are NULL in all its rows.
-	for len(table) < len(rs.sch.types) {
-		table = append(table, predicate.ColumnStats{NullCount: int64(rows)})
-	}
-	return append(make([]predicate.ColumnStats, rs.plan.system), table...)
+// columns; nil if nothing is known.
+func (rs *ReadStream) viewStats(stats []byte, rows int) []framestats.Column {
+	return framestats.View(stats, rs.sch.types, rows, rs.plan.system)
 }
 
 // filterRows keeps the rows of rec that match the filter, and returns their

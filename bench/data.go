@@ -1,4 +1,4 @@
-package main
+package bench
 
 // The data of fluxgate bench: a realistic, time-ordered event table (so that
 // compression and batch statistics behave as they would on real data), and

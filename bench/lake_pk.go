@@ -1,4 +1,4 @@
-package main
+package bench
 
 // The primary-key tiering workload of fluxgate bench: a round in which a
 // tenth of the rows update keys already in the lake (position deletes)

@@ -1,4 +1,4 @@
-package main
+package bench
 
 // The lake workloads of fluxgate bench: a tiering round against iceberg-go
 // appending the same batches itself, and a union read of a table half in

@@ -1,4 +1,4 @@
-package main
+package bench
 
 // The lake compaction workload of fluxgate bench: compact-lake of a log
 // table tiered in many small rounds against iceberg-go's own bin-pack

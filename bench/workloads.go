@@ -1,4 +1,4 @@
-package main
+package bench
 
 // The workloads of fluxgate bench. Each is one entry of benchWorkloads: a
 // fluxgate measurement beside its baseline, in the same run. Adding a
@@ -367,11 +367,11 @@ func benchFilterNote(e *benchEnv, r *benchResult) {
 	// Bytes the server read from the log for one scan of each kind.
 	ctx, table := context.Background(), e.tables["none"].name
 	read := func(req client.ScanRequest, rows int64) int64 {
-		before, err := e.srv.eng.LogBytesRead(table)
+		before, err := e.srv.Engine().LogBytesRead(table)
 		if err == nil {
 			_, err = benchScan(ctx, e.fg, req, rows)
 		}
-		after, _ := e.srv.eng.LogBytesRead(table)
+		after, _ := e.srv.Engine().LogBytesRead(table)
 		if err != nil {
 			return 0
 		}

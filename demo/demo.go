@@ -1,9 +1,9 @@
-package main
-
-// fluxgate demo: start an embedded server on a temporary directory and run
-// the five stories of the seed end to end (demo_stories.go), printing for
-// each what it does and the tables it produces. It is the quickstart's
-// "see it work" command: no setup, a few seconds, readable output.
+// Package demo is fluxgate demo: it starts a server in process on a
+// temporary directory and runs the five stories of the seed end to end
+// (stories.go), printing for each what it does and the tables it produces.
+// It is the quickstart's "see it work" command: no setup, a few seconds,
+// readable output. cmd/fluxgate wires it in as a verb.
+package demo
 
 import (
 	"cmp"
@@ -24,22 +24,21 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/fluxgate-io/fluxgate/client"
+	"github.com/fluxgate-io/fluxgate/internal/cli"
+	"github.com/fluxgate-io/fluxgate/server"
 )
 
 const demoUsage = "demo [--keep DIR] [--quiet]"
 
-func runDemo(ctx context.Context, args []string) error {
-	return cliError(demoMain(ctx, args, osStdio()))
-}
-
-func demoMain(ctx context.Context, args []string, std stdio) error {
+// Main runs fluxgate demo with args, printing to stdout and stderr.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var keep string
 	var quiet bool
-	fs := newFlagSet("demo", demoUsage)
-	fs.SetOutput(std.err)
+	fs := cli.NewFlagSet("demo", demoUsage)
+	fs.SetOutput(stderr)
 	fs.StringVar(&keep, "keep", "", "use DIR as the data directory (new or empty) and keep it afterwards; serve it with fluxgate serve --data DIR")
 	fs.BoolVar(&quiet, "quiet", false, "print only the story titles and the tables, no narration")
-	pos, err := parseArgs(fs, args)
+	pos, err := cli.ParseArgs(fs, args)
 	if err != nil {
 		return err
 	}
@@ -60,14 +59,13 @@ func demoMain(ctx context.Context, args []string, std stdio) error {
 	}
 
 	start := time.Now()
-	log := slog.New(slog.NewTextHandler(std.err, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	srv, err := startServer(ctx, &serveConfig{
-		data:            data,
-		listen:          "127.0.0.1:0",
-		http:            "",
-		maxMessageBytes: 64 << 20,
-		bucketNum:       1,
-		segmentBytes:    64 << 20,
+	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	srv, err := server.Start(ctx, &server.Config{
+		Data:            data,
+		Listen:          "127.0.0.1:0",
+		MaxMessageBytes: 64 << 20,
+		BucketNum:       1,
+		SegmentBytes:    64 << 20,
 	}, log)
 	if err != nil {
 		return err
@@ -83,7 +81,7 @@ func demoMain(ctx context.Context, args []string, std stdio) error {
 	}
 	defer cl.Close()
 
-	d := &demo{ctx: ctx, cl: cl, out: std.out, quiet: quiet, mem: memory.NewGoAllocator()}
+	d := &demo{ctx: ctx, cl: cl, out: stdout, quiet: quiet, mem: memory.NewGoAllocator()}
 	d.say("fluxgate demo: an embedded server on %s (data in %s).", srv.FlightAddr(), data)
 	d.say("Five stories of streaming storage with Fluss semantics, each against real tables over Arrow Flight.")
 	for i, s := range demoStories {
@@ -254,7 +252,7 @@ func (d *demo) read(table string, cols []string, sortBy string, render map[strin
 				if f := render[c]; f != nil && !col.IsNull(r) {
 					row[i] = f(col, r)
 				} else {
-					row[i] = formatValue(col, r)
+					row[i] = cli.FormatValue(col, r)
 				}
 			}
 			rows = append(rows, row)
@@ -321,5 +319,5 @@ func (d *demo) table(caption string, header []string, rows [][]string) error {
 	if len(header) > 0 {
 		body[0][0] = "    " + strings.Repeat("-", widths[0]-4)
 	}
-	return writeAligned(d.out, indented, body)
+	return cli.WriteAligned(d.out, indented, body)
 }

@@ -1,4 +1,4 @@
-package main
+package demo
 
 // The stories of fluxgate demo: each creates its tables, writes a little
 // data the way a streaming job would, and prints what the storage made of
@@ -19,6 +19,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/fluxgate-io/fluxgate/client"
+	"github.com/fluxgate-io/fluxgate/internal/cli"
 )
 
 type demoStory struct {
@@ -419,7 +420,7 @@ func demoAggregation(d *demo) error {
 func renderBitmap(col arrow.Array, i int) string {
 	b, ok := col.(*array.Binary)
 	if !ok {
-		return formatValue(col, i)
+		return cli.FormatValue(col, i)
 	}
 	bm := roaring.New()
 	if err := bm.UnmarshalBinary(b.Value(i)); err != nil {

@@ -1,4 +1,4 @@
-package main
+package bench
 
 import (
 	"bytes"
@@ -20,8 +20,8 @@ func TestBench(t *testing.T) {
 		t.Skip("runs every workload against an embedded server")
 	}
 	var out, errOut bytes.Buffer
-	err := benchMain(context.Background(), []string{"--quick", "--rows", "20000", "--batch-rows", "2048", "--keys", "5000", "--json"},
-		stdio{in: strings.NewReader(""), out: &out, err: &errOut})
+	err := Main(context.Background(), []string{"--quick", "--rows", "20000", "--batch-rows", "2048", "--keys", "5000", "--json"},
+		&out, &errOut)
 	if err != nil {
 		t.Fatalf("bench: %v\nstderr:\n%s", err, errOut.String())
 	}
@@ -57,8 +57,8 @@ func TestBenchTable(t *testing.T) {
 	}
 	var out, errOut bytes.Buffer
 	profile := filepath.Join(t.TempDir(), "cpu.prof")
-	err := benchMain(context.Background(), []string{"--rows", "5000", "--reps", "1", "--run", "^(append|tiering)", "--cpuprofile", profile},
-		stdio{in: strings.NewReader(""), out: &out, err: &errOut})
+	err := Main(context.Background(), []string{"--rows", "5000", "--reps", "1", "--run", "^(append|tiering)", "--cpuprofile", profile},
+		&out, &errOut)
 	if err != nil {
 		t.Fatalf("bench: %v\nstderr:\n%s", err, errOut.String())
 	}
@@ -88,7 +88,7 @@ func TestBenchFlags(t *testing.T) {
 		{"extra"},
 	} {
 		var out, errOut bytes.Buffer
-		if err := benchMain(context.Background(), args, stdio{out: &out, err: &errOut}); err == nil {
+		if err := Main(context.Background(), args, &out, &errOut); err == nil {
 			t.Errorf("%q: accepted", args)
 		}
 	}

@@ -1,15 +1,15 @@
-package main
-
-// fluxgate bench: start an embedded server on a temporary directory and run
-// the standard workloads, each beside its baseline in the same run
-// (docs/benchmarks.md: these machines are shared VMs, so only ratios against
-// a baseline measured in the same run mean anything).
+// Package bench is the benchmark suite of fluxgate bench: it starts a
+// server in process on a temporary directory and runs the standard
+// workloads, each beside its baseline in the same run (docs/benchmarks.md:
+// these machines are shared VMs, so only ratios against a baseline measured
+// in the same run mean anything).
 //
 // Each workload runs its baseline and its fluxgate measurement interleaved
 // (baseline first in even runs, fluxgate first in odd ones), --reps times,
 // and reports the median of each side. The workloads are the benchWorkloads
-// table (bench_workloads.go); the data they use is in bench_data.go, and the
-// baseline Flight server in bench_servers.go.
+// table (workloads.go); the data they use is in data.go, and the baseline
+// Flight server in baseline_server.go. cmd/fluxgate wires it in as a verb.
+package bench
 
 import (
 	"context"
@@ -28,7 +28,9 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/client"
 	"github.com/fluxgate-io/fluxgate/internal/benchdata"
+	"github.com/fluxgate-io/fluxgate/internal/cli"
 	"github.com/fluxgate-io/fluxgate/kv"
+	"github.com/fluxgate-io/fluxgate/server"
 )
 
 const benchUsage = "bench [--rows N] [--batch-rows N] [--keys N] [--reps N] [--run REGEXP] [--json] [--quick] [--dir DIR] [--cpuprofile FILE]"
@@ -53,14 +55,11 @@ const (
 	benchQuickKeys = 200_000
 )
 
-func runBench(ctx context.Context, args []string) error {
-	return cliError(benchMain(ctx, args, osStdio()))
-}
-
-func benchMain(ctx context.Context, args []string, std stdio) error {
+// Main runs fluxgate bench with args, printing to stdout and stderr.
+func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	var cfg benchConfig
-	fs := newFlagSet("bench", benchUsage)
-	fs.SetOutput(std.err)
+	fs := cli.NewFlagSet("bench", benchUsage)
+	fs.SetOutput(stderr)
 	fs.IntVar(&cfg.rows, "rows", 2_000_000, "rows of the event table (append, scan, projection and filter workloads)")
 	fs.IntVar(&cfg.batchRows, "batch-rows", 16384, "rows per record batch written")
 	fs.IntVar(&cfg.keys, "keys", 1_000_000, "keys of the primary-key workloads (lookups look up keys/5 of them per run)")
@@ -70,7 +69,7 @@ func benchMain(ctx context.Context, args []string, std stdio) error {
 	fs.BoolVar(&cfg.quick, "quick", false, fmt.Sprintf("small sizes (--rows %d --keys %d unless given): under a minute", benchQuickRows, benchQuickKeys))
 	fs.StringVar(&cfg.dir, "dir", "", "where to create the temporary data directory (default: the system's temporary directory)")
 	fs.StringVar(&cfg.cpuprofile, "cpuprofile", "", "write a CPU profile of the workloads' runs (baselines included) to this file, for go tool pprof")
-	pos, err := parseArgs(fs, args)
+	pos, err := cli.ParseArgs(fs, args)
 	if err != nil {
 		return err
 	}
@@ -115,7 +114,7 @@ func benchMain(ctx context.Context, args []string, std stdio) error {
 		return fmt.Errorf("--run %q matches no workload; the workloads are %s", cfg.run, strings.Join(names, ", "))
 	}
 
-	env, err := newBenchEnv(ctx, &cfg, std.err)
+	env, err := newBenchEnv(ctx, &cfg, stderr)
 	if err != nil {
 		return err
 	}
@@ -132,7 +131,7 @@ func benchMain(ctx context.Context, args []string, std stdio) error {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		fmt.Fprintf(std.err, "bench: %s\n", w.name)
+		fmt.Fprintf(stderr, "bench: %s\n", w.name)
 		r, err := env.runWorkload(ctx, w)
 		if err != nil {
 			return fmt.Errorf("%s: %w", w.name, err)
@@ -140,9 +139,9 @@ func benchMain(ctx context.Context, args []string, std stdio) error {
 		results = append(results, r)
 	}
 	if cfg.json {
-		return writeJSON(std.out, results)
+		return cli.WriteJSON(stdout, results)
 	}
-	return writeBenchTable(std.out, env, results)
+	return writeBenchTable(stdout, env, results)
 }
 
 // benchSample is one timed measurement: the rows it covered and the bytes of
@@ -238,10 +237,10 @@ func writeBenchTable(w io.Writer, e *benchEnv, results []benchResult) error {
 	header := []string{"WORKLOAD", "ROWS/S", "MB/S", "BASELINE", "BASELINE ROWS/S", "RATIO", "NOTES"}
 	var rows [][]string
 	for _, r := range results {
-		rows = append(rows, []string{r.Workload, humanCount(r.RowsPerS), fmt.Sprintf("%.1f", r.MBPerS), r.Baseline,
-			humanCount(r.BaselineRowsPerS), fmt.Sprintf("%.2f", r.Ratio), r.Notes})
+		rows = append(rows, []string{r.Workload, cli.HumanCount(r.RowsPerS), fmt.Sprintf("%.1f", r.MBPerS), r.Baseline,
+			cli.HumanCount(r.BaselineRowsPerS), fmt.Sprintf("%.2f", r.Ratio), r.Notes})
 	}
-	if err := writeAligned(w, header, rows); err != nil {
+	if err := cli.WriteAligned(w, header, rows); err != nil {
 		return err
 	}
 	if line := e.compressionLine(); line != "" {
@@ -269,7 +268,7 @@ type benchEnv struct {
 	cfg *benchConfig
 	log *slog.Logger
 	tmp string
-	srv *server
+	srv *server.Server
 	fg  *client.Client
 
 	base    *benchBaselineServer // started on first use
@@ -295,13 +294,12 @@ func newBenchEnv(ctx context.Context, cfg *benchConfig, stderr io.Writer) (*benc
 		return nil, err
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	srv, err := startServer(ctx, &serveConfig{
-		data:            filepath.Join(tmp, "data"),
-		listen:          "127.0.0.1:0",
-		http:            "",
-		maxMessageBytes: 64 << 20,
-		bucketNum:       1,
-		segmentBytes:    256 << 20,
+	srv, err := server.Start(ctx, &server.Config{
+		Data:            filepath.Join(tmp, "data"),
+		Listen:          "127.0.0.1:0",
+		MaxMessageBytes: 64 << 20,
+		BucketNum:       1,
+		SegmentBytes:    256 << 20,
 	}, log)
 	if err != nil {
 		os.RemoveAll(tmp)

@@ -1,18 +1,18 @@
-package predicate
+package framestats
 
 import (
 	"bytes"
 	"encoding/binary"
 )
 
-// MergeStats returns the statistics block of two batches taken together (of
+// Merge returns the statistics block of two batches taken together (of
 // one schema): null counts add up, the minimum is the smaller minimum and the
 // maximum the larger maximum. The bounds are compared as their encodings,
 // which order as the values do, so no types are needed. A bound one side lacks
 // is lacking in the result. Blocks that do not fit together (another version
 // or column count, or corrupt) give nil: unknown. A log segment keeps the
 // merge of its frames' blocks, so a scan can pass over the whole segment.
-func MergeStats(a, b []byte) []byte {
+func Merge(a, b []byte) []byte {
 	ca, okA := splitStats(a)
 	cb, okB := splitStats(b)
 	if !okA || !okB || len(ca) != len(cb) {

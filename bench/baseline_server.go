@@ -1,4 +1,4 @@
-package main
+package bench
 
 // The baseline Flight service of fluxgate bench, in process on loopback with
 // the gRPC options of the real server: DoPut acknowledges every batch and

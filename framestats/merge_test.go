@@ -1,4 +1,4 @@
-package predicate
+package framestats
 
 import (
 	"testing"
@@ -9,7 +9,7 @@ import (
 )
 
 // Merging the blocks of two batches gives the block of the two together.
-func TestMergeStats(t *testing.T) {
+func TestMerge(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
 	schema := arrow.NewSchema([]arrow.Field{
@@ -31,11 +31,11 @@ func TestMergeStats(t *testing.T) {
 	defer both.Release()
 
 	types := []arrow.DataType{arrow.PrimitiveTypes.Int64, arrow.BinaryTypes.String}
-	got, err := DecodeStats(MergeStats(ComputeStats(a), ComputeStats(b)), types)
+	got, err := Decode(Merge(Compute(a), Compute(b)), types)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := DecodeStats(ComputeStats(both), types)
+	want, err := Decode(Compute(both), types)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -44,7 +44,7 @@ func TestMergeStats(t *testing.T) {
 			t.Fatalf("column %d: merged %+v, want %+v", i, got[i], want[i])
 		}
 	}
-	if MergeStats(ComputeStats(a), nil) != nil || MergeStats([]byte{9}, ComputeStats(a)) != nil {
+	if Merge(Compute(a), nil) != nil || Merge([]byte{9}, Compute(a)) != nil {
 		t.Fatal("merging with a missing or foreign block is not unknown")
 	}
 }

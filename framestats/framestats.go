@@ -1,4 +1,11 @@
-package predicate
+// Package framestats owns the statistics block of a log frame: per column
+// the null count and bounds of the values (a version 1 block is laid out
+// below and in docs/format/log-segment.md). It computes the block on the
+// write path, merges blocks into a segment's summary, and decodes a block
+// into Columns for a reader, which the filter (predicate) judges a frame by
+// to skip it without reading its columns. logstore stores the block as
+// opaque bytes; engine wires the three together. No I/O.
+package framestats
 
 import (
 	"encoding/binary"
@@ -7,13 +14,13 @@ import (
 	"math"
 	"strings"
 	"unicode/utf8"
-	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/fluxgate-io/fluxgate/internal/parallel"
+	"github.com/fluxgate-io/fluxgate/internal/strorder"
 	"github.com/fluxgate-io/fluxgate/row"
 )
 
@@ -29,36 +36,36 @@ import (
 //
 // Minimum and maximum are bounds under row.Compare's order: every non-null
 // value of the column lies between them. They are exact except for strings
-// longer than maxStatString bytes: the minimum is cut to a prefix (which sorts
+// longer than MaxString bytes: the minimum is cut to a prefix (which sorts
 // no later) and the maximum to the smallest string above every string with
 // its prefix. Floats order NaN above +Inf, so a column with a NaN has NaN as
 // its maximum. Binary and nested columns, and columns whose values are all
 // null, have neither. The block must be read with the batch's column types.
 const statsVersion = 1
 
-// maxStatString caps the bytes of a string minimum or maximum.
-const maxStatString = 64
+// MaxString caps the bytes of a string minimum or maximum.
+const MaxString = 64
 
 const (
 	hasMin = 1 << iota
 	hasMax
 )
 
-// ErrCorruptStats is wrapped by the errors of DecodeStats.
-var ErrCorruptStats = errors.New("predicate: corrupt statistics block")
+// ErrCorrupt is wrapped by the errors of Decode.
+var ErrCorrupt = errors.New("framestats: corrupt statistics block")
 
-// ColumnStats describes the values of one column of a batch.
-type ColumnStats struct {
+// Column describes the values of one column of a batch.
+type Column struct {
 	NullCount int64
 	// Min and Max bound the column's non-null values (row's Go values of the
 	// column type); nil when unknown.
 	Min, Max any
 }
 
-// ComputeStats returns the statistics block of rec. It runs on the write
+// Compute returns the statistics block of rec. It runs on the write
 // path, so it reads each array with a typed loop and boxes one value per
 // column, not per row.
-func ComputeStats(rec arrow.RecordBatch) []byte {
+func Compute(rec arrow.RecordBatch) []byte {
 	dst := make([]byte, 0, 2+int(rec.NumCols())*20)
 	dst = append(dst, statsVersion)
 	dst = binary.AppendUvarint(dst, uint64(rec.NumCols()))
@@ -84,7 +91,7 @@ func ComputeStats(rec arrow.RecordBatch) []byte {
 			}
 			var err error
 			if key, err = row.EncodeKey(key[:0], types, []any{v}); err != nil {
-				panic(fmt.Sprintf("predicate: statistics of %s: %v", arr.DataType(), err))
+				panic(fmt.Sprintf("framestats: statistics of %s: %v", arr.DataType(), err))
 			}
 			dst[flagsAt] |= byte(1 << i)
 			dst = binary.AppendUvarint(dst, uint64(len(key)))
@@ -98,19 +105,19 @@ func ComputeStats(rec arrow.RecordBatch) []byte {
 // statistics are computed concurrently.
 const parallelStatsCells = 64 << 10
 
-// DecodeStats decodes a statistics block written by ComputeStats for a batch
+// Decode decodes a statistics block written by Compute for a batch
 // whose columns have the given types. An empty block (a frame written without
 // statistics) gives nil: nothing is known, so every batch may match. A block
-// that does not decode is an error wrapping ErrCorruptStats; a reader treats
+// that does not decode is an error wrapping ErrCorrupt; a reader treats
 // that batch as one that may match. types may be longer than the block's
 // columns (columns were added after the batch was written): only the batch's
 // columns get statistics.
-func DecodeStats(b []byte, types []arrow.DataType) ([]ColumnStats, error) {
+func Decode(b []byte, types []arrow.DataType) ([]Column, error) {
 	if len(b) == 0 {
 		return nil, nil
 	}
 	corrupt := func(format string, args ...any) error {
-		return fmt.Errorf("%w: %s", ErrCorruptStats, fmt.Sprintf(format, args...))
+		return fmt.Errorf("%w: %s", ErrCorrupt, fmt.Sprintf(format, args...))
 	}
 	if b[0] != statsVersion {
 		return nil, corrupt("version %d, want %d", b[0], statsVersion)
@@ -128,7 +135,7 @@ func DecodeStats(b []byte, types []arrow.DataType) ([]ColumnStats, error) {
 	if !ok || ncols > uint64(len(types)) {
 		return nil, corrupt("%d columns for %d column types", ncols, len(types))
 	}
-	stats := make([]ColumnStats, ncols)
+	stats := make([]Column, ncols)
 	for i, t := range types[:ncols] {
 		if off >= len(b) {
 			return nil, corrupt("column %d: truncated", i)
@@ -166,6 +173,25 @@ func DecodeStats(b []byte, types []arrow.DataType) ([]ColumnStats, error) {
 		return nil, corrupt("%d trailing bytes", len(b)-off)
 	}
 	return stats, nil
+}
+
+// View returns the statistics of a frame of rows rows as a reader of
+// columns of the given types sees them, behind lead columns the block does
+// not cover (a read view's system columns: never null, bounds not
+// recorded). Columns added after the frame was written are NULL in all its
+// rows. nil when the frame has no statistics or they do not decode: nothing
+// is known, so the frame may match.
+func View(block []byte, types []arrow.DataType, rows, lead int) []Column {
+	table, err := Decode(block, types)
+	if err != nil || table == nil {
+		return nil
+	}
+	view := make([]Column, lead, lead+len(types))
+	view = append(view, table...)
+	for len(view) < lead+len(types) {
+		view = append(view, Column{NullCount: int64(rows)})
+	}
+	return view
 }
 
 // minMax returns bounds of arr's non-null values, nil where there are none.
@@ -347,8 +373,8 @@ func minMaxString[O int32 | int64](offs []O, data []byte, valid []byte, off int)
 	var loKey, hiKey uint64
 	validRuns(valid, off, len(offs)-1, func(i, j int) {
 		if first {
-			lo = unsafeString(data[offs[i]:offs[i+1]])
-			hi, loKey, hiKey, first = lo, prefixKey(lo), prefixKey(lo), false
+			lo = strorder.View(data[offs[i]:offs[i+1]])
+			hi, loKey, hiKey, first = lo, strorder.PrefixKey(lo), strorder.PrefixKey(lo), false
 		}
 		l, h, lk, hk := lo, hi, loKey, hiKey
 		for k := i; k < j; k++ {
@@ -357,9 +383,9 @@ func minMaxString[O int32 | int64](offs []O, data []byte, valid []byte, off int)
 			switch {
 			case lk < key && key < hk:
 			case key < lk || key == lk && lessSamePrefix(data[start:end], l):
-				l, lk = unsafeString(data[start:end]), key
+				l, lk = strorder.View(data[start:end]), key
 			case key > hk || key == hk && lessSamePrefix(h, data[start:end]):
-				h, hk = unsafeString(data[start:end]), key
+				h, hk = strorder.View(data[start:end]), key
 			}
 		}
 		lo, hi, loKey, hiKey = l, h, lk, hk
@@ -377,11 +403,11 @@ func lessSamePrefix[A, B string | []byte](a A, b B) bool {
 	return string(a) < string(b)
 }
 
-// prefixKeyAt is prefixKey(data[start:end]), reading 8 bytes at once where
+// prefixKeyAt is strorder.PrefixKey(data[start:end]), reading 8 bytes at once where
 // data has them and masking off those past end.
 func prefixKeyAt(data []byte, start, end int) uint64 {
 	if start+8 > len(data) {
-		return prefixKey(data[start:end])
+		return strorder.PrefixKey(data[start:end])
 	}
 	key := binary.BigEndian.Uint64(data[start : start+8])
 	if n := end - start; n < 8 {
@@ -390,56 +416,23 @@ func prefixKeyAt(data []byte, start, end int) uint64 {
 	return key
 }
 
-// prefixKey returns the first 8 bytes of s as a big-endian integer, padded
-// with zeros: prefixKey(a) < prefixKey(b) implies a < b.
-func prefixKey[S string | []byte](s S) uint64 {
-	if len(s) >= 8 {
-		return binary.BigEndian.Uint64([]byte(s[:8]))
-	}
-	var k uint64
-	for i := range 8 {
-		k <<= 8
-		if i < len(s) {
-			k |= uint64(s[i])
-		}
-	}
-	return k
-}
-
-// unsafeString returns b as a string without copying; the string lives only
-// as long as b is unchanged (stringBounds copies what it keeps).
-func unsafeString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
-
-// stringBounds caps lo and hi (which alias Arrow buffers) at maxStatString
+// stringBounds caps lo and hi (which alias Arrow buffers) at MaxString
 // bytes and copies them.
 func stringBounds(lo, hi string) (any, any) {
-	if len(lo) > maxStatString {
-		cut := maxStatString
+	if len(lo) > MaxString {
+		cut := MaxString
 		for cut > 0 && !utf8.RuneStart(lo[cut]) {
 			cut--
 		}
 		lo = lo[:cut]
 	}
 	var max any
-	if len(hi) <= maxStatString {
+	if len(hi) <= MaxString {
 		max = strings.Clone(hi)
-	} else if s, ok := successor(hi[:maxStatString]); ok {
+	} else if s, ok := strorder.Successor(hi[:MaxString]); ok {
 		max = s
 	}
 	return strings.Clone(lo), max
-}
-
-// successor returns the smallest string above every string that starts with
-// p, and false if there is none (p is all 0xff bytes).
-func successor(p string) (string, bool) {
-	b := []byte(p)
-	for i := len(b) - 1; i >= 0; i-- {
-		if b[i] != 0xff {
-			b[i]++
-			return string(b[:i+1]), true
-		}
-	}
-	return "", false
 }
 
 func minMaxBool(a *array.Boolean, hasNulls bool) (lo, hi any) {

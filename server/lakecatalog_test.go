@@ -1,4 +1,4 @@
-package main
+package server
 
 import (
 	"log/slog"
@@ -31,7 +31,7 @@ func TestLakeCatalogServedAsFlightListens(t *testing.T) {
 		{"0.0.0.0:8816", authn, false, true},
 		{"0.0.0.0:8816", nil, true, true},
 	} {
-		cfg := &serveConfig{http: c.http, insecureNoAuth: c.insecure}
+		cfg := &Config{HTTP: c.http, InsecureNoAuth: c.insecure}
 		if got := len(lakeCatalogRoutes(cfg, nil, c.authn, nil, log)) > 0; got != c.served {
 			t.Errorf("--http %s, users %v, insecure %v: served %v, want %v", c.http, c.authn != nil, c.insecure, got, c.served)
 		}
