@@ -302,9 +302,10 @@ func (t *Table) Current() (*Snapshot, error) {
 }
 
 // Location is the Iceberg table's location, and MetadataLocation its
-// current metadata file, for readers outside fluxgate.
+// current metadata file, for readers outside fluxgate: a URI, also where the
+// filesystem catalog names the file by a plain path.
 func (t *Table) Location() string         { return t.current().Location() }
-func (t *Table) MetadataLocation() string { return t.current().MetadataLocation() }
+func (t *Table) MetadataLocation() string { return fileURI(t.current().MetadataLocation()) }
 
 // Metadata is the Iceberg table's current metadata, as its current metadata
 // file holds it.

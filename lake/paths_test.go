@@ -59,6 +59,9 @@ func TestFilesystemLakeNamesFilesByURI(t *testing.T) {
 	if got := lt.Location() + "/"; got != want {
 		t.Errorf("the table's location is %s, want %s", got, want)
 	}
+	if got := lt.MetadataLocation(); !strings.HasPrefix(got, want+"metadata/") {
+		t.Errorf("the table's metadata file is %s, want a URI under %smetadata/", got, want)
+	}
 	paths := lakePaths(t, lt)
 	if len(paths) < 5 { // a manifest list, data and delete manifests, two data files, a delete file
 		t.Fatalf("the lake names %d paths, want at least 5: %v", len(paths), paths)
@@ -120,6 +123,9 @@ func TestPlainPathLakeStillWorks(t *testing.T) {
 	}
 	if _, err := lt.Compact(ctx, CompactOptions{}); err != nil {
 		t.Fatal(err)
+	}
+	if got, want := lt.MetadataLocation(), "file://"+filepath.Join(warehouse, "fluss", "users", "metadata")+"/"; !strings.HasPrefix(got, want) {
+		t.Errorf("the old table's metadata file is given as %s, want a URI under %s", got, want)
 	}
 	for _, p := range lakePaths(t, lt) {
 		if !strings.HasPrefix(p, filepath.Join(warehouse, "fluss", "users")+"/") {

@@ -32,7 +32,8 @@ import urllib.request
 import pyarrow as pa
 import pyarrow.flight as fl
 
-sys.path[:0] = [str(pathlib.Path(__file__).resolve().parents[1]), str(pathlib.Path(__file__).resolve().parents[1] / "tests")]
+PYTHON_DIR = pathlib.Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(PYTHON_DIR), str(PYTHON_DIR / "tests")]  # fluxgate_server, and the tests' flux helpers
 
 from fluxgate_server import Server, free_port  # noqa: E402
 from flux import action, command, path, put, read  # noqa: E402
