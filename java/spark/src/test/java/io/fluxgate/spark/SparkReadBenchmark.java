@@ -23,6 +23,7 @@ import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
@@ -49,7 +50,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Spark reads of a 2M-row, 20-column table against plain Arrow Flight DoGets of the same endpoints
+ * Spark reads of a 2M-row (-Dbench.rows), 20-column table against plain Arrow Flight DoGets of the same endpoints
  * in the same JVM, and the bytes a projection reads against a full read (the server's /metrics).
  * Tagged "benchmark": not run by {@code verify}; docs/benchmarks.md ("Spark") has the command. It
  * prints its figures and asserts only that Spark and the DoGets agree on the results.
@@ -58,7 +59,8 @@ import org.junit.jupiter.api.io.TempDir;
 class SparkReadBenchmark extends SparkServerTest {
   private static final String TABLE = "bench.wide";
   private static final String TINY = "bench.one_row"; // for Spark's cost of a query itself
-  private static final int ROWS = 2_000_000;
+  /** The table's rows: -Dbench.rows=N, default 2M. */
+  private static final long ROWS = Long.getLong("bench.rows", 2_000_000);
   private static final int BATCH = 65_536;
   private static final int RUNS = 5;
 
@@ -105,8 +107,8 @@ class SparkReadBenchmark extends SparkServerTest {
                 benchClient.plan(ScanRequest.of(TABLE)).schema(), benchAllocator);
         TableWriter w = benchClient.newWriter(WriteRequest.of(TABLE), Compression.NONE, 8)) {
       root.getFieldVectors().forEach(v -> v.setInitialCapacity(BATCH));
-      for (int done = 0; done < ROWS; done += BATCH) {
-        int n = Math.min(BATCH, ROWS - done);
+      for (long done = 0; done < ROWS; done += BATCH) {
+        int n = (int) Math.min(BATCH, ROWS - done);
         root.allocateNew();
         for (FieldVector v : root.getFieldVectors()) {
           for (int r = 0; r < n; r++) {
@@ -137,15 +139,17 @@ class SparkReadBenchmark extends SparkServerTest {
   }
 
   private static Dataset<Row> table() {
-    return benchRead(TABLE);
+    return benchRead(TABLE, true);
   }
 
-  private static Dataset<Row> benchRead(String name) {
+  /** A read of name; pushCount false turns the COUNT(*) pushdown off, so Spark scans to count. */
+  private static Dataset<Row> benchRead(String name, boolean pushCount) {
     return spark
         .read()
         .format("fluxgate")
         .option("endpoint", bench.uri())
         .option("table", name)
+        .option("pushdown.count", pushCount)
         .load();
   }
 
@@ -153,23 +157,19 @@ class SparkReadBenchmark extends SparkServerTest {
   void sparkAgainstPlainDoGets() throws Exception {
     List<String> report = new ArrayList<>();
 
-    // count(*): the connector reads the narrowest column, c0; the DoGets read the same.
-    long[] count = new long[1];
+    // count(*): pushed down (answered from list-offsets) and scanned (the connector reads the
+    // narrowest column, c0; the DoGets read the same).
+    long[] count = new long[2];
     ScanRequest c0 = ScanRequest.of(TABLE).withColumns("c0");
     double[] counts =
         rowsPerSecond(
-            () -> doGets(c0)[0], () -> clientDoGets(c0)[0], () -> count[0] = table().count());
+            () -> doGets(c0)[0],
+            () -> clientDoGets(c0)[0],
+            () -> count[0] = table().count(),
+            () -> count[1] = benchRead(TABLE, false).count());
     assertEquals(ROWS, count[0]);
-    report.add(line("count(*)", counts));
-
-    double[] floor = new double[RUNS];
-    for (int i = 0; i < RUNS; i++) {
-      long start = System.nanoTime();
-      benchRead(TINY).count();
-      floor[i] = (System.nanoTime() - start) / 1e6;
-    }
-    Arrays.sort(floor);
-    report.add(String.format("Spark count(*) of a 1-row table: %.0f ms", floor[RUNS / 2]));
+    assertEquals(ROWS, count[1]);
+    report.add(line("count(*)", counts, "Spark, pushed", "Spark, scanned"));
 
     // sum(c0), sum(c10): 2 of the 20 columns.
     ScanRequest two = ScanRequest.of(TABLE).withColumns("c0", "c10");
@@ -185,9 +185,22 @@ class SparkReadBenchmark extends SparkServerTest {
             () -> clientDoGets(two)[0],
             () -> {
               table().selectExpr("sum(c0)", "sum(c10)").first();
-              return (long) ROWS;
+              return ROWS;
             });
-    report.add(line("sum(c0), sum(c10)", sums));
+    report.add(line("sum(c0), sum(c10)", sums, "Spark"));
+
+    // Spark's cost of a query itself: the same sum over a one-row table.
+    double[] floor = new double[RUNS];
+    for (int i = 0; i < RUNS; i++) {
+      long start = System.nanoTime();
+      benchRead(TINY, true).selectExpr("sum(c0)").first();
+      floor[i] = (System.nanoTime() - start) / 1e6;
+    }
+    Arrays.sort(floor);
+    report.add(
+        String.format(
+            "Spark sum(c0) of a 1-row table: %.0f ms; the DoGets of the sum take %.0f ms",
+            floor[RUNS / 2], ROWS / sums[0] * 1e3));
 
     // Bytes: a Spark read of every column against the projection of two.
     String[] all = new String[20];
@@ -213,11 +226,44 @@ class SparkReadBenchmark extends SparkServerTest {
     report.forEach(System.out::println);
   }
 
-  private static String line(String what, double[] rates) {
-    return String.format(
-        "%-18s rows/s: Flight DoGets %,12.0f | fluxgate client %,12.0f (%.2f) | Spark %,12.0f"
-            + " (%.2f)",
-        what, rates[0], rates[1], rates[1] / rates[0], rates[2], rates[2] / rates[0]);
+  /**
+   * The timeline of the last of three runs of a Spark sum over 2 of the 20 columns, a scanned
+   * count(*) and a pushed one: when each planning phase, job, stage and task ran.
+   */
+  @Test
+  void timeline() throws Exception {
+    QueryTimeline timeline = new QueryTimeline(spark);
+    Map<String, Supplier<Object>> queries = new LinkedHashMap<>();
+    queries.put("sum(c0), sum(c10)", () -> table().selectExpr("sum(c0)", "sum(c10)").first());
+    queries.put("count(*), scanned", () -> benchRead(TABLE, false).count());
+    queries.put("count(*), pushed", () -> table().count());
+    List<String> out = new ArrayList<>();
+    for (Map.Entry<String, Supplier<Object>> q : queries.entrySet()) {
+      List<String> lines = List.of();
+      for (int i = 0; i < 3; i++) {
+        timeline.clear();
+        long start = System.currentTimeMillis();
+        q.getValue().get();
+        timeline.mark(System.currentTimeMillis(), "returns");
+        lines = timeline.lines(start);
+      }
+      out.add("Timeline of a Spark " + q.getKey() + " (ms from its start):");
+      out.addAll(lines);
+    }
+    out.forEach(System.out::println);
+  }
+
+  private static String line(String what, double[] rates, String... spark) {
+    StringBuilder b =
+        new StringBuilder(
+            String.format(
+                "%-18s rows/s: Flight DoGets %,12.0f | fluxgate client %,12.0f (%.2f)",
+                what, rates[0], rates[1], rates[1] / rates[0]));
+    for (int i = 0; i < spark.length; i++) {
+      b.append(
+          String.format(" | %s %,12.0f (%.2f)", spark[i], rates[2 + i], rates[2 + i] / rates[0]));
+    }
+    return b.toString();
   }
 
   /**
