@@ -17,8 +17,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * A bare COUNT(*) of a log table is answered from its offsets and equals the count of a scan;
- * anything else (a filter, a grouping, another aggregate, a primary-key table, a view) is counted
- * by Spark from a scan.
+ * anything else (a filter, a grouping, another aggregate, a primary-key or lake-enabled table, a
+ * view) is counted by Spark from a scan.
  */
 class CountPushdownTest extends SparkServerTest {
   private static final String PUSHED = "PushedAggregates: [COUNT(*)]";
@@ -93,6 +93,19 @@ class CountPushdownTest extends SparkServerTest {
   void primaryKeyTablesAndViewsAreCountedBySpark() {
     assertCountedBySpark(read(keyed).groupBy().count(), 3L);
     assertCountedBySpark(read(log + "$changelog").groupBy().count(), 25L);
+  }
+
+  @Test
+  void lakeEnabledTablesAreCountedBySpark() {
+    String lake = table("counted_lake");
+    client.createTable(
+        TableSpec.of(lake, Column.of("id", "BIGINT"), Column.of("cat", "STRING"))
+            .withOptions(Map.of("table.datalake.enabled", "true")),
+        false);
+    write(lake, List.of(row(1L, "a"), row(2L, "b")));
+    client.tierNow(lake);
+    write(lake, List.of(row(3L, "c")));
+    assertCountedBySpark(read(lake).groupBy().count(), 3L); // a union read: lake, then log
   }
 
   private static void assertCountedBySpark(Dataset<Row> count, long expected) {
