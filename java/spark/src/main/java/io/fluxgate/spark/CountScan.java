@@ -1,6 +1,5 @@
 package io.fluxgate.spark;
 
-import java.io.Serializable;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
 import org.apache.spark.sql.connector.read.Batch;
@@ -77,7 +76,7 @@ final class CountScan implements Scan, Batch {
     @Override
     public void close() {}
 
-    private static final class Factory implements PartitionReaderFactory, Serializable {
+    private static final class Factory implements PartitionReaderFactory {
       @Override
       public PartitionReader<InternalRow> createReader(InputPartition partition) {
         return new Reader(((Count) partition).rows());
