@@ -21,6 +21,7 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -299,6 +300,30 @@ public final class FluxgateClient implements AutoCloseable {
       buckets.forEach(list::add);
     }
     return action("list-offsets", body, Offsets.class).offsets();
+  }
+
+  /**
+   * COUNT(*) of a log table without reading it: every row takes one offset (PROTOCOL.md §4.3), so
+   * its rows are, per bucket, the high watermark minus the earliest offset still retained (a
+   * retention-trimmed log counts only what it still holds). Empty when the offsets do not count the
+   * rows: a view ("t$changelog", "t$lake"), a primary-key table (its offsets count changes) or a
+   * lake-enabled one (a union read: tiered rows may have left the log).
+   */
+  public OptionalLong logRowCount(String table) {
+    if (table.contains("$")) {
+      return OptionalLong.empty();
+    }
+    TableInfo info = describeTable(table);
+    if (info.hasPrimaryKey() || "true".equals(info.options().get("table.datalake.enabled"))) {
+      return OptionalLong.empty();
+    }
+    Map<Integer, Long> latest = listOffsets(table, Position.LATEST, null);
+    Map<Integer, Long> earliest = listOffsets(table, Position.EARLIEST, null);
+    long rows = 0;
+    for (Map.Entry<Integer, Long> e : latest.entrySet()) {
+      rows += e.getValue() - earliest.get(e.getKey());
+    }
+    return OptionalLong.of(rows);
   }
 
   /** The table's latest lake snapshot; NOT_FOUND before the first lake commit. */
