@@ -38,7 +38,7 @@ class IpcCodecTest {
       }
       FlightData msg;
       try (VectorSchemaRoot root = Rows.batch(allocator, SCHEMA, rows)) {
-        msg = new IpcEncoder(compression).batch(root);
+        msg = new IpcEncoder(compression, IpcEncoder.DEFAULT_ZSTD_LEVEL).batch(root);
       }
       RecordBatch header =
           (RecordBatch)
