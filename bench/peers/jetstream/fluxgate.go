@@ -112,7 +112,8 @@ func (s *fluxgateSide) append(ctx context.Context, rep int) (sample, error) {
 }
 
 // newTable drops the last appended table and creates the one of run rep, a
-// log table of default options with --partitions buckets (untimed).
+// log table of default options but --codec, with --partitions buckets
+// (untimed).
 func (s *fluxgateSide) newTable(ctx context.Context, rep int) error {
 	if s.table != "" {
 		if err := s.cl.DropTable(ctx, s.table, false); err != nil {
@@ -122,7 +123,7 @@ func (s *fluxgateSide) newTable(ctx context.Context, rep int) error {
 	s.table = fmt.Sprintf("fluss.events_%d", rep)
 	info, err := s.cl.CreateTable(ctx, client.TableSpec{
 		Table: s.table, Columns: benchdata.NarrowColumns,
-		Options: map[string]string{"bucket.num": fmt.Sprint(s.cfg.partitions)},
+		Options: map[string]string{"bucket.num": fmt.Sprint(s.cfg.partitions), "table.log.arrow.compression.type": s.cfg.codec},
 	}, false)
 	if err != nil {
 		return err

@@ -8,7 +8,7 @@
 // It is a module of its own so that the server never depends on nats-server.
 //
 //	cd bench/peers/jetstream && go run . [--rows N] [--batch-rows N] [--keys N] [--reps N] \
-//		[--pyarrow ../../../python/.venv/bin/python] [--reads] [--cpuprofile FILE]
+//		[--codec zstd] [--pyarrow ../../../python/.venv/bin/python] [--reads] [--cpuprofile FILE]
 //
 // --pyarrow adds pyarrow's append (ZSTD batches) and reads, beside JetStream
 // in the same interleaving; --reads adds the reads that choose the scan
@@ -38,6 +38,7 @@ type config struct {
 	python, pyScript                        string // --pyarrow: the interpreter and peer_pyarrow.py
 	reads                                   bool
 	cpuprofile                              string
+	codec                                   string // of fluxgate's log tables
 }
 
 func main() {
@@ -50,6 +51,7 @@ func main() {
 	flag.StringVar(&cfg.dir, "dir", "", "where to create the temporary data directory (default: the system's)")
 	flag.StringVar(&cfg.python, "pyarrow", "", "a Python with pyarrow: add pyarrow's append and reads (python/.venv/bin/python, made by make venv)")
 	flag.StringVar(&cfg.pyScript, "pyarrow-script", "../../../python/bench/peer_pyarrow.py", "the script of the pyarrow workloads")
+	flag.StringVar(&cfg.codec, "codec", "zstd", "table.log.arrow.compression.type of fluxgate's log tables: zstd (the default), lz4_frame or none")
 	flag.BoolVar(&cfg.reads, "reads", false, "add the reads asking for uncompressed batches and those of arrow-go's Flight reader")
 	flag.StringVar(&cfg.cpuprofile, "cpuprofile", "", "write a CPU profile of the whole run (both stores: they share the process) to this file")
 	flag.Parse()
@@ -100,7 +102,7 @@ type workload struct {
 }
 
 var workloads = []workload{
-	{"durable append", "rows/s", "file store, SyncAlways, async publish", "default table (ZSTD), fsync before ack, Go client", false, false,
+	{"durable append", "rows/s", "file store, SyncAlways, async publish", "log table of --codec, fsync before ack, Go client", false, false,
 		side.append},
 	{"full read back", "rows/s", "ordered consumer, batches decoded", "Scan, batches as stored (the default), decoded", false, false,
 		readAs(""), // as stored
@@ -113,7 +115,7 @@ var workloads = []workload{
 		readPlain("")},
 	{"full read back, arrow-go none", "rows/s", "as above", "arrow-go's Flight reader, no fluxgate client, none", false, true,
 		readPlain("none")},
-	{"durable append, pyarrow", "rows/s", "as above", "default table (ZSTD), pyarrow do_put, ZSTD batches", true, false,
+	{"durable append, pyarrow", "rows/s", "as above", "log table of --codec, pyarrow do_put, batches of its codec", true, false,
 		side.append},
 	{"full read back, pyarrow", "rows/s", "as above", "pyarrow do_get, as stored", true, false,
 		readAs("")},
@@ -210,8 +212,8 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 		results = append(results, result{w, median(jsRuns), median(fgRuns)})
 	}
 
-	fmt.Fprintf(stdout, "fluxgate beside NATS JetStream: %d rows × %d columns in %d-row batches over %d partitions, %d keys; median of %d interleaved runs; %s %s/%s, %d CPUs\n\n",
-		cfg.rows, len(benchdata.NarrowColumns), cfg.batchRows, cfg.partitions, cfg.keys, cfg.reps, runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU())
+	fmt.Fprintf(stdout, "fluxgate beside NATS JetStream: %d rows × %d columns in %d-row batches over %d partitions, %d keys; fluxgate's log tables %s; median of %d interleaved runs; %s %s/%s, %d CPUs\n\n",
+		cfg.rows, len(benchdata.NarrowColumns), cfg.batchRows, cfg.partitions, cfg.keys, cfg.codec, cfg.reps, runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU())
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "WORKLOAD\tJETSTREAM\tFLUXGATE\tRATIO\tJETSTREAM SETUP\tFLUXGATE SETUP")
 	for _, r := range results {

@@ -51,13 +51,14 @@ func startPyarrow(tmp, python, script string, fg *fluxgateSide) (*pyarrowSide, e
 	return p, nil
 }
 
-// append sends the batches to a new table of default options (ZSTD) as
-// pyarrow sends them with IpcWriteOptions(compression="zstd").
+// append sends the batches to a new table compressed as the table is
+// (IpcWriteOptions(compression="zstd") for the default table).
 func (p *pyarrowSide) append(ctx context.Context, rep int) (sample, error) {
 	if err := p.fg.newTable(ctx, rep); err != nil {
 		return sample{}, err
 	}
-	return p.run(ctx, p.fg.data.Rows, "append", p.fg.addr, p.fg.table, p.data, "zstd")
+	codec := map[string]string{"zstd": "zstd", "lz4_frame": "lz4", "none": "none"}[p.fg.cfg.codec]
+	return p.run(ctx, p.fg.data.Rows, "append", p.fg.addr, p.fg.table, p.data, codec)
 }
 
 // read reads the last appended table as stored.
