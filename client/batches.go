@@ -12,12 +12,12 @@ import (
 )
 
 // batchMessages reads a DoGet stream as IPC messages for arrow-go's reader,
-// keeping each one's app_metadata. It decompresses ZSTD batches itself: in
-// parallel by buffer, with one shared decoder, where arrow-go's reader
-// builds a streaming decoder for each batch and decompresses several times
-// slower. From the first ZSTD batch on, the next batch is received and
-// decompressed while the last one is read; until then, messages pass as
-// they are, on the reader's goroutine.
+// keeping each one's app_metadata. It decompresses ZSTD and LZ4 batches
+// itself (ipcmsg): in parallel by buffer, with one shared ZSTD decoder,
+// where arrow-go's reader builds a streaming decoder for each batch and
+// decompresses several times slower. From the first compressed batch on,
+// the next batch is received and decompressed while the last one is read;
+// until then, messages pass as they are, on the reader's goroutine.
 type batchMessages struct {
 	src     flight.FlightService_DoGetClient
 	ready   chan chan received // once pipelining: the messages received, in order
@@ -28,7 +28,7 @@ type batchMessages struct {
 
 type received struct {
 	fd   *flight.FlightData
-	body *memory.Buffer // decompressed, if fd was a ZSTD batch
+	body *memory.Buffer // decompressed, if fd was a compressed batch
 	err  error
 }
 
