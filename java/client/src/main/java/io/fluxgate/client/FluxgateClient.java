@@ -422,9 +422,9 @@ public final class FluxgateClient implements AutoCloseable {
   // ---- Writing (PROTOCOL.md §5) and lookups (§6) ----
 
   /**
-   * Opens a DoPut stream that sends batches up to 16 ahead of their results, compressed as the
-   * table stores them when the server stores them as received: those of a log table compressed
-   * with ZSTD (the default, at the table's level) or LZ4 (PROTOCOL.md §5); else uncompressed.
+   * Opens a DoPut stream that sends batches up to 16 ahead of their results, compressed with ZSTD
+   * at the table's level for a log table compressed with ZSTD (the default), which the server
+   * stores as received (PROTOCOL.md §5); else uncompressed.
    */
   public TableWriter newWriter(WriteRequest request) {
     TableInfo info;

@@ -1,10 +1,12 @@
 package io.fluxgate.client;
 
 /**
- * The compression in which the server stores a table's batches as it receives them, without
- * compressing them again (PROTOCOL.md §5): a log table's codec, ZSTD or LZ4 frame. Primary-key
- * tables store changelogs the server encodes, so a batch compressed for them would only be
- * decompressed on arrival.
+ * The compression a writer sends a table's batches with by default: ZSTD for a log table compressed
+ * with ZSTD, which the server stores as received, without compressing them again (PROTOCOL.md §5);
+ * else none. An LZ4 log table stores LZ4 batches as received too, but Arrow Java's LZ4 codec
+ * (commons-compress, pure Java) compresses tens of times slower than the server's, so its batches
+ * go uncompressed (docs/benchmarks.md, "Peer: NATS JetStream"). Primary-key tables store changelogs
+ * the server encodes, so a batch compressed for them would only be decompressed on arrival.
  */
 final class StoredAsSent {
   static final String OPT_CODEC = "table.log.arrow.compression.type";
@@ -16,11 +18,9 @@ final class StoredAsSent {
     if (info.hasPrimaryKey()) {
       return Compression.NONE;
     }
-    return switch (info.options().getOrDefault(OPT_CODEC, "zstd")) {
-      case "zstd" -> Compression.ZSTD;
-      case "lz4_frame" -> Compression.LZ4_FRAME;
-      default -> Compression.NONE;
-    };
+    return "zstd".equals(info.options().getOrDefault(OPT_CODEC, "zstd"))
+        ? Compression.ZSTD
+        : Compression.NONE;
   }
 
   static int zstdLevel(TableInfo info) {
