@@ -21,7 +21,8 @@ import org.apache.arrow.vector.VectorSchemaRoot;
  * batches uncompressed (what newWriter(request) did before it compressed ZSTD tables' by default)
  * and ZSTD-compressed (what it does now), interleaved in one JVM, beside an LZ4 table sent
  * uncompressed. (LZ4 batches compressed by Arrow Java are not measured: its pure-Java codec did not
- * get through 200,000 rows in 8 minutes.) Not a test: run
+ * get through 200,000 rows in 8 minutes.) Then Arrow Java's reads (the client's Scanner) of the last
+ * ZSTD table: as stored (ZSTD batches the client decompresses) against uncompressed, interleaved. Not a test: run
  * by hand (docs/benchmarks.md, "Peer: NATS JetStream"), with FLUXGATE_BIN set.
  *
  * <p>Arguments: rows (default 2,000,000), repetitions (default 3).
@@ -41,6 +42,7 @@ public final class WriterBench {
             new Mode("zstd table, sent zstd (default now)", "zstd", Compression.ZSTD),
             new Mode("lz4 table, sent uncompressed (default)", "lz4_frame", Compression.NONE));
     double[][] rates = new double[modes.size()][reps];
+    double[][] reads = new double[2][reps]; // as stored, none
     Path dir = Files.createTempDirectory("writerbench");
     try (BufferAllocator allocator = new RootAllocator();
         FluxgateServer server = FluxgateServer.start(dir);
@@ -57,7 +59,20 @@ public final class WriterBench {
       } finally {
         batches.forEach(VectorSchemaRoot::close);
       }
+      String zstd = "fluss.bench_zstd_zstd_" + (reps - 1);
+      for (int rep = 0; rep < reps; rep++) {
+        for (int k = 0; k < 2; k++) {
+          int m = rep % 2 == 0 ? k : 1 - k;
+          reads[m][rep] = read(client, zstd, m == 0 ? null : Compression.NONE, rows);
+        }
+      }
     }
+    System.out.printf(
+        "%-40s median %6.2f M rows/s  runs %s%n",
+        "read zstd table as stored", median(reads[0]) / 1e6, Arrays.toString(reads[0]));
+    System.out.printf(
+        "%-40s median %6.2f M rows/s  runs %s%n",
+        "read zstd table asking for none", median(reads[1]) / 1e6, Arrays.toString(reads[1]));
     for (int m = 0; m < modes.size(); m++) {
       System.out.printf(
           "%-40s median %6.2f M rows/s  runs %s%n",
@@ -88,6 +103,20 @@ public final class WriterBench {
         w.send(b);
       }
       w.flush();
+    }
+    return rows / ((System.nanoTime() - start) / 1e9);
+  }
+
+  private static double read(FluxgateClient client, String table, Compression compression, int rows) {
+    long start = System.nanoTime();
+    long n = 0;
+    try (Scanner sc = client.scan(ScanRequest.of(table).withCompression(compression))) {
+      while (sc.next()) {
+        n += sc.root().getRowCount();
+      }
+    }
+    if (n != rows) {
+      throw new IllegalStateException("read " + n + " rows of " + table + ", want " + rows);
     }
     return rows / ((System.nanoTime() - start) / 1e9);
   }
