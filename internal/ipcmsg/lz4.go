@@ -39,6 +39,9 @@ var lz4Header = [7]byte{0x04, 0x22, 0x4D, 0x18, lz4FLG, lz4BD, byte(xxh32Short([
 // AppendLZ4Frame appends src compressed as one LZ4 frame to dst. A block
 // that LZ4 does not make smaller is stored as it is.
 func AppendLZ4Frame(dst, src []byte) []byte {
+	// Room for the whole frame at once: each growth would copy and zero.
+	blocks := (len(src) + lz4BlockBytes - 1) / lz4BlockBytes
+	dst = slices.Grow(dst, len(lz4Header)+blocks*4+lz4.CompressBlockBound(len(src))+4)
 	dst = append(dst, lz4Header[:]...)
 	for len(src) > 0 {
 		block := src[:min(len(src), lz4BlockBytes)]

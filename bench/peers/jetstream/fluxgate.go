@@ -95,7 +95,7 @@ func (s *fluxgateSide) append(ctx context.Context, rep int) (sample, error) {
 		return sample{}, err
 	}
 	start := time.Now()
-	w, err := s.cl.NewWriter(ctx, client.WriteRequest{Table: s.table})
+	w, err := s.cl.NewWriter(ctx, client.WriteRequest{Table: s.table}, client.WithMaxInFlight(s.cfg.inFlight))
 	if err != nil {
 		return sample{}, err
 	}

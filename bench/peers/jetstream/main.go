@@ -8,7 +8,7 @@
 // It is a module of its own so that the server never depends on nats-server.
 //
 //	cd bench/peers/jetstream && go run . [--rows N] [--batch-rows N] [--keys N] [--reps N] \
-//		[--codec zstd] [--pyarrow ../../../python/.venv/bin/python] [--reads] [--cpuprofile FILE]
+//		[--codec zstd] [--in-flight 16] [--run REGEXP] [--pyarrow ../../../python/.venv/bin/python] [--reads] [--cpuprofile FILE]
 //
 // --pyarrow adds pyarrow's append (ZSTD batches) and reads, beside JetStream
 // in the same interleaving; --reads adds the reads that choose the scan
@@ -23,12 +23,14 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"regexp"
 	"runtime"
 	"runtime/pprof"
 	"slices"
 	"text/tabwriter"
 	"time"
 
+	"github.com/fluxgate-io/fluxgate/client"
 	"github.com/fluxgate-io/fluxgate/internal/benchdata"
 )
 
@@ -39,6 +41,8 @@ type config struct {
 	reads                                   bool
 	cpuprofile                              string
 	codec                                   string // of fluxgate's log tables
+	inFlight                                int    // the Go client's batches in flight
+	run                                     *regexp.Regexp
 }
 
 func main() {
@@ -52,9 +56,16 @@ func main() {
 	flag.StringVar(&cfg.python, "pyarrow", "", "a Python with pyarrow: add pyarrow's append and reads (python/.venv/bin/python, made by make venv)")
 	flag.StringVar(&cfg.pyScript, "pyarrow-script", "../../../python/bench/peer_pyarrow.py", "the script of the pyarrow workloads")
 	flag.StringVar(&cfg.codec, "codec", "zstd", "table.log.arrow.compression.type of fluxgate's log tables: zstd (the default), lz4_frame or none")
+	flag.IntVar(&cfg.inFlight, "in-flight", client.DefaultMaxInFlight, "batches the Go client's writer sends ahead of their acknowledgements (JetStream's publisher: 64)")
+	runRE := flag.String("run", "", "run only the workloads whose name matches this regular expression")
 	flag.BoolVar(&cfg.reads, "reads", false, "add the reads asking for uncompressed batches and those of arrow-go's Flight reader")
 	flag.StringVar(&cfg.cpuprofile, "cpuprofile", "", "write a CPU profile of the whole run (both stores: they share the process) to this file")
 	flag.Parse()
+	var err error
+	if cfg.run, err = regexp.Compile(*runRE); err != nil {
+		fmt.Fprintln(os.Stderr, "jetstream: --run:", err)
+		os.Exit(2)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	if cfg.cpuprofile != "" {
@@ -183,7 +194,7 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 	}
 	var results []result
 	for _, w := range workloads {
-		if w.pyarrow && py == nil || w.reads && !cfg.reads {
+		if w.pyarrow && py == nil || w.reads && !cfg.reads || !cfg.run.MatchString(w.name) {
 			continue
 		}
 		var other side = fg
