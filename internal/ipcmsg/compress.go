@@ -145,7 +145,7 @@ func (rb *RecordBatch) Decompress(body []byte, mem memory.Allocator) (*RecordBat
 		}
 		var err error
 		if rb.Codec == CodecLZ4Frame {
-			err = DecodeLZ4Frame(src, to)
+			err = DecodeLZ4Frame(src, to[:len(to):len(to)]) // no room into the next buffer, decoded in parallel
 		} else {
 			got, zerr := zstdDecoder.DecodeAll(src, dst[o.Offset:o.Offset:o.Offset+o.Length+decodeSlack])
 			if err = zerr; err == nil && (len(got) != len(to) || len(got) > 0 && unsafe.SliceData(got) != unsafe.SliceData(to)) {
