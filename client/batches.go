@@ -12,12 +12,12 @@ import (
 )
 
 // batchMessages reads a DoGet stream as IPC messages for arrow-go's reader,
-// keeping each one's app_metadata. It decompresses ZSTD batches itself: in
-// parallel by buffer, with one shared decoder, where arrow-go's reader
-// builds a streaming decoder for each batch and decompresses several times
-// slower. From the first ZSTD batch on, the next batch is received and
-// decompressed while the last one is read; until then, messages pass as
-// they are, on the reader's goroutine.
+// keeping each one's app_metadata. It decompresses ZSTD and LZ4 batches
+// itself (ipcmsg): in parallel by buffer, with one shared ZSTD decoder,
+// where arrow-go's reader builds a streaming decoder for each batch and
+// decompresses several times slower. From the first compressed batch on,
+// the next batch is received and decompressed while the last one is read;
+// until then, messages pass as they are, on the reader's goroutine.
 type batchMessages struct {
 	src     flight.FlightService_DoGetClient
 	ready   chan chan received // once pipelining: the messages received, in order
@@ -28,7 +28,7 @@ type batchMessages struct {
 
 type received struct {
 	fd   *flight.FlightData
-	body *memory.Buffer // decompressed, if fd was a ZSTD batch
+	body *memory.Buffer // decompressed, if fd was a compressed batch
 	err  error
 }
 
@@ -62,7 +62,7 @@ func (m *batchMessages) next() received {
 		if err != nil {
 			return received{err: err}
 		}
-		rb := zstdBatch(fd)
+		rb := compressedBatch(fd)
 		if rb == nil {
 			return received{fd: fd}
 		}
@@ -108,7 +108,7 @@ func (m *batchMessages) run() {
 			res <- received{err: err}
 			return
 		}
-		if rb := zstdBatch(fd); rb != nil {
+		if rb := compressedBatch(fd); rb != nil {
 			go func() { res <- decompress(fd, rb) }()
 		} else {
 			res <- received{fd: fd}
@@ -116,13 +116,14 @@ func (m *batchMessages) run() {
 	}
 }
 
-// zstdBatch returns the metadata of fd if it is a ZSTD-compressed batch.
-func zstdBatch(fd *flight.FlightData) *ipcmsg.RecordBatch {
-	if len(fd.DataBody) == 0 || ipcmsg.CodecOf(fd.DataHeader) != ipcmsg.CodecZstd {
+// compressedBatch returns the metadata of fd if it is a batch compressed
+// with ZSTD or LZ4 frames.
+func compressedBatch(fd *flight.FlightData) *ipcmsg.RecordBatch {
+	if c := ipcmsg.CodecOf(fd.DataHeader); len(fd.DataBody) == 0 || c != ipcmsg.CodecZstd && c != ipcmsg.CodecLZ4Frame {
 		return nil
 	}
 	rb, err := ipcmsg.Parse(fd.DataHeader)
-	if err != nil || rb.Codec != ipcmsg.CodecZstd {
+	if err != nil {
 		return nil // arrow-go reads it, or says what is wrong with it
 	}
 	return rb

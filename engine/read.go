@@ -151,14 +151,14 @@ func (rs *ReadStream) Compression() string { return rs.tk.Compression }
 
 // SendEncoded has the stream send the frames that the store holds
 // compressed by Arrow buffer as they are, without decompressing them, when
-// the ticket asks for ZSTD, or asks for nothing (batches as stored) of a
-// ZSTD table: whole frames of log and changelog reads whose rows all match
+// the ticket asks for the table's codec (ZSTD or LZ4 frames), or asks for
+// nothing (batches as stored): whole frames of log and changelog reads whose rows all match
 // the filter, if there is one (the changelog's system columns are made for
 // each frame and sent uncompressed). Run's send gets the rest. send must
 // not keep the message's bytes after it returns.
 func (rs *ReadStream) SendEncoded(send func(logstore.Message, BatchMeta) error) {
-	asStored := rs.tk.Compression == "" && rs.info.Compression() == catalog.CompressionZstd
-	if rs.tk.Compression != "zstd" && !asStored {
+	asStored := rs.tk.Compression == "" && rs.info.Compression() != catalog.CompressionNone
+	if rs.tk.Compression != rs.info.Compression() && !asStored {
 		return
 	}
 	rs.msgCols, rs.systemNames = rs.plan.messageColumns(len(rs.info.ArrowSchema().Fields()))

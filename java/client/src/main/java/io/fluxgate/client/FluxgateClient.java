@@ -472,16 +472,37 @@ public final class FluxgateClient implements AutoCloseable {
 
   // ---- Writing (PROTOCOL.md §5) and lookups (§6) ----
 
-  /** Opens a DoPut stream that sends uncompressed batches, up to 16 ahead of their results. */
+  /**
+   * Opens a DoPut stream that sends batches up to 16 ahead of their results, compressed with ZSTD
+   * at the table's level for a log table compressed with ZSTD (the default), which the server
+   * stores as received (PROTOCOL.md §5); else uncompressed.
+   */
   public TableWriter newWriter(WriteRequest request) {
-    return newWriter(request, Compression.NONE, TableWriter.DEFAULT_MAX_IN_FLIGHT);
+    TableInfo info;
+    try {
+      info = describeTable(request.table());
+    } catch (FluxgateException e) {
+      // Not described (a caller without the right to): uncompressed, which every table takes.
+      return newWriter(
+          request, Compression.NONE, IpcEncoder.DEFAULT_ZSTD_LEVEL, TableWriter.DEFAULT_MAX_IN_FLIGHT);
+    }
+    return newWriter(
+        request,
+        StoredAsSent.compression(info),
+        StoredAsSent.zstdLevel(info),
+        TableWriter.DEFAULT_MAX_IN_FLIGHT);
   }
 
   /**
-   * Opens a DoPut stream for request. Batches are sent with this compression, and at most
-   * maxInFlight of them are sent ahead of their results.
+   * Opens a DoPut stream for request. Batches are sent with this compression (ZSTD at level 1, the
+   * tables' default), and at most maxInFlight of them are sent ahead of their results.
    */
   public TableWriter newWriter(WriteRequest request, Compression compression, int maxInFlight) {
+    return newWriter(request, compression, IpcEncoder.DEFAULT_ZSTD_LEVEL, maxInFlight);
+  }
+
+  private TableWriter newWriter(
+      WriteRequest request, Compression compression, int zstdLevel, int maxInFlight) {
     Flight.FlightDescriptor descriptor =
         request.isPlain()
             ? pathDescriptor(request.table())
@@ -489,7 +510,7 @@ public final class FluxgateClient implements AutoCloseable {
                 .setType(Flight.FlightDescriptor.DescriptorType.CMD)
                 .setCmd(ByteString.copyFrom(Json.command("write", request)))
                 .build();
-    return new TableWriter(this, request.table(), descriptor, compression, maxInFlight);
+    return new TableWriter(this, request.table(), descriptor, compression, zstdLevel, maxInFlight);
   }
 
   /** Opens a lookup stream (DoExchange). */
