@@ -162,7 +162,8 @@ func memorySize(v string) (string, error) {
 }
 
 // aggFunctions maps each aggregate function to the column types it accepts
-// (semantics §4.4).
+// (Fluss's aggregation merge engine:
+// fluss.apache.org/docs/table-design/merge-engines/aggregation/).
 var aggFunctions = map[string]func(*sqltype.Type) bool{
 	"sum":                      (*sqltype.Type).Numeric,
 	"product":                  (*sqltype.Type).Numeric,

@@ -13,12 +13,12 @@ import (
 )
 
 // batchMessages reads a DoGet stream as IPC messages for arrow-go's reader,
-// keeping each one's app_metadata. It decompresses ZSTD batches itself: in
-// parallel by buffer, with one shared decoder, where arrow-go's reader
-// builds a streaming decoder for each batch and decompresses several times
-// slower. From the first ZSTD batch on, the next batch is received and
-// decompressed while the last one is read; until then, messages pass as
-// they are, on the reader's goroutine.
+// keeping each one's app_metadata. It decompresses ZSTD and LZ4 batches
+// itself (ipcmsg): in parallel by buffer, with one shared ZSTD decoder,
+// where arrow-go's reader builds a streaming decoder for each batch and
+// decompresses several times slower. From the first compressed batch on,
+// the next batch is received and decompressed while the last one is read;
+// until then, messages pass as they are, on the reader's goroutine.
 type batchMessages struct {
 	src     flight.FlightService_DoGetClient
 	ahead   *prefetch.Pipeline[received] // once pipelining: the messages received, in order
@@ -28,7 +28,7 @@ type batchMessages struct {
 
 type received struct {
 	fd   *flight.FlightData
-	body *memory.Buffer // decompressed, if fd was a ZSTD batch
+	body *memory.Buffer // decompressed, if fd was a compressed batch
 	err  error
 }
 
@@ -62,7 +62,7 @@ func (m *batchMessages) next() received {
 		if err != nil {
 			return received{err: err}
 		}
-		rb := zstdBatch(fd)
+		rb := compressedBatch(fd)
 		if rb == nil {
 			return received{fd: fd}
 		}
@@ -83,7 +83,7 @@ func (m *batchMessages) next() received {
 const batchesAhead = 1
 
 // receive receives the stream's messages, each decompressed on a goroutine
-// of its own if it is a ZSTD batch.
+// of its own if it is compressed.
 func (m *batchMessages) receive(ctx context.Context, emit func(prefetch.Work[received]) bool) error {
 	for {
 		fd, err := m.src.Recv()
@@ -91,7 +91,7 @@ func (m *batchMessages) receive(ctx context.Context, emit func(prefetch.Work[rec
 			return err
 		}
 		work := func() (received, error) { return received{fd: fd}, nil }
-		if rb := zstdBatch(fd); rb != nil {
+		if rb := compressedBatch(fd); rb != nil {
 			work = func() (received, error) { return decompress(fd, rb), nil }
 		}
 		if !emit(work) {
@@ -115,13 +115,14 @@ func (m *batchMessages) close() {
 	}
 }
 
-// zstdBatch returns the metadata of fd if it is a ZSTD-compressed batch.
-func zstdBatch(fd *flight.FlightData) *ipcmsg.RecordBatch {
-	if len(fd.DataBody) == 0 || ipcmsg.CodecOf(fd.DataHeader) != ipcmsg.CodecZstd {
+// compressedBatch returns the metadata of fd if it is a batch compressed
+// with ZSTD or LZ4 frames.
+func compressedBatch(fd *flight.FlightData) *ipcmsg.RecordBatch {
+	if c := ipcmsg.CodecOf(fd.DataHeader); len(fd.DataBody) == 0 || c != ipcmsg.CodecZstd && c != ipcmsg.CodecLZ4Frame {
 		return nil
 	}
 	rb, err := ipcmsg.Parse(fd.DataHeader)
-	if err != nil || rb.Codec != ipcmsg.CodecZstd {
+	if err != nil {
 		return nil // arrow-go reads it, or says what is wrong with it
 	}
 	return rb

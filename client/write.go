@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"runtime"
 	"strings"
 	"sync"
 
@@ -16,6 +15,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/util"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/fluxgate-io/fluxgate/internal/ipcmsg"
 )
 
 // DefaultMaxBatchBytes is the size above which the Writer splits a record
@@ -45,7 +46,7 @@ func WithMaxInFlight(n int) WriterOption {
 
 // WithWriteCompression compresses the IPC buffers sent: "lz4_frame" or
 // "zstd" ("" or "none" for none). Without it, batches written to a log
-// table compressed with ZSTD (the default) are sent compressed with ZSTD,
+// table compressed with ZSTD (the default) or LZ4 are sent compressed so,
 // which the server stores as received (PROTOCOL.md §5), and other batches
 // uncompressed.
 func WithWriteCompression(codec string) WriterOption {
@@ -143,19 +144,24 @@ func (c *Client) NewWriter(ctx context.Context, req WriteRequest, opts ...Writer
 }
 
 // storedAsSent returns the compression in which the server stores a batch
-// of table as it is sent: "zstd" for a log table compressed with ZSTD, else
-// "" (a table the caller may not describe included). The server compresses
-// other tables itself, differently (LZ4 blocks, changelogs of primary-key
-// tables), so a batch compressed for them would be decompressed on arrival.
+// of table as it is sent: the codec of a log table compressed with ZSTD or
+// LZ4 frames, else "" (a table the caller may not describe included). The
+// server compresses other tables itself, differently (changelogs of
+// primary-key tables), so a batch compressed for them would be decompressed
+// on arrival.
 func (c *Client) storedAsSent(ctx context.Context, table string) string {
 	info, err := c.DescribeTable(ctx, table)
 	if err != nil || info.HasPrimaryKey() {
 		return ""
 	}
-	if codec, ok := info.Options[optCompressionType]; ok && !strings.EqualFold(codec, "zstd") {
-		return ""
+	codec, ok := info.Options[optCompressionType]
+	switch {
+	case !ok:
+		return "zstd"
+	case strings.EqualFold(codec, "zstd"), strings.EqualFold(codec, "lz4_frame"):
+		return strings.ToLower(codec)
 	}
-	return "zstd"
+	return ""
 }
 
 // optCompressionType is the table option of the log's compression; absent,
@@ -226,12 +232,9 @@ func (w *Writer) Send(rec arrow.RecordBatch) error {
 		opts := []ipc.Option{ipc.WithSchema(w.schema), ipc.WithAllocator(w.c.mem)}
 		switch w.compression {
 		case "lz4_frame":
-			opts = append(opts, ipc.WithLZ4(), ipc.WithCompressConcurrency(runtime.GOMAXPROCS(0)))
-			fw := flight.NewRecordWriter(w.stream, opts...)
-			fw.SetFlightDescriptor(w.desc)
-			w.fw = fw.Writer
+			w.fw = ipc.NewWriterWithPayloadWriter(&compressingSender{stream: w.stream, desc: w.desc, codec: ipcmsg.CodecLZ4Frame}, opts...) // compress.go
 		case "zstd":
-			w.fw = ipc.NewWriterWithPayloadWriter(&zstdSender{stream: w.stream, desc: w.desc}, opts...) // compress.go
+			w.fw = ipc.NewWriterWithPayloadWriter(&compressingSender{stream: w.stream, desc: w.desc, codec: ipcmsg.CodecZstd}, opts...)
 		default:
 			fw := flight.NewRecordWriter(w.stream, opts...)
 			fw.SetFlightDescriptor(w.desc)

@@ -57,7 +57,7 @@ func pkMergeEngines(ctx context.Context, env *Env) error {
 		return vs
 	}
 	cases := []engineCase{{
-		// Reference §3.2: +I, -U/+U (also for an identical row), -D(old), and
+		// Fluss's KvTablet: +I, -U/+U (also for an identical row), -D(old), and
 		// nothing but an offset for a delete of a missing key.
 		name: "engines_default", columns: kvn, full: true,
 		stamped: map[string]string{"table.delete.behavior": "allow", "table.changelog.image": "full"},
@@ -93,7 +93,7 @@ func pkMergeEngines(ctx context.Context, env *Env) error {
 		},
 		rows: [][]any{r(2, "fig", nil), r(3, "kiwi", 1), r(4, "y", 8)},
 	}, {
-		// Reference §3.3: with the WAL image, no update_before ever; a
+		// Fluss's table.changelog.image = WAL: no update_before ever; a
 		// whole-row write to a table without merge engine logs update_after
 		// for a new key too. Deletes log the old row.
 		name: "engines_wal", columns: kvn, options: map[string]string{"table.changelog.image": "wal"},
@@ -114,7 +114,7 @@ func pkMergeEngines(ctx context.Context, env *Env) error {
 		},
 		rows: [][]any{r(1, "c", 3), r(2, "d", nil)},
 	}, {
-		// Reference §4.2: the first row of a key stays; later writes and
+		// Fluss's FirstRowRowMerger: the first row of a key stays; later writes and
 		// deletes (ignored) change nothing; the changelog is insert-only.
 		name: "engines_first_row", columns: kvn, full: true,
 		options: map[string]string{"table.merge-engine": "first_row"},
@@ -132,7 +132,7 @@ func pkMergeEngines(ctx context.Context, env *Env) error {
 		},
 		rows: [][]any{r(1, "a", 1), r(2, "b", 2), r(3, "d", 4)},
 	}, {
-		// Reference §4.3: the highest version stays; a tie lets the new row
+		// Fluss's VersionedRowMerger: the highest version stays; a tie lets the new row
 		// win (also NULL against NULL); an older version or NULL against a
 		// version changes nothing.
 		name: "engines_versioned", full: true,

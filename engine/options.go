@@ -9,9 +9,9 @@ import (
 	pebblevfs "github.com/cockroachdb/pebble/v2/vfs"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/fluxgate-io/fluxgate/framestats"
 	"github.com/fluxgate-io/fluxgate/internal/vfs"
 	"github.com/fluxgate-io/fluxgate/logstore"
-	"github.com/fluxgate-io/fluxgate/predicate"
 )
 
 // Options configure an engine. The zero value means the defaults.
@@ -123,6 +123,6 @@ type LakeOptions struct {
 func (o Options) logOptions(onSync func(time.Duration)) logstore.Options {
 	return logstore.Options{
 		SegmentBytes: o.Log.SegmentBytes, WriterExpiration: o.Log.WriterExpiration, Now: o.Log.Now, FS: o.Log.FS,
-		Logger: o.Logger, OnSync: onSync, Summarize: predicate.MergeStats,
+		Logger: o.Logger, OnSync: onSync, Summarize: framestats.Merge,
 	}
 }

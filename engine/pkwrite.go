@@ -11,10 +11,10 @@ import (
 	"github.com/fluxgate-io/fluxgate/bucketing"
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/framestats"
 	"github.com/fluxgate-io/fluxgate/kv"
 	"github.com/fluxgate-io/fluxgate/logstore"
 	"github.com/fluxgate-io/fluxgate/merge"
-	"github.com/fluxgate-io/fluxgate/predicate"
 	"github.com/fluxgate-io/fluxgate/protocol"
 	"github.com/fluxgate-io/fluxgate/row"
 )
@@ -421,7 +421,7 @@ type changelogPart struct {
 
 // encode turns the part into a changelog frame.
 func (c changelogPart) encode(enc *logstore.Encoder, schemaID int32, w logstore.Writer) (*logstore.Batch, error) {
-	meta := logstore.BatchMeta{SchemaID: schemaID, ChangeTypes: c.kinds, WriterID: w.ID, WriterSeq: -1, Stats: predicate.ComputeStats(c.rec)}
+	meta := logstore.BatchMeta{SchemaID: schemaID, ChangeTypes: c.kinds, WriterID: w.ID, WriterSeq: -1, Stats: framestats.Compute(c.rec)}
 	if w.ID != "" {
 		meta.WriterSeq = w.Seq
 	}

@@ -14,8 +14,8 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/framestats"
 	"github.com/fluxgate-io/fluxgate/logstore"
-	"github.com/fluxgate-io/fluxgate/predicate"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
@@ -68,7 +68,7 @@ func ParseTicket(b []byte) (protocol.Ticket, error) {
 	if tk.V != 1 {
 		return tk, errs.New(errs.Invalid, "ticket version %d: this server reads version 1", tk.V)
 	}
-	for _, r := range tk.Ranges() {
+	for _, r := range ticketRanges(tk) {
 		if r.Start < 0 || (r.Stop != nil && *r.Stop < r.Start) {
 			return tk, errs.New(errs.Invalid, "ticket range of bucket %d is malformed (start %d, stop %s)", r.Bucket, r.Start, stopString(r))
 		}
@@ -119,7 +119,7 @@ func (e *Engine) OpenRead(tk protocol.Ticket) (*ReadStream, error) {
 	default:
 		return nil, errs.New(errs.Invalid, "ticket: unknown view %q", tk.View)
 	}
-	for _, r := range tk.Ranges() {
+	for _, r := range ticketRanges(tk) {
 		if r.Bucket < 0 || r.Bucket >= info.BucketCount() {
 			return nil, errs.New(errs.Invalid, "ticket: bucket %d does not exist in %s", r.Bucket, info.Path())
 		}
@@ -144,14 +144,14 @@ func (rs *ReadStream) Compression() string { return rs.tk.Compression }
 
 // SendEncoded has the stream send the frames that the store holds
 // compressed by Arrow buffer as they are, without decompressing them, when
-// the ticket asks for ZSTD, or asks for nothing (batches as stored) of a
-// ZSTD table: whole frames of log and changelog reads whose rows all match
+// the ticket asks for the table's codec (ZSTD or LZ4 frames), or asks for
+// nothing (batches as stored): whole frames of log and changelog reads whose rows all match
 // the filter, if there is one (the changelog's system columns are made for
 // each frame and sent uncompressed). Run's send gets the rest. send must
 // not keep the message's bytes after it returns.
 func (rs *ReadStream) SendEncoded(send func(EncodedBatch, protocol.BatchMeta) error) {
-	asStored := rs.tk.Compression == "" && rs.info.Compression() == catalog.CompressionZstd
-	if rs.tk.Compression != "zstd" && !asStored {
+	asStored := rs.tk.Compression == "" && rs.info.Compression() != catalog.CompressionNone
+	if rs.tk.Compression != rs.info.Compression() && !asStored {
 		return
 	}
 	rs.msgCols, rs.systemNames = rs.plan.messageColumns(len(rs.info.ArrowSchema().Fields()))
@@ -203,7 +203,7 @@ func (rs *ReadStream) Run(ctx context.Context, send func(arrow.RecordBatch, prot
 		case <-ctx.Done():
 		}
 	}()
-	for _, r := range rs.tk.Ranges() {
+	for _, r := range ticketRanges(rs.tk) {
 		if rs.left == 0 {
 			return nil
 		}
@@ -480,21 +480,9 @@ func (rs *ReadStream) unfiltered(f *logstore.Frame) bool {
 }
 
 // viewStats returns a frame's statistics as the filter sees the view's
-// columns; nil if the frame has none.
-func (rs *ReadStream) viewStats(stats []byte, rows int) []predicate.ColumnStats {
-	if len(stats) == 0 {
-		return nil // written without statistics
-	}
-	table, err := predicate.DecodeStats(stats, rs.sch.types)
-	if err != nil || table == nil {
-		return nil
-	}
-	// System columns are never null; their ranges are not recorded. Columns
-	// added after the frame was written are NULL in all its rows.
-	for len(table) < len(rs.sch.types) {
-		table = append(table, predicate.ColumnStats{NullCount: int64(rows)})
-	}
-	return append(make([]predicate.ColumnStats, rs.plan.system), table...)
+// columns; nil if nothing is known.
+func (rs *ReadStream) viewStats(stats []byte, rows int) []framestats.Column {
+	return framestats.View(stats, rs.sch.types, rows, rs.plan.system)
 }
 
 // filterRows keeps the rows of rec that match the filter, and returns their

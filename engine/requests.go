@@ -15,7 +15,7 @@ func bucketOffsets(in map[string]int64, what string) (map[int]int64, error) {
 }
 
 // checkCompression accepts "" (batches as stored: see
-// ReadStream.SendEncoded) and the values of compressions.
+// ReadStream.SendEncoded) and the values of protocol.Compressions.
 func checkCompression(c string) error {
 	if c == "" || slices.Contains(protocol.Compressions, c) {
 		return nil

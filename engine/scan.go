@@ -29,3 +29,8 @@ type ScanPlan struct {
 	Buckets        int
 	LakeSnapshotID *int64
 }
+
+// ticketRanges is a ticket's ranges: its own, then those of Then.
+func ticketRanges(tk protocol.Ticket) []protocol.TicketRange {
+	return append([]protocol.TicketRange{{Bucket: tk.Bucket, Start: tk.Start, Stop: tk.Stop}}, tk.Then...)
+}

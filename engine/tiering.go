@@ -113,12 +113,9 @@ func (s scheduled) LastRound() time.Time {
 	return s.t.tier.lastRound
 }
 
-func (s scheduled) Round(ctx context.Context) {
-	s.e.tierRound(ctx, s.t) // failures are logged
-	if s.e.compactionDue(s.t) {
-		s.e.compactLake(ctx, s.t) // failures are logged
-	}
-}
+func (s scheduled) Round(ctx context.Context)   { s.e.tierRound(ctx, s.t) } // failures are logged
+func (s scheduled) CompactionDue() bool         { return s.e.compactionDue(s.t) }
+func (s scheduled) Compact(ctx context.Context) { s.e.compactLake(ctx, s.t) } // failures are logged
 
 // Idle opens the lake table early, so that its lag is known before its first
 // round; a failure shows in the round.

@@ -12,9 +12,9 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/framestats"
 	"github.com/fluxgate-io/fluxgate/internal/ipcmsg"
 	"github.com/fluxgate-io/fluxgate/logstore"
-	"github.com/fluxgate-io/fluxgate/predicate"
 	"github.com/fluxgate-io/fluxgate/protocol"
 	"github.com/fluxgate-io/fluxgate/row"
 )
@@ -195,7 +195,7 @@ func (w *WriteStream) SubmitReceived(ctx context.Context, rec arrow.RecordBatch,
 	batches := make([]logstore.Part, 0, len(parts))
 	size := 0
 	for _, p := range parts {
-		meta := logstore.BatchMeta{SchemaID: w.info.SchemaID, WriterID: writer.ID, WriterSeq: -1, Stats: predicate.ComputeStats(p.rec)}
+		meta := logstore.BatchMeta{SchemaID: w.info.SchemaID, WriterID: writer.ID, WriterSeq: -1, Stats: framestats.Compute(p.rec)}
 		if writer.ID != "" {
 			meta.WriterSeq = seq
 		}

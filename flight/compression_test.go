@@ -159,9 +159,9 @@ func TestChangelogCompressionThroughPlainFlight(t *testing.T) {
 	}
 }
 
-// An LZ4 table's log holds LZ4 blocks, not Arrow's LZ4 frames: by default
-// its batches go out uncompressed, which every Arrow reader reads.
-func TestDefaultReadOfAnLZ4TableIsUncompressed(t *testing.T) {
+// An LZ4 table's log holds Arrow's LZ4 frames per buffer: by default its
+// batches go out as stored, LZ4-compressed, and plain Flight reads them.
+func TestDefaultReadOfAnLZ4TableIsAsStored(t *testing.T) {
 	ts := start(t, engine.Options{})
 	ctx := ctxT(t)
 	spec := ordersSpec("orders", 1, "")
@@ -199,8 +199,8 @@ func TestDefaultReadOfAnLZ4TableIsUncompressed(t *testing.T) {
 		if err != nil {
 			t.Fatalf("message %d: %v", i+1, err)
 		}
-		if rb.Codec != ipcmsg.CodecNone {
-			t.Fatalf("message %d has codec %s, want none", i+1, rb.Codec)
+		if rb.Codec != ipcmsg.CodecLZ4Frame {
+			t.Fatalf("message %d has codec %s, want lz4_frame", i+1, rb.Codec)
 		}
 	}
 }

@@ -21,22 +21,8 @@ func pathTable(d *flight.FlightDescriptor) (string, error) {
 	return "", errs.New(errs.Invalid, "descriptor path %q: want [database, table] or [table]", strings.Join(d.Path, "/"))
 }
 
-// parseCommand decodes a CMD descriptor: exactly one of its fields is set.
 func parseCommand(d *flight.FlightDescriptor) (protocol.Command, error) {
-	var c protocol.Command
-	if err := protocol.DecodeJSON(d.Cmd, "descriptor command", &c); err != nil {
-		return c, err
-	}
-	n := 0
-	for _, set := range []bool{c.Scan != nil, c.Write != nil, c.Lookup != nil} {
-		if set {
-			n++
-		}
-	}
-	if n != 1 {
-		return c, errs.New(errs.Invalid, `descriptor command: want exactly one of "scan", "write" or "lookup"`)
-	}
-	return c, nil
+	return protocol.DecodeCommand(d.Cmd)
 }
 
 // readRequest reads what a GetFlightInfo or GetSchema descriptor asks for: a

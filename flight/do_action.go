@@ -233,7 +233,7 @@ func (s *Service) listOffsets(ctx context.Context, body []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	return map[string]any{"offsets": offs}, nil // protocol.OffsetsResult
+	return map[string]any{"offsets": offs}, nil // protocol.OffsetsResult's JSON; the engine keys buckets as strings
 }
 
 func (s *Service) undo(ctx context.Context, body []byte) (any, error) {

@@ -59,7 +59,7 @@ func (s *Service) doExchange(stream flight.FlightService_DoExchangeServer) error
 		if err != nil {
 			return err
 		}
-		md, _ := json.Marshal(meta)
+		md, _ := json.Marshal(protocol.LookupMeta(meta))
 		err = w.WriteWithAppMetadata(ans, md)
 		ans.Release()
 		if err != nil {

@@ -109,7 +109,7 @@ func (w *batchWriter) writeEncoded(msg engine.EncodedBatch, meta protocol.BatchM
 			return err
 		}
 	}
-	md, err := json.Marshal(meta)
+	md, err := json.Marshal(protocol.BatchMeta(meta))
 	if err != nil {
 		return err
 	}
@@ -165,6 +165,6 @@ func (s *Service) inlineLookup(tk protocol.Ticket, stream flight.FlightService_D
 	defer ans.Release()
 	w := flight.NewRecordWriter(stream, ipc.WithSchema(ans.Schema()), ipc.WithAllocator(s.mem))
 	defer w.Close()
-	md, _ := json.Marshal(meta)
+	md, _ := json.Marshal(protocol.LookupMeta(meta))
 	return w.WriteWithAppMetadata(ans, md)
 }

@@ -15,6 +15,7 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/acl"
 	"github.com/fluxgate-io/fluxgate/engine"
+	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
 func (s *Service) DoPut(stream flight.FlightService_DoPutServer) error {
@@ -116,7 +117,7 @@ func (s *Service) ackInOrder(stream flight.FlightService_DoPutServer, pending <-
 		if err != nil {
 			return err
 		}
-		md, err := json.Marshal(res)
+		md, err := json.Marshal(protocol.PutResult(res))
 		if err != nil {
 			return err
 		}

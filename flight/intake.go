@@ -10,10 +10,11 @@ package flight
 //   - a decoded batch is fully validated (arrow-go's ValidateFull: offsets,
 //     validity bitmaps, null counts, buffer sizes), so a malformed one is
 //     INVALID_ARGUMENT naming its column, and nothing of it is applied;
-//   - a ZSTD-compressed batch is decompressed here (ipcmsg, checking that
-//     every buffer decompresses to the length it claims), and kept as
-//     received beside the decoded batch, so that a ZSTD table stores its
-//     buffers without compressing them again (Received).
+//   - a batch compressed with ZSTD or LZ4 frames is decompressed here
+//     (ipcmsg, checking that every buffer decompresses to the length it
+//     claims), and kept as received beside the decoded batch, so that a
+//     table of its codec stores its buffers without compressing them again
+//     (Received).
 
 import (
 	"context"
@@ -82,7 +83,7 @@ func (in *intake) Next() bool {
 		return false
 	}
 	in.recv = nil
-	if z := in.src.zstd; z.meta != nil {
+	if z := in.src.compressed; z.meta != nil {
 		in.recv = engine.NewReceived(in.r.Schema(), z.meta, z.body)
 	}
 	in.batches++
@@ -93,7 +94,7 @@ func (in *intake) Next() bool {
 func (in *intake) Batch() arrow.RecordBatch { return in.r.RecordBatch() }
 
 // Received is the batch Next read as it was received, if it came
-// ZSTD-compressed (else nil).
+// compressed (else nil).
 func (in *intake) Received() *engine.Received { return in.recv }
 
 // Take hands the caller the budget bytes of the batch Next read; the caller
@@ -185,7 +186,8 @@ type intakeSource struct {
 	reserve int64       // held before each Recv
 	held    int64       // of messages received and not yet taken
 	schema  bool        // whether the schema message has come
-	zstd    struct {    // the last batch, if it came ZSTD-compressed
+	// compressed is the last batch, if it came compressed.
+	compressed struct {
 		meta *ipcmsg.RecordBatch
 		body []byte
 	}
@@ -239,12 +241,12 @@ func (s *intakeSource) releaseHeld() {
 	s.held = 0
 }
 
-// decompress keeps a batch as received if it is ZSTD-compressed and returns
-// the message to decode: that batch decompressed, or msg.
+// decompress keeps a batch as received if it is compressed and returns the
+// message to decode: that batch decompressed, or msg.
 func (s *intakeSource) decompress(msg *flight.FlightData, rb *ipcmsg.RecordBatch) (*flight.FlightData, error) {
-	s.zstd.meta, s.zstd.body = nil, nil
-	if rb.Codec != ipcmsg.CodecZstd {
-		return msg, nil // LZ4 frames: arrow-go's reader decompresses them
+	s.compressed.meta, s.compressed.body = nil, nil
+	if rb.Codec == ipcmsg.CodecNone {
+		return msg, nil
 	}
 	// Go memory, as received messages are: the decoded arrays may be kept
 	// (Arrow's String.Value aliases the body) after the batch is released.
@@ -252,7 +254,7 @@ func (s *intakeSource) decompress(msg *flight.FlightData, rb *ipcmsg.RecordBatch
 	if err != nil {
 		return nil, errs.New(errs.Invalid, "%s: malformed compressed batch: %w", s.rpc, err)
 	}
-	s.zstd.meta, s.zstd.body = rb, msg.DataBody
+	s.compressed.meta, s.compressed.body = rb, msg.DataBody
 	return &flight.FlightData{
 		FlightDescriptor: msg.FlightDescriptor, AppMetadata: msg.AppMetadata,
 		DataHeader: out.Marshal(), DataBody: body.Bytes()[:out.BodyLength],

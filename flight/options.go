@@ -10,7 +10,7 @@ import (
 
 // ServerOptions are the gRPC server options the Flight service is built
 // for; a server that registers New(eng, opts) should pass
-// ServerOptions(opts) (cmd/fluxgate does): the message limit the service
+// ServerOptions(opts) (package server does): the message limit the service
 // checks against (Limits.MessageBytes), a codec that copies a received batch
 // once instead of twice, and interceptors that turn a handler's panic into
 // INTERNAL instead of ending the process (recover.go).

@@ -119,7 +119,8 @@ func wantLines(t *testing.T, got []string, want ...string) {
 	}
 }
 
-// Reference §3.2: +I(1,2.0,apple), +I(1,4.0,banana), -D(1) give offsets
+// Fluss's worked example (fluss.apache.org/docs/table-design/table-types/pk-table/):
+// +I(1,2.0,apple), +I(1,4.0,banana), -D(1) give offsets
 // 0 +I, 1 -U, 2 +U, 3 -D, and the plain name reads the state.
 func TestPrimaryKeyChangelogWorkedExample(t *testing.T) {
 	ts := start(t, engine.Options{})
@@ -145,7 +146,9 @@ func TestPrimaryKeyChangelogWorkedExample(t *testing.T) {
 	}
 }
 
-// Reference §3.4's partial-update table, step by step, through the server.
+// The partial-update example of Fluss's primary-key table documentation
+// (fluss.apache.org/docs/table-design/table-types/pk-table/), step by step,
+// through the server.
 func TestPartialUpdateWorkedExample(t *testing.T) {
 	ts := start(t, engine.Options{})
 	if _, err := ts.cl.CreateTable(ctxT(t), pkSpec("t", nil), false); err != nil {
@@ -177,7 +180,8 @@ func TestPartialUpdateWorkedExample(t *testing.T) {
 	wantLines(t, dump(t, ts, client.ScanRequest{Table: "t"}), "2 NULL NULL")
 }
 
-// Reference §12: an aggregation sink checkpoints offsets, writes more, fails
+// Fluss's undo recovery (FIP-21; fluss-flink's sink/undo): an aggregation
+// sink checkpoints offsets, writes more, fails
 // over; undo restores the checkpoint state and appears in the changelog.
 func TestUndoWorkedExample(t *testing.T) {
 	ts := start(t, engine.Options{})

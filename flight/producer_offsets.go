@@ -26,7 +26,8 @@ func (s *Service) registerProducerOffsets(ctx context.Context, body []byte) (any
 	if err != nil {
 		return nil, err
 	}
-	return s.eng.RegisterProducerOffsets(ctx, req)
+	res, err := s.eng.RegisterProducerOffsets(ctx, req)
+	return protocol.RegisterResult(res), err
 }
 
 func (s *Service) getProducerOffsets(ctx context.Context, body []byte) (any, error) {

@@ -13,9 +13,10 @@ import (
 )
 
 // Batches sent compressed (or not) read back as sent from a table of every
-// codec, whether a ZSTD table stores them as received (one bucket, the
-// columns in any order) or splits them by bucket and encodes the parts, and
-// whether the scan asks for batches as stored or uncompressed.
+// codec, whether a ZSTD or LZ4 table stores them as received (one bucket,
+// the columns in any order) or splits them by bucket and encodes the parts,
+// and whether the scan asks for batches as stored, uncompressed or
+// compressed with either codec.
 func TestCompressedWritesReadBack(t *testing.T) {
 	ts := start(t, engine.Options{})
 	ctx := ctxT(t)
@@ -50,7 +51,7 @@ func TestCompressedWritesReadBack(t *testing.T) {
 			if err := w.Close(); err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
-			for _, read := range []string{"", "none", "zstd"} {
+			for _, read := range []string{"", "none", "zstd", "lz4_frame"} {
 				checkOrders(t, ts, client.ScanRequest{Table: name, Compression: read}, 6000)
 			}
 		}

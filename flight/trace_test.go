@@ -23,7 +23,7 @@ import (
 )
 
 // TestRPCSpansCarryTable serves Flight with otelgrpc's stats handler, as
-// cmd/fluxgate does, and checks that the spans of RPCs on a table name it
+// package server does, and checks that the spans of RPCs on a table name it
 // in fluxgate.table and that /metrics has the RPC latency histogram and the
 // bytes scans sent.
 func TestRPCSpansCarryTable(t *testing.T) {

@@ -26,13 +26,7 @@ import (
 type keyIndex struct {
 	snapshot int64 // the snapshot it describes; 0 for an empty lake
 	files    []iceberg.DataFile
-	rows     map[string]rowLoc
-}
-
-// rowLoc is where a row lives: a file of keyIndex.files and a position.
-type rowLoc struct {
-	file int32
-	pos  int64
+	rows     *keyLocs
 }
 
 // errEqualityDeletes is why a snapshot has no key index: a lake written
@@ -42,12 +36,10 @@ var errEqualityDeletes = errors.New("the lake snapshot has equality deletes")
 
 // loadKeyIndex reads the key of every live row of tbl's current snapshot.
 func loadKeyIndex(ctx context.Context, tbl *table.Table, keyIDs []int) (*keyIndex, error) {
-	idx := &keyIndex{rows: map[string]rowLoc{}}
 	snap := tbl.CurrentSnapshot()
 	if snap == nil {
-		return idx, nil
+		return &keyIndex{rows: newKeyLocs(0)}, nil
 	}
-	idx.snapshot = snap.SnapshotID
 	scan := tbl.Scan(table.WithSnapshotID(snap.SnapshotID))
 	defer scan.Close()
 	tasks, err := scan.PlanFiles(ctx)
@@ -60,7 +52,9 @@ func loadKeyIndex(ctx context.Context, tbl *table.Table, keyIDs []int) (*keyInde
 	}
 	deleted := map[string]map[int64]bool{} // data file → deleted positions
 	read := map[string]bool{}
+	var rows int64 // at least the keys, so that the map is sized once
 	for _, task := range tasks {
+		rows += task.File.Count()
 		switch {
 		case len(task.EqualityDeleteFiles) > 0:
 			return nil, errEqualityDeletes
@@ -83,19 +77,20 @@ func loadKeyIndex(ctx context.Context, tbl *table.Table, keyIDs []int) (*keyInde
 			}
 		}
 	}
+	idx := &keyIndex{snapshot: snap.SnapshotID, rows: newKeyLocs(int(rows))}
 	for _, task := range tasks {
-		n := int32(len(idx.files))
+		n := len(idx.files)
 		idx.files = append(idx.files, task.File)
 		dels := deleted[task.File.FilePath()]
 		err := readKeys(ctx, fs, task.File.FilePath(), keyIDs, func(pos int64, key []byte) error {
 			if dels[pos] {
 				return nil
 			}
-			if _, dup := idx.rows[string(key)]; dup {
-				return fmt.Errorf("lake snapshot %d holds two live rows of one primary key (%s at %d)", snap.SnapshotID, task.File.FilePath(), pos)
+			loc, err := newRowLoc(n, pos)
+			if err == nil && !idx.rows.add(key, loc) {
+				err = fmt.Errorf("lake snapshot %d holds two live rows of one primary key (%s at %d)", snap.SnapshotID, task.File.FilePath(), pos)
 			}
-			idx.rows[string(key)] = rowLoc{n, pos}
-			return nil
+			return err
 		})
 		if err != nil {
 			return nil, err
@@ -121,6 +116,9 @@ type addedRow struct {
 	loc rowLoc
 }
 
+// len is how many keys the index holds.
+func (idx *keyIndex) len() int { return idx.rows.len() }
+
 func (idx *keyIndex) change() *indexChange {
 	return &indexChange{idx: idx, retired: map[string]bool{}}
 }
@@ -130,9 +128,9 @@ func (c *indexChange) retire(key []byte) {
 	if c.retired[string(key)] {
 		return
 	}
-	if loc, ok := c.idx.rows[string(key)]; ok {
+	if loc, ok := c.idx.rows.get(key); ok {
 		c.retired[string(key)] = true
-		c.deletes = append(c.deletes, posDelete{c.idx.files[loc.file], loc.pos})
+		c.deletes = append(c.deletes, posDelete{c.idx.files[loc.file], int64(loc.pos)})
 	}
 }
 
@@ -140,12 +138,13 @@ func (c *indexChange) retire(key []byte) {
 // key's earlier row. The round wrote one row per key (it folds each key's
 // changes to its last).
 func (c *indexChange) addFile(ctx context.Context, fs iceio.IO, df iceberg.DataFile, keyIDs []int) error {
-	n := int32(len(c.idx.files) + len(c.files))
+	n := len(c.idx.files) + len(c.files)
 	c.files = append(c.files, df)
 	return readKeys(ctx, fs, df.FilePath(), keyIDs, func(pos int64, key []byte) error {
 		c.retire(key)
-		c.added = append(c.added, addedRow{string(key), rowLoc{n, pos}})
-		return nil
+		loc, err := newRowLoc(n, pos)
+		c.added = append(c.added, addedRow{string(key), loc})
+		return err
 	})
 }
 
@@ -154,10 +153,10 @@ func (c *indexChange) apply(snapshot int64) {
 	idx := c.idx
 	idx.files = append(idx.files, c.files...)
 	for k := range c.retired {
-		delete(idx.rows, k)
+		idx.rows.delete([]byte(k))
 	}
 	for _, a := range c.added {
-		idx.rows[a.key] = a.loc
+		idx.rows.set([]byte(a.key), a.loc)
 	}
 	idx.snapshot = snapshot
 }
@@ -186,11 +185,12 @@ func (idx *keyIndex) followRewrite(ctx context.Context, tbl *table.Table, before
 		if old[task.File.FilePath()] {
 			continue
 		}
-		n := int32(len(idx.files))
+		n := len(idx.files)
 		idx.files = append(idx.files, task.File)
 		err := readKeys(ctx, fs, task.File.FilePath(), keyIDs, func(pos int64, key []byte) error {
-			idx.rows[string(key)] = rowLoc{n, pos}
-			return nil
+			loc, err := newRowLoc(n, pos)
+			idx.rows.set(key, loc)
+			return err
 		})
 		if err != nil {
 			return err

@@ -55,6 +55,9 @@ type Options struct {
 type Lake struct {
 	cat          icecatalog.Catalog
 	beforeCommit func() error
+	// localRoot is the warehouse directory of a filesystem catalog on the
+	// local disk, whose paths new tables write as file:// URIs; "" otherwise.
+	localRoot string
 }
 
 // Open opens the lake's catalog.
@@ -76,7 +79,11 @@ func Open(ctx context.Context, opts Options) (*Lake, error) {
 		if err != nil {
 			return nil, fmt.Errorf("open lake catalog: %w", err)
 		}
-		return &Lake{cat: cat, beforeCommit: opts.BeforeCommit}, nil
+		l := &Lake{cat: cat, beforeCommit: opts.BeforeCommit}
+		if !strings.Contains(opts.Warehouse, "://") || strings.HasPrefix(opts.Warehouse, "file://") {
+			l.localRoot = localPath(opts.Warehouse)
+		}
+		return l, nil
 	}
 	if opts.Warehouse != "" && props["warehouse"] == "" {
 		props["warehouse"] = opts.Warehouse
@@ -103,6 +110,16 @@ func fileURI(warehouse string) string {
 		warehouse = abs
 	}
 	return "file://" + filepath.ToSlash(warehouse)
+}
+
+// localPath is a local warehouse as an absolute path, from a path or a
+// file:// URI.
+func localPath(warehouse string) string {
+	warehouse = strings.TrimPrefix(warehouse, "file://")
+	if abs, err := filepath.Abs(warehouse); err == nil {
+		return abs
+	}
+	return warehouse
 }
 
 // DefaultWarehouse is the embedded warehouse inside a data directory.
@@ -197,8 +214,38 @@ func (l *Lake) create(ctx context.Context, ident table.Identifier, m *mapping) (
 	if err != nil {
 		return nil, err
 	}
-	return l.cat.CreateTable(ctx, ident, m.schema, icecatalog.WithPartitionSpec(&m.spec),
-		icecatalog.WithSortOrder(sort), icecatalog.WithProperties(m.props))
+	if l.localRoot == "" {
+		return l.cat.CreateTable(ctx, ident, m.schema, icecatalog.WithPartitionSpec(&m.spec),
+			icecatalog.WithSortOrder(sort), icecatalog.WithProperties(m.props))
+	}
+	// A local filesystem catalog would make the location the plain path
+	// (iceberg-go's drops the scheme), and every file of the table is named
+	// after it; a path without a scheme is read against whatever default
+	// filesystem a reader has (HDFS for many Spark and Trino setups). So the
+	// table is created by a commit that sets its location as a file:// URI;
+	// its metadata files, which the catalog names, stay plain paths.
+	loc := fileURI(filepath.Join(append([]string{l.localRoot}, ident...)...))
+	meta, err := table.NewMetadata(m.schema, &m.spec, sort, loc, m.props)
+	if err != nil {
+		return nil, err
+	}
+	spec, order := meta.PartitionSpec(), meta.SortOrder()
+	updates := []table.Update{
+		table.NewAssignUUIDUpdate(meta.TableUUID()),
+		table.NewUpgradeFormatVersionUpdate(meta.Version()),
+		table.NewAddSchemaUpdate(meta.CurrentSchema()),
+		table.NewSetCurrentSchemaUpdate(-1),
+		table.NewAddPartitionSpecUpdate(&spec, true),
+		table.NewSetDefaultSpecUpdate(-1),
+		table.NewAddSortOrderUpdate(&order),
+		table.NewSetDefaultSortOrderUpdate(-1),
+		table.NewSetLocationUpdate(loc),
+		table.NewSetPropertiesUpdate(meta.Properties()),
+	}
+	if _, _, err := l.cat.CommitTable(ctx, ident, []table.Requirement{table.AssertCreate()}, updates); err != nil {
+		return nil, err
+	}
+	return l.cat.LoadTable(ctx, ident)
 }
 
 // Drop removes the lake table of a dropped fluxgate table, if it is that
@@ -255,9 +302,10 @@ func (t *Table) Current() (*Snapshot, error) {
 }
 
 // Location is the Iceberg table's location, and MetadataLocation its
-// current metadata file, for readers outside fluxgate.
+// current metadata file, for readers outside fluxgate: a URI, also where the
+// filesystem catalog names the file by a plain path.
 func (t *Table) Location() string         { return t.current().Location() }
-func (t *Table) MetadataLocation() string { return t.current().MetadataLocation() }
+func (t *Table) MetadataLocation() string { return fileURI(t.current().MetadataLocation()) }
 
 // Metadata is the Iceberg table's current metadata, as its current metadata
 // file holds it.

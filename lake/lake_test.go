@@ -19,7 +19,7 @@ import (
 	"github.com/fluxgate-io/fluxgate/predicate"
 )
 
-func tableInfo(t *testing.T, spec catalog.TableSpec, id int64) *catalog.TableInfo {
+func tableInfo(t testing.TB, spec catalog.TableSpec, id int64) *catalog.TableInfo {
 	t.Helper()
 	info, err := catalog.NormalizeSpec(spec, catalog.Defaults{})
 	if err != nil {
@@ -113,7 +113,7 @@ func scanIDs(t *testing.T, mem memory.Allocator, lt *Table, snap int64, bucket i
 	return ids
 }
 
-func usersInfo(t *testing.T) *catalog.TableInfo {
+func usersInfo(t testing.TB) *catalog.TableInfo {
 	return tableInfo(t, catalog.TableSpec{Table: "fluss.users",
 		Columns:    []catalog.Column{col("id", "BIGINT", false), col("name", "STRING", true), col("small", "SMALLINT", true)},
 		PrimaryKey: []string{"id"}, Options: map[string]string{"bucket.num": "2"}}, 7)

@@ -189,7 +189,7 @@ const parallelCompressBytes = 256 << 10
 // received returns the received column that column i of the encoder is,
 // if it can be stored as received.
 func (e *Encoder) received(recv *Received, cols []int, i int) (receivedColumn, bool) {
-	if recv == nil || e.comp.codec != CodecZstd || i >= len(cols) {
+	if recv == nil || recv.codec != e.comp.codec.ipc() || i >= len(cols) {
 		return receivedColumn{}, false
 	}
 	return recv.column(cols[i])
@@ -204,8 +204,7 @@ func (e *Encoder) compressColumns(raw int) {
 	if e.comp.codec == CodecNone {
 		return
 	}
-	// A job is one piece of one buffer (ZSTD: each Arrow buffer on its own)
-	// or of one body (LZ4).
+	// A job is one piece of one Arrow buffer.
 	type job struct {
 		cw  *columnWriter
 		buf int
@@ -219,12 +218,6 @@ func (e *Encoder) compressColumns(raw int) {
 			continue
 		}
 		body := cw.flatBody()
-		if !e.byBuffer() {
-			for _, chunk := range e.comp.chunks(body) {
-				jobs = append(jobs, job{cw: cw, src: chunk})
-			}
-			continue
-		}
 		var err error
 		if cw.layout, err = ipcmsg.Parse(cw.meta); err != nil {
 			continue // not a batch arrow-go wrote: stored as it is
@@ -243,14 +236,11 @@ func (e *Encoder) compressColumns(raw int) {
 	} else {
 		parallel.For(len(jobs), compress)
 	}
-	// A buffer (or body) is stored compressed if each of its pieces
-	// compressed and together they save space.
+	// A buffer is stored compressed if each of its pieces compressed and
+	// together they save space.
 	for i := 0; i < len(jobs); {
 		cw := jobs[i].cw
-		var packed [][]byte
-		if e.byBuffer() {
-			packed = make([][]byte, len(cw.layout.Buffers))
-		}
+		packed := make([][]byte, len(cw.layout.Buffers))
 		saved := false
 		for i < len(jobs) && jobs[i].cw == cw {
 			j, out, ok, n := i, jobs[i].out, jobs[i].ok, len(jobs[i].src)
@@ -260,22 +250,12 @@ func (e *Encoder) compressColumns(raw int) {
 				n += len(jobs[i].src)
 			}
 			if ok && len(out) < n {
-				saved = true
-				if packed == nil {
-					cw.packed = [][]byte{out}
-				} else {
-					packed[jobs[j].buf] = out
-				}
+				saved, packed[jobs[j].buf] = true, out
 			}
 		}
-		switch {
-		case !saved:
-			cw.packed = nil
-		case packed != nil:
-			layout, pieces := cw.layout.Compress(cw.flatBody(), ipcmsg.CodecZstd, packed)
+		if saved {
+			layout, pieces := cw.layout.Compress(cw.flatBody(), e.comp.codec.ipc(), packed)
 			cw.meta, cw.packed = layout.Marshal(), pieces
-			cw.rawLen = cw.bodyLen
-		default:
 			cw.rawLen = cw.bodyLen
 		}
 	}
@@ -283,9 +263,10 @@ func (e *Encoder) compressColumns(raw int) {
 
 // byBuffer reports whether columns are compressed by Arrow buffer, as Arrow
 // IPC's BUFFER body compression does, so that a read may send them on
-// without decompressing. ZSTD frames are; LZ4 frames compress each column
-// body whole (Arrow's LZ4 is the frame format, the store's the block one).
-func (e *Encoder) byBuffer() bool { return e.comp.codec == CodecZstd }
+// without decompressing: every compressed frame the encoder writes is (ZSTD
+// frames, and LZ4 frames as Arrow's LZ4 frame per buffer). Frames written
+// before compressed each column body whole (LZ4: as one LZ4 block).
+func (e *Encoder) byBuffer() bool { return e.comp.codec != CodecNone }
 
 // flatBody returns the column's body in one piece. Compressed columns may
 // reference it (their incompressible buffers), so it is not reused.

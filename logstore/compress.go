@@ -7,13 +7,16 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 	"github.com/pierrec/lz4/v4"
+
+	"github.com/fluxgate-io/fluxgate/internal/ipcmsg"
 )
 
-// Column bodies are compressed whole, each on its own, so that projection
-// still reads only the projected columns. arrow-go's IPC buffer compression
-// would do the same per buffer, but it builds a new zstd decoder for every
-// message, which made reading a zstd column ten times slower than reading it
-// raw; these codecs are shared and safe for concurrent use.
+// Each column's Arrow buffers are compressed on their own, as Arrow IPC's
+// BUFFER body compression does, so that projection still reads only the
+// projected columns and a read may send them on as stored. The compression
+// is done here rather than by arrow-go's IPC writer, which builds a new zstd
+// decoder for every message and never retries; these codecs are shared and
+// safe for concurrent use.
 
 // Codec is the compression of a frame's column bodies.
 type Codec uint8
@@ -23,6 +26,18 @@ const (
 	CodecLZ4
 	CodecZstd
 )
+
+// ipc is the Arrow IPC codec of the column bodies of frames compressed by
+// buffer.
+func (c Codec) ipc() ipcmsg.Codec {
+	switch c {
+	case CodecLZ4:
+		return ipcmsg.CodecLZ4Frame
+	case CodecZstd:
+		return ipcmsg.CodecZstd
+	}
+	return ipcmsg.CodecNone
+}
 
 func (c Codec) String() string {
 	switch c {
@@ -120,13 +135,7 @@ func (c *compressor) compress(dst, src []byte) ([]byte, bool) {
 			dst = c.retry.EncodeAll(src, dst[:n])
 		}
 	case CodecLZ4:
-		dst = append(dst, make([]byte, lz4.CompressBlockBound(len(src)))...)
-		var lc lz4.Compressor // holds its own hash table: one per call, so columns compress in parallel
-		m, err := lc.CompressBlock(src, dst[n:])
-		if err != nil || m == 0 {
-			return dst[:n], false
-		}
-		dst = dst[:n+m]
+		dst = ipcmsg.AppendLZ4Frame(dst, src)
 	default:
 		return dst, false
 	}
@@ -141,9 +150,11 @@ func (c *compressor) compress(dst, src []byte) ([]byte, bool) {
 // byte-exactly.
 const decompressSlack = 16
 
-// decompress decompresses src into dst, which it must fill exactly. Give
-// dst decompressSlack bytes of spare capacity (they may be overwritten)
-// for speed.
+// decompress decompresses a column body compressed whole, as frames
+// without attrByBuffer store them (ZSTD before the store compressed by
+// buffer, LZ4 blocks before it wrote Arrow's LZ4 frames), into dst, which it
+// must fill exactly. Give dst decompressSlack bytes of spare capacity (they
+// may be overwritten) for speed.
 func decompress(codec Codec, src, dst []byte) error {
 	switch codec {
 	case CodecZstd:

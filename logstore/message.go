@@ -6,8 +6,8 @@ import (
 	"github.com/fluxgate-io/fluxgate/internal/ipcmsg"
 )
 
-// Message is an Arrow IPC record batch message with ZSTD buffer
-// compression.
+// Message is an Arrow IPC record batch message with the buffer compression
+// (ZSTD or LZ4 frames) of the frame it was made of.
 type Message struct {
 	Meta     []byte   // flatbuffer metadata
 	Body     [][]byte // the body, in pieces
@@ -33,7 +33,8 @@ func (f *Frame) Message(cols []MessageColumn) (msg Message, ok bool) {
 	if !f.byBuffer {
 		return Message{}, false
 	}
-	out := &ipcmsg.RecordBatch{Length: int64(f.Rows), Codec: ipcmsg.CodecZstd}
+	codec := f.codec.ipc()
+	out := &ipcmsg.RecordBatch{Length: int64(f.Rows), Codec: codec}
 	pad := make([]byte, 8)
 	for _, c := range cols {
 		var layout *ipcmsg.RecordBatch
@@ -45,7 +46,7 @@ func (f *Frame) Message(cols []MessageColumn) (msg Message, ok bool) {
 			}
 			raw = int(layout.BodyLength)
 		} else {
-			if layout, pieces, ok = f.storedColumn(c.Stored); !ok {
+			if layout, pieces, ok = f.storedColumn(c.Stored, codec); !ok {
 				return Message{}, false
 			}
 			if raw = f.rawLens[c.Stored]; raw == 0 {
@@ -55,7 +56,7 @@ func (f *Frame) Message(cols []MessageColumn) (msg Message, ok bool) {
 		if layout.Codec == ipcmsg.CodecNone {
 			// Stored raw because compression saved nothing, or made up:
 			// in a compressed message its buffers say so by a -1 prefix.
-			layout, pieces = layout.Compress(joined(pieces), ipcmsg.CodecZstd, nil)
+			layout, pieces = layout.Compress(joined(pieces), codec, nil)
 		}
 		for _, b := range layout.Buffers {
 			out.Buffers = append(out.Buffers, ipcmsg.Buffer{Offset: out.BodyLength + b.Offset, Length: b.Length})
@@ -75,8 +76,8 @@ func (f *Frame) Message(cols []MessageColumn) (msg Message, ok bool) {
 }
 
 // storedColumn returns the layout and body of the column at position i of
-// the projection, as stored.
-func (f *Frame) storedColumn(i int) (*ipcmsg.RecordBatch, [][]byte, bool) {
+// the projection, as stored: compressed with codec, or not at all.
+func (f *Frame) storedColumn(i int, codec ipcmsg.Codec) (*ipcmsg.RecordBatch, [][]byte, bool) {
 	if i < 0 || i >= len(f.cols) || f.rawLens[i] == missingColumn {
 		return nil, nil, false
 	}
@@ -84,7 +85,7 @@ func (f *Frame) storedColumn(i int) (*ipcmsg.RecordBatch, [][]byte, bool) {
 	if err != nil || layout.Length != int64(f.Rows) || layout.BodyLength != int64(len(f.bodies[i])) {
 		return nil, nil, false
 	}
-	if layout.Codec != ipcmsg.CodecZstd && layout.Codec != ipcmsg.CodecNone {
+	if layout.Codec != codec && layout.Codec != ipcmsg.CodecNone {
 		return nil, nil, false
 	}
 	return layout, [][]byte{f.bodies[i]}, true

@@ -12,15 +12,21 @@ import (
 	"github.com/fluxgate-io/fluxgate/internal/ipcmsg"
 )
 
-// A ZSTD frame's columns go out as one compressed Arrow IPC message that
-// arrow-go's own reader (as any Arrow reader) decodes to the rows appended,
-// in the order asked for, whether a column was stored compressed or raw,
-// with columns made up by the caller among them.
+// A ZSTD or LZ4 frame's columns go out as one compressed Arrow IPC message
+// that arrow-go's own reader (as any Arrow reader) decodes to the rows
+// appended, in the order asked for, whether a column was stored compressed
+// or raw, with columns made up by the caller among them.
 func TestFrameMessageIsStandardCompressedIPC(t *testing.T) {
+	for _, codec := range []Codec{CodecZstd, CodecLZ4} {
+		t.Run(codec.String(), func(t *testing.T) { testFrameMessage(t, codec) })
+	}
+}
+
+func testFrameMessage(t *testing.T, codec Codec) {
 	mem := checkedMem(t)
 	tbl := mustOpen(t, t.TempDir(), 1, Options{})
 	defer tbl.Close()
-	enc := newEncoder(t, CodecZstd, mem)
+	enc := newEncoder(t, codec, mem)
 	appendRows(t, tbl, enc, mem, 0, 0, 1, nil)          // too small to compress: stored raw
 	appendRows(t, tbl, enc, mem, 0, 1, 5000, nil)       // compressed
 	appendRows(t, tbl, enc, mem, 0, 5001, 300_000, nil) // 2.4 MB of ids, compressed in pieces
@@ -45,6 +51,9 @@ func TestFrameMessageIsStandardCompressedIPC(t *testing.T) {
 		if !ok {
 			t.Fatalf("frame at %d: no message", f.BaseOffset)
 		}
+		if c := ipcmsg.CodecOf(msg.Meta); c != codec.ipc() {
+			t.Fatalf("frame at %d: a %s message", f.BaseOffset, c)
+		}
 		body := bytes.Join(msg.Body, nil)
 		if len(body) != msg.BodyLen {
 			t.Fatalf("frame at %d: body of %d bytes, BodyLen %d", f.BaseOffset, len(body), msg.BodyLen)
@@ -68,14 +77,23 @@ func TestFrameMessageIsStandardCompressedIPC(t *testing.T) {
 	}
 }
 
+// Frames not compressed by buffer (uncompressed, and those of older stores:
+// testdata) make no message.
 func TestFrameMessageNeedsBufferCompression(t *testing.T) {
 	mem := checkedMem(t)
-	for _, codec := range []Codec{CodecNone, CodecLZ4} {
-		tbl := mustOpen(t, t.TempDir(), 1, Options{})
-		appendRows(t, tbl, newEncoder(t, codec, mem), mem, 0, 0, 5000, nil)
+	tbl := mustOpen(t, t.TempDir(), 1, Options{})
+	appendRows(t, tbl, newEncoder(t, CodecNone, mem), mem, 0, 0, 5000, nil)
+	eachFrame(t, tbl, func(f *Frame) {
+		if _, ok := f.Message([]MessageColumn{{Stored: 0}}); ok {
+			t.Error("uncompressed frame: a compressed message")
+		}
+	})
+	tbl.Close()
+	for _, name := range oldSegments {
+		tbl := openOldSegment(t, name)
 		eachFrame(t, tbl, func(f *Frame) {
 			if _, ok := f.Message([]MessageColumn{{Stored: 0}}); ok {
-				t.Errorf("%s frame: a ZSTD message without decompressing", codec)
+				t.Errorf("%s: frame at %d makes a message without decompressing", name, f.BaseOffset)
 			}
 		})
 		tbl.Close()

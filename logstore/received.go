@@ -7,12 +7,14 @@ import (
 )
 
 // Received is a record batch as a writer sent it, its buffers compressed
-// with ZSTD by Arrow IPC's BUFFER method: what a ZSTD table stores. An
-// Encoder stores its columns as received, without compressing them again
-// (EncodeReceived); the caller has decoded and checked the batch, and
-// computed its statistics, from the same bytes.
+// by Arrow IPC's BUFFER method with ZSTD or LZ4 frames: what a table of
+// that codec stores. An Encoder of the same codec stores its columns as
+// received, without compressing them again (EncodeReceived); the caller has
+// decoded and checked the batch, and computed its statistics, from the same
+// bytes.
 type Received struct {
-	cols []receivedColumn // per column of the batch; nil layout: not storable as received
+	codec ipcmsg.Codec
+	cols  []receivedColumn // per column of the batch; nil layout: not storable as received
 }
 
 // receivedColumn is one column of a received batch, cut out as a frame
@@ -24,18 +26,18 @@ type receivedColumn struct {
 }
 
 // NewReceived cuts the columns of a received batch (its metadata and body)
-// of schema apart. It returns nil when the batch is not ZSTD-compressed or
-// no column can be stored as received: all columns must be flat (so that
-// their buffers are known from their types), and a column is stored as
-// received when its buffers are 8-byte aligned.
+// of schema apart. It returns nil when the batch is not compressed with
+// ZSTD or LZ4 frames or no column can be stored as received: all columns
+// must be flat (so that their buffers are known from their types), and a
+// column is stored as received when its buffers are 8-byte aligned.
 func NewReceived(schema *arrow.Schema, meta *ipcmsg.RecordBatch, body []byte) *Received {
-	if meta.Codec != ipcmsg.CodecZstd || int64(len(body)) < meta.BodyLength {
+	if meta.Codec != ipcmsg.CodecZstd && meta.Codec != ipcmsg.CodecLZ4Frame || int64(len(body)) < meta.BodyLength {
 		return nil
 	}
 	if len(meta.Nodes) != schema.NumFields() {
 		return nil // nested columns: their buffers are not counted here
 	}
-	r := &Received{cols: make([]receivedColumn, schema.NumFields())}
+	r := &Received{codec: meta.Codec, cols: make([]receivedColumn, schema.NumFields())}
 	found, buf := false, 0
 	for i, f := range schema.Fields() {
 		lens, ok := flatLayout(f.Type)
@@ -75,7 +77,7 @@ func receivedColumnOf(meta *ipcmsg.RecordBatch, node ipcmsg.Node, bufs []ipcmsg.
 		return receivedColumn{}
 	}
 	end = min(int64(align8(int(end))), int64(len(body)))
-	col := &ipcmsg.RecordBatch{Length: meta.Length, Nodes: []ipcmsg.Node{node}, Codec: ipcmsg.CodecZstd, BodyLength: end - start}
+	col := &ipcmsg.RecordBatch{Length: meta.Length, Nodes: []ipcmsg.Node{node}, Codec: meta.Codec, BodyLength: end - start}
 	for _, b := range bufs {
 		if b.Length == 0 {
 			col.Buffers = append(col.Buffers, ipcmsg.Buffer{})

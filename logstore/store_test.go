@@ -545,38 +545,51 @@ func TestFailedFrameWriteBreaksTheLog(t *testing.T) {
 	tbl.Close()
 }
 
-// Frames written before columns were compressed by Arrow buffer (their ZSTD
-// bodies compressed whole) still read: testdata holds a segment of two such
-// frames, ids 0 to 3099.
-func TestZstdWholeBodyFramesStillRead(t *testing.T) {
-	mem := checkedMem(t)
-	old, err := os.ReadFile(filepath.Join("testdata", "zstd-whole-bodies.log"))
+// oldSegments are segments in testdata of two frames each, ids 0 to 3099,
+// written before columns were compressed by Arrow buffer: ZSTD bodies
+// compressed whole, and LZ4 bodies as one LZ4 block each.
+var oldSegments = map[Codec]string{CodecZstd: "zstd-whole-bodies.log", CodecLZ4: "lz4-block-bodies.log"}
+
+// openOldSegment opens a table of one bucket made of the testdata segment.
+func openOldSegment(t *testing.T, name string) *Table {
+	t.Helper()
+	old, err := os.ReadFile(filepath.Join("testdata", name))
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
 	writeSegment(t, dir, old)
-	tbl := mustOpen(t, dir, 1, Options{})
-	defer tbl.Close()
-	dec := NewDecoder(testSchema, mem)
-	next := 0
-	eachFrame(t, tbl, func(f *Frame) {
-		if f.byBuffer || f.codec != CodecZstd || f.compressed() == 0 {
-			t.Fatalf("frame at %d: byBuffer %v, codec %s, %d compressed bytes: not an old ZSTD frame", f.BaseOffset, f.byBuffer, f.codec, f.compressed())
-		}
-		rec, err := f.Record(dec, testSchema)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want := makeRecord(t, mem, next, f.Rows)
-		if !array.RecordEqual(rec, want) {
-			t.Errorf("frame at %d reads\n%v\nwant\n%v", f.BaseOffset, rec, want)
-		}
-		next += f.Rows
-		rec.Release()
-		want.Release()
-	})
-	if next != 3100 {
-		t.Fatalf("read %d rows, want 3100", next)
+	return mustOpen(t, dir, 1, Options{})
+}
+
+// Frames written before columns were compressed by Arrow buffer still read.
+func TestWholeBodyFramesStillRead(t *testing.T) {
+	for codec, name := range oldSegments {
+		t.Run(codec.String(), func(t *testing.T) {
+			mem := checkedMem(t)
+			tbl := openOldSegment(t, name)
+			defer tbl.Close()
+			dec := NewDecoder(testSchema, mem)
+			next := 0
+			eachFrame(t, tbl, func(f *Frame) {
+				if f.byBuffer || f.codec != codec || f.compressed() == 0 {
+					t.Fatalf("frame at %d: byBuffer %v, codec %s, %d compressed bytes: not an old %s frame", f.BaseOffset, f.byBuffer, f.codec, f.compressed(), codec)
+				}
+				rec, err := f.Record(dec, testSchema)
+				if err != nil {
+					t.Fatal(err)
+				}
+				want := makeRecord(t, mem, next, f.Rows)
+				if !array.RecordEqual(rec, want) {
+					t.Errorf("frame at %d reads\n%v\nwant\n%v", f.BaseOffset, rec, want)
+				}
+				next += f.Rows
+				rec.Release()
+				want.Release()
+			})
+			if next != 3100 {
+				t.Fatalf("read %d rows, want 3100", next)
+			}
+		})
 	}
 }

@@ -11,7 +11,8 @@ import (
 	"github.com/fluxgate-io/fluxgate/row"
 )
 
-// aggregator is one column's aggregate function (semantics §4.4).
+// aggregator is one column's aggregate function (Fluss's aggregation merge
+// engine: AggregateRowMerger and its aggregate/ functions).
 type aggregator struct {
 	name     string
 	nullWins bool                           // last_value: a NULL input overwrites the accumulator
@@ -80,7 +81,8 @@ func newAggregator(name string, t arrow.DataType, delimiter string) (*aggregator
 	case "first_value", "first_value_ignore_nulls":
 		// Both keep the accumulator once it is non-NULL: Fluss's first_value has
 		// no "initialized" flag, so a NULL stored first is replaced by the next
-		// non-NULL input (semantics §18.2; the code wins over the docs).
+		// non-NULL input (FieldFirstValueAgg; Fluss's documentation says otherwise,
+		// and the code wins).
 		a.fn = keepAccumulator
 	case "listagg", "string_agg":
 		if t.ID() == arrow.STRING {

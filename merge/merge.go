@@ -401,7 +401,7 @@ func (w *Write) Delete(old row.Row) (remove bool, stored row.Row, changes []Chan
 	return true, nil, w.emit(Change{Delete, old}), nil
 }
 
-// UndoOf is §12's inverse of the first changelog record of a key after a
+// UndoOf is undo recovery's (Fluss's FIP-21, UndoComputer) inverse of the first changelog record of a key after a
 // baseline: the write (under OVERWRITE) that restores the key's state at the
 // baseline. +I: delete the key; -U or -D: upsert that row; +U: nothing (its
 // -U came first, or, in a WAL changelog, the state before it is unknown).

@@ -18,7 +18,7 @@ package merge_test
 //	delete (k, ...)          one key, values of the primary key
 //	offset n                 the offset of the next changelog row
 //	checkpoint               remembers the log end offset and the table's rows
-//	undo [a, b]              §12: restores the checkpoint by OVERWRITE writes (of
+//	undo [a, b]              undo recovery (FIP-21): restores the checkpoint by OVERWRITE writes (of
 //	                         those target columns) computed from the changelog
 //	state                    every row, in key order
 //	log                      the changelog so far
@@ -290,7 +290,7 @@ func (h *harness) nextID() (int64, error) {
 	return h.lastID, nil
 }
 
-// undo is §12 against this table: the first changelog row of each key since
+// undo is Fluss's undo recovery (FIP-21) against this table: the first changelog row of each key since
 // the baseline, inverted, written with OVERWRITE.
 func (h *harness) undo(arg string) []string {
 	target, err := h.columns(arg)

@@ -9,6 +9,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/fluxgate-io/fluxgate/framestats"
 )
 
 var benchSchema = arrow.NewSchema([]arrow.Field{
@@ -50,17 +52,17 @@ func BenchmarkComputeStats(b *testing.B) {
 	b.SetBytes(rec.NumRows() * 4) // per cell: MB/s reads as million cells per second
 	b.ReportAllocs()
 	for b.Loop() {
-		ComputeStats(rec)
+		framestats.Compute(rec)
 	}
 }
 
 func BenchmarkDecodeStats(b *testing.B) {
 	rec := benchBatch(memory.NewGoAllocator())
 	defer rec.Release()
-	block, types := ComputeStats(rec), arrowTypes(benchSchema)
+	block, types := framestats.Compute(rec), arrowTypes(benchSchema)
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := DecodeStats(block, types); err != nil {
+		if _, err := framestats.Decode(block, types); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -101,7 +103,7 @@ func BenchmarkFilter(b *testing.B) {
 func BenchmarkMayMatch(b *testing.B) {
 	rec := benchBatch(memory.NewGoAllocator())
 	defer rec.Release()
-	stats, err := DecodeStats(ComputeStats(rec), arrowTypes(benchSchema))
+	stats, err := framestats.Decode(framestats.Compute(rec), arrowTypes(benchSchema))
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -118,22 +120,5 @@ func BenchmarkMayMatch(b *testing.B) {
 		if bound.MayMatch(rec.NumRows(), stats) {
 			b.Fatal("may match")
 		}
-	}
-}
-
-// BenchmarkMinMaxLowCardinality: string statistics of a column of a few
-// distinct values, most of them equal to the least or the greatest.
-func BenchmarkMinMaxLowCardinality(b *testing.B) {
-	vals := []string{"USD", "EUR", "GBP", "JPY", "android", "ios", "windows", "macos", "linux", "chrome", "safari", "https://example.com/a"}
-	bld := array.NewStringBuilder(memory.NewGoAllocator())
-	x := uint32(1)
-	for range 64 << 10 {
-		x = x*1664525 + 1013904223
-		bld.Append(vals[(x>>16)%uint32(len(vals))])
-	}
-	arr := bld.NewStringArray()
-	b.SetBytes(int64(arr.Len()))
-	for b.Loop() {
-		minMaxString(arr.ValueOffsets(), arr.ValueBytes(), nil, 0)
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/arrow/scalar"
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/internal/strorder"
 	"github.com/fluxgate-io/fluxgate/row"
 )
 
@@ -144,7 +145,7 @@ func (b *Bound) bind(e *Expr, schema *arrow.Schema) (*node, error) {
 					strs[i] = v.(string)
 				}
 			}
-			n.strs = newMemberSet(strs, prefixKey[string])
+			n.strs = newMemberSet(strs, strorder.PrefixKey[string])
 		default:
 			n.set = valueSet(n.typ, n.vals)
 		}

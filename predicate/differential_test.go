@@ -18,6 +18,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/fluxgate-io/fluxgate/framestats"
 	"github.com/fluxgate-io/fluxgate/row"
 )
 
@@ -478,9 +479,9 @@ func TestDifferential(t *testing.T) {
 	ops := map[op]int{}
 	for range batches {
 		b := randomBatch(r, mem)
-		stats, err := DecodeStats(ComputeStats(b.rec), b.types)
+		stats, err := framestats.Decode(framestats.Compute(b.rec), b.types)
 		if err != nil {
-			t.Fatalf("DecodeStats(ComputeStats): %v", err)
+			t.Fatalf("framestats.Decode(framestats.Compute): %v", err)
 		}
 		checkStats(t, b, stats)
 		rows := int(b.rec.NumRows())
@@ -591,7 +592,7 @@ func rowValues(cols []arrow.Array, i int) []any {
 
 // checkStats checks that stats hold the batch's null counts and bound its
 // values.
-func checkStats(t *testing.T, b *batch, stats []ColumnStats) {
+func checkStats(t *testing.T, b *batch, stats []framestats.Column) {
 	t.Helper()
 	if len(stats) != len(b.types) {
 		t.Fatalf("%d column statistics for %d columns", len(stats), len(b.types))
@@ -623,7 +624,7 @@ func checkStats(t *testing.T, b *batch, stats []ColumnStats) {
 			if v == nil {
 				continue
 			}
-			if s, ok := v.(string); ok && len(s) > maxStatString && strings.Trim(s[:maxStatString], "\xff") == "" {
+			if s, ok := v.(string); ok && len(s) > framestats.MaxString && strings.Trim(s[:framestats.MaxString], "\xff") == "" {
 				wantMax = false
 			}
 			if row.Compare(typ, st.Min, v) > 0 || (st.Max != nil && row.Compare(typ, st.Max, v) < 0) {

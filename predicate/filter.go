@@ -11,6 +11,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/arrow/scalar"
+
+	"github.com/fluxgate-io/fluxgate/internal/strorder"
 )
 
 // Filter evaluates the predicate over rows rows and returns the selection
@@ -309,7 +311,7 @@ func bytesIn(mem memory.Allocator, arr arrow.Array, set *memberSet[string]) *arr
 func bytesInLoop[O int32 | int64](offs []O, data []byte, set *memberSet[string], bits []byte) {
 	for i := 0; i+1 < len(offs); i++ {
 		v := data[offs[i]:offs[i+1]]
-		if set.has(unsafeString(v), prefixKey(v)) {
+		if set.has(strorder.View(v), strorder.PrefixKey(v)) {
 			bits[i>>3] |= 1 << (i & 7)
 		}
 	}

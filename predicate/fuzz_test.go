@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/framestats"
 	"github.com/fluxgate-io/fluxgate/row"
 )
 
@@ -51,7 +52,7 @@ func FuzzParse(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	rec := testBatch(memory.NewGoAllocator())
-	stats, err := DecodeStats(ComputeStats(rec), arrowTypes(testSchema))
+	stats, err := framestats.Decode(framestats.Compute(rec), arrowTypes(testSchema))
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -80,12 +81,12 @@ func FuzzParse(f *testing.F) {
 	})
 }
 
-// FuzzDecodeStats checks that DecodeStats never panics on a corrupt block,
-// and that what it accepts is usable.
+// FuzzDecodeStats checks that framestats.Decode never panics on a corrupt block,
+// and that what it accepts is usable by MayMatch.
 func FuzzDecodeStats(f *testing.F) {
 	mem := memory.NewGoAllocator()
 	for _, rec := range []arrow.RecordBatch{skipBatch(mem, 0), skipBatch(mem, -50)} {
-		f.Add(ComputeStats(rec))
+		f.Add(framestats.Compute(rec))
 	}
 	f.Add([]byte{})
 	f.Add([]byte{1})
@@ -108,7 +109,7 @@ func FuzzDecodeStats(f *testing.F) {
 		bounds = append(bounds, b)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {
-		stats, err := DecodeStats(data, types)
+		stats, err := framestats.Decode(data, types)
 		if err != nil {
 			return
 		}

@@ -1,8 +1,9 @@
 // Package predicate is the filter language of scans (PROTOCOL.md §4.4): it
 // parses and validates a JSON predicate, binds it to a schema (coercing
 // literals), decides from a batch's statistics whether any row can match, and
-// filters rows with Arrow compute kernels under SQL NULL semantics. It also
-// owns the statistics block that log frames carry. No I/O.
+// filters rows with Arrow compute kernels under SQL NULL semantics. The
+// statistics it judges batches by are framestats', which owns their block
+// in log frames. No I/O.
 //
 // Values compare as row.Compare orders them: for floats that is a total
 // order in which -0 equals 0, NaN equals NaN and NaN is above +Inf (as in

@@ -5,6 +5,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/fluxgate-io/fluxgate/framestats"
+	"github.com/fluxgate-io/fluxgate/internal/strorder"
 	"github.com/fluxgate-io/fluxgate/row"
 )
 
@@ -18,7 +20,7 @@ import (
 // may give, not by a yes or no, so that not and the NULLs of SQL's
 // three-valued logic stay sound: NOT (x > 5) over a column whose values are
 // all above 5 cannot match, and neither can x > 5 over a column of NULLs.
-func (b *Bound) MayMatch(rows int64, stats []ColumnStats) bool {
+func (b *Bound) MayMatch(rows int64, stats []framestats.Column) bool {
 	if rows == 0 {
 		return false
 	}
@@ -28,7 +30,7 @@ func (b *Bound) MayMatch(rows int64, stats []ColumnStats) bool {
 // MatchesAll reports whether every row of a batch of rows rows, whose
 // columns have the statistics stats, matches: the statistics prove that no
 // row gives false or NULL. A scan then sends the batch without filtering it.
-func (b *Bound) MatchesAll(rows int64, stats []ColumnStats) bool {
+func (b *Bound) MatchesAll(rows int64, stats []framestats.Column) bool {
 	return rows > 0 && b.root.outcomes(rows, stats) == isTrue
 }
 
@@ -75,7 +77,7 @@ func kleene(or bool, a, b outcomes) outcomes {
 	return r
 }
 
-func (n *node) outcomes(rows int64, stats []ColumnStats) outcomes {
+func (n *node) outcomes(rows int64, stats []framestats.Column) outcomes {
 	switch n.op {
 	case opAnd, opOr:
 		acc := n.kids[0].outcomes(rows, stats)
@@ -165,10 +167,10 @@ func (n *node) valueOutcomes(b bounds) outcomes {
 			mayFalse = mayFalse && !b.allEqual(v)
 		}
 	case opStartsWith:
-		// The strings that start with p are those in [p, successor(p)), and
+		// The strings that start with p are those in [p, strorder.Successor(p)), and
 		// every string between two of them starts with p too.
 		p := n.vals[0].(string)
-		succ, bounded := successor(p)
+		succ, bounded := strorder.Successor(p)
 		mayTrue = b.mayBeAtLeast(p) && (!bounded || b.mayBeBelow(succ))
 		mayFalse = b.lo == nil || b.hi == nil || !strings.HasPrefix(b.lo.(string), p) || !strings.HasPrefix(b.hi.(string), p)
 	}

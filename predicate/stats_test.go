@@ -2,15 +2,14 @@ package predicate
 
 import (
 	"context"
-	"errors"
 	"math"
-	"slices"
 	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/fluxgate-io/fluxgate/framestats"
 	"github.com/fluxgate-io/fluxgate/row"
 )
 
@@ -51,8 +50,8 @@ func TestMayMatch(t *testing.T) {
 	for i, f := range skipSchema.Fields() {
 		types[i] = f.Type
 	}
-	block := ComputeStats(rec)
-	stats, err := DecodeStats(block, types)
+	block := framestats.Compute(rec)
+	stats, err := framestats.Decode(block, types)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,7 +171,7 @@ func TestMayMatchSortedBatches(t *testing.T) {
 	var kept []int64
 	for from := int64(0); from < 2000; from += 100 {
 		rec := skipBatch(mem, from)
-		stats, err := DecodeStats(ComputeStats(rec), arrowTypes(skipSchema))
+		stats, err := framestats.Decode(framestats.Compute(rec), arrowTypes(skipSchema))
 		rec.Release()
 		if err != nil {
 			t.Fatal(err)
@@ -184,139 +183,6 @@ func TestMayMatchSortedBatches(t *testing.T) {
 	if want := []int64{1200, 1300, 1400}; !equalInts(kept, want) {
 		t.Errorf("batches kept: %v, want %v", kept, want)
 	}
-}
-
-func TestDecodeStats(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
-	rec := skipBatch(mem, 0)
-	defer rec.Release()
-	types := arrowTypes(skipSchema)
-	block := ComputeStats(rec)
-
-	if s, err := DecodeStats(nil, types); s != nil || err != nil {
-		t.Errorf("DecodeStats(nil) = %v, %v; want nil, nil", s, err)
-	}
-	stats, err := DecodeStats(block, types)
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := []ColumnStats{
-		{0, int64(0), int64(99)},
-		{100, nil, nil},
-		{0, "apple", "banana"},
-		{0, float64(0), math.NaN()},
-		{0, strings.Repeat("m", 64), strings.Repeat("m", 63) + "n"},
-		{0, true, true},
-		{0, nil, nil},
-	}
-	for i, w := range want {
-		g := stats[i]
-		if g.NullCount != w.NullCount || !sameValue(types[i], g.Min, w.Min) || !sameValue(types[i], g.Max, w.Max) {
-			t.Errorf("column %d: %+v, want %+v", i, g, w)
-		}
-	}
-
-	// A batch written before columns were added: its columns get statistics,
-	// the added ones none.
-	if wider, err := DecodeStats(block, append(slices.Clone(types), arrow.BinaryTypes.String)); err != nil || len(wider) != len(types) {
-		t.Errorf("DecodeStats with an added column: %d statistics (%v), want %d", len(wider), err, len(types))
-	}
-
-	for _, bad := range []struct {
-		name  string
-		block []byte
-		types []arrow.DataType
-	}{
-		{"version", append([]byte{2}, block[1:]...), types},
-		{"fewer types", block, types[:3]},
-		{"truncated", block[:len(block)-1], types},
-		{"trailing", append(block[:len(block):len(block)], 0), types},
-		{"other types", block, []arrow.DataType{arrow.BinaryTypes.String, arrow.PrimitiveTypes.Int32, arrow.BinaryTypes.String,
-			arrow.PrimitiveTypes.Float64, arrow.BinaryTypes.String, arrow.FixedWidthTypes.Boolean, arrow.BinaryTypes.Binary}},
-		{"flags", []byte{1, 1, 4, 0}, types[:1]},
-		{"min above max", []byte{1, 1, 3, 0, 1, 1, 1, 0}, []arrow.DataType{arrow.PrimitiveTypes.Int8}},
-		{"bound on a list", []byte{1, 1, 1, 0, 1, 0}, []arrow.DataType{arrow.ListOf(arrow.PrimitiveTypes.Int8)}},
-		{"null count overflow", []byte{1, 1, 0, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0x01}, types[:1]},
-	} {
-		if _, err := DecodeStats(bad.block, bad.types); !errors.Is(err, ErrCorruptStats) {
-			t.Errorf("%s: error %v, want ErrCorruptStats", bad.name, err)
-		}
-	}
-}
-
-// TestStatsEdges covers ComputeStats's special cases: NaNs, negative zero,
-// long strings, empty and sliced arrays.
-func TestStatsEdges(t *testing.T) {
-	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
-	defer mem.AssertSize(t, 0)
-	nan := math.NaN()
-	ff := strings.Repeat("\xff", 70)
-	for _, tc := range []struct {
-		typ    arrow.DataType
-		vals   []any
-		lo, hi any
-	}{
-		{arrow.PrimitiveTypes.Float64, []any{nan, nan, nil}, nan, nan},
-		{arrow.PrimitiveTypes.Float64, []any{nan, 2.0, -1.0}, -1.0, nan},
-		{arrow.PrimitiveTypes.Float64, []any{nil, nan, 2.0, -1.0}, -1.0, nan},
-		{arrow.PrimitiveTypes.Float32, []any{float32(1), float32(math.Inf(-1))}, float32(math.Inf(-1)), float32(1)},
-		{arrow.PrimitiveTypes.Float64, []any{math.Copysign(0, -1), 0.0}, 0.0, 0.0},
-		{arrow.BinaryTypes.String, []any{ff, "a"}, "a", nil}, // no string above every one that starts with 64 0xff bytes
-		{arrow.BinaryTypes.String, []any{strings.Repeat("é", 40)}, strings.Repeat("é", 32), strings.Repeat("é", 31) + "ê"},
-		{arrow.BinaryTypes.String, []any{strings.Repeat("日", 30)}, strings.Repeat("日", 21), strings.Repeat("日", 21) + "\xe7"}, // the minimum is cut at a rune
-		{arrow.BinaryTypes.LargeString, []any{"b", nil, "a"}, "a", "b"},
-		{arrow.PrimitiveTypes.Int8, []any{nil, int8(-128), int8(127)}, int8(-128), int8(127)},
-		{arrow.FixedWidthTypes.Boolean, []any{nil, false}, false, false},
-		{arrow.PrimitiveTypes.Int32, []any{}, nil, nil},
-	} {
-		bld := array.NewBuilder(mem, tc.typ)
-		row.Append(bld, int8or(tc.typ, 5)) // a value sliced away
-		for _, v := range tc.vals {
-			row.Append(bld, v)
-		}
-		full := bld.NewArray()
-		bld.Release()
-		arr := array.NewSlice(full, 1, int64(full.Len()))
-		full.Release()
-		schema := arrow.NewSchema([]arrow.Field{{Name: "c", Type: tc.typ, Nullable: true}}, nil)
-		rec := array.NewRecordBatch(schema, []arrow.Array{arr}, int64(arr.Len()))
-		arr.Release()
-		stats, err := DecodeStats(ComputeStats(rec), []arrow.DataType{tc.typ})
-		rec.Release()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !sameValue(tc.typ, stats[0].Min, tc.lo) || !sameValue(tc.typ, stats[0].Max, tc.hi) {
-			t.Errorf("%s %q: bounds %#v, %#v; want %#v, %#v", tc.typ, tc.vals, stats[0].Min, stats[0].Max, tc.lo, tc.hi)
-		}
-	}
-}
-
-// int8or returns a value of type t for the tests' leading slot.
-func int8or(t arrow.DataType, n int) any {
-	switch t.ID() {
-	case arrow.FLOAT64:
-		return -1e300
-	case arrow.FLOAT32:
-		return float32(-1e30)
-	case arrow.STRING, arrow.LARGE_STRING:
-		return ""
-	case arrow.BOOL:
-		return true
-	case arrow.INT8:
-		return int8(n)
-	case arrow.INT32:
-		return int32(n)
-	}
-	return nil
-}
-
-func sameValue(t arrow.DataType, a, b any) bool {
-	if a == nil || b == nil {
-		return a == nil && b == nil
-	}
-	return row.Compare(t, a, b) == 0
 }
 
 func arrowTypes(s *arrow.Schema) []arrow.DataType {

@@ -1,6 +1,10 @@
 package protocol
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/fluxgate-io/fluxgate/errs"
+)
 
 // The DoAction bodies and answers of PROTOCOL.md §3, in the order of its
 // table. Offsets that the server validates (undo, producer offsets) keep
@@ -126,15 +130,6 @@ func (r *OffsetsRequest) UnmarshalJSON(b []byte) error {
 	return err
 }
 
-// AtPosition returns "at" as a Position (Latest when absent).
-func (r OffsetsRequest) AtPosition() (Position, error) {
-	p, err := decodeIn(r.At, atRole)
-	if p.IsZero() {
-		p = Latest
-	}
-	return p, err
-}
-
 // OffsetsResult is the answer of list-offsets.
 type OffsetsResult struct {
 	Offsets map[int]int64 `json:"offsets"`
@@ -235,4 +230,23 @@ type Command struct {
 	Scan   *ScanRequest   `json:"scan,omitempty"`
 	Write  *WriteRequest  `json:"write,omitempty"`
 	Lookup *LookupRequest `json:"lookup,omitempty"`
+}
+
+// DecodeCommand decodes a CMD descriptor strictly and checks that it holds
+// exactly one request.
+func DecodeCommand(b []byte) (Command, error) {
+	var c Command
+	if err := DecodeJSON(b, "descriptor command", &c); err != nil {
+		return c, err
+	}
+	n := 0
+	for _, set := range []bool{c.Scan != nil, c.Write != nil, c.Lookup != nil} {
+		if set {
+			n++
+		}
+	}
+	if n != 1 {
+		return c, errs.New(errs.Invalid, `descriptor command: want exactly one of "scan", "write" or "lookup"`)
+	}
+	return c, nil
 }

@@ -105,11 +105,6 @@ type TicketRange struct {
 	Stop   *int64 `json:"stop"`
 }
 
-// Ranges lists the ticket's bucket ranges in reading order.
-func (t *Ticket) Ranges() []TicketRange {
-	return append([]TicketRange{{Bucket: t.Bucket, Start: t.Start, Stop: t.Stop}}, t.Then...)
-}
-
 // Encode returns the ticket's bytes; a zero V is version 1.
 func (t Ticket) Encode() ([]byte, error) {
 	if t.V == 0 {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -87,7 +88,7 @@ func positionReader(t *testing.T, lt *lake.Table) (rows []string, dataFiles, del
 
 func readParquet(t *testing.T, path string, fn func(cols map[string]any, i int)) {
 	t.Helper()
-	pf, err := file.OpenParquetFile(path, false)
+	pf, err := file.OpenParquetFile(strings.TrimPrefix(path, "file://"), false) // a local lake names its files by URI
 	if err != nil {
 		t.Fatal(err)
 	}

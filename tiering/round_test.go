@@ -180,7 +180,8 @@ func want(t *testing.T, got []string, want ...string) {
 	}
 }
 
-// The reference's §10.3: a round folds each key's changes to its last row;
+// As Fluss tiers a primary-key table to Iceberg (fluss-lake/fluss-lake-iceberg,
+// tiering/IcebergLakeWriter): a round folds each key's changes to its last row;
 // an update or delete of a row in an earlier round retires it with a
 // position delete, which does not touch the row written in the same commit.
 func TestPrimaryKeyRoundsFoldChanges(t *testing.T) {

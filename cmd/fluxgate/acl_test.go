@@ -23,6 +23,7 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/auth"
 	"github.com/fluxgate-io/fluxgate/client"
+	"github.com/fluxgate-io/fluxgate/server"
 )
 
 // writeTokenUsers writes a users file whose callers are static tokens:
@@ -406,12 +407,12 @@ func TestPermissionsPersist(t *testing.T) {
 	data := t.TempDir()
 	users := writeTokenUsers(t, "root", "reader")
 	var logs bytes.Buffer
-	start := func() *server {
+	start := func() *server.Server {
 		cfg, err := parseServeFlags([]string{"--data", data, "--listen", "127.0.0.1:0", "--http", "", "--users", users})
 		if err != nil {
 			t.Fatal(err)
 		}
-		srv, err := startServer(t.Context(), cfg, slog.New(slog.NewTextHandler(&logs, nil)))
+		srv, err := server.Start(t.Context(), &cfg.Config, slog.New(slog.NewTextHandler(&logs, nil)))
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/fluxgate-io/fluxgate/auth"
+	"github.com/fluxgate-io/fluxgate/internal/cli"
 )
 
 const authUsage = `usage: fluxgate auth <command>
@@ -32,7 +33,7 @@ func runAuth(ctx context.Context, args []string) error {
 func authMain(args []string, std stdio) error {
 	if len(args) != 1 {
 		io.WriteString(std.err, authUsage+"\n")
-		return errUsage
+		return cli.ErrUsage
 	}
 	switch args[0] {
 	case "hash-password":

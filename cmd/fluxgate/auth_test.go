@@ -28,6 +28,7 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/auth"
 	"github.com/fluxgate-io/fluxgate/client"
+	"github.com/fluxgate-io/fluxgate/server"
 )
 
 // writeUsers writes a users file: ann/ann-pw (admin), the static token
@@ -52,20 +53,20 @@ func writeUsers(t *testing.T, secret string) string {
 
 // startAuthServer starts a server on a loopback port with args after the
 // data, listen and http flags; it stops at the end of the test.
-func startAuthServer(t *testing.T, args ...string) *server {
+func startAuthServer(t *testing.T, args ...string) *server.Server {
 	t.Helper()
 	return startAuthServerAt(t, nil, args...)
 }
 
 // startAuthServerAt is startAuthServer with now as the tokens' clock.
-func startAuthServerAt(t *testing.T, now func() time.Time, args ...string) *server {
+func startAuthServerAt(t *testing.T, now func() time.Time, args ...string) *server.Server {
 	t.Helper()
 	cfg, err := parseServeFlags(append([]string{"--data", t.TempDir(), "--listen", "127.0.0.1:0", "--http", ""}, args...))
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.now = now
-	srv, err := startServer(t.Context(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	cfg.Now = now
+	srv, err := server.Start(t.Context(), &cfg.Config, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -231,33 +232,6 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-func TestCheckListen(t *testing.T) {
-	var logs bytes.Buffer
-	log := slog.New(slog.NewTextHandler(&logs, nil))
-	for _, addr := range []string{"127.0.0.1:1", "localhost:1", "[::1]:1", "127.0.0.5:1"} {
-		if err := checkListen(addr, false, false, log); err != nil {
-			t.Errorf("%s without auth: %v", addr, err)
-		}
-	}
-	for _, addr := range []string{"0.0.0.0:1", ":1", "10.0.0.1:1", "[::]:1", "example.com:1"} {
-		if err := checkListen(addr, false, false, log); err == nil {
-			t.Errorf("%s without auth: no error", addr)
-		}
-		if err := checkListen(addr, true, false, log); err != nil {
-			t.Errorf("%s with users: %v", addr, err)
-		}
-	}
-	if logs.Len() != 0 {
-		t.Errorf("unexpected logs: %s", &logs)
-	}
-	if err := checkListen("0.0.0.0:1", false, true, log); err != nil {
-		t.Errorf("--insecure-no-auth: %v", err)
-	}
-	if !strings.Contains(logs.String(), "level=WARN") || !strings.Contains(logs.String(), "without authentication") {
-		t.Errorf("--insecure-no-auth logged %q, want a warning", &logs)
-	}
-}
-
 func TestServeFlagErrors(t *testing.T) {
 	dir := t.TempDir()
 	for name, args := range map[string][]string{
@@ -271,7 +245,7 @@ func TestServeFlagErrors(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
-		if srv, err := startServer(t.Context(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil))); err == nil {
+		if srv, err := server.Start(t.Context(), &cfg.Config, slog.New(slog.NewTextHandler(io.Discard, nil))); err == nil {
 			srv.Stop()
 			t.Errorf("%s: started", name)
 		}

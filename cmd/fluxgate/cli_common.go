@@ -5,12 +5,10 @@ package main
 // one way an RPC error is printed.
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -92,52 +90,6 @@ func (c *connFlags) dial(ctx context.Context) (*client.Client, error) {
 	return client.Dial(ctx, c.addr, opts...)
 }
 
-// errUsage is what a verb returns when it printed its usage because its
-// arguments name nothing to do; main exits 2 without another message. (Help
-// asked for is flag.ErrHelp, and exits 0.)
-var errUsage = errors.New("usage")
-
-// newFlagSet returns a flag set that reports errors instead of exiting, with
-// a usage line.
-func newFlagSet(name, usage string) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.Usage = func() {
-		fmt.Fprintf(fs.Output(), "usage: fluxgate %s\n\nflags:\n", usage)
-		fs.PrintDefaults()
-	}
-	return fs
-}
-
-// parseArgs parses flags that may come before, between or after positional
-// arguments, and returns the positional ones. "--" ends the flags.
-func parseArgs(fs *flag.FlagSet, args []string) ([]string, error) {
-	var pos []string
-	for {
-		if err := parseFlags(fs, args); err != nil {
-			return nil, err
-		}
-		rest := fs.Args()
-		if len(rest) == 0 {
-			return pos, nil
-		}
-		if n := len(args) - len(rest); n > 0 && args[n-1] == "--" {
-			return append(pos, rest...), nil
-		}
-		pos = append(pos, rest[0])
-		args = rest[1:]
-	}
-}
-
-// parseFlags is fs.Parse, with a flag it cannot parse (which fs has printed,
-// with the usage) made an errUsage.
-func parseFlags(fs *flag.FlagSet, args []string) error {
-	err := fs.Parse(args)
-	if err == nil || errors.Is(err, flag.ErrHelp) {
-		return err
-	}
-	return fmt.Errorf("%w: %v", errUsage, err)
-}
-
 // multiFlag collects a repeatable string flag.
 type multiFlag []string
 
@@ -209,24 +161,4 @@ func codeName(c codes.Code) string {
 		return n
 	}
 	return c.String()
-}
-
-// writeJSON writes v as indented JSON and a newline. A json.RawMessage is
-// re-indented as it is, keeping the server's field order.
-func writeJSON(w io.Writer, v any) error {
-	var buf bytes.Buffer
-	if raw, ok := v.(json.RawMessage); ok {
-		if err := json.Indent(&buf, raw, "", "  "); err != nil {
-			return err
-		}
-	} else {
-		b, err := json.MarshalIndent(v, "", "  ")
-		if err != nil {
-			return err
-		}
-		buf.Write(b)
-	}
-	buf.WriteByte('\n')
-	_, err := w.Write(buf.Bytes())
-	return err
 }

@@ -29,35 +29,6 @@ func jsonEqual(t *testing.T, got []byte, want string) {
 	}
 }
 
-func TestParseArgs(t *testing.T) {
-	for _, tc := range []struct {
-		args []string
-		pos  string
-		addr string
-		x    bool
-	}{
-		{[]string{"T"}, "T", "", false},
-		{[]string{"--addr", "a:1", "T"}, "T", "a:1", false},
-		{[]string{"T", "--addr", "a:1", "-x"}, "T", "a:1", true},
-		{[]string{"T", "-x", "U"}, "T U", "", true},
-		{[]string{"-x", "--", "-T", "--addr"}, "-T --addr", "", true},
-		{[]string{"-"}, "-", "", false},
-	} {
-		fs := flag.NewFlagSet("t", flag.ContinueOnError)
-		addr := fs.String("addr", "", "")
-		x := fs.Bool("x", false, "")
-		pos, err := parseArgs(fs, tc.args)
-		if err != nil || strings.Join(pos, " ") != tc.pos || *addr != tc.addr || *x != tc.x {
-			t.Errorf("parseArgs(%q) = %q addr %q x %v, %v", tc.args, pos, *addr, *x, err)
-		}
-	}
-	fs := flag.NewFlagSet("t", flag.ContinueOnError)
-	fs.SetOutput(&bytes.Buffer{})
-	if _, err := parseArgs(fs, []string{"T", "--nope"}); err == nil {
-		t.Error("unknown flag accepted")
-	}
-}
-
 func TestParseColumnFlag(t *testing.T) {
 	for in, want := range map[string]client.Column{
 		"id:BIGINT":                   {Name: "id", Type: "BIGINT"},

@@ -17,6 +17,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/csv"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/fluxgate-io/fluxgate/internal/cli"
 )
 
 // recordWriter writes record batches in one output format.
@@ -77,7 +79,7 @@ func (t *textTableWriter) Write(rec arrow.RecordBatch) error {
 	for i := 0; i < int(rec.NumRows()); i++ {
 		row := make([]string, rec.NumCols())
 		for j, col := range rec.Columns() {
-			row[j] = formatValue(col, i)
+			row[j] = cli.FormatValue(col, i)
 		}
 		t.rows++
 		if t.started {
@@ -131,22 +133,7 @@ func (t *textTableWriter) start() error {
 	return nil
 }
 
-func (t *textTableWriter) writeRow(row []string) error {
-	var sb strings.Builder
-	for i, v := range row {
-		if i > 0 {
-			sb.WriteString("  ")
-		}
-		n := utf8.RuneCountInString(v)
-		t.widths[i] = max(t.widths[i], n)
-		sb.WriteString(v)
-		if i < len(row)-1 {
-			sb.WriteString(strings.Repeat(" ", t.widths[i]-n))
-		}
-	}
-	_, err := t.w.WriteString(strings.TrimRight(sb.String(), " ") + "\n")
-	return err
-}
+func (t *textTableWriter) writeRow(row []string) error { return cli.WriteRow(t.w, t.widths, row) }
 
 func (t *textTableWriter) Flush() error {
 	if t.schema != nil && (t.started || len(t.pending) > 0) {
@@ -171,40 +158,6 @@ func (t *textTableWriter) Close() error {
 	return t.w.Flush()
 }
 
-// formatValue renders one value for the text table: NULL for nulls, text for
-// strings, and arrow's own rendering of everything else.
-func formatValue(col arrow.Array, i int) string {
-	if col.IsNull(i) {
-		return "NULL"
-	}
-	var s string
-	switch a := col.(type) {
-	case *array.String:
-		s = a.Value(i)
-	case *array.LargeString:
-		s = a.Value(i)
-	case *array.Timestamp:
-		s = formatTimestamp(a, i, " ")
-	case *array.Decimal128:
-		s = a.Value(i).ToString(a.DataType().(*arrow.Decimal128Type).Scale)
-	default:
-		s = col.ValueStr(i)
-	}
-	// Keep one row on one line.
-	return strings.NewReplacer("\n", `\n`, "\r", `\r`, "\t", `\t`).Replace(s)
-}
-
-// formatTimestamp renders a timestamp as ISO 8601 with sep between date and
-// time, with a zone only for a zoned type.
-func formatTimestamp(a *array.Timestamp, i int, sep string) string {
-	dt := a.DataType().(*arrow.TimestampType)
-	layout := "2006-01-02" + sep + "15:04:05.999999999"
-	if dt.TimeZone != "" {
-		layout += "Z07:00"
-	}
-	return a.Value(i).ToTime(dt.Unit).Format(layout)
-}
-
 // jsonValue is the JSON of one value: decimals as strings with their scale,
 // timestamps as ISO 8601 strings, binary values as base64 strings, the rest
 // as arrow marshals them.
@@ -216,7 +169,7 @@ func jsonValue(col arrow.Array, i int) any {
 	case *array.Decimal128:
 		return a.Value(i).ToString(a.DataType().(*arrow.Decimal128Type).Scale)
 	case *array.Timestamp:
-		return formatTimestamp(a, i, "T")
+		return cli.FormatTimestamp(a, i, "T")
 	case *array.Binary:
 		// Base64, as encoding/json writes []byte; written here because an
 		// empty value in a batch with no binary data at all is a nil slice,
@@ -289,22 +242,4 @@ func (a *arrowWriter) Close() error {
 		return err
 	}
 	return a.bw.Flush()
-}
-
-// writeAligned prints a header and rows as an aligned text table.
-func writeAligned(w io.Writer, header []string, rows [][]string) error {
-	t := &textTableWriter{w: bufio.NewWriter(w), schema: arrow.NewSchema(nil, nil)}
-	t.started = true
-	t.widths = make([]int, len(header))
-	for _, row := range append([][]string{header}, rows...) {
-		for i, v := range row {
-			t.widths[i] = max(t.widths[i], utf8.RuneCountInString(v))
-		}
-	}
-	for _, row := range append([][]string{header}, rows...) {
-		if err := t.writeRow(row); err != nil {
-			return err
-		}
-	}
-	return t.w.Flush()
 }

@@ -172,13 +172,3 @@ func TestTableFollow(t *testing.T) {
 		t.Errorf("empty: %q", out.String())
 	}
 }
-
-func TestWriteAligned(t *testing.T) {
-	var out bytes.Buffer
-	if err := writeAligned(&out, []string{"A", "BB"}, [][]string{{"xyz", "1"}, {"é", "22"}}); err != nil {
-		t.Fatal(err)
-	}
-	if want := "A    BB\nxyz  1\né    22\n"; out.String() != want {
-		t.Errorf("got %q, want %q", out.String(), want)
-	}
-}

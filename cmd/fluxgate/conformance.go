@@ -12,17 +12,18 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/client"
 	"github.com/fluxgate-io/fluxgate/conformance"
+	"github.com/fluxgate-io/fluxgate/internal/cli"
 )
 
 func runConformance(ctx context.Context, args []string) error {
-	fs := newFlagSet("conformance", "conformance [--addr ADDR] [--run REGEXP] [--max-message-bytes N] [--retention-interval D]")
+	fs := cli.NewFlagSet("conformance", "conformance [--addr ADDR] [--run REGEXP] [--max-message-bytes N] [--retention-interval D]")
 	var conn connFlags
 	conn.register(fs)
 	filter := fs.String("run", "", "run only the scenarios whose name matches this regular expression")
 	maxMessage := fs.Int("max-message-bytes", client.MaxMessageBytes, "the server's --max-message-bytes (err-message-too-large sends a batch just above it)")
 	retention := fs.Duration("retention-interval", 0, "the server's --retention-interval, if at most 1s: scenarios that wait for log retention run only then")
 	list := fs.Bool("list", false, "list the scenarios and exit")
-	rest, err := parseArgs(fs, args)
+	rest, err := cli.ParseArgs(fs, args)
 	if err != nil {
 		return err
 	}

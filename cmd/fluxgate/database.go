@@ -9,6 +9,8 @@ import (
 	"flag"
 	"fmt"
 	"strings"
+
+	"github.com/fluxgate-io/fluxgate/internal/cli"
 )
 
 const databaseUsage = `usage: fluxgate database <command> [flags]
@@ -27,7 +29,7 @@ func runDatabase(ctx context.Context, args []string) error {
 func databaseMain(ctx context.Context, args []string, std stdio) error {
 	if len(args) == 0 {
 		fmt.Fprintln(std.err, databaseUsage)
-		return errUsage
+		return cli.ErrUsage
 	}
 	switch args[0] {
 	case "create":
@@ -47,7 +49,7 @@ func databaseMain(ctx context.Context, args []string, std stdio) error {
 func databaseCreate(ctx context.Context, args []string, std stdio) error {
 	var conn connFlags
 	var ifNotExists bool
-	fs := newFlagSet("database create", "database create D [--if-not-exists]")
+	fs := cli.NewFlagSet("database create", "database create D [--if-not-exists]")
 	fs.SetOutput(std.err)
 	conn.register(fs)
 	fs.BoolVar(&ifNotExists, "if-not-exists", false, "succeed if the database exists already")
@@ -70,11 +72,11 @@ func databaseCreate(ctx context.Context, args []string, std stdio) error {
 func databaseList(ctx context.Context, args []string, std stdio) error {
 	var conn connFlags
 	var asJSON bool
-	fs := newFlagSet("database list", "database list [--json]")
+	fs := cli.NewFlagSet("database list", "database list [--json]")
 	fs.SetOutput(std.err)
 	conn.register(fs)
 	fs.BoolVar(&asJSON, "json", false, "print the list-databases result as JSON")
-	pos, err := parseArgs(fs, args)
+	pos, err := cli.ParseArgs(fs, args)
 	if err != nil {
 		return err
 	}
@@ -91,7 +93,7 @@ func databaseList(ctx context.Context, args []string, std stdio) error {
 		return err
 	}
 	if asJSON {
-		return writeJSON(std.out, map[string][]string{"databases": names})
+		return cli.WriteJSON(std.out, map[string][]string{"databases": names})
 	}
 	if len(names) > 0 {
 		fmt.Fprintln(std.out, strings.Join(names, "\n"))
@@ -102,7 +104,7 @@ func databaseList(ctx context.Context, args []string, std stdio) error {
 func databaseDrop(ctx context.Context, args []string, std stdio) error {
 	var conn connFlags
 	var ifExists, cascade bool
-	fs := newFlagSet("database drop", "database drop D [--if-exists] [--cascade]")
+	fs := cli.NewFlagSet("database drop", "database drop D [--if-exists] [--cascade]")
 	fs.SetOutput(std.err)
 	conn.register(fs)
 	fs.BoolVar(&ifExists, "if-exists", false, "succeed if the database does not exist")
@@ -125,7 +127,7 @@ func databaseDrop(ctx context.Context, args []string, std stdio) error {
 
 // oneName parses args and returns its one positional argument, a name.
 func oneName(fs *flag.FlagSet, args []string, verb, what string) (string, error) {
-	pos, err := parseArgs(fs, args)
+	pos, err := cli.ParseArgs(fs, args)
 	if err != nil {
 		return "", err
 	}

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/fluxgate-io/fluxgate/client"
+	"github.com/fluxgate-io/fluxgate/internal/cli"
 )
 
 func runGrant(ctx context.Context, args []string) error {
@@ -25,10 +26,10 @@ func runRevoke(ctx context.Context, args []string) error {
 // e.g. `fluxgate grant ann read,write on fluss.orders`.
 func grantMain(ctx context.Context, action string, args []string, std stdio) error {
 	var conn connFlags
-	fs := newFlagSet(action, action+" PRINCIPAL read,write,... on DATABASE[.TABLE]")
+	fs := cli.NewFlagSet(action, action+" PRINCIPAL read,write,... on DATABASE[.TABLE]")
 	fs.SetOutput(std.err)
 	conn.register(fs)
-	pos, err := parseArgs(fs, args)
+	pos, err := cli.ParseArgs(fs, args)
 	if err != nil {
 		return err
 	}
@@ -60,10 +61,10 @@ func runGrants(ctx context.Context, args []string) error {
 // grantsMain runs `fluxgate grants [PRINCIPAL]`: the grants as JSON.
 func grantsMain(ctx context.Context, args []string, std stdio) error {
 	var conn connFlags
-	fs := newFlagSet("grants", "grants [PRINCIPAL]")
+	fs := cli.NewFlagSet("grants", "grants [PRINCIPAL]")
 	fs.SetOutput(std.err)
 	conn.register(fs)
-	pos, err := parseArgs(fs, args)
+	pos, err := cli.ParseArgs(fs, args)
 	if err != nil {
 		return err
 	}
@@ -87,5 +88,5 @@ func grantsMain(ctx context.Context, args []string, std stdio) error {
 	}); err != nil {
 		return err
 	}
-	return writeJSON(std.out, map[string]any{"grants": grants})
+	return cli.WriteJSON(std.out, map[string]any{"grants": grants})
 }

@@ -7,6 +7,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+
+	"github.com/fluxgate-io/fluxgate/internal/cli"
 )
 
 func runLake(ctx context.Context, args []string) error {
@@ -15,10 +17,10 @@ func runLake(ctx context.Context, args []string) error {
 
 func lakeMain(ctx context.Context, args []string, std stdio) error {
 	var conn connFlags
-	fs := newFlagSet("lake", "lake tier-now|snapshot|compact DATABASE.TABLE")
+	fs := cli.NewFlagSet("lake", "lake tier-now|snapshot|compact DATABASE.TABLE")
 	fs.SetOutput(std.err)
 	conn.register(fs)
-	pos, err := parseArgs(fs, args)
+	pos, err := cli.ParseArgs(fs, args)
 	if err != nil {
 		return err
 	}
@@ -38,5 +40,5 @@ func lakeMain(ctx context.Context, args []string, std stdio) error {
 	if err := c.Action(ctx, actions[pos[0]], map[string]string{"table": pos[1]}, &snap); err != nil {
 		return err
 	}
-	return writeJSON(std.out, snap)
+	return cli.WriteJSON(std.out, snap)
 }

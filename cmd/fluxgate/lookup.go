@@ -20,6 +20,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/fluxgate-io/fluxgate/client"
+	"github.com/fluxgate-io/fluxgate/internal/cli"
 )
 
 const lookupUsage = "lookup --table T (--key col=value [--key col=value ...] | --keys FILE.jsonl|-) [--prefix] [--insert-if-not-exists] [--columns a,b] [--format table|csv|jsonl|arrow]"
@@ -43,7 +44,7 @@ type lookupFlags struct {
 func lookupMain(ctx context.Context, args []string, std stdio) error {
 	var f lookupFlags
 	var conn connFlags
-	fs := newFlagSet("lookup", lookupUsage)
+	fs := cli.NewFlagSet("lookup", lookupUsage)
 	fs.SetOutput(std.err)
 	conn.register(fs)
 	fs.StringVar(&f.table, "table", "", "the table to look up, database.table")
@@ -54,7 +55,7 @@ func lookupMain(ctx context.Context, args []string, std stdio) error {
 	fs.StringVar(&f.columns, "columns", "", "columns to print, comma-separated (default all)")
 	fs.StringVar(&f.format, "format", "table", "output format: table, csv, jsonl or arrow (Arrow IPC stream)")
 	fs.IntVar(&f.batchRows, "batch-rows", 4096, "keys per lookup batch with --keys")
-	pos, err := parseArgs(fs, args)
+	pos, err := cli.ParseArgs(fs, args)
 	if err != nil {
 		return err
 	}

@@ -23,6 +23,8 @@ import (
 	"os/signal"
 	"sort"
 	"syscall"
+
+	"github.com/fluxgate-io/fluxgate/internal/cli"
 )
 
 // A verb is one subcommand. It parses its own flags from args.
@@ -89,7 +91,7 @@ func runMain(ctx context.Context, args []string, stderr io.Writer) int {
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return 0
-	case errors.Is(err, errUsage):
+	case errors.Is(err, cli.ErrUsage):
 		return 2
 	}
 	fmt.Fprintf(stderr, "fluxgate %s: %v\n", args[0], err)

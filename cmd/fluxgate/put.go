@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/util"
 	"github.com/fluxgate-io/fluxgate/client"
+	"github.com/fluxgate-io/fluxgate/internal/cli"
 )
 
 const putUsage = "put --table T [--format csv|jsonl|parquet|arrow] [--mode append|upsert|delete|changelog] [--columns a,b] [--batch-rows N] FILE|-"
@@ -38,7 +39,7 @@ type putFlags struct {
 func putMain(ctx context.Context, args []string, std stdio) error {
 	var f putFlags
 	var conn connFlags
-	fs := newFlagSet("put", putUsage)
+	fs := cli.NewFlagSet("put", putUsage)
 	fs.SetOutput(std.err)
 	conn.register(fs)
 	fs.StringVar(&f.table, "table", "", "the table to write, database.table")
@@ -49,7 +50,7 @@ func putMain(ctx context.Context, args []string, std stdio) error {
 	fs.BoolVar(&f.noHeader, "no-header", false, "the CSV has no header line: its columns are --columns or the table's, in order")
 	fs.StringVar(&f.writerID, "writer-id", "", "idempotent writer id (batches get sequences from 0)")
 	fs.StringVar(&f.compression, "compression", "", "IPC compression of the batches sent: none, lz4_frame or zstd")
-	pos, err := parseArgs(fs, args)
+	pos, err := cli.ParseArgs(fs, args)
 	if err != nil {
 		return err
 	}
@@ -221,7 +222,7 @@ func writeAll(ctx context.Context, c *client.Client, req client.WriteRequest, in
 func printPutSummary(w io.Writer, table string, sum putSummary) {
 	rate := ""
 	if secs := sum.elapsed.Seconds(); secs > 0 {
-		rate = fmt.Sprintf(", %s rows/s", humanCount(float64(sum.rows)/secs))
+		rate = fmt.Sprintf(", %s rows/s", cli.HumanCount(float64(sum.rows)/secs))
 	}
 	fmt.Fprintf(w, "wrote %s in %s to %s in %s%s\n", plural(sum.rows, "row"), plural(sum.batches, "batch"), table, sum.elapsed.Round(time.Millisecond), rate)
 	if len(sum.offsets) > 0 {
@@ -252,18 +253,6 @@ func plural(n int64, noun string) string {
 		return fmt.Sprintf("%d %ses", n, noun)
 	}
 	return fmt.Sprintf("%d %ss", n, noun)
-}
-
-func humanCount(v float64) string {
-	switch {
-	case v >= 1e9:
-		return fmt.Sprintf("%.2fG", v/1e9)
-	case v >= 1e6:
-		return fmt.Sprintf("%.2fM", v/1e6)
-	case v >= 1e4:
-		return fmt.Sprintf("%.1fk", v/1e3)
-	}
-	return fmt.Sprintf("%.0f", v)
 }
 
 // progress draws "rows, MB, rows/s" on stderr, at most every 200 ms, once a
@@ -324,7 +313,7 @@ func (p *progress) draw() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	secs := time.Since(p.begin).Seconds()
-	fmt.Fprintf(p.w, "\r\x1b[K%d rows, %.1f MB, %s rows/s", p.rows, float64(p.bytes)/(1<<20), humanCount(float64(p.rows)/secs))
+	fmt.Fprintf(p.w, "\r\x1b[K%d rows, %.1f MB, %s rows/s", p.rows, float64(p.bytes)/(1<<20), cli.HumanCount(float64(p.rows)/secs))
 	p.shown = true
 }
 

@@ -17,6 +17,7 @@ import (
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/engine"
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/internal/cli"
 	"github.com/fluxgate-io/fluxgate/kv"
 	"github.com/fluxgate-io/fluxgate/logstore"
 )
@@ -26,13 +27,13 @@ func runRepair(_ context.Context, args []string) error {
 }
 
 func repairMain(args []string, std stdio) error {
-	fs := newFlagSet("repair", "repair --data DIR --table DATABASE.TABLE --truncate-at FILE:BYTE [--dry-run]")
+	fs := cli.NewFlagSet("repair", "repair --data DIR --table DATABASE.TABLE --truncate-at FILE:BYTE [--dry-run]")
 	fs.SetOutput(std.err)
 	data := fs.String("data", "./fluxgate-data", "data directory of the stopped server")
 	table := fs.String("table", "", "the table whose log to cut")
 	at := fs.String("truncate-at", "", "segment file and byte to cut its bucket's log at, as the server's corruption message names them")
 	dryRun := fs.Bool("dry-run", false, "print what would be cut and change nothing")
-	if pos, err := parseArgs(fs, args); err != nil {
+	if pos, err := cli.ParseArgs(fs, args); err != nil {
 		return err
 	} else if len(pos) > 0 || *table == "" || *at == "" {
 		fs.Usage()

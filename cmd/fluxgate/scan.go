@@ -13,6 +13,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/fluxgate-io/fluxgate/client"
+	"github.com/fluxgate-io/fluxgate/internal/cli"
 )
 
 const scanUsage = "scan --table T [--columns a,b] [--filter JSON] [--startup full|earliest|latest|TIMESTAMP_MS|OFFSETS_JSON] [--follow] [--limit N] [--format table|csv|jsonl|arrow] [--output FILE]"
@@ -39,7 +40,7 @@ type scanFlags struct {
 func scanMain(ctx context.Context, args []string, std stdio) error {
 	var f scanFlags
 	var conn connFlags
-	fs := newFlagSet("scan", scanUsage)
+	fs := cli.NewFlagSet("scan", scanUsage)
 	fs.SetOutput(std.err)
 	conn.register(fs)
 	fs.StringVar(&f.table, "table", "", "the table to read, database.table; t$changelog and t$lake read those views")
@@ -53,7 +54,7 @@ func scanMain(ctx context.Context, args []string, std stdio) error {
 	fs.StringVar(&f.format, "format", "table", "output format: table, csv, jsonl or arrow (Arrow IPC stream)")
 	fs.StringVar(&f.output, "output", "", "write to this file instead of stdout")
 	fs.StringVar(&f.compression, "compression", "", "IPC compression of the batches the server sends: none, lz4_frame or zstd")
-	pos, err := parseArgs(fs, args)
+	pos, err := cli.ParseArgs(fs, args)
 	if err != nil {
 		return err
 	}

@@ -23,9 +23,9 @@ func TestServeConfigFile(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if cfg.maxMessageBytes != 1000000 || cfg.segmentBytes != 1<<20 || !cfg.insecureNoAuth || cfg.idleTimeout.Seconds() != 90 {
+	if cfg.MaxMessageBytes != 1000000 || cfg.SegmentBytes != 1<<20 || !cfg.InsecureNoAuth || cfg.IdleTimeout.Seconds() != 90 {
 		t.Errorf("config gave max-message-bytes %d, segment-bytes %d (the flag's 1048576 wins), insecure-no-auth %v, stream-idle-timeout %s",
-			cfg.maxMessageBytes, cfg.segmentBytes, cfg.insecureNoAuth, cfg.idleTimeout)
+			cfg.MaxMessageBytes, cfg.SegmentBytes, cfg.InsecureNoAuth, cfg.IdleTimeout)
 	}
 
 	for body, want := range map[string]string{

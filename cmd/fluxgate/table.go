@@ -15,6 +15,7 @@ import (
 	"strings"
 
 	"github.com/fluxgate-io/fluxgate/client"
+	"github.com/fluxgate-io/fluxgate/internal/cli"
 )
 
 const tableUsage = `usage: fluxgate table <command> [flags]
@@ -35,7 +36,7 @@ func runTable(ctx context.Context, args []string) error {
 func tableMain(ctx context.Context, args []string, std stdio) error {
 	if len(args) == 0 {
 		fmt.Fprintln(std.err, tableUsage)
-		return errUsage
+		return cli.ErrUsage
 	}
 	switch args[0] {
 	case "create":
@@ -72,7 +73,7 @@ type createFlags struct {
 func tableCreate(ctx context.Context, args []string, std stdio) error {
 	var f createFlags
 	var conn connFlags
-	fs := newFlagSet("table create", "table create (--spec FILE.json | --name T --column name:TYPE[:notnull] ...) [flags]")
+	fs := cli.NewFlagSet("table create", "table create (--spec FILE.json | --name T --column name:TYPE[:notnull] ...) [flags]")
 	fs.SetOutput(std.err)
 	conn.register(fs)
 	fs.StringVar(&f.spec, "spec", "", "table definition: a JSON TableSpec file (PROTOCOL.md §2), - for stdin")
@@ -84,7 +85,7 @@ func tableCreate(ctx context.Context, args []string, std stdio) error {
 	fs.Var(&f.options, "option", "a table option key=value (repeatable), e.g. table.merge-engine=first_row")
 	fs.StringVar(&f.comment, "comment", "", "table comment")
 	fs.BoolVar(&f.ifNotExists, "if-not-exists", false, "succeed if the table exists already")
-	pos, err := parseArgs(fs, args)
+	pos, err := cli.ParseArgs(fs, args)
 	if err != nil {
 		return err
 	}
@@ -218,12 +219,12 @@ func tableList(ctx context.Context, args []string, std stdio) error {
 	var conn connFlags
 	var database string
 	var asJSON bool
-	fs := newFlagSet("table list", "table list [--database D] [--json]")
+	fs := cli.NewFlagSet("table list", "table list [--database D] [--json]")
 	fs.SetOutput(std.err)
 	conn.register(fs)
 	fs.StringVar(&database, "database", "", "only this database's tables")
 	fs.BoolVar(&asJSON, "json", false, "print the list-tables result as JSON")
-	pos, err := parseArgs(fs, args)
+	pos, err := cli.ParseArgs(fs, args)
 	if err != nil {
 		return err
 	}
@@ -251,7 +252,7 @@ func tableList(ctx context.Context, args []string, std stdio) error {
 		return err
 	}
 	if asJSON {
-		return writeJSON(std.out, map[string]any{"tables": raws})
+		return cli.WriteJSON(std.out, map[string]any{"tables": raws})
 	}
 	tables := make([]client.TableInfo, len(raws))
 	for i, raw := range raws {
@@ -274,15 +275,15 @@ func writeTableList(w io.Writer, tables []client.TableInfo) error {
 		rows = append(rows, []string{t.Table, orDash(t.Kind), orDash(t.Options["bucket.num"]),
 			orDash(strings.Join(t.PrimaryKey, ",")), strings.Join(cols, ", ")})
 	}
-	return writeAligned(w, []string{"TABLE", "KIND", "BUCKETS", "PRIMARY KEY", "COLUMNS"}, rows)
+	return cli.WriteAligned(w, []string{"TABLE", "KIND", "BUCKETS", "PRIMARY KEY", "COLUMNS"}, rows)
 }
 
 func tableDescribe(ctx context.Context, args []string, std stdio) error {
 	var conn connFlags
-	fs := newFlagSet("table describe", "table describe T")
+	fs := cli.NewFlagSet("table describe", "table describe T")
 	fs.SetOutput(std.err)
 	conn.register(fs)
-	pos, err := parseArgs(fs, args)
+	pos, err := cli.ParseArgs(fs, args)
 	if err != nil {
 		return err
 	}
@@ -299,7 +300,7 @@ func tableDescribe(ctx context.Context, args []string, std stdio) error {
 	if err := c.Action(ctx, client.ActionDescribeTable, map[string]string{"table": pos[0]}, &raw); err != nil {
 		return err
 	}
-	return writeJSON(std.out, raw)
+	return cli.WriteJSON(std.out, raw)
 }
 
 // tableAlter changes options or adds (nullable) columns and prints the
@@ -307,13 +308,13 @@ func tableDescribe(ctx context.Context, args []string, std stdio) error {
 func tableAlter(ctx context.Context, args []string, std stdio) error {
 	var conn connFlags
 	var set, reset, add multiFlag
-	fs := newFlagSet("table alter", "table alter T [--set k=v ...] [--reset k ...] [--add-column name:TYPE ...]")
+	fs := cli.NewFlagSet("table alter", "table alter T [--set k=v ...] [--reset k ...] [--add-column name:TYPE ...]")
 	fs.SetOutput(std.err)
 	conn.register(fs)
 	fs.Var(&set, "set", "set an alterable option, k=v (repeatable)")
 	fs.Var(&reset, "reset", "reset an option to its default (repeatable)")
 	fs.Var(&add, "add-column", "add a nullable column at the end, name:TYPE (repeatable)")
-	pos, err := parseArgs(fs, args)
+	pos, err := cli.ParseArgs(fs, args)
 	if err != nil {
 		return err
 	}
@@ -345,17 +346,17 @@ func tableAlter(ctx context.Context, args []string, std stdio) error {
 	if err := c.Action(ctx, "alter-table", req, &raw); err != nil {
 		return err
 	}
-	return writeJSON(std.out, raw)
+	return cli.WriteJSON(std.out, raw)
 }
 
 func tableDrop(ctx context.Context, args []string, std stdio) error {
 	var conn connFlags
 	var ifExists bool
-	fs := newFlagSet("table drop", "table drop T [--if-exists]")
+	fs := cli.NewFlagSet("table drop", "table drop T [--if-exists]")
 	fs.SetOutput(std.err)
 	conn.register(fs)
 	fs.BoolVar(&ifExists, "if-exists", false, "succeed if the table does not exist")
-	pos, err := parseArgs(fs, args)
+	pos, err := cli.ParseArgs(fs, args)
 	if err != nil {
 		return err
 	}

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/fluxgate-io/fluxgate/client"
+	"github.com/fluxgate-io/fluxgate/server"
 )
 
 // fakeCollector is an OTLP/gRPC trace collector that keeps the spans it is
@@ -66,7 +67,7 @@ func TestTelemetry(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := startServer(t.Context(), cfg, slog.New(slog.NewTextHandler(io.Discard, nil)))
+	srv, err := server.Start(t.Context(), &cfg.Config, slog.New(slog.NewTextHandler(io.Discard, nil)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +139,7 @@ func TestTelemetry(t *testing.T) {
 	}
 	for {
 		rec := httptest.NewRecorder()
-		srv.tel.MetricsHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
+		srv.Telemetry().MetricsHandler().ServeHTTP(rec, httptest.NewRequest("GET", "/metrics", nil))
 		body := rec.Body.String()
 		missing := ""
 		for _, want := range wants {

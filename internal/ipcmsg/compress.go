@@ -108,9 +108,9 @@ func (rb *RecordBatch) claim(body []byte, i int) (int64, error) {
 
 // Decompress returns the message's buffers decompressed into one allocation
 // from mem, and the uncompressed metadata that describes them. body is the
-// message body; rb must be ZSTD-compressed.
+// message body; rb must be compressed with ZSTD or LZ4 frames.
 func (rb *RecordBatch) Decompress(body []byte, mem memory.Allocator) (*RecordBatch, *memory.Buffer, error) {
-	if rb.Codec != CodecZstd {
+	if rb.Codec != CodecZstd && rb.Codec != CodecLZ4Frame {
 		return nil, nil, fmt.Errorf("ipcmsg: cannot decompress a %s body", rb.Codec)
 	}
 	if int64(len(body)) < rb.BodyLength {
@@ -143,9 +143,14 @@ func (rb *RecordBatch) Decompress(body []byte, mem memory.Allocator) (*RecordBat
 			copy(to, src)
 			return
 		}
-		got, err := zstdDecoder.DecodeAll(src, dst[o.Offset:o.Offset:o.Offset+o.Length+decodeSlack])
-		if err == nil && (len(got) != len(to) || len(got) > 0 && unsafe.SliceData(got) != unsafe.SliceData(to)) {
-			err = fmt.Errorf("%d bytes, want %d", len(got), len(to))
+		var err error
+		if rb.Codec == CodecLZ4Frame {
+			err = DecodeLZ4Frame(src, to[:len(to):len(to)]) // no room into the next buffer, decoded in parallel
+		} else {
+			got, zerr := zstdDecoder.DecodeAll(src, dst[o.Offset:o.Offset:o.Offset+o.Length+decodeSlack])
+			if err = zerr; err == nil && (len(got) != len(to) || len(got) > 0 && unsafe.SliceData(got) != unsafe.SliceData(to)) {
+				err = fmt.Errorf("%d bytes, want %d", len(got), len(to))
+			}
 		}
 		if err != nil {
 			errs[i] = fmt.Errorf("ipcmsg: decompress buffer %d: %w", i, err)

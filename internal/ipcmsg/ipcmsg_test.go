@@ -160,21 +160,31 @@ func equalBatches(a, b *RecordBatch) bool {
 }
 
 func TestCompressWritesWhatArrowDecompresses(t *testing.T) {
-	mem, rec := checkedRecord(t, 1000)
-	schema, batch := ipcmsgtest.Write(t, rec)
-	rb := mustParse(t, batch.Meta)
 	enc, err := zstd.NewWriter(nil)
 	if err != nil {
 		t.Fatal(err)
 	}
+	codecs := map[Codec]func(src []byte) []byte{
+		CodecZstd:     func(src []byte) []byte { return enc.EncodeAll(src, nil) },
+		CodecLZ4Frame: func(src []byte) []byte { return AppendLZ4Frame(nil, src) },
+	}
+	for codec, compress := range codecs {
+		t.Run(codec.String(), func(t *testing.T) { testCompress(t, codec, compress) })
+	}
+}
+
+func testCompress(t *testing.T, codec Codec, compress func(src []byte) []byte) {
+	mem, rec := checkedRecord(t, 1000)
+	schema, batch := ipcmsgtest.Write(t, rec)
+	rb := mustParse(t, batch.Meta)
 	// Every other buffer compressed, the rest stored as they are (-1).
 	packed := make([][]byte, len(rb.Buffers))
 	for i, b := range rb.Buffers {
 		if i%2 == 0 && b.Length > 0 {
-			packed[i] = enc.EncodeAll(batch.Body[b.Offset:b.Offset+b.Length], nil)
+			packed[i] = compress(batch.Body[b.Offset : b.Offset+b.Length])
 		}
 	}
-	crb, pieces := rb.Compress(batch.Body, CodecZstd, packed)
+	crb, pieces := rb.Compress(batch.Body, codec, packed)
 	body := bytes.Join(pieces, nil)
 	if int64(len(body)) != crb.BodyLength {
 		t.Fatalf("pieces hold %d bytes, metadata says %d", len(body), crb.BodyLength)
@@ -193,13 +203,17 @@ func TestCompressWritesWhatArrowDecompresses(t *testing.T) {
 }
 
 func TestDecompressReadsWhatArrowCompresses(t *testing.T) {
-	mem, rec := checkedRecord(t, 50_000) // large enough to decompress on all cores
-	schema, batch := ipcmsgtest.Write(t, rec, ipc.WithZstd())
-	rb := mustParse(t, batch.Meta)
-	if rb.BodyLength < parallelBytes {
-		t.Fatalf("body of %d bytes does not exercise parallel decompression", rb.BodyLength)
+	for name, opt := range map[string]ipc.Option{"zstd": ipc.WithZstd(), "lz4": ipc.WithLZ4()} {
+		t.Run(name, func(t *testing.T) {
+			mem, rec := checkedRecord(t, 50_000) // large enough to decompress on all cores
+			schema, batch := ipcmsgtest.Write(t, rec, opt)
+			rb := mustParse(t, batch.Meta)
+			if rb.BodyLength < parallelBytes {
+				t.Fatalf("body of %d bytes does not exercise parallel decompression", rb.BodyLength)
+			}
+			assertDecompressesTo(t, rb, batch.Body, schema, rec, mem)
+		})
 	}
-	assertDecompressesTo(t, rb, batch.Body, schema, rec, mem)
 }
 
 func TestDecompressRejectsCorruptBodies(t *testing.T) {
@@ -245,7 +259,7 @@ func TestParseRejectsOtherMessagesAndGarbage(t *testing.T) {
 func FuzzParse(f *testing.F) {
 	rec := testRecord(f, memory.DefaultAllocator, 20)
 	defer rec.Release()
-	for _, opts := range [][]ipc.Option{nil, {ipc.WithZstd()}} {
+	for _, opts := range [][]ipc.Option{nil, {ipc.WithZstd()}, {ipc.WithLZ4()}} {
 		_, batch := ipcmsgtest.Write(f, rec, opts...)
 		f.Add(batch.Meta, batch.Body)
 	}
@@ -261,7 +275,7 @@ func FuzzParse(f *testing.F) {
 		if err != nil || !equalBatches(rb, again) {
 			t.Fatalf("Marshal of a parsed message does not parse back: %v", err)
 		}
-		if rb.Codec == CodecZstd && int64(len(body)) >= rb.BodyLength && smallClaims(rb, body) {
+		if rb.Codec != CodecNone && int64(len(body)) >= rb.BodyLength && smallClaims(rb, body) {
 			if _, out, err := rb.Decompress(body, memory.DefaultAllocator); err == nil {
 				out.Release()
 			}

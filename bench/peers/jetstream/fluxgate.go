@@ -32,6 +32,7 @@ type fluxgateSide struct {
 	dir     string
 	eng     *engine.Engine
 	srv     flight.Server
+	addr    string // the server's host:port
 	cl      *client.Client
 	table   string // the last appended table
 	tableID int64
@@ -62,7 +63,8 @@ func startFluxgate(ctx context.Context, tmp string, cfg *config, data *benchdata
 	}
 	s.srv.InitListener(ln)
 	go s.srv.Serve()
-	if s.cl, err = client.Dial(ctx, ln.Addr().String()); err != nil {
+	s.addr = ln.Addr().String()
+	if s.cl, err = client.Dial(ctx, s.addr); err != nil {
 		s.close()
 		return nil, err
 	}
@@ -89,22 +91,11 @@ func (s *fluxgateSide) close() {
 // --partitions buckets, through one writer, and waits for every
 // acknowledgement. The table before is dropped first (untimed).
 func (s *fluxgateSide) append(ctx context.Context, rep int) (sample, error) {
-	if s.table != "" {
-		if err := s.cl.DropTable(ctx, s.table, false); err != nil {
-			return sample{}, err
-		}
-	}
-	s.table = fmt.Sprintf("fluss.events_%d", rep)
-	info, err := s.cl.CreateTable(ctx, client.TableSpec{
-		Table: s.table, Columns: benchdata.NarrowColumns,
-		Options: map[string]string{"bucket.num": fmt.Sprint(s.cfg.partitions)},
-	}, false)
-	if err != nil {
+	if err := s.newTable(ctx, rep); err != nil {
 		return sample{}, err
 	}
-	s.tableID = info.TableID
 	start := time.Now()
-	w, err := s.cl.NewWriter(ctx, client.WriteRequest{Table: s.table})
+	w, err := s.cl.NewWriter(ctx, client.WriteRequest{Table: s.table}, client.WithMaxInFlight(s.cfg.inFlight))
 	if err != nil {
 		return sample{}, err
 	}
@@ -120,10 +111,35 @@ func (s *fluxgateSide) append(ctx context.Context, rep int) (sample, error) {
 	return sample{n: s.data.Rows, d: time.Since(start)}, nil
 }
 
-// read scans the last appended table, every batch decoded.
-func (s *fluxgateSide) read(ctx context.Context) (sample, error) {
+// newTable drops the last appended table and creates the one of run rep, a
+// log table of default options but --codec, with --partitions buckets
+// (untimed).
+func (s *fluxgateSide) newTable(ctx context.Context, rep int) error {
+	if s.table != "" {
+		if err := s.cl.DropTable(ctx, s.table, false); err != nil {
+			return err
+		}
+	}
+	s.table = fmt.Sprintf("fluss.events_%d", rep)
+	info, err := s.cl.CreateTable(ctx, client.TableSpec{
+		Table: s.table, Columns: benchdata.NarrowColumns,
+		Options: map[string]string{"bucket.num": fmt.Sprint(s.cfg.partitions), "table.log.arrow.compression.type": s.cfg.codec},
+	}, false)
+	if err != nil {
+		return err
+	}
+	s.tableID = info.TableID
+	return nil
+}
+
+// read scans the last appended table as stored, every batch decoded.
+func (s *fluxgateSide) read(ctx context.Context) (sample, error) { return s.readAs(ctx, "") }
+
+// readAs scans the last appended table asking for compression, every batch
+// decoded.
+func (s *fluxgateSide) readAs(ctx context.Context, compression string) (sample, error) {
 	start := time.Now()
-	sc, err := s.cl.Scan(ctx, client.ScanRequest{Table: s.table})
+	sc, err := s.cl.Scan(ctx, client.ScanRequest{Table: s.table, Compression: compression})
 	if err != nil {
 		return sample{}, err
 	}
@@ -137,6 +153,40 @@ func (s *fluxgateSide) read(ctx context.Context) (sample, error) {
 	}
 	if rows != s.data.Rows {
 		return sample{}, fmt.Errorf("scan returned %d rows, want %d", rows, s.data.Rows)
+	}
+	return sample{n: rows, d: time.Since(start)}, nil
+}
+
+// readPlain reads the last appended table asking for compression, its
+// endpoints one after the other with arrow-go's Flight reader (its own
+// decompression), as a program without the fluxgate client does.
+func (s *fluxgateSide) readPlain(ctx context.Context, compression string) (sample, error) {
+	start := time.Now()
+	plan, err := s.cl.Plan(ctx, client.ScanRequest{Table: s.table, Compression: compression})
+	if err != nil {
+		return sample{}, err
+	}
+	var rows int64
+	for _, ep := range plan.Endpoints {
+		stream, err := s.cl.Flight().DoGet(ctx, &flight.Ticket{Ticket: ep.Ticket})
+		if err != nil {
+			return sample{}, err
+		}
+		r, err := flight.NewRecordReader(stream)
+		if err != nil {
+			return sample{}, err
+		}
+		for r.Next() {
+			rows += r.RecordBatch().NumRows()
+		}
+		err = r.Err()
+		r.Release()
+		if err != nil {
+			return sample{}, err
+		}
+	}
+	if rows != s.data.Rows {
+		return sample{}, fmt.Errorf("read %d rows, want %d", rows, s.data.Rows)
 	}
 	return sample{n: rows, d: time.Since(start)}, nil
 }

@@ -7,7 +7,13 @@
 //
 // It is a module of its own so that the server never depends on nats-server.
 //
-//	cd bench/peers/jetstream && go run . [--rows N] [--batch-rows N] [--keys N] [--reps N]
+//	cd bench/peers/jetstream && go run . [--rows N] [--batch-rows N] [--keys N] [--reps N] \
+//		[--codec zstd] [--in-flight 16] [--run REGEXP] [--pyarrow ../../../python/.venv/bin/python] [--reads] [--cpuprofile FILE]
+//
+// --pyarrow adds pyarrow's append (ZSTD batches) and reads, beside JetStream
+// in the same interleaving; --reads adds the reads that choose the scan
+// default: asking for uncompressed batches, and arrow-go's Flight reader
+// without the fluxgate client.
 package main
 
 import (
@@ -17,17 +23,26 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"regexp"
 	"runtime"
+	"runtime/pprof"
 	"slices"
 	"text/tabwriter"
 	"time"
 
+	"github.com/fluxgate-io/fluxgate/client"
 	"github.com/fluxgate-io/fluxgate/internal/benchdata"
 )
 
 type config struct {
 	rows, batchRows, keys, reps, partitions int
 	dir                                     string
+	python, pyScript                        string // --pyarrow: the interpreter and peer_pyarrow.py
+	reads                                   bool
+	cpuprofile                              string
+	codec                                   string // of fluxgate's log tables
+	inFlight                                int    // the Go client's batches in flight
+	run                                     *regexp.Regexp
 }
 
 func main() {
@@ -38,10 +53,35 @@ func main() {
 	flag.IntVar(&cfg.reps, "reps", 3, "runs of each workload on each side; the median is reported")
 	flag.IntVar(&cfg.partitions, "partitions", 4, "JetStream subjects and fluxgate buckets the appends spread over")
 	flag.StringVar(&cfg.dir, "dir", "", "where to create the temporary data directory (default: the system's)")
+	flag.StringVar(&cfg.python, "pyarrow", "", "a Python with pyarrow: add pyarrow's append and reads (python/.venv/bin/python, made by make venv)")
+	flag.StringVar(&cfg.pyScript, "pyarrow-script", "../../../python/bench/peer_pyarrow.py", "the script of the pyarrow workloads")
+	flag.StringVar(&cfg.codec, "codec", "zstd", "table.log.arrow.compression.type of fluxgate's log tables: zstd (the default), lz4_frame or none")
+	flag.IntVar(&cfg.inFlight, "in-flight", client.DefaultMaxInFlight, "batches the Go client's writer sends ahead of their acknowledgements (JetStream's publisher: 64)")
+	runRE := flag.String("run", "", "run only the workloads whose name matches this regular expression")
+	flag.BoolVar(&cfg.reads, "reads", false, "add the reads asking for uncompressed batches and those of arrow-go's Flight reader")
+	flag.StringVar(&cfg.cpuprofile, "cpuprofile", "", "write a CPU profile of the whole run (both stores: they share the process) to this file")
 	flag.Parse()
+	var err error
+	if cfg.run, err = regexp.Compile(*runRE); err != nil {
+		fmt.Fprintln(os.Stderr, "jetstream: --run:", err)
+		os.Exit(2)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
+	if cfg.cpuprofile != "" {
+		f, err := os.Create(cfg.cpuprofile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "jetstream: cpu profile:", err)
+			os.Exit(1)
+		}
+		defer f.Close()
+		defer pprof.StopCPUProfile()
+	}
 	if err := run(ctx, &cfg, os.Stdout, os.Stderr); err != nil {
+		pprof.StopCPUProfile()
 		fmt.Fprintln(os.Stderr, "jetstream:", err)
 		os.Exit(1)
 	}
@@ -63,19 +103,59 @@ type side interface {
 	gets(ctx context.Context, rep int) (sample, error)
 }
 
-// workload is one line of the report.
+// workload is one line of the report: JetStream beside fluxgate reached
+// with the Go client, or with pyarrow.
 type workload struct {
 	name, unit, jsNote, fgNote string
+	pyarrow                    bool // needs --pyarrow
+	reads                      bool // needs --reads
 	run                        func(s side, ctx context.Context, rep int) (sample, error)
 }
 
 var workloads = []workload{
-	{"durable append", "rows/s", "file store, SyncAlways, async publish", "default table (ZSTD), fsync before ack, Go client",
+	{"durable append", "rows/s", "file store, SyncAlways, async publish", "log table of --codec, fsync before ack, Go client", false, false,
 		side.append},
-	{"full read back", "rows/s", "ordered consumer, batches decoded", "Scan, batches as stored (the default), decoded",
-		func(s side, ctx context.Context, _ int) (sample, error) { return s.read(ctx) }},
-	{"point gets", "keys/s", "KV Get, 2 goroutines", "1000-key DoExchange batches, 4 in flight",
+	{"full read back", "rows/s", "ordered consumer, batches decoded", "Scan, batches as stored (the default), decoded", false, false,
+		readAs(""), // as stored
+	},
+	{"point gets", "keys/s", "KV Get, 2 goroutines", "1000-key DoExchange batches, 4 in flight", false, false,
 		side.gets},
+	{"full read back, none", "rows/s", "as above", "Scan asking for uncompressed batches", false, true,
+		readAs("none")},
+	{"full read back, arrow-go", "rows/s", "as above", "arrow-go's Flight reader, no fluxgate client, as stored", false, true,
+		readPlain("")},
+	{"full read back, arrow-go none", "rows/s", "as above", "arrow-go's Flight reader, no fluxgate client, none", false, true,
+		readPlain("none")},
+	{"durable append, pyarrow", "rows/s", "as above", "log table of --codec, pyarrow do_put, batches of its codec", true, false,
+		side.append},
+	{"full read back, pyarrow", "rows/s", "as above", "pyarrow do_get, as stored", true, false,
+		readAs("")},
+	{"full read back, pyarrow none", "rows/s", "as above", "pyarrow do_get asking for uncompressed batches", true, true,
+		readAs("none")},
+}
+
+// readAs is the read of a scan asking for compression ("": as stored);
+// JetStream reads as it does.
+func readAs(compression string) func(s side, ctx context.Context, _ int) (sample, error) {
+	return func(s side, ctx context.Context, _ int) (sample, error) {
+		if r, ok := s.(interface {
+			readAs(context.Context, string) (sample, error)
+		}); ok {
+			return r.readAs(ctx, compression)
+		}
+		return s.read(ctx)
+	}
+}
+
+// readPlain is fluxgate's read through arrow-go's Flight reader alone;
+// JetStream reads as it does.
+func readPlain(compression string) func(s side, ctx context.Context, _ int) (sample, error) {
+	return func(s side, ctx context.Context, _ int) (sample, error) {
+		if f, ok := s.(*fluxgateSide); ok {
+			return f.readPlain(ctx, compression)
+		}
+		return s.read(ctx)
+	}
 }
 
 func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
@@ -101,6 +181,12 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 		return fmt.Errorf("fluxgate: %w", err)
 	}
 	defer fg.close()
+	var py *pyarrowSide
+	if cfg.python != "" {
+		if py, err = startPyarrow(tmp, cfg.python, cfg.pyScript, fg); err != nil {
+			return fmt.Errorf("pyarrow: %w", err)
+		}
+	}
 
 	type result struct {
 		w      workload
@@ -108,12 +194,19 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 	}
 	var results []result
 	for _, w := range workloads {
+		if w.pyarrow && py == nil || w.reads && !cfg.reads || !cfg.run.MatchString(w.name) {
+			continue
+		}
+		var other side = fg
+		if w.pyarrow {
+			other = py
+		}
 		fmt.Fprintf(stderr, "%s\n", w.name)
 		var jsRuns, fgRuns []sample
 		for rep := range cfg.reps {
-			order := []side{js, fg}
+			order := []side{js, other}
 			if rep%2 == 1 {
-				order = []side{fg, js}
+				order = []side{other, js}
 			}
 			for _, s := range order {
 				got, err := w.run(s, ctx, rep)
@@ -130,8 +223,8 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 		results = append(results, result{w, median(jsRuns), median(fgRuns)})
 	}
 
-	fmt.Fprintf(stdout, "fluxgate beside NATS JetStream: %d rows × %d columns in %d-row batches over %d partitions, %d keys; median of %d interleaved runs; %s %s/%s, %d CPUs\n\n",
-		cfg.rows, len(benchdata.NarrowColumns), cfg.batchRows, cfg.partitions, cfg.keys, cfg.reps, runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU())
+	fmt.Fprintf(stdout, "fluxgate beside NATS JetStream: %d rows × %d columns in %d-row batches over %d partitions, %d keys; fluxgate's log tables %s; median of %d interleaved runs; %s %s/%s, %d CPUs\n\n",
+		cfg.rows, len(benchdata.NarrowColumns), cfg.batchRows, cfg.partitions, cfg.keys, cfg.codec, cfg.reps, runtime.Version(), runtime.GOOS, runtime.GOARCH, runtime.NumCPU())
 	tw := tabwriter.NewWriter(stdout, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "WORKLOAD\tJETSTREAM\tFLUXGATE\tRATIO\tJETSTREAM SETUP\tFLUXGATE SETUP")
 	for _, r := range results {

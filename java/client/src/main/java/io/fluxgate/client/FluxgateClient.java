@@ -21,6 +21,7 @@ import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -241,8 +242,17 @@ public final class FluxgateClient implements AutoCloseable {
         object("database", database).put("if_exists", ifExists).put("cascade", cascade));
   }
 
+  /** Every database, following the listing's pages (PROTOCOL.md §3). */
   public List<String> listDatabases() {
-    return action("list-databases", null, Databases.class).databases();
+    List<String> out = new ArrayList<>();
+    ObjectNode body = Json.MAPPER.createObjectNode();
+    for (String token = null; ; ) {
+      Databases page = action("list-databases", pageBody(body, token), Databases.class);
+      out.addAll(page.databases());
+      if ((token = page.nextPageToken()) == null || token.isEmpty()) {
+        return out;
+      }
+    }
   }
 
   /** Creates a table and returns it as stored; with ifNotExists an existing one is returned. */
@@ -264,7 +274,14 @@ public final class FluxgateClient implements AutoCloseable {
     if (database != null) {
       body.put("database", database);
     }
-    return action("list-tables", body, Tables.class).tables();
+    List<TableInfo> out = new ArrayList<>();
+    for (String token = null; ; ) {
+      Tables page = action("list-tables", pageBody(body, token), Tables.class);
+      out.addAll(page.tables());
+      if ((token = page.nextPageToken()) == null || token.isEmpty()) {
+        return out;
+      }
+    }
   }
 
   public TableInfo alterTable(AlterRequest request) {
@@ -283,6 +300,30 @@ public final class FluxgateClient implements AutoCloseable {
       buckets.forEach(list::add);
     }
     return action("list-offsets", body, Offsets.class).offsets();
+  }
+
+  /**
+   * COUNT(*) of a log table without reading it: every row takes one offset (PROTOCOL.md §4.3), so
+   * its rows are, per bucket, the high watermark minus the earliest offset still retained (a
+   * retention-trimmed log counts only what it still holds). Empty when the offsets do not count the
+   * rows: a view ("t$changelog", "t$lake"), a primary-key table (its offsets count changes) or a
+   * lake-enabled one (a union read: tiered rows may have left the log).
+   */
+  public OptionalLong logRowCount(String table) {
+    if (table.contains("$")) {
+      return OptionalLong.empty();
+    }
+    TableInfo info = describeTable(table);
+    if (info.hasPrimaryKey() || "true".equals(info.options().get("table.datalake.enabled"))) {
+      return OptionalLong.empty();
+    }
+    Map<Integer, Long> latest = listOffsets(table, Position.LATEST, null);
+    Map<Integer, Long> earliest = listOffsets(table, Position.EARLIEST, null);
+    long rows = 0;
+    for (Map.Entry<Integer, Long> e : latest.entrySet()) {
+      rows += e.getValue() - earliest.get(e.getKey());
+    }
+    return OptionalLong.of(rows);
   }
 
   /** The table's latest lake snapshot; NOT_FOUND before the first lake commit. */
@@ -345,13 +386,23 @@ public final class FluxgateClient implements AutoCloseable {
     return Json.MAPPER.createObjectNode().put(field, value);
   }
 
-  record Databases(List<String> databases) {}
+  /** body asking for the page after token (null: the first). */
+  private static ObjectNode pageBody(ObjectNode body, String token) {
+    ObjectNode page = body.deepCopy();
+    if (token != null) {
+      page.put("page_token", token);
+    }
+    return page;
+  }
 
-  record Tables(List<TableInfo> tables) {}
+  record Databases(List<String> databases, String nextPageToken) {}
+
+  record Tables(List<TableInfo> tables, String nextPageToken) {}
 
   record Offsets(Map<Integer, Long> offsets) {}
 
   record Registered(String result) {}
+
   record WriterState(long nextSequence) {}
 
   // ---- Reading (PROTOCOL.md §4) ----
@@ -421,16 +472,37 @@ public final class FluxgateClient implements AutoCloseable {
 
   // ---- Writing (PROTOCOL.md §5) and lookups (§6) ----
 
-  /** Opens a DoPut stream that sends uncompressed batches, up to 16 ahead of their results. */
+  /**
+   * Opens a DoPut stream that sends batches up to 16 ahead of their results, compressed with ZSTD
+   * at the table's level for a log table compressed with ZSTD (the default), which the server
+   * stores as received (PROTOCOL.md §5); else uncompressed.
+   */
   public TableWriter newWriter(WriteRequest request) {
-    return newWriter(request, Compression.NONE, TableWriter.DEFAULT_MAX_IN_FLIGHT);
+    TableInfo info;
+    try {
+      info = describeTable(request.table());
+    } catch (FluxgateException e) {
+      // Not described (a caller without the right to): uncompressed, which every table takes.
+      return newWriter(
+          request, Compression.NONE, IpcEncoder.DEFAULT_ZSTD_LEVEL, TableWriter.DEFAULT_MAX_IN_FLIGHT);
+    }
+    return newWriter(
+        request,
+        StoredAsSent.compression(info),
+        StoredAsSent.zstdLevel(info),
+        TableWriter.DEFAULT_MAX_IN_FLIGHT);
   }
 
   /**
-   * Opens a DoPut stream for request. Batches are sent with this compression, and at most
-   * maxInFlight of them are sent ahead of their results.
+   * Opens a DoPut stream for request. Batches are sent with this compression (ZSTD at level 1, the
+   * tables' default), and at most maxInFlight of them are sent ahead of their results.
    */
   public TableWriter newWriter(WriteRequest request, Compression compression, int maxInFlight) {
+    return newWriter(request, compression, IpcEncoder.DEFAULT_ZSTD_LEVEL, maxInFlight);
+  }
+
+  private TableWriter newWriter(
+      WriteRequest request, Compression compression, int zstdLevel, int maxInFlight) {
     Flight.FlightDescriptor descriptor =
         request.isPlain()
             ? pathDescriptor(request.table())
@@ -438,7 +510,7 @@ public final class FluxgateClient implements AutoCloseable {
                 .setType(Flight.FlightDescriptor.DescriptorType.CMD)
                 .setCmd(ByteString.copyFrom(Json.command("write", request)))
                 .build();
-    return new TableWriter(this, request.table(), descriptor, compression, maxInFlight);
+    return new TableWriter(this, request.table(), descriptor, compression, zstdLevel, maxInFlight);
   }
 
   /** Opens a lookup stream (DoExchange). */
@@ -457,15 +529,11 @@ public final class FluxgateClient implements AutoCloseable {
    * filters. The lookup runs (and inserts, if asked) when the ticket is read.
    */
   public ScanPlan planLookup(LookupRequest request, List<Map<String, Object>> keys) {
-    ObjectNode lookup = Json.MAPPER.valueToTree(request);
-    lookup.set("keys", Json.MAPPER.valueToTree(keys));
-    ObjectNode cmd = Json.MAPPER.createObjectNode();
-    cmd.set("lookup", lookup);
     return plan(
         "lookup " + request.table(),
         Flight.FlightDescriptor.newBuilder()
             .setType(Flight.FlightDescriptor.DescriptorType.CMD)
-            .setCmd(ByteString.copyFrom(Json.encode(cmd)))
+            .setCmd(ByteString.copyFrom(request.inlineCommand(keys)))
             .build());
   }
 

@@ -1,6 +1,8 @@
 package io.fluxgate.client;
 
+import com.fasterxml.jackson.databind.node.ObjectNode;
 import java.util.List;
+import java.util.Map;
 
 /**
  * The {"lookup": ...} command of DoExchange (PROTOCOL.md §6.1).
@@ -27,5 +29,14 @@ public record LookupRequest(
 
   public LookupRequest insertingIfNotExists() {
     return new LookupRequest(table, columns, prefix, true);
+  }
+
+  /** The {"lookup": ...} command of an inline lookup of these keys (§6.3). */
+  byte[] inlineCommand(List<Map<String, Object>> keys) {
+    ObjectNode lookup = Json.MAPPER.valueToTree(this);
+    lookup.set("keys", Json.MAPPER.valueToTree(keys));
+    ObjectNode cmd = Json.MAPPER.createObjectNode();
+    cmd.set("lookup", lookup);
+    return Json.encode(cmd);
   }
 }

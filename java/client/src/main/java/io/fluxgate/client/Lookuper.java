@@ -25,7 +25,7 @@ public final class Lookuper implements AutoCloseable {
 
   private final String doing;
   private final Flight.FlightDescriptor descriptor;
-  private final IpcEncoder encoder = new IpcEncoder(Compression.NONE);
+  private final IpcEncoder encoder = new IpcEncoder(Compression.NONE, IpcEncoder.DEFAULT_ZSTD_LEVEL);
   private final IpcDecoder decoder;
   private final Semaphore inFlight = new Semaphore(MAX_IN_FLIGHT);
 

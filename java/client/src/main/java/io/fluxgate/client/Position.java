@@ -1,6 +1,8 @@
 package io.fluxgate.client;
 
+import com.fasterxml.jackson.annotation.JsonCreator;
 import com.fasterxml.jackson.annotation.JsonValue;
+import com.fasterxml.jackson.databind.JsonNode;
 import java.util.Map;
 import java.util.TreeMap;
 
@@ -37,6 +39,66 @@ public final class Position {
   @JsonValue
   Object json() {
     return json;
+  }
+
+  /**
+   * Reads a position's JSON as the server does: one of the named positions, {"timestamp": ms} or
+   * {"offsets": {"bucket": offset}} with buckets spelled canonically and nothing negative.
+   */
+  @JsonCreator(mode = JsonCreator.Mode.DELEGATING)
+  static Position fromJson(JsonNode node) {
+    if (node.isTextual()) {
+      for (Position p : new Position[] {FULL, EARLIEST, LATEST, UNBOUNDED}) {
+        if (p.json.equals(node.textValue())) {
+          return p;
+        }
+      }
+      throw new IllegalArgumentException(
+          "position " + node + ": want full, earliest, latest or none");
+    }
+    if (node.isObject() && node.size() == 1 && node.path("timestamp").canConvertToExactIntegral()) {
+      long ms = node.get("timestamp").longValue();
+      if (ms < 0) {
+        throw new IllegalArgumentException("position timestamp " + ms + " is negative");
+      }
+      return atTimestamp(ms);
+    }
+    if (node.isObject() && node.size() == 1 && node.path("offsets").isObject()) {
+      Map<Integer, Long> offsets = new TreeMap<>();
+      for (Map.Entry<String, JsonNode> e : node.get("offsets").properties()) {
+        int bucket = bucket(e.getKey());
+        if (!e.getValue().canConvertToExactIntegral() || e.getValue().longValue() < 0) {
+          throw new IllegalArgumentException(
+              "position offsets: offset "
+                  + e.getValue()
+                  + " of bucket "
+                  + bucket
+                  + " is not an offset");
+        }
+        offsets.put(bucket, e.getValue().longValue());
+      }
+      return atOffsets(offsets);
+    }
+    throw new IllegalArgumentException(
+        "position " + node + ": want exactly one of \"timestamp\" or \"offsets\"");
+  }
+
+  /** A bucket number in its only spelling: "01" or "+1" would name bucket 1 twice. */
+  private static int bucket(String key) {
+    try {
+      int b = Integer.parseInt(key);
+      if (b >= 0 && Integer.toString(b).equals(key)) {
+        return b;
+      }
+    } catch (NumberFormatException e) {
+      // refused below
+    }
+    throw new IllegalArgumentException("position offsets: \"" + key + "\" is not a bucket number");
+  }
+
+  /** Whether this is {"timestamp": ms}. */
+  boolean isTimestamp() {
+    return json instanceof Map<?, ?> m && m.containsKey("timestamp");
   }
 
   @Override

@@ -22,6 +22,18 @@ public record ScanRequest(
     List<Integer> buckets,
     Long limit,
     Compression compression) {
+  /** Refuses what the server refuses: each of startup and stop takes only its own forms. */
+  public ScanRequest {
+    if (Position.UNBOUNDED.equals(startup)) {
+      throw new IllegalArgumentException(
+          "startup \"none\": a scan starts at full, earliest, latest, a timestamp or offsets");
+    }
+    if (stop != null
+        && (Position.FULL.equals(stop) || Position.EARLIEST.equals(stop) || stop.isTimestamp())) {
+      throw new IllegalArgumentException(
+          "stop " + stop + ": want latest, none (Position.UNBOUNDED) or offsets");
+    }
+  }
 
   public static ScanRequest of(String table) {
     return new ScanRequest(table, null, null, null, null, null, null, null);

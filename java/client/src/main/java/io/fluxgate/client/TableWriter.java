@@ -52,13 +52,14 @@ public final class TableWriter implements AutoCloseable {
       String table,
       Flight.FlightDescriptor descriptor,
       Compression compression,
+      int zstdLevel,
       int maxInFlight) {
     if (maxInFlight < 1) {
       throw new IllegalArgumentException("maxInFlight " + maxInFlight + ": want at least 1");
     }
     this.doing = "write " + table;
     this.descriptor = descriptor;
-    this.encoder = new IpcEncoder(compression);
+    this.encoder = new IpcEncoder(compression, zstdLevel);
     this.maxInFlight = maxInFlight;
     this.inFlight = new Semaphore(maxInFlight);
     Receiver receiver = new Receiver();

@@ -17,6 +17,7 @@ import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.Schema;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 
@@ -38,7 +39,7 @@ class IpcCodecTest {
       }
       FlightData msg;
       try (VectorSchemaRoot root = Rows.batch(allocator, SCHEMA, rows)) {
-        msg = new IpcEncoder(compression).batch(root);
+        msg = new IpcEncoder(compression, IpcEncoder.DEFAULT_ZSTD_LEVEL).batch(root);
       }
       RecordBatch header =
           (RecordBatch)
@@ -58,6 +59,32 @@ class IpcCodecTest {
       try (IpcDecoder decoder = new IpcDecoder(allocator)) {
         assertFalse(
             decoder.read(IpcEncoder.schema(SCHEMA, FluxgateClient.pathDescriptor("fluss.t"))));
+        assertTrue(decoder.read(msg));
+        assertEquals(rows, Rows.rows(decoder.root()));
+      }
+      assertEquals(0, allocator.getAllocatedMemory());
+    }
+  }
+
+  /** A batch over 256 KiB has its buffers compressed in parallel, each as a small batch's is. */
+  @Test
+  void largeBatchesCompressInParallelAndDecodeUnchanged() {
+    try (RootAllocator allocator = new RootAllocator()) {
+      List<List<Object>> rows = new ArrayList<>();
+      for (long i = 0; i < 50_000; i++) {
+        rows.add(row(i, "site-" + (i % 300)));
+      }
+      FlightData msg;
+      try (VectorSchemaRoot root = Rows.batch(allocator, SCHEMA, rows)) {
+        msg = new IpcEncoder(Compression.ZSTD, IpcEncoder.DEFAULT_ZSTD_LEVEL).batch(root);
+      }
+      RecordBatch header =
+          (RecordBatch)
+              Message.getRootAsMessage(msg.getDataHeader().asReadOnlyByteBuffer())
+                  .header(new RecordBatch());
+      assertEquals(CompressionType.ZSTD, header.compression().codec());
+      try (IpcDecoder decoder = new IpcDecoder(allocator)) {
+        decoder.read(IpcEncoder.schema(SCHEMA, FluxgateClient.pathDescriptor("fluss.t")));
         assertTrue(decoder.read(msg));
         assertEquals(rows, Rows.rows(decoder.root()));
       }

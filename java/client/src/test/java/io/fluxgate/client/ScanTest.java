@@ -8,6 +8,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.types.pojo.Schema;
 import org.junit.jupiter.api.BeforeEach;
@@ -73,6 +74,29 @@ class ScanTest extends ServerTest {
                 .withStop(Position.atOffsets(Map.of(0, 7L))));
     assertEquals(List.of(row(4L), row(5L), row(6L)), middle);
     assertEquals(List.of(), Rows.read(client, ScanRequest.of(name).withStartup(Position.LATEST)));
+  }
+
+  @Test
+  void logRowCountIsTheOffsetsOfEveryBucket() {
+    String spread = table("spread");
+    client.createTable(
+        TableSpec.of(spread, Column.of("id", "BIGINT")).withOptions(Map.of("bucket.num", "3")),
+        false);
+    List<List<Object>> rows = new ArrayList<>();
+    for (long i = 0; i < 30; i++) {
+      rows.add(row(i));
+    }
+    try (VectorSchemaRoot batch = Rows.batch(allocator, Rows.schema(client, spread), rows);
+        TableWriter w = client.newWriter(WriteRequest.of(spread))) {
+      w.write(batch);
+    }
+    assertEquals(OptionalLong.of(30), client.logRowCount(spread));
+    assertEquals(OptionalLong.of(10), client.logRowCount(name));
+
+    String keyed = table("keyed");
+    client.createTable(TableSpec.of(keyed, Column.of("id", "BIGINT")).withPrimaryKey("id"), false);
+    assertEquals(OptionalLong.empty(), client.logRowCount(keyed), "a primary-key table");
+    assertEquals(OptionalLong.empty(), client.logRowCount(name + "$changelog"), "a view");
   }
 
   @Test

@@ -1,10 +1,8 @@
 package io.fluxgate.flink;
 
 import io.fluxgate.client.FluxgateClient;
-import io.fluxgate.client.Position;
 import java.io.Serializable;
 import java.util.List;
-import java.util.Map;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
@@ -38,11 +36,9 @@ record CountStar(Connection connection, String table) implements Serializable {
 
   long count() {
     try (FluxgateClient client = connection.connect()) {
-      Map<Integer, Long> latest = client.listOffsets(table, Position.LATEST, null);
-      Map<Integer, Long> earliest = client.listOffsets(table, Position.EARLIEST, null);
-      return latest.entrySet().stream()
-          .mapToLong(e -> e.getValue() - earliest.get(e.getKey()))
-          .sum();
+      return client
+          .logRowCount(table)
+          .orElseThrow(() -> new IllegalStateException(table + " is no longer a plain log table"));
     }
   }
 

@@ -9,9 +9,9 @@ import java.util.Map;
 import java.util.Optional;
 
 /**
- * Undo recovery of one sink subtask before it writes (Fluss's UndoRecoveryOperator, semantics
- * §12): the buckets it owns go back to their offsets at the restored checkpoint, or, on a start
- * without state, to the offsets registered under the producer id when the first attempt started.
+ * Undo recovery of one sink subtask before it writes (Fluss's UndoRecoveryOperator, FIP-21): the
+ * buckets it owns go back to their offsets at the restored checkpoint, or, on a start without
+ * state, to the offsets registered under the producer id when the first attempt started.
  *
  * <p>Coordination across subtasks: rows are shuffled by bucket (aggregation tables only allow AUTO
  * and BUCKET distribution), so subtask i is the only writer of the buckets b with b % parallelism

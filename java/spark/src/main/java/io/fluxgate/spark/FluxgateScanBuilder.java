@@ -6,10 +6,14 @@ import io.fluxgate.client.Predicates;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
+import java.util.OptionalLong;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.Schema;
+import org.apache.spark.sql.connector.expressions.aggregate.Aggregation;
+import org.apache.spark.sql.connector.expressions.aggregate.CountStar;
 import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.ScanBuilder;
+import org.apache.spark.sql.connector.read.SupportsPushDownAggregates;
 import org.apache.spark.sql.connector.read.SupportsPushDownFilters;
 import org.apache.spark.sql.connector.read.SupportsPushDownLimit;
 import org.apache.spark.sql.connector.read.SupportsPushDownRequiredColumns;
@@ -20,29 +24,37 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
 /**
  * Pushes what the server does exactly into the scan request: the columns Spark needs, the filters
- * {@link SparkFilters} translates, and a limit when every filter was pushed.
+ * {@link SparkFilters} translates, and a limit when every filter was pushed. A bare {@code COUNT(*)}
+ * of a log table is answered from its offsets, without a scan ({@link CountScan}), unless the
+ * option "pushdown.count" is "false".
  */
 final class FluxgateScanBuilder
     implements ScanBuilder,
         SupportsPushDownFilters,
         SupportsPushDownRequiredColumns,
-        SupportsPushDownLimit {
+        SupportsPushDownLimit,
+        SupportsPushDownAggregates {
   private final FluxgateTable table;
   private List<Field> columns;
   private final List<Filter> pushed = new ArrayList<>();
   private final List<JsonNode> predicates = new ArrayList<>();
   private Long limit;
+  private boolean filtered; // whether Spark offered any filter, pushed or not
+  private Long count; // the rows of a pushed COUNT(*)
 
   private final Position startup;
+  private final boolean pushCount;
 
   FluxgateScanBuilder(FluxgateTable table, CaseInsensitiveStringMap options) {
     this.table = table;
     this.startup = startup(options);
+    this.pushCount = options.getBoolean("pushdown.count", true);
     this.columns = table.arrowSchema().getFields();
   }
 
   @Override
   public Filter[] pushFilters(Filter[] filters) {
+    filtered |= filters.length > 0;
     SparkFilters translator = new SparkFilters(table.arrowSchema());
     List<Filter> rest = new ArrayList<>();
     for (Filter f : filters) {
@@ -78,7 +90,37 @@ final class FluxgateScanBuilder
   }
 
   @Override
+  public boolean supportCompletePushDown(Aggregation aggregation) {
+    return isCountStar(aggregation);
+  }
+
+  /** Takes a bare COUNT(*) when the table's offsets count its rows: a log table, not a view. */
+  @Override
+  public boolean pushAggregation(Aggregation aggregation) {
+    if (!isCountStar(aggregation)) {
+      return false;
+    }
+    OptionalLong rows = table.connection().call(c -> c.logRowCount(table.name()));
+    if (rows.isPresent()) {
+      count = rows.getAsLong();
+    }
+    return rows.isPresent();
+  }
+
+  private boolean isCountStar(Aggregation a) {
+    return pushCount
+        && !filtered
+        && limit == null
+        && a.groupByExpressions().length == 0
+        && a.aggregateExpressions().length == 1
+        && a.aggregateExpressions()[0] instanceof CountStar;
+  }
+
+  @Override
   public Scan build() {
+    if (count != null) {
+      return new CountScan(table.name(), count);
+    }
     JsonNode filter =
         switch (predicates.size()) {
           case 0 -> null;

@@ -23,12 +23,14 @@ import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.function.Function;
 import java.util.function.Supplier;
 import org.apache.arrow.flight.FlightClient;
 import org.apache.arrow.flight.FlightStream;
@@ -49,7 +51,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Spark reads of a 2M-row, 20-column table against plain Arrow Flight DoGets of the same endpoints
+ * Spark reads of a 2M-row (-Dbench.rows), 20-column table against plain Arrow Flight DoGets of the same endpoints
  * in the same JVM, and the bytes a projection reads against a full read (the server's /metrics).
  * Tagged "benchmark": not run by {@code verify}; docs/benchmarks.md ("Spark") has the command. It
  * prints its figures and asserts only that Spark and the DoGets agree on the results.
@@ -58,9 +60,12 @@ import org.junit.jupiter.api.io.TempDir;
 class SparkReadBenchmark extends SparkServerTest {
   private static final String TABLE = "bench.wide";
   private static final String TINY = "bench.one_row"; // for Spark's cost of a query itself
-  private static final int ROWS = 2_000_000;
+  /** The table's rows: -Dbench.rows=N, default 2M. */
+  private static final long ROWS = Long.getLong("bench.rows", 2_000_000);
   private static final int BATCH = 65_536;
-  private static final int RUNS = 5;
+  private static final int RUNS = 7;
+  /** Runs before the measured ones: Spark's planning code takes tens of queries to be compiled. */
+  private static final int WARMUPS = 5;
 
   @TempDir static Path dir;
   static FluxgateServer bench;
@@ -105,8 +110,8 @@ class SparkReadBenchmark extends SparkServerTest {
                 benchClient.plan(ScanRequest.of(TABLE)).schema(), benchAllocator);
         TableWriter w = benchClient.newWriter(WriteRequest.of(TABLE), Compression.NONE, 8)) {
       root.getFieldVectors().forEach(v -> v.setInitialCapacity(BATCH));
-      for (int done = 0; done < ROWS; done += BATCH) {
-        int n = Math.min(BATCH, ROWS - done);
+      for (long done = 0; done < ROWS; done += BATCH) {
+        int n = (int) Math.min(BATCH, ROWS - done);
         root.allocateNew();
         for (FieldVector v : root.getFieldVectors()) {
           for (int r = 0; r < n; r++) {
@@ -137,15 +142,17 @@ class SparkReadBenchmark extends SparkServerTest {
   }
 
   private static Dataset<Row> table() {
-    return benchRead(TABLE);
+    return benchRead(TABLE, true);
   }
 
-  private static Dataset<Row> benchRead(String name) {
+  /** A read of name; pushCount false turns the COUNT(*) pushdown off, so Spark scans to count. */
+  private static Dataset<Row> benchRead(String name, boolean pushCount) {
     return spark
         .read()
         .format("fluxgate")
         .option("endpoint", bench.uri())
         .option("table", name)
+        .option("pushdown.count", pushCount)
         .load();
   }
 
@@ -153,23 +160,19 @@ class SparkReadBenchmark extends SparkServerTest {
   void sparkAgainstPlainDoGets() throws Exception {
     List<String> report = new ArrayList<>();
 
-    // count(*): the connector reads the narrowest column, c0; the DoGets read the same.
-    long[] count = new long[1];
+    // count(*): pushed down (answered from list-offsets) and scanned (the connector reads the
+    // narrowest column, c0; the DoGets read the same).
+    long[] count = new long[2];
     ScanRequest c0 = ScanRequest.of(TABLE).withColumns("c0");
     double[] counts =
         rowsPerSecond(
-            () -> doGets(c0)[0], () -> clientDoGets(c0)[0], () -> count[0] = table().count());
+            () -> doGets(c0)[0],
+            () -> clientDoGets(c0)[0],
+            () -> count[0] = table().count(),
+            () -> count[1] = benchRead(TABLE, false).count());
     assertEquals(ROWS, count[0]);
-    report.add(line("count(*)", counts));
-
-    double[] floor = new double[RUNS];
-    for (int i = 0; i < RUNS; i++) {
-      long start = System.nanoTime();
-      benchRead(TINY).count();
-      floor[i] = (System.nanoTime() - start) / 1e6;
-    }
-    Arrays.sort(floor);
-    report.add(String.format("Spark count(*) of a 1-row table: %.0f ms", floor[RUNS / 2]));
+    assertEquals(ROWS, count[1]);
+    report.add(line("count(*)", counts, "Spark, pushed", "Spark, scanned"));
 
     // sum(c0), sum(c10): 2 of the 20 columns.
     ScanRequest two = ScanRequest.of(TABLE).withColumns("c0", "c10");
@@ -185,9 +188,33 @@ class SparkReadBenchmark extends SparkServerTest {
             () -> clientDoGets(two)[0],
             () -> {
               table().selectExpr("sum(c0)", "sum(c10)").first();
-              return (long) ROWS;
+              return ROWS;
             });
-    report.add(line("sum(c0), sum(c10)", sums));
+    report.add(line("sum(c0), sum(c10)", sums, "Spark"));
+
+    // Spark's cost of a query itself: the same sum over a one-row table.
+    for (int i = 0; i < WARMUPS; i++) {
+      benchRead(TINY, true).selectExpr("sum(c0)").first();
+    }
+    double[] floor = new double[RUNS];
+    for (int i = 0; i < RUNS; i++) {
+      long start = System.nanoTime();
+      benchRead(TINY, true).selectExpr("sum(c0)").first();
+      floor[i] = (System.nanoTime() - start) / 1e6;
+    }
+    Arrays.sort(floor);
+    report.add(
+        String.format(
+            "Spark sum(c0) of a 1-row table: %.0f ms; the DoGets of the sum take %.0f ms",
+            floor[RUNS / 2], ROWS / sums[0] * 1e3));
+
+    // The connector's own calls in the driver: the count's, and a scan's plan.
+    report.add(
+        String.format(
+            "client calls: logRowCount (describe-table, 2 list-offsets) %.1f ms, plan"
+                + " (GetFlightInfo) %.1f ms",
+            medianMs(() -> benchClient.logRowCount(TABLE)),
+            medianMs(() -> benchClient.plan(two))));
 
     // Bytes: a Spark read of every column against the projection of two.
     String[] all = new String[20];
@@ -213,21 +240,59 @@ class SparkReadBenchmark extends SparkServerTest {
     report.forEach(System.out::println);
   }
 
-  private static String line(String what, double[] rates) {
-    return String.format(
-        "%-18s rows/s: Flight DoGets %,12.0f | fluxgate client %,12.0f (%.2f) | Spark %,12.0f"
-            + " (%.2f)",
-        what, rates[0], rates[1], rates[1] / rates[0], rates[2], rates[2] / rates[0]);
+  /**
+   * The timeline of the last of WARMUPS + 1 runs of a Spark sum over 2 of the 20 columns, a scanned
+   * count(*) and a pushed one (the first runs warm up): when each planning phase, job, stage and
+   * task ran.
+   */
+  @Test
+  void timeline() throws Exception {
+    QueryTimeline timeline = new QueryTimeline(spark);
+    Map<String, Function<Dataset<Row>, Object>> queries = new LinkedHashMap<>();
+    queries.put("sum(c0), sum(c10)", df -> df.selectExpr("sum(c0)", "sum(c10)").first());
+    queries.put("count(*), scanned", Dataset::count);
+    queries.put("count(*), pushed", Dataset::count);
+    List<String> out = new ArrayList<>();
+    for (Map.Entry<String, Function<Dataset<Row>, Object>> q : queries.entrySet()) {
+      List<String> lines = List.of();
+      for (int i = 0; i <= WARMUPS; i++) {
+        timeline.clear();
+        long start = System.currentTimeMillis();
+        Dataset<Row> df = benchRead(TABLE, q.getKey().endsWith("pushed"));
+        timeline.mark(System.currentTimeMillis(), "load() returns (the table's schema planned)");
+        q.getValue().apply(df);
+        timeline.mark(System.currentTimeMillis(), "returns");
+        lines = timeline.lines(start);
+      }
+      out.add("Timeline of a Spark " + q.getKey() + " (ms from its start):");
+      out.addAll(lines);
+    }
+    out.forEach(System.out::println);
+  }
+
+  private static String line(String what, double[] rates, String... spark) {
+    StringBuilder b =
+        new StringBuilder(
+            String.format(
+                "%-18s rows/s: Flight DoGets %,12.0f | fluxgate client %,12.0f (%.2f)",
+                what, rates[0], rates[1], rates[1] / rates[0]));
+    for (int i = 0; i < spark.length; i++) {
+      b.append(
+          String.format(" | %s %,12.0f (%.2f)", spark[i], rates[2 + i], rates[2 + i] / rates[0]));
+    }
+    return b.toString();
   }
 
   /**
    * The median rows per second of RUNS runs of each read, run in turns so that all see the same
-   * load on a shared machine, after one run of each to warm up; each read returns its rows.
+   * load on a shared machine, after WARMUPS runs of each; each read returns its rows.
    */
   @SafeVarargs
   private static double[] rowsPerSecond(Supplier<Long>... reads) {
-    for (Supplier<Long> r : reads) {
-      r.get();
+    for (int i = 0; i < WARMUPS; i++) {
+      for (Supplier<Long> r : reads) {
+        r.get();
+      }
     }
     double[][] rates = new double[reads.length][RUNS];
     for (int i = 0; i < RUNS; i++) {
@@ -241,6 +306,21 @@ class SparkReadBenchmark extends SparkServerTest {
       medians[r] = rates[r][RUNS / 2];
     }
     return medians;
+  }
+
+  /** The median milliseconds of RUNS calls of work, after WARMUPS. */
+  private static double medianMs(Supplier<?> work) {
+    for (int i = 0; i < WARMUPS; i++) {
+      work.get();
+    }
+    double[] ms = new double[RUNS];
+    for (int i = 0; i < RUNS; i++) {
+      long start = System.nanoTime();
+      work.get();
+      ms[i] = (System.nanoTime() - start) / 1e6;
+    }
+    Arrays.sort(ms);
+    return ms[RUNS / 2];
   }
 
   private static double rate(Supplier<Long> work) {

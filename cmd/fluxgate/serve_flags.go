@@ -1,0 +1,181 @@
+package main
+
+// fluxgate serve: its flags, optionally filled from a JSON config file, and
+// running the server (package server) until a signal.
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"log/slog"
+	"maps"
+	"os"
+	"slices"
+	"strconv"
+	"time"
+
+	"github.com/fluxgate-io/fluxgate/auth"
+	"github.com/fluxgate-io/fluxgate/internal/cli"
+	"github.com/fluxgate-io/fluxgate/logstore"
+	"github.com/fluxgate-io/fluxgate/server"
+)
+
+// serveConfig is serve's flags: the server's Config and how it logs.
+type serveConfig struct {
+	server.Config
+	logLevel  string
+	logFormat string
+}
+
+func (c *serveConfig) register(fs *flag.FlagSet) {
+	fs.StringVar(&c.Data, "data", "./fluxgate-data", "data directory")
+	fs.StringVar(&c.Listen, "listen", "127.0.0.1:8815", "Flight (gRPC) listen address")
+	fs.StringVar(&c.HTTP, "http", "127.0.0.1:8816", "HTTP address for /healthz, /readyz, /metrics and the lake's Iceberg REST catalog at /iceberg; HTTPS with --tls-cert (empty: off)")
+	fs.IntVar(&c.MaxMessageBytes, "max-message-bytes", 64<<20, "largest gRPC message accepted")
+	fs.IntVar(&c.MaxStreams, "max-streams-per-client", 256, "streaming calls one client host may have open at once (-1: no limit)")
+	fs.Int64Var(&c.MaxWriteBytes, "max-write-bytes", 1<<30, "bytes of written batches held before they are acknowledged, over all writers; writers past it wait")
+	fs.DurationVar(&c.IdleTimeout, "stream-idle-timeout", 10*time.Minute, "end a DoPut or DoExchange stream whose client sent nothing for this long (negative: never)")
+	fs.IntVar(&c.BucketNum, "default-bucket-num", 1, "bucket.num of tables that do not set it")
+	fs.Int64Var(&c.SegmentBytes, "segment-bytes", 256<<20, "log segment size at which a new segment starts")
+	fs.StringVar(&c.logLevel, "log-level", "info", "log level: debug, info, warn or error")
+	fs.StringVar(&c.logFormat, "log-format", "text", "log format: text or json")
+	fs.BoolVar(&c.InsecureNoAuth, "insecure-no-auth", false, "allow listening on a non-loopback address without authentication")
+	fs.StringVar(&c.Users, "users", "", "JSON users file (users with bcrypt passwords, static API tokens, token_secret); turns authentication on")
+	fs.DurationVar(&c.TokenTTL, "token-ttl", auth.DefaultTTL, "lifetime of the bearer tokens Handshake returns (at least 1s)")
+	fs.StringVar(&c.TLSCert, "tls-cert", "", "PEM certificate (chain) for TLS on the Flight address; with --tls-key")
+	fs.StringVar(&c.TLSKey, "tls-key", "", "PEM private key of --tls-cert")
+	fs.StringVar(&c.TLSClientCA, "tls-client-ca", "", "PEM CA certificates; clients must present a certificate they signed (mutual TLS)")
+	fs.StringVar(&c.OTLPEndpoint, "otlp-endpoint", "", "host:port of an OTLP/gRPC collector to export traces to, e.g. localhost:4317 (empty: no export)")
+	fs.BoolVar(&c.OTLPInsecure, "otlp-insecure", false, "export traces to --otlp-endpoint without TLS")
+	fs.StringVar(&c.LakeWarehouse, "lake-warehouse", "", "Iceberg warehouse of the lake tier: a directory or an object-store URI iceberg-go supports (empty: <data>/lake)")
+	fs.StringVar(&c.LakeCatalog, "lake-catalog", "", "Iceberg catalog of the lake tier as iceberg-go catalog properties, e.g. type=rest,uri=http://localhost:8181 or type=sql,uri=file:/var/lib/lake.db,sql.driver=sqlite,sql.dialect=sqlite (empty: the filesystem catalog in the warehouse)")
+	fs.DurationVar(&c.Retention, "retention-interval", time.Minute, "how often log segments past table.log.ttl are removed")
+	fs.DurationVar(&c.WriterExpiry, "writer-expiration", logstore.DefaultWriterExpiration, "how long an idempotent writer's state is kept after its last batch (Fluss's server.writer-id.expiration-time)")
+}
+
+// parseServeFlags parses args; values from --config apply where a flag was
+// not given on the command line.
+func parseServeFlags(args []string) (*serveConfig, error) {
+	cfg := &serveConfig{}
+	fs, configPath := newServeFlagSet(cfg)
+	if err := cli.ParseFlags(fs, args); err != nil {
+		return nil, err
+	}
+	if fs.NArg() > 0 {
+		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
+	}
+	if *configPath == "" {
+		return cfg, nil
+	}
+	if err := applyConfigFile(fs, *configPath); err != nil {
+		return nil, fmt.Errorf("config %s: %w", *configPath, err)
+	}
+	return cfg, nil
+}
+
+// newServeFlagSet returns serve's flags, bound to cfg, and --config.
+func newServeFlagSet(cfg *serveConfig) (*flag.FlagSet, *string) {
+	fs := cli.NewFlagSet("serve", "serve [flags]")
+	cfg.register(fs)
+	configPath := fs.String("config", "", "JSON config file; keys are the flag names, e.g. {\"data\": \"/var/lib/fluxgate\"}")
+	return fs, configPath
+}
+
+// applyConfigFile sets the flags that the JSON object in path names and the
+// command line did not. Numbers are taken as written, so 1000000 stays
+// 1000000 rather than becoming the float 1e+06 that an int flag refuses.
+func applyConfigFile(fs *flag.FlagSet, path string) error {
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.UseNumber()
+	var values map[string]any
+	if err := dec.Decode(&values); err != nil {
+		return err
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	for _, key := range slices.Sorted(maps.Keys(values)) {
+		if key == "config" || fs.Lookup(key) == nil {
+			return fmt.Errorf("unknown key %q: the keys are the flag names of fluxgate serve -h", key)
+		}
+		if given[key] {
+			continue
+		}
+		var text string
+		switch v := values[key].(type) {
+		case string:
+			text = v
+		case json.Number:
+			text = v.String()
+		case bool:
+			text = strconv.FormatBool(v)
+		default:
+			return fmt.Errorf("%s: want a string, number or boolean, not %s", key, jsonKind(v))
+		}
+		if err := fs.Set(key, text); err != nil {
+			return fmt.Errorf("%s: invalid value %q: %w", key, text, err)
+		}
+	}
+	return nil
+}
+
+// jsonKind names the JSON kind of a decoded value that is not a scalar.
+func jsonKind(v any) string {
+	switch v.(type) {
+	case nil:
+		return "null"
+	case []any:
+		return "an array"
+	}
+	return "an object"
+}
+
+func newLogger(cfg *serveConfig) (*slog.Logger, error) {
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(cfg.logLevel)); err != nil {
+		return nil, fmt.Errorf("--log-level: %w", err)
+	}
+	opts := &slog.HandlerOptions{Level: level}
+	switch cfg.logFormat {
+	case "text":
+		return slog.New(slog.NewTextHandler(os.Stderr, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(os.Stderr, opts)), nil
+	}
+	return nil, fmt.Errorf("--log-format %q: want text or json", cfg.logFormat)
+}
+
+func runServe(ctx context.Context, args []string) error {
+	cfg, err := parseServeFlags(args)
+	if err != nil {
+		return err
+	}
+	log, err := newLogger(cfg)
+	if err != nil {
+		return err
+	}
+	srv, err := server.Start(ctx, &cfg.Config, log)
+	if err != nil {
+		return err
+	}
+	scheme := "grpc://"
+	if cfg.TLSCert != "" {
+		scheme = "grpc+tls://"
+	}
+	log.Info("fluxgate serving", "flight", scheme+srv.FlightAddr(), "http", cfg.HTTP, "data", cfg.Data,
+		"auth", cfg.Users != "", "mutual_tls", cfg.TLSClientCA != "")
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down: finishing in-flight writes (a second signal exits at once)")
+	case err := <-srv.Failed():
+		log.Error("server failed", "err", err)
+		srv.Stop()
+		return err
+	}
+	return srv.Stop()
+}
