@@ -86,16 +86,7 @@ class SnapshotResumeTest {
   @Test
   void changelogCheckpointedInsideTheSnapshotResumesExactly() throws Exception {
     String table = "fluss.resume";
-    client.createTable(
-        TableSpec.of(
-                table,
-                Column.notNull("id", "BIGINT"),
-                Column.notNull("tag", "STRING"),
-                Column.of("v", "BIGINT"))
-            .withPrimaryKey("id", "tag")
-            .withOptions(Map.of("bucket.num", "1")),
-        false);
-    write(table, WriteMode.UPSERT, 0, ROWS, 0);
+    createKeyed(table);
     ScanSpec spec =
         new ScanSpec(
             table + "$changelog",
@@ -188,16 +179,7 @@ class SnapshotResumeTest {
   @Test
   void changelogViewReadFromFullResumesInsideTheSnapshot() throws Exception {
     String table = "fluss.viewed";
-    client.createTable(
-        TableSpec.of(
-                table,
-                Column.notNull("id", "BIGINT"),
-                Column.notNull("tag", "STRING"),
-                Column.of("v", "BIGINT"))
-            .withPrimaryKey("id", "tag")
-            .withOptions(Map.of("bucket.num", "1")),
-        false);
-    write(table, WriteMode.UPSERT, 0, ROWS, 0);
+    createKeyed(table);
     FluxgateTableSource source =
         new FluxgateTableSource(
             connection,
@@ -316,6 +298,20 @@ class SnapshotResumeTest {
   private static BucketSplit serialized(BucketSplit split) throws Exception {
     return BucketSplitSerializer.SPLIT.deserialize(
         BucketSplitSerializer.SPLIT.getVersion(), BucketSplitSerializer.SPLIT.serialize(split));
+  }
+
+  /** Creates table keyed by (id, tag), value v, in one bucket, with ids 0..ROWS-1 of value 0. */
+  private static void createKeyed(String table) {
+    client.createTable(
+        TableSpec.of(
+                table,
+                Column.notNull("id", "BIGINT"),
+                Column.notNull("tag", "STRING"),
+                Column.of("v", "BIGINT"))
+            .withPrimaryKey("id", "tag")
+            .withOptions(Map.of("bucket.num", "1")),
+        false);
+    write(table, WriteMode.UPSERT, 0, ROWS, 0);
   }
 
   /** Writes ids from..from+n with tag "t"+id and value v, in one batch. */
