@@ -14,7 +14,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/arrow/util"
 
 	"github.com/fluxgate-io/fluxgate/bucketing"
@@ -407,10 +406,7 @@ func benchKVPrepare(ctx context.Context, e *benchEnv) error {
 		return nil
 	}
 	st := &benchKV{table: "fluss.bench_kv", dict: "fluss.bench_dict", perRun: benchLookupsPerRun(e.cfg.keys)}
-	info, err := e.fg.CreateTable(ctx, client.TableSpec{
-		Table: st.table, PrimaryKey: []string{"k"}, Options: map[string]string{"bucket.num": "4"},
-		Columns: []client.Column{{Name: "k", Type: "BIGINT"}, {Name: "v", Type: "STRING"}},
-	}, false)
+	info, err := e.fg.CreateTable(ctx, benchdata.KVTable(st.table, 4), false)
 	if err != nil {
 		return err
 	}
@@ -446,13 +442,7 @@ func benchKVPrepare(ctx context.Context, e *benchEnv) error {
 	valueTypes := []arrow.DataType{arrow.PrimitiveTypes.Int64, arrow.BinaryTypes.String}
 	var recs []arrow.RecordBatch
 	for from := 0; from < e.cfg.keys; from += e.cfg.batchRows {
-		b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
-		for k := from; k < min(from+e.cfg.batchRows, e.cfg.keys); k++ {
-			b.Field(0).(*array.Int64Builder).Append(int64(k))
-			b.Field(1).(*array.StringBuilder).Append(fmt.Sprintf("value-%d", k))
-		}
-		rec := b.NewRecordBatch()
-		b.Release()
+		rec := benchdata.KVBatch(schema, from, min(from+e.cfg.batchRows, e.cfg.keys))
 		recs = append(recs, rec)
 		keyRec := array.NewRecordBatch(keySchema, rec.Columns()[:1], rec.NumRows())
 		pks, err := encode(keyRec, benchPebbleKV)
@@ -463,7 +453,7 @@ func benchKVPrepare(ctx context.Context, e *benchEnv) error {
 		txn := store.NewTxn()
 		for i, pk := range pks {
 			k := int64(from + i)
-			if err := txn.Set(pk, row.Encode(nil, 1, valueTypes, row.Row{k, fmt.Sprintf("value-%d", k)})); err != nil {
+			if err := txn.Set(pk, row.Encode(nil, 1, valueTypes, row.Row{k, benchdata.KeyValue(k)})); err != nil {
 				txn.Abort()
 				return err
 			}
