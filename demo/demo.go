@@ -124,14 +124,21 @@ func (d *demo) note(format string, args ...any) {
 }
 
 // create creates a table in the database fluss with one bucket (so that a
-// changelog reads in write order).
-func (d *demo) create(spec client.TableSpec) error {
+// changelog reads in write order) and returns its columns as fields of a
+// write.
+func (d *demo) create(spec client.TableSpec) ([]arrow.Field, error) {
 	if spec.Options == nil {
 		spec.Options = map[string]string{}
 	}
 	spec.Options["bucket.num"] = "1"
-	_, err := d.cl.CreateTable(d.ctx, spec, false)
-	return err
+	if _, err := d.cl.CreateTable(d.ctx, spec, false); err != nil {
+		return nil, err
+	}
+	fields := make([]arrow.Field, len(spec.Columns))
+	for i, c := range spec.Columns {
+		fields[i] = demoField(c.Name, c.Type)
+	}
+	return fields, nil
 }
 
 // demoField is a column of a write: its name and SQL type.
