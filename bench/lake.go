@@ -49,49 +49,65 @@ func benchTier(ctx context.Context, e *benchEnv, rep int) (benchSample, error) {
 // iceberg-go alone: Parquet files through WriteRecords, then one commit.
 func benchIcebergAppend(ctx context.Context, e *benchEnv, rep int) (benchSample, error) {
 	ev := e.eventData()
-	cat, err := hadoop.NewCatalog("baseline", filepath.Join(e.tmp, "iceberg-baseline"), nil)
+	cat, tbl, err := e.icebergTable(ctx, "iceberg-baseline", fmt.Sprintf("events_%d", rep), rep, ev.recs[0].Schema())
 	if err != nil {
 		return benchSample{}, err
 	}
 	defer cat.Close()
-	sc, err := table.ArrowSchemaToIcebergWithFreshIDs(ev.recs[0].Schema(), false)
-	if err != nil {
-		return benchSample{}, err
-	}
-	ns := table.Identifier{"baseline"}
-	if rep == 0 {
-		if err := cat.CreateNamespace(ctx, ns, nil); err != nil {
-			return benchSample{}, err
-		}
-	}
-	tbl, err := cat.CreateTable(ctx, table.Identifier{"baseline", fmt.Sprintf("events_%d", rep)}, sc)
-	if err != nil {
-		return benchSample{}, err
-	}
 	start := time.Now()
-	var recs iter.Seq2[arrow.RecordBatch, error] = func(yield func(arrow.RecordBatch, error) bool) {
-		for _, r := range ev.recs {
+	if _, err := benchIcebergCommit(ctx, tbl, ev.recs[0].Schema(), ev.recs); err != nil {
+		return benchSample{}, err
+	}
+	return benchSample{rows: ev.rows, bytes: ev.bytes, d: time.Since(start)}, nil
+}
+
+// icebergTable creates the baseline table baseline.name of schema in a
+// hadoop catalog at dir under the run's temporary directory, the namespace
+// with it on the first run (rep 0). The caller closes the catalog.
+func (e *benchEnv) icebergTable(ctx context.Context, dir, name string, rep int, schema *arrow.Schema) (*hadoop.Catalog, *table.Table, error) {
+	cat, err := hadoop.NewCatalog("baseline", filepath.Join(e.tmp, dir), nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	sc, err := table.ArrowSchemaToIcebergWithFreshIDs(schema, false)
+	if err == nil && rep == 0 {
+		err = cat.CreateNamespace(ctx, table.Identifier{"baseline"}, nil)
+	}
+	var tbl *table.Table
+	if err == nil {
+		tbl, err = cat.CreateTable(ctx, table.Identifier{"baseline", name}, sc)
+	}
+	if err != nil {
+		cat.Close()
+		return nil, nil, err
+	}
+	return cat, tbl, nil
+}
+
+// benchIcebergCommit appends recs of schema to tbl as iceberg-go alone does:
+// Parquet files through WriteRecords, then one commit. recs stay the
+// caller's.
+func benchIcebergCommit(ctx context.Context, tbl *table.Table, schema *arrow.Schema, recs []arrow.RecordBatch) (*table.Table, error) {
+	var seq iter.Seq2[arrow.RecordBatch, error] = func(yield func(arrow.RecordBatch, error) bool) {
+		for _, r := range recs {
 			r.Retain() // WriteRecords releases what it writes
 			if !yield(r, nil) {
 				return
 			}
 		}
 	}
-	tx := tbl.NewTransaction()
 	var files []iceberg.DataFile
-	for df, err := range table.WriteRecords(ctx, tbl, ev.recs[0].Schema(), recs) {
+	for df, err := range table.WriteRecords(ctx, tbl, schema, seq) {
 		if err != nil {
-			return benchSample{}, err
+			return nil, err
 		}
 		files = append(files, df)
 	}
+	tx := tbl.NewTransaction()
 	if err := tx.AddDataFiles(ctx, files, nil); err != nil {
-		return benchSample{}, err
+		return nil, err
 	}
-	if _, err := tx.Commit(ctx); err != nil {
-		return benchSample{}, err
-	}
-	return benchSample{rows: ev.rows, bytes: ev.bytes, d: time.Since(start)}, nil
+	return tx.Commit(ctx)
 }
 
 const benchUnionTable = "fluss.bench_union"

@@ -7,14 +7,10 @@ package bench
 import (
 	"context"
 	"fmt"
-	"iter"
-	"path/filepath"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/util"
-	"github.com/apache/iceberg-go"
-	"github.com/apache/iceberg-go/catalog/hadoop"
 	"github.com/apache/iceberg-go/table"
 	"github.com/apache/iceberg-go/table/compaction"
 
@@ -82,49 +78,19 @@ func benchCompactLake(ctx context.Context, e *benchEnv, rep int) (benchSample, e
 // iceberg-go alone, a commit each (untimed), and times iceberg-go's
 // bin-pack planning and RewriteDataFiles of them toward the same target.
 func benchIcebergCompact(ctx context.Context, e *benchEnv, rep int) (benchSample, error) {
-	cat, err := hadoop.NewCatalog("baseline", filepath.Join(e.tmp, "iceberg-compact"), nil)
+	cat, tbl, err := e.icebergTable(ctx, "iceberg-compact", fmt.Sprintf("compact_%d", rep), rep, benchPKTierSchema)
 	if err != nil {
 		return benchSample{}, err
 	}
 	defer cat.Close()
-	ns := table.Identifier{"baseline"}
-	if rep == 0 {
-		if err := cat.CreateNamespace(ctx, ns, nil); err != nil {
-			return benchSample{}, err
-		}
-	}
-	sc, err := table.ArrowSchemaToIcebergWithFreshIDs(benchPKTierSchema, false)
-	if err != nil {
-		return benchSample{}, err
-	}
-	tbl, err := cat.CreateTable(ctx, table.Identifier{"baseline", fmt.Sprintf("compact_%d", rep)}, sc)
-	if err != nil {
-		return benchSample{}, err
-	}
 	var rows, bytes int64
 	for r := range benchCompactRounds {
 		recs := benchCompactRound(e, r)
 		n, b := benchRowsAndBytes(recs)
 		rows, bytes = rows+n, bytes+b
-		var seq iter.Seq2[arrow.RecordBatch, error] = func(yield func(arrow.RecordBatch, error) bool) {
-			for _, rec := range recs {
-				if !yield(rec, nil) { // WriteRecords releases what it writes
-					return
-				}
-			}
-		}
-		var files []iceberg.DataFile
-		for df, err := range table.WriteRecords(ctx, tbl, benchPKTierSchema, seq) {
-			if err != nil {
-				return benchSample{}, err
-			}
-			files = append(files, df)
-		}
-		tx := tbl.NewTransaction()
-		if err := tx.AddDataFiles(ctx, files, nil); err != nil {
-			return benchSample{}, err
-		}
-		if tbl, err = tx.Commit(ctx); err != nil {
+		tbl, err = benchIcebergCommit(ctx, tbl, benchPKTierSchema, recs)
+		release(recs)
+		if err != nil {
 			return benchSample{}, err
 		}
 	}

@@ -14,7 +14,6 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/arrow/util"
 
 	"github.com/fluxgate-io/fluxgate/bucketing"
@@ -42,17 +41,17 @@ var benchWorkloads = []benchWorkload{
 	{
 		name: "append/none", baseline: "no-op Flight DoPut",
 		notes: "log table, no compression, fsync before ack",
-		base:  benchNoopAppend, measure: benchAppend("none"), finish: benchStoredNote("none"),
+		base:  benchNoopAppend(benchEventBatches), measure: benchAppend("none"), finish: benchStoredNote("none"),
 	},
 	{
 		name: "append/zstd", baseline: "no-op Flight DoPut",
 		notes: "log table, ZSTD (the table default), fsync before ack",
-		base:  benchNoopAppend, measure: benchAppend("zstd"), finish: benchStoredNote("zstd"),
+		base:  benchNoopAppend(benchEventBatches), measure: benchAppend("zstd"), finish: benchStoredNote("zstd"),
 	},
 	{
 		name: "append/narrow", baseline: "no-op Flight DoPut",
 		notes: "the peer benchmarks' data (bench/peers): 8 columns in 8,192-row batches, 4 buckets, default table (ZSTD) and Go client (ZSTD batches, stored as received), fsync before ack",
-		base:  benchNarrowNoopAppend, measure: benchNarrowAppend, finish: benchNarrowStoredNote,
+		base:  benchNoopAppend(benchNarrowBatches), measure: benchNarrowAppend, finish: benchNarrowStoredNote,
 	},
 	{
 		name: "scan/narrow", baseline: "asking for none",
@@ -134,17 +133,33 @@ func benchWrite(ctx context.Context, cl *client.Client, table string, recs []arr
 	return w.Close()
 }
 
-func benchNoopAppend(ctx context.Context, e *benchEnv, _ int) (benchSample, error) {
+// benchEventBatches and benchNarrowBatches are the batches of the append
+// workloads, with their rows and Arrow bytes.
+func benchEventBatches(e *benchEnv) ([]arrow.RecordBatch, int64, int64) {
 	ev := e.eventData()
-	cl, err := e.baseline()
-	if err != nil {
-		return benchSample{}, err
+	return ev.recs, ev.rows, ev.bytes
+}
+
+func benchNarrowBatches(e *benchEnv) ([]arrow.RecordBatch, int64, int64) {
+	n := e.narrowData()
+	return n.Recs, n.Rows, n.Bytes
+}
+
+// benchNoopAppend appends data's batches to the baseline server, which keeps
+// nothing.
+func benchNoopAppend(data func(*benchEnv) ([]arrow.RecordBatch, int64, int64)) func(context.Context, *benchEnv, int) (benchSample, error) {
+	return func(ctx context.Context, e *benchEnv, _ int) (benchSample, error) {
+		recs, rows, bytes := data(e)
+		cl, err := e.baseline()
+		if err != nil {
+			return benchSample{}, err
+		}
+		start := time.Now()
+		if err := benchWrite(ctx, cl, "bench.noop", recs); err != nil {
+			return benchSample{}, err
+		}
+		return benchSample{rows: rows, bytes: bytes, d: time.Since(start)}, nil
 	}
-	start := time.Now()
-	if err := benchWrite(ctx, cl, "bench.noop", ev.recs); err != nil {
-		return benchSample{}, err
-	}
-	return benchSample{rows: ev.rows, bytes: ev.bytes, d: time.Since(start)}, nil
 }
 
 // benchAppend appends the events to a new table each run. The last run's
@@ -152,17 +167,8 @@ func benchNoopAppend(ctx context.Context, e *benchEnv, _ int) (benchSample, erro
 // its size is the stored size.
 func benchAppend(compression string) func(context.Context, *benchEnv, int) (benchSample, error) {
 	return func(ctx context.Context, e *benchEnv, rep int) (benchSample, error) {
-		ev := e.eventData()
-		t, err := e.createEventTable(ctx, compression, fmt.Sprintf("fluss.bench_append_%s_%d", compression, rep))
-		if err != nil {
-			return benchSample{}, err
-		}
-		start := time.Now()
-		if err := benchWrite(ctx, e.fg, t.name, ev.recs); err != nil {
-			return benchSample{}, err
-		}
-		s := benchSample{rows: ev.rows, bytes: ev.bytes, d: time.Since(start)}
-		return s, e.keepEventTable(ctx, compression, t)
+		spec := benchEventSpec(fmt.Sprintf("fluss.bench_append_%s_%d", compression, rep), compression)
+		return e.appendToNewTable(ctx, compression, spec, benchEventBatches)
 	}
 }
 
@@ -170,37 +176,14 @@ func benchAppend(compression string) func(context.Context, *benchEnv, int) (benc
 
 const benchNarrowBatchRows = 8192
 
-func benchNarrowNoopAppend(ctx context.Context, e *benchEnv, _ int) (benchSample, error) {
-	n := e.narrowData()
-	cl, err := e.baseline()
-	if err != nil {
-		return benchSample{}, err
-	}
-	start := time.Now()
-	if err := benchWrite(ctx, cl, "bench.noop", n.Recs); err != nil {
-		return benchSample{}, err
-	}
-	return benchSample{rows: n.Rows, bytes: n.Bytes, d: time.Since(start)}, nil
-}
-
 // benchNarrowAppend appends the narrow data to a new table each run; the
 // last run's table is the narrow table of the scans.
 func benchNarrowAppend(ctx context.Context, e *benchEnv, rep int) (benchSample, error) {
-	n := e.narrowData()
-	info, err := e.fg.CreateTable(ctx, client.TableSpec{
+	spec := client.TableSpec{
 		Table: fmt.Sprintf("fluss.bench_narrow_%d", rep), Columns: benchdata.NarrowColumns,
 		Options: map[string]string{"bucket.num": "4"},
-	}, false)
-	if err != nil {
-		return benchSample{}, err
 	}
-	t := benchTable{name: info.Table, id: info.TableID}
-	start := time.Now()
-	if err := benchWrite(ctx, e.fg, t.name, n.Recs); err != nil {
-		return benchSample{}, err
-	}
-	s := benchSample{rows: n.Rows, bytes: n.Bytes, d: time.Since(start)}
-	return s, e.keepEventTable(ctx, "narrow", t)
+	return e.appendToNewTable(ctx, "narrow", spec, benchNarrowBatches)
 }
 
 func benchNarrowStoredNote(e *benchEnv, r *benchResult) {
@@ -225,12 +208,21 @@ func benchNarrowScan(wire string) func(context.Context, *benchEnv, int) (benchSa
 	}
 }
 
-func (e *benchEnv) createEventTable(ctx context.Context, compression, name string) (benchTable, error) {
-	info, err := e.fg.CreateTable(ctx, benchEventSpec(name, compression), false)
+// appendToNewTable creates a table of spec, appends data's batches to it,
+// timed, and keeps it as the table of key.
+func (e *benchEnv) appendToNewTable(ctx context.Context, key string, spec client.TableSpec, data func(*benchEnv) ([]arrow.RecordBatch, int64, int64)) (benchSample, error) {
+	recs, rows, bytes := data(e)
+	info, err := e.fg.CreateTable(ctx, spec, false)
 	if err != nil {
-		return benchTable{}, err
+		return benchSample{}, err
 	}
-	return benchTable{name: name, id: info.TableID}, nil
+	t := benchTable{name: info.Table, id: info.TableID}
+	start := time.Now()
+	if err := benchWrite(ctx, e.fg, t.name, recs); err != nil {
+		return benchSample{}, err
+	}
+	s := benchSample{rows: rows, bytes: bytes, d: time.Since(start)}
+	return s, e.keepEventTable(ctx, key, t)
 }
 
 // keepEventTable makes t, holding the events, the event table of its
@@ -257,14 +249,8 @@ func benchLoadEvents(compressions ...string) func(context.Context, *benchEnv) er
 			if _, ok := e.tables[compression]; ok {
 				continue
 			}
-			t, err := e.createEventTable(ctx, compression, "fluss.bench_events_"+compression)
-			if err != nil {
-				return err
-			}
-			if err := benchWrite(ctx, e.fg, t.name, e.eventData().recs); err != nil {
-				return err
-			}
-			if err := e.keepEventTable(ctx, compression, t); err != nil {
+			spec := benchEventSpec("fluss.bench_events_"+compression, compression)
+			if _, err := e.appendToNewTable(ctx, compression, spec, benchEventBatches); err != nil {
 				return err
 			}
 		}
@@ -420,10 +406,7 @@ func benchKVPrepare(ctx context.Context, e *benchEnv) error {
 		return nil
 	}
 	st := &benchKV{table: "fluss.bench_kv", dict: "fluss.bench_dict", perRun: benchLookupsPerRun(e.cfg.keys)}
-	info, err := e.fg.CreateTable(ctx, client.TableSpec{
-		Table: st.table, PrimaryKey: []string{"k"}, Options: map[string]string{"bucket.num": "4"},
-		Columns: []client.Column{{Name: "k", Type: "BIGINT"}, {Name: "v", Type: "STRING"}},
-	}, false)
+	info, err := e.fg.CreateTable(ctx, benchdata.KVTable(st.table, 4), false)
 	if err != nil {
 		return err
 	}
@@ -459,13 +442,7 @@ func benchKVPrepare(ctx context.Context, e *benchEnv) error {
 	valueTypes := []arrow.DataType{arrow.PrimitiveTypes.Int64, arrow.BinaryTypes.String}
 	var recs []arrow.RecordBatch
 	for from := 0; from < e.cfg.keys; from += e.cfg.batchRows {
-		b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
-		for k := from; k < min(from+e.cfg.batchRows, e.cfg.keys); k++ {
-			b.Field(0).(*array.Int64Builder).Append(int64(k))
-			b.Field(1).(*array.StringBuilder).Append(fmt.Sprintf("value-%d", k))
-		}
-		rec := b.NewRecordBatch()
-		b.Release()
+		rec := benchdata.KVBatch(schema, from, min(from+e.cfg.batchRows, e.cfg.keys))
 		recs = append(recs, rec)
 		keyRec := array.NewRecordBatch(keySchema, rec.Columns()[:1], rec.NumRows())
 		pks, err := encode(keyRec, benchPebbleKV)
@@ -476,7 +453,7 @@ func benchKVPrepare(ctx context.Context, e *benchEnv) error {
 		txn := store.NewTxn()
 		for i, pk := range pks {
 			k := int64(from + i)
-			if err := txn.Set(pk, row.Encode(nil, 1, valueTypes, row.Row{k, fmt.Sprintf("value-%d", k)})); err != nil {
+			if err := txn.Set(pk, row.Encode(nil, 1, valueTypes, row.Row{k, benchdata.KeyValue(k)})); err != nil {
 				txn.Abort()
 				return err
 			}

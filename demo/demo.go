@@ -124,14 +124,21 @@ func (d *demo) note(format string, args ...any) {
 }
 
 // create creates a table in the database fluss with one bucket (so that a
-// changelog reads in write order).
-func (d *demo) create(spec client.TableSpec) error {
+// changelog reads in write order) and returns its columns as fields of a
+// write.
+func (d *demo) create(spec client.TableSpec) ([]arrow.Field, error) {
 	if spec.Options == nil {
 		spec.Options = map[string]string{}
 	}
 	spec.Options["bucket.num"] = "1"
-	_, err := d.cl.CreateTable(d.ctx, spec, false)
-	return err
+	if _, err := d.cl.CreateTable(d.ctx, spec, false); err != nil {
+		return nil, err
+	}
+	fields := make([]arrow.Field, len(spec.Columns))
+	for i, c := range spec.Columns {
+		fields[i] = demoField(c.Name, c.Type)
+	}
+	return fields, nil
 }
 
 // demoField is a column of a write: its name and SQL type.
@@ -157,30 +164,15 @@ func (d *demo) record(fields []arrow.Field, rows [][]any) (arrow.RecordBatch, er
 			ok := false
 			switch fb := fb.(type) {
 			case *array.Int64Builder:
-				var x int64
-				if x, ok = v.(int64); ok {
-					fb.Append(x)
-				}
+				ok = appendAs[int64](fb, v)
 			case *array.Int32Builder:
-				var x int32
-				if x, ok = v.(int32); ok {
-					fb.Append(x)
-				}
+				ok = appendAs[int32](fb, v)
 			case *array.Float64Builder:
-				var x float64
-				if x, ok = v.(float64); ok {
-					fb.Append(x)
-				}
+				ok = appendAs[float64](fb, v)
 			case *array.StringBuilder:
-				var x string
-				if x, ok = v.(string); ok {
-					fb.Append(x)
-				}
+				ok = appendAs[string](fb, v)
 			case *array.BinaryBuilder:
-				var x []byte
-				if x, ok = v.([]byte); ok {
-					fb.Append(x)
-				}
+				ok = appendAs[[]byte](fb, v)
 			}
 			if !ok {
 				return nil, fmt.Errorf("column %s: cannot write %T", fields[i].Name, v)
@@ -188,6 +180,15 @@ func (d *demo) record(fields []arrow.Field, rows [][]any) (arrow.RecordBatch, er
 		}
 	}
 	return b.NewRecordBatch(), nil
+}
+
+// appendAs appends v to b if v is a T, and says whether it was.
+func appendAs[T any](b interface{ Append(T) }, v any) bool {
+	x, ok := v.(T)
+	if ok {
+		b.Append(x)
+	}
+	return ok
 }
 
 // write writes rows through one stream, one batch per element of batches,

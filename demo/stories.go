@@ -44,16 +44,16 @@ func changelogCols(cols ...string) []string {
 func demoUpdates(d *demo) error {
 	d.say("A primary-key table keeps the latest row per key and writes its own changelog.")
 	d.say("An order source writes inserts, then updates, then a delete:")
-	if err := d.create(client.TableSpec{
+	fields, err := d.create(client.TableSpec{
 		Table: "fluss.orders",
 		Columns: []client.Column{
 			{Name: "order_id", Type: "BIGINT"}, {Name: "status", Type: "STRING"}, {Name: "amount", Type: "DOUBLE"},
 		},
 		PrimaryKey: []string{"order_id"},
-	}); err != nil {
+	})
+	if err != nil {
 		return err
 	}
-	fields := []arrow.Field{demoField("order_id", "BIGINT"), demoField("status", "STRING"), demoField("amount", "DOUBLE")}
 	if _, err := d.write(client.WriteRequest{Table: "fluss.orders"}, fields,
 		[][]any{{int64(1), "created", 25.0}, {int64(2), "created", 40.0}, {int64(3), "created", 12.5}},
 		[][]any{{int64(1), "paid", 25.0}, {int64(3), "paid", 12.5}},
@@ -78,12 +78,13 @@ func demoUpdates(d *demo) error {
 
 	d.say("\nWith table.merge-engine=first_row the first row of a key wins; later duplicates are ignored")
 	d.say("and produce no changelog at all (an at-least-once source deduplicated in storage):")
-	if err := d.create(client.TableSpec{
+	visitFields, err := d.create(client.TableSpec{
 		Table:      "fluss.first_visit",
 		Columns:    []client.Column{{Name: "user", Type: "STRING"}, {Name: "page", Type: "STRING"}},
 		PrimaryKey: []string{"user"},
 		Options:    map[string]string{"table.merge-engine": "first_row"},
-	}); err != nil {
+	})
+	if err != nil {
 		return err
 	}
 	visits := [][]any{{"ann", "home"}, {"bob", "pricing"}, {"ann", "docs"}, {"bob", "home"}, {"cat", "blog"}, {"ann", "home"}}
@@ -92,8 +93,7 @@ func demoUpdates(d *demo) error {
 		said = append(said, fmt.Sprintf("(%s %s)", v[0], v[1]))
 	}
 	d.say("  upsert %s", strings.Join(said, " "))
-	if _, err := d.write(client.WriteRequest{Table: "fluss.first_visit"},
-		[]arrow.Field{demoField("user", "STRING"), demoField("page", "STRING")}, visits); err != nil {
+	if _, err := d.write(client.WriteRequest{Table: "fluss.first_visit"}, visitFields, visits); err != nil {
 		return err
 	}
 	if err := d.show("fluss.first_visit:", "fluss.first_visit", nil, "user"); err != nil {
@@ -105,17 +105,18 @@ func demoUpdates(d *demo) error {
 func demoJoin(d *demo) error {
 	d.say("Two streams fill disjoint columns of one table by partial updates (write with \"columns\"):")
 	d.say("the table is their join, kept by the storage; no join state in any job.")
-	if err := d.create(client.TableSpec{
+	fields, err := d.create(client.TableSpec{
 		Table: "fluss.enriched",
 		Columns: []client.Column{
 			{Name: "id", Type: "BIGINT"}, {Name: "order_info", Type: "STRING"}, {Name: "user_info", Type: "STRING"},
 		},
 		PrimaryKey: []string{"id"},
-	}); err != nil {
+	})
+	if err != nil {
 		return err
 	}
 	orders := client.WriteRequest{Table: "fluss.enriched", Columns: []string{"id", "order_info"}}
-	if _, err := d.write(orders, []arrow.Field{demoField("id", "BIGINT"), demoField("order_info", "STRING")},
+	if _, err := d.write(orders, []arrow.Field{fields[0], fields[1]},
 		[][]any{{int64(1), "2x apple"}, {int64(2), "1x pear"}, {int64(3), "5x plum"}}); err != nil {
 		return err
 	}
@@ -124,7 +125,7 @@ func demoJoin(d *demo) error {
 		return err
 	}
 	users := client.WriteRequest{Table: "fluss.enriched", Columns: []string{"id", "user_info"}}
-	if _, err := d.write(users, []arrow.Field{demoField("id", "BIGINT"), demoField("user_info", "STRING")},
+	if _, err := d.write(users, []arrow.Field{fields[0], fields[2]},
 		[][]any{{int64(3), "cat, Oslo"}, {int64(1), "ann, Paris"}},
 		[][]any{{int64(2), "bob, Berlin"}}); err != nil {
 		return err
@@ -203,7 +204,7 @@ func intValue(col arrow.Array, i int) (int64, error) {
 func demoDictionary(d *demo) error {
 	d.say("A table with an auto-increment column is a global dictionary: insert-if-not-exists lookups")
 	d.say("give every user id a dense INT id, the same one forever (what bitmaps of distinct users need).")
-	if err := d.create(client.TableSpec{
+	if _, err := d.create(client.TableSpec{
 		Table:      demoDict,
 		Columns:    []client.Column{{Name: "uid", Type: "STRING"}, {Name: "uid_int", Type: "INT"}},
 		PrimaryKey: []string{"uid"},
@@ -267,7 +268,7 @@ func demoAggregation(d *demo) error {
 	d.say("An aggregation table merges every write into the stored row: pv sums page views, users")
 	d.say("(rbm32) unions RoaringBitmaps of dictionary ids. A sink writes per-batch partial aggregates.")
 	const uv = "fluss.uv"
-	if err := d.create(client.TableSpec{
+	fields, err := d.create(client.TableSpec{
 		Table: uv,
 		Columns: []client.Column{
 			{Name: "day", Type: "STRING"}, {Name: "users", Type: "BYTES"}, {Name: "pv", Type: "BIGINT"},
@@ -276,7 +277,8 @@ func demoAggregation(d *demo) error {
 		Options: map[string]string{
 			"table.merge-engine": "aggregation", "fields.users.agg": "rbm32", "fields.pv.agg": "sum",
 		},
-	}); err != nil {
+	})
+	if err != nil {
 		return err
 	}
 	l, err := d.cl.Lookup(d.ctx, client.LookupRequest{Table: demoDict, InsertIfNotExists: true})
@@ -294,7 +296,6 @@ func demoAggregation(d *demo) error {
 	}
 	const checkpointAfter, failAfter = 2, 4 // batches 0..1 before the checkpoint; the sink fails after batch 3
 	// sink writes batches[from:to], one pre-aggregated record batch each.
-	fields := []arrow.Field{demoField("day", "STRING"), demoField("users", "BYTES"), demoField("pv", "BIGINT")}
 	sink := func(from, to int) (map[int]int64, error) {
 		var recs [][][]any
 		for _, events := range batches[from:to] {
@@ -451,14 +452,14 @@ func demoLake(d *demo) error {
 	d.say("A lake-enabled table is tiered into an Iceberg table (in the server's warehouse, <data>/lake by")
 	d.say("default) at least every table.datalake.freshness; tier-now runs a round at once. Reading the")
 	d.say("table by its name is a union read: the lake snapshot, then the log after it: one table.")
-	if err := d.create(client.TableSpec{
+	fields, err := d.create(client.TableSpec{
 		Table:   "fluss.clicks",
 		Columns: []client.Column{{Name: "user", Type: "STRING"}, {Name: "page", Type: "STRING"}},
 		Options: map[string]string{"table.datalake.enabled": "true", "table.datalake.freshness": "1h"},
-	}); err != nil {
+	})
+	if err != nil {
 		return err
 	}
-	fields := []arrow.Field{demoField("user", "STRING"), demoField("page", "STRING")}
 	if _, err := d.write(client.WriteRequest{Table: "fluss.clicks"}, fields,
 		[][]any{{"ann", "home"}, {"bob", "pricing"}, {"ann", "docs"}}); err != nil {
 		return err

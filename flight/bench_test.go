@@ -18,7 +18,6 @@ package flight_test
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"fmt"
 	"net"
 	"os"
@@ -38,6 +37,7 @@ import (
 	"github.com/fluxgate-io/fluxgate/client"
 	"github.com/fluxgate-io/fluxgate/engine"
 	fgflight "github.com/fluxgate-io/fluxgate/flight"
+	"github.com/fluxgate-io/fluxgate/internal/benchdata"
 )
 
 const (
@@ -106,40 +106,6 @@ func batchesBytes(recs []arrow.RecordBatch) int64 {
 		n += r.NumRows() * benchCols * 8
 	}
 	return n
-}
-
-// noopServer acknowledges every DoPut batch and serves its batches to DoGet.
-type noopServer struct {
-	flight.BaseFlightServer
-	recs []arrow.RecordBatch
-}
-
-func (s *noopServer) DoPut(stream flight.FlightService_DoPutServer) error {
-	r, err := flight.NewRecordReader(stream)
-	if err != nil {
-		return err
-	}
-	defer r.Release()
-	seq := 0
-	for r.Next() {
-		md, _ := json.Marshal(map[string]any{"sequence": seq, "rows": r.RecordBatch().NumRows(), "buckets": map[string]int{}})
-		seq++
-		if err := stream.Send(&flight.PutResult{AppMetadata: md}); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (s *noopServer) DoGet(_ *flight.Ticket, stream flight.FlightService_DoGetServer) error {
-	w := flight.NewRecordWriter(stream, ipc.WithSchema(s.recs[0].Schema()))
-	defer w.Close()
-	for _, r := range s.recs {
-		if err := w.WriteWithAppMetadata(r, []byte(`{}`)); err != nil {
-			return err
-		}
-	}
-	return nil
 }
 
 // serve runs svc on a gRPC server with opts besides the sizes both sides
@@ -212,7 +178,7 @@ func scanAll(b *testing.B, cl *client.Client, req client.ScanRequest, wantRows i
 func BenchmarkAppend(b *testing.B) {
 	recs := benchBatchesData(memory.DefaultAllocator)
 	b.Run("noop", func(b *testing.B) {
-		cl := dial(b, serve(b, &noopServer{}))
+		cl := dial(b, serve(b, &benchdata.BaselineFlight{}))
 		b.SetBytes(batchesBytes(recs))
 		for b.Loop() {
 			appendAll(b, cl, "fluss.t", recs)
@@ -268,7 +234,7 @@ func BenchmarkScan(b *testing.B) {
 	recs := benchBatchesData(memory.DefaultAllocator)
 	rows := int64(benchRows * benchBatches)
 	b.Run("memory", func(b *testing.B) {
-		cl := dial(b, serve(b, &noopServer{recs: recs}))
+		cl := dial(b, serve(b, &benchdata.BaselineFlight{Recs: recs}))
 		b.SetBytes(batchesBytes(recs))
 		for b.Loop() {
 			st, err := cl.ReadTicket(context.Background(), []byte("t"))

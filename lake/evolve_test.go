@@ -31,7 +31,7 @@ func TestSnapshotBeforeAnAddedColumn(t *testing.T) {
 	ctx := context.Background()
 	mem := checkedAllocator(t)
 	info := usersInfo(t)
-	l, lt := openLake(t, info)
+	l, lt := openLake(t, t.TempDir(), info)
 	snap := commitRows(t, mem, lt, info, 0, 0, []int64{1, 2}, []string{"a", "b"}, nil)
 
 	added := withColumn(t, info, "country", "STRING")
@@ -76,7 +76,7 @@ func TestNameMappingFollowsAddedColumns(t *testing.T) {
 	ctx := context.Background()
 	mem := checkedAllocator(t)
 	info := usersInfo(t)
-	l, lt := openLake(t, info)
+	l, lt := openLake(t, t.TempDir(), info)
 	commitRows(t, mem, lt, info, 0, 0, []int64{1}, []string{"a"}, nil) // the first commit sets the name mapping
 	lt, err := l.Ensure(ctx, withColumn(t, info, "country", "STRING"))
 	if err != nil {

@@ -60,14 +60,7 @@ func keyIndexLake(b *testing.B, keys int) *Table {
 		Columns:    []catalog.Column{col("id", "BIGINT", false), col("name", "STRING", true), col("small", "SMALLINT", true)},
 		PrimaryKey: []string{"id"}, Options: map[string]string{"bucket.num": "1"}}, 7)
 	warehouse := b.TempDir()
-	l, err := Open(ctx, Options{Warehouse: warehouse})
-	if err != nil {
-		b.Fatal(err)
-	}
-	lt, err := l.Ensure(ctx, info)
-	if err != nil {
-		b.Fatal(err)
-	}
+	_, lt := openLake(b, warehouse, info)
 	rb := array.NewRecordBuilder(mem, info.ArrowSchema())
 	offs, ts := make([]int64, keys), make([]int64, keys)
 	for i := range keys {
@@ -90,12 +83,7 @@ func keyIndexLake(b *testing.B, keys int) *Table {
 		b.Fatal(err)
 	}
 	data.Release()
-	if l, err = Open(ctx, Options{Warehouse: warehouse}); err != nil {
-		b.Fatal(err)
-	}
-	if lt, err = l.Ensure(ctx, info); err != nil {
-		b.Fatal(err)
-	}
+	_, lt = openLake(b, warehouse, info)
 	return lt
 }
 

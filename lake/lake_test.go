@@ -119,11 +119,11 @@ func usersInfo(t testing.TB) *catalog.TableInfo {
 		PrimaryKey: []string{"id"}, Options: map[string]string{"bucket.num": "2"}}, 7)
 }
 
-// openLake opens a lake in a fresh warehouse and ensures info's table in it.
-func openLake(t *testing.T, info *catalog.TableInfo) (*Lake, *Table) {
+// openLake opens the lake in warehouse and ensures info's table in it.
+func openLake(t testing.TB, warehouse string, info *catalog.TableInfo) (*Lake, *Table) {
 	t.Helper()
 	ctx := context.Background()
-	l, err := Open(ctx, Options{Warehouse: t.TempDir()})
+	l, err := Open(ctx, Options{Warehouse: warehouse})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -139,14 +139,7 @@ func TestPrimaryKeyRoundsRetireOldRows(t *testing.T) {
 	mem := checkedAllocator(t)
 	info := usersInfo(t)
 	warehouse := t.TempDir()
-	l, err := Open(ctx, Options{Warehouse: warehouse})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lt, err := l.Ensure(ctx, info)
-	if err != nil {
-		t.Fatal(err)
-	}
+	l, lt := openLake(t, warehouse, info)
 	if s, err := lt.Current(); s != nil || err != nil {
 		t.Fatalf("a new lake table has snapshot %v (err %v), want none", s, err)
 	}
@@ -276,7 +269,7 @@ func TestScanPrunesFiles(t *testing.T) {
 	info := tableInfo(t, catalog.TableSpec{Table: "fluss.events",
 		Columns: []catalog.Column{col("id", "BIGINT", false), col("name", "STRING", true), col("small", "SMALLINT", true)},
 		Options: map[string]string{"bucket.num": "2"}}, 9)
-	_, lt := openLake(t, info)
+	_, lt := openLake(t, t.TempDir(), info)
 	var snap *Snapshot
 	for r := range int64(3) { // three files of ids 100r..100r+9
 		ids := make([]int64, 10)
@@ -335,20 +328,12 @@ func TestObjectStoreNeedsATransactionalCatalog(t *testing.T) {
 // a commit; the current one always stays and reads the same; old metadata
 // files are removed.
 func TestOldSnapshotsExpire(t *testing.T) {
-	ctx := context.Background()
 	mem := checkedAllocator(t)
 	info := tableInfo(t, catalog.TableSpec{Table: "fluss.events",
 		Columns: []catalog.Column{col("id", "BIGINT", false), col("name", "STRING", true), col("small", "SMALLINT", true)},
 		Options: map[string]string{"iceberg.history.expire.max-snapshot-age-ms": "1", "iceberg.write.metadata.previous-versions-max": "2"}}, 3)
 	warehouse := t.TempDir()
-	l, err := Open(ctx, Options{Warehouse: warehouse})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lt, err := l.Ensure(ctx, info)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, lt := openLake(t, warehouse, info)
 	var snap *Snapshot
 	for r := range int64(5) {
 		snap = commitRows(t, mem, lt, info, 0, 2*r, []int64{2 * r, 2*r + 1}, []string{"a", "b"}, nil)

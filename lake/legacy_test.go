@@ -78,7 +78,7 @@ func deleteContents(t *testing.T, lt *Table) []iceberg.ManifestEntryContent {
 func TestEqualityDeletesAreConvertedBeforeTheNextDeletes(t *testing.T) {
 	mem := checkedAllocator(t)
 	info := usersInfo(t)
-	_, lt := openLake(t, info)
+	_, lt := openLake(t, t.TempDir(), info)
 	commitRows(t, mem, lt, info, 0, 0, []int64{1, 2, 3, 4}, []string{"a", "b", "c", "d"}, nil)
 	commitEqualityDeletes(t, lt, []int64{2})
 	snap, _ := lt.Current()

@@ -45,14 +45,7 @@ func TestFilesystemLakeNamesFilesByURI(t *testing.T) {
 	mem := checkedAllocator(t)
 	info := usersInfo(t)
 	warehouse := t.TempDir()
-	l, err := Open(ctx, Options{Warehouse: warehouse})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lt, err := l.Ensure(ctx, info)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, lt := openLake(t, warehouse, info)
 	commitRows(t, mem, lt, info, 0, 0, []int64{1, 2, 3}, []string{"a", "b", "c"}, nil)
 	snap := commitRows(t, mem, lt, info, 0, 3, []int64{2}, []string{"b2"}, []int64{2, 3})
 	want := "file://" + filepath.Join(warehouse, "fluss", "users") + "/"
@@ -109,14 +102,7 @@ func TestPlainPathLakeStillWorks(t *testing.T) {
 	}
 	commitRows(t, mem, lt, info, 0, 0, []int64{1, 2, 3}, []string{"a", "b", "c"}, nil)
 
-	l, err := Open(ctx, Options{Warehouse: warehouse})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lt, err = l.Ensure(ctx, info)
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, lt = openLake(t, warehouse, info)
 	snap := commitRows(t, mem, lt, info, 0, 3, []int64{2}, []string{"b2"}, []int64{2, 3})
 	if got := scanIDs(t, mem, lt, snap.ID, 0); !slices.Equal(got, []int64{1, 2}) {
 		t.Errorf("bucket 0 holds %v, want [1 2]", got)

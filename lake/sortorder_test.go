@@ -13,7 +13,7 @@ func TestDataFilesCarryTheSortOrder(t *testing.T) {
 	ctx := context.Background()
 	mem := checkedAllocator(t)
 	info := usersInfo(t)
-	_, lt := openLake(t, info)
+	_, lt := openLake(t, t.TempDir(), info)
 	snap := commitRows(t, mem, lt, info, 1, 0, []int64{3, 4}, []string{"c", "d"}, nil)
 	want := lt.current().SortOrder().OrderID()
 	if want == 0 {

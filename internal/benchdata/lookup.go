@@ -60,3 +60,25 @@ func PipelineLookups(l *client.Lookuper, batches []arrow.RecordBatch) (keys, byt
 	}
 	return keys, bytes, nil
 }
+
+// KVTable is the primary-key table of the point-get workloads, in buckets
+// buckets: k BIGINT, the key, and v STRING, its KeyValue.
+func KVTable(name string, buckets int) client.TableSpec {
+	return client.TableSpec{
+		Table: name, PrimaryKey: []string{"k"},
+		Columns: []client.Column{{Name: "k", Type: "BIGINT"}, {Name: "v", Type: "STRING"}},
+		Options: map[string]string{"bucket.num": fmt.Sprint(buckets)},
+	}
+}
+
+// KVBatch is the rows of keys from..to-1 of a KVTable of schema, each with
+// its KeyValue.
+func KVBatch(schema *arrow.Schema, from, to int) arrow.RecordBatch {
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	for k := from; k < to; k++ {
+		b.Field(0).(*array.Int64Builder).Append(int64(k))
+		b.Field(1).(*array.StringBuilder).Append(KeyValue(int64(k)))
+	}
+	return b.NewRecordBatch()
+}

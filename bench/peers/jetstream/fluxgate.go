@@ -15,9 +15,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc"
 
 	"github.com/fluxgate-io/fluxgate/client"
@@ -194,11 +192,7 @@ func (s *fluxgateSide) readPlain(ctx context.Context, compression string) (sampl
 // loadKV writes keys 0..keys-1 into a primary-key table (untimed) and makes
 // each run's key batches: every key once, in the order JetStream gets them.
 func (s *fluxgateSide) loadKV(ctx context.Context) error {
-	info, err := s.cl.CreateTable(ctx, client.TableSpec{
-		Table: "fluss.kv", PrimaryKey: []string{"k"},
-		Columns: []client.Column{{Name: "k", Type: "BIGINT"}, {Name: "v", Type: "STRING"}},
-		Options: map[string]string{"bucket.num": fmt.Sprint(s.cfg.partitions)},
-	}, false)
+	info, err := s.cl.CreateTable(ctx, benchdata.KVTable("fluss.kv", s.cfg.partitions), false)
 	if err != nil {
 		return err
 	}
@@ -211,13 +205,7 @@ func (s *fluxgateSide) loadKV(ctx context.Context) error {
 		return err
 	}
 	for from := 0; from < s.cfg.keys; from += s.cfg.batchRows {
-		b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
-		for k := from; k < min(from+s.cfg.batchRows, s.cfg.keys); k++ {
-			b.Field(0).(*array.Int64Builder).Append(int64(k))
-			b.Field(1).(*array.StringBuilder).Append(benchdata.KeyValue(int64(k)))
-		}
-		rec := b.NewRecordBatch()
-		b.Release()
+		rec := benchdata.KVBatch(schema, from, min(from+s.cfg.batchRows, s.cfg.keys))
 		err := w.Send(rec)
 		rec.Release()
 		if err != nil {

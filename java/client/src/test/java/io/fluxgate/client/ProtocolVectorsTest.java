@@ -101,9 +101,35 @@ class ProtocolVectorsTest {
 
   @TestFactory
   List<DynamicTest> validVectorsRoundTrip() throws IOException {
+    return vectorTests(
+        "vectors",
+        (doc, codec) -> {
+          JsonNode want = STRICT.readTree(doc);
+          JsonNode got = STRICT.readTree(codec.apply(want));
+          assertEquals(withoutDefaults(want), withoutDefaults(got));
+        });
+  }
+
+  @TestFactory
+  List<DynamicTest> invalidVectorsAreRefused() throws IOException {
+    return vectorTests(
+        "invalid",
+        (doc, codec) -> assertThrows(Exception.class, () -> codec.apply(STRICT.readTree(doc))));
+  }
+
+  /** What a test asserts of one vector's document, given its type's codec. */
+  private interface VectorCheck {
+    void check(byte[] doc, Function<JsonNode, byte[]> codec) throws Exception;
+  }
+
+  /**
+   * A test of each vector in the index's list, by check with the codec of the vector's type; a
+   * type without one must be listed as not modeled.
+   */
+  private static List<DynamicTest> vectorTests(String list, VectorCheck check) throws IOException {
     List<DynamicTest> tests = new ArrayList<>();
-    for (JsonNode v : index().get("vectors")) {
-      if (v.get("compare").asText().equals("rows")) {
+    for (JsonNode v : index().get(list)) {
+      if (v.path("compare").asText().equals("rows")) {
         continue; // Arrow IPC files: the Python vectors test reads them with pyarrow
       }
       String type = v.get("type").asText();
@@ -117,30 +143,7 @@ class ProtocolVectorsTest {
                   assertTrue(NOT_MODELED.contains(type), type + " is neither modeled nor listed");
                   return;
                 }
-                JsonNode want = STRICT.readTree(doc);
-                JsonNode got = STRICT.readTree(codec.apply(want));
-                assertEquals(withoutDefaults(want), withoutDefaults(got));
-              }));
-    }
-    return tests;
-  }
-
-  @TestFactory
-  List<DynamicTest> invalidVectorsAreRefused() throws IOException {
-    List<DynamicTest> tests = new ArrayList<>();
-    for (JsonNode v : index().get("invalid")) {
-      String type = v.get("type").asText();
-      tests.add(
-          DynamicTest.dynamicTest(
-              v.get("name").asText(),
-              () -> {
-                byte[] doc = read(v.get("file").asText());
-                Function<JsonNode, byte[]> codec = CODECS.get(type);
-                if (codec == null) {
-                  assertTrue(NOT_MODELED.contains(type), type + " is neither modeled nor listed");
-                  return;
-                }
-                assertThrows(Exception.class, () -> codec.apply(STRICT.readTree(doc)));
+                check.check(doc, codec);
               }));
     }
     return tests;

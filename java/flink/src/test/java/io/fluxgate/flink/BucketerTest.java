@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import io.fluxgate.client.Column;
 import io.fluxgate.client.FluxgateClient;
-import io.fluxgate.client.FluxgateServer;
 import io.fluxgate.client.PutResult;
 import io.fluxgate.client.ScanRequest;
 import io.fluxgate.client.TableSpec;
@@ -12,7 +11,6 @@ import io.fluxgate.client.TableWriter;
 import io.fluxgate.client.WriteRequest;
 import java.math.BigDecimal;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.time.LocalDate;
 import java.time.LocalDateTime;
 import java.util.ArrayList;
@@ -40,29 +38,14 @@ import org.apache.flink.table.types.logical.TimeType;
 import org.apache.flink.table.types.logical.TimestampType;
 import org.apache.flink.table.types.logical.VarBinaryType;
 import org.apache.flink.table.types.logical.VarCharType;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** The sink's buckets are the server's: Iceberg's vectors, and many keys the server assigns. */
 @Timeout(60)
 class BucketerTest {
-  @TempDir static Path dir;
-  static FluxgateServer server;
-
-  @BeforeAll
-  static void start() throws Exception {
-    server = FluxgateServer.start(dir);
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    if (server != null) {
-      server.close();
-    }
-  }
+  @RegisterExtension static final ServerExtension SERVER = new ServerExtension();
 
   private static int hash(LogicalType type, Object value) {
     RowType row = RowType.of(new LogicalType[] {type}, new String[] {"k"});
@@ -126,7 +109,7 @@ class BucketerTest {
     try (RootAllocator allocator = new RootAllocator();
         FluxgateClient client =
             FluxgateClient.connect(
-                server.uri(), io.fluxgate.client.ConnectOptions.defaults().withAllocator(allocator))) {
+                SERVER.uri(), io.fluxgate.client.ConnectOptions.defaults().withAllocator(allocator))) {
       client.createTable(
           TableSpec.of(table, columns.toArray(Column[]::new))
               .withOptions(

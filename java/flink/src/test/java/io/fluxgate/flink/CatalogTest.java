@@ -19,32 +19,24 @@ import org.apache.flink.table.catalog.CatalogBaseTable;
 import org.apache.flink.table.catalog.ObjectPath;
 import org.apache.flink.types.Row;
 import org.apache.flink.util.CloseableIterator;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /** The catalog's DDL against the real server, through Flink SQL as a user writes it. */
 @Timeout(120)
 class CatalogTest {
-  @TempDir static Path dir;
-  static FluxgateServer server;
+  @RegisterExtension static final ServerExtension SERVER = new ServerExtension();
+
   static TableEnvironment env;
 
   @BeforeAll
   static void start() throws Exception {
-    server = FluxgateServer.start(dir);
     env = TableEnvironment.create(EnvironmentSettings.inBatchMode());
-    env.executeSql("CREATE CATALOG fg WITH ('type'='fluxgate', 'endpoint'='" + server.uri() + "')");
+    env.executeSql("CREATE CATALOG fg WITH ('type'='fluxgate', 'endpoint'='" + SERVER.uri() + "')");
     env.executeSql("USE CATALOG fg");
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    if (server != null) {
-      server.close();
-    }
   }
 
   private static List<Row> rows(String sql) throws Exception {
@@ -171,7 +163,7 @@ class CatalogTest {
             () ->
                 env.executeSql(
                     "CREATE CATALOG bad WITH ('type'='fluxgate', 'endpoint'='"
-                        + server.uri()
+                        + SERVER.uri()
                         + "', 'end-point'='x')"));
     assertTrue(rootMessages(e).contains("end-point"), rootMessages(e));
   }

@@ -1,14 +1,11 @@
 package io.fluxgate.flink;
 
 import io.fluxgate.client.FluxgateClient;
-import io.fluxgate.client.FluxgateServer;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import org.apache.arrow.memory.RootAllocator;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.table.api.bridge.java.StreamTableEnvironment;
 import org.apache.flink.table.data.GenericRowData;
 import org.apache.flink.table.data.RowData;
@@ -19,11 +16,8 @@ import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.logical.RowType;
 import org.apache.flink.table.types.logical.VarCharType;
 import org.apache.flink.test.junit5.MiniClusterExtension;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Lookup throughput from one subtask: a lookup join of datagen keys against a 100K-row table, the
@@ -35,32 +29,14 @@ class LookupBench {
   static final int DIM_ROWS = 100_000;
   static final long KEYS = Long.getLong("bench.keys", 2_000_000);
 
+  @RegisterExtension static final MiniClusterExtension CLUSTER = ServerExtension.cluster(2);
+
   @RegisterExtension
-  static final MiniClusterExtension CLUSTER =
-      new MiniClusterExtension(
-          new MiniClusterResourceConfiguration.Builder()
-              .setNumberTaskManagers(1)
-              .setNumberSlotsPerTaskManager(2)
-              .build());
-
-  @TempDir static Path dir;
-  static FluxgateServer server;
-
-  @BeforeAll
-  static void start() throws Exception {
-    server = FluxgateServer.start(dir, "--default-bucket-num", "4");
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    if (server != null) {
-      server.close();
-    }
-  }
+  static final ServerExtension SERVER = new ServerExtension("--default-bucket-num", "4");
 
   @Test
   void lookups() throws Exception {
-    try (Sql sql = new Sql(server.uri())) {
+    try (Sql sql = new Sql(SERVER.uri())) {
       StreamTableEnvironment batch = sql.env(true, 1, Map.of());
       batch.executeSql(
           "CREATE TABLE fluss.bench_dim (id BIGINT, name STRING, PRIMARY KEY (id) NOT ENFORCED)");
@@ -170,7 +146,7 @@ class LookupBench {
   private static void measure(
       String what, LookupSpec spec, int size, java.util.function.IntFunction<RowData> key) {
     try (RootAllocator allocator = new RootAllocator();
-        FluxgateClient client = FluxgateClient.connect(server.uri());
+        FluxgateClient client = FluxgateClient.connect(SERVER.uri());
         LookupSession session = new LookupSession(client, allocator, spec)) {
       int rounds = Math.max(100, 200_000 / size);
       long[] nanos = new long[rounds];

@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.fluxgate.client.FluxgateClient;
-import io.fluxgate.client.FluxgateServer;
 import io.fluxgate.client.Rows;
 import io.fluxgate.client.ScanRequest;
 import io.fluxgate.client.TableWriter;
@@ -52,6 +51,9 @@ class SavepointTest {
               .setConfiguration(networkMemory())
               .build());
 
+  @RegisterExtension
+  static final ServerExtension SERVER = new ServerExtension("--default-bucket-num", "2");
+
   /** Enough network buffers for the streaming job and the batch statements beside it. */
   private static Configuration networkMemory() {
     Configuration conf = new Configuration();
@@ -60,24 +62,18 @@ class SavepointTest {
     return conf;
   }
 
-  @TempDir static Path dir;
   @TempDir static Path savepoints;
-  static FluxgateServer server;
   static FluxgateClient client;
 
   @BeforeAll
   static void start() throws Exception {
-    server = FluxgateServer.start(dir, "--default-bucket-num", "2");
-    client = FluxgateClient.connect(server.uri());
+    client = FluxgateClient.connect(SERVER.uri());
   }
 
   @AfterAll
   static void stop() throws Exception {
     if (client != null) {
       client.close();
-    }
-    if (server != null) {
-      server.close();
     }
   }
 
@@ -94,7 +90,7 @@ class SavepointTest {
     StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
     env.setParallelism(2);
     StreamTableEnvironment t = StreamTableEnvironment.create(env);
-    t.executeSql("CREATE CATALOG fg WITH ('type'='fluxgate', 'endpoint'='" + server.uri() + "')");
+    t.executeSql("CREATE CATALOG fg WITH ('type'='fluxgate', 'endpoint'='" + SERVER.uri() + "')");
     t.executeSql("USE CATALOG fg");
     envs.add(t);
     return t;

@@ -1,11 +1,13 @@
 package io.fluxgate.flink;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.util.Arrays;
 
 /** The server's Prometheus counters (docs/metrics.md), read from its --http listener. */
 final class ServerMetrics {
@@ -15,16 +17,21 @@ final class ServerMetrics {
     this.address = address;
   }
 
-  /** A free loopback address for the server's --http flag. */
-  static ServerMetrics onFreePort() throws IOException {
+  /** A free loopback address for the server's --http flag (a static field's initializer). */
+  static ServerMetrics onFreePort() {
     try (ServerSocket s = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
       return new ServerMetrics("127.0.0.1:" + s.getLocalPort());
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
     }
   }
 
-  /** The flags that make the server listen there. */
-  String[] flags() {
-    return new String[] {"--http", address};
+  /** The server's flags: others, then those that make it listen there. */
+  String[] flags(String... others) {
+    String[] all = Arrays.copyOf(others, others.length + 2);
+    all[others.length] = "--http";
+    all[others.length + 1] = address;
+    return all;
   }
 
   /** The sum of a counter's samples whose labels name table (database.table). */

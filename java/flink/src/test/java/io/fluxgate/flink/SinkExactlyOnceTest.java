@@ -4,10 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.fluxgate.client.FluxgateClient;
-import io.fluxgate.client.FluxgateServer;
 import io.fluxgate.client.Rows;
 import io.fluxgate.client.ScanRequest;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -18,7 +16,6 @@ import org.apache.flink.api.common.JobID;
 import org.apache.flink.client.program.ClusterClient;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.core.execution.CheckpointType;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.table.api.TableResult;
 import org.apache.flink.table.api.bridge.java.StreamTableEnvironment;
@@ -31,7 +28,6 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Exactly-once into an aggregation table (sum): a streaming job fails once after it wrote rows the
@@ -40,13 +36,9 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @Timeout(180)
 class SinkExactlyOnceTest {
-  @RegisterExtension
-  static final MiniClusterExtension CLUSTER =
-      new MiniClusterExtension(
-          new MiniClusterResourceConfiguration.Builder()
-              .setNumberTaskManagers(1)
-              .setNumberSlotsPerTaskManager(4)
-              .build());
+  @RegisterExtension static final MiniClusterExtension CLUSTER = ServerExtension.cluster(4);
+
+  @RegisterExtension static final ServerExtension SERVER = new ServerExtension();
 
   /**
    * Input rows: ids 1..ROWS, key id % 10, so each key sums to ROWS / 10; paced at 300 a second, so
@@ -57,23 +49,17 @@ class SinkExactlyOnceTest {
 
   private static final Duration WAIT = Duration.ofSeconds(60);
 
-  @TempDir static Path dir;
-  static FluxgateServer server;
   static FluxgateClient client;
 
   @BeforeAll
   static void start() throws Exception {
-    server = FluxgateServer.start(dir);
-    client = FluxgateClient.connect(server.uri());
+    client = FluxgateClient.connect(SERVER.uri());
   }
 
   @AfterAll
   static void stop() throws Exception {
     if (client != null) {
       client.close();
-    }
-    if (server != null) {
-      server.close();
     }
   }
 
@@ -126,7 +112,7 @@ class SinkExactlyOnceTest {
     StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
     env.setParallelism(2);
     StreamTableEnvironment t = StreamTableEnvironment.create(env);
-    t.executeSql("CREATE CATALOG fg WITH ('type'='fluxgate', 'endpoint'='" + server.uri() + "')");
+    t.executeSql("CREATE CATALOG fg WITH ('type'='fluxgate', 'endpoint'='" + SERVER.uri() + "')");
     t.executeSql("USE CATALOG fg");
     try {
       t.executeSql(
@@ -179,7 +165,7 @@ class SinkExactlyOnceTest {
     StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
     env.setParallelism(2);
     StreamTableEnvironment t = StreamTableEnvironment.create(env);
-    t.executeSql("CREATE CATALOG fg WITH ('type'='fluxgate', 'endpoint'='" + server.uri() + "')");
+    t.executeSql("CREATE CATALOG fg WITH ('type'='fluxgate', 'endpoint'='" + SERVER.uri() + "')");
     t.executeSql("USE CATALOG fg");
     try {
       t.createTemporarySystemFunction("FAIL_ONCE", FailOnce.class);

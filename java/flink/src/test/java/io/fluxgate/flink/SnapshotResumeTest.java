@@ -7,20 +7,17 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.fluxgate.client.Column;
 import io.fluxgate.client.FluxgateClient;
-import io.fluxgate.client.FluxgateServer;
 import io.fluxgate.client.Rows;
 import io.fluxgate.client.ScanPlan;
 import io.fluxgate.client.TableSpec;
 import io.fluxgate.client.TableWriter;
 import io.fluxgate.client.WriteMode;
 import io.fluxgate.client.WriteRequest;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.BooleanSupplier;
-import java.util.function.Predicate;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.types.pojo.Schema;
 import org.apache.flink.core.io.InputStatus;
@@ -31,7 +28,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
-import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -42,27 +39,23 @@ import org.junit.jupiter.params.provider.ValueSource;
  */
 @Timeout(120)
 class SnapshotResumeTest {
+  @RegisterExtension static final ServerExtension SERVER = new ServerExtension();
+
   private static final int ROWS = 40_000; // more than one snapshot batch (16K rows)
 
-  @TempDir static Path dir;
-  static FluxgateServer server;
   static FluxgateClient client;
   static Connection connection;
 
   @BeforeAll
   static void start() throws Exception {
-    server = FluxgateServer.start(dir);
-    client = FluxgateClient.connect(server.uri());
-    connection = new Connection(server.uri(), null, null, null, null, null, null);
+    client = FluxgateClient.connect(SERVER.uri());
+    connection = SERVER.connection();
   }
 
   @AfterAll
   static void stop() throws Exception {
     if (client != null) {
       client.close();
-    }
-    if (server != null) {
-      server.close();
     }
   }
 
@@ -93,16 +86,7 @@ class SnapshotResumeTest {
   @Test
   void changelogCheckpointedInsideTheSnapshotResumesExactly() throws Exception {
     String table = "fluss.resume";
-    client.createTable(
-        TableSpec.of(
-                table,
-                Column.notNull("id", "BIGINT"),
-                Column.notNull("tag", "STRING"),
-                Column.of("v", "BIGINT"))
-            .withPrimaryKey("id", "tag")
-            .withOptions(Map.of("bucket.num", "1")),
-        false);
-    write(table, WriteMode.UPSERT, 0, ROWS, 0);
+    createKeyed(table);
     ScanSpec spec =
         new ScanSpec(
             table + "$changelog",
@@ -119,13 +103,9 @@ class SnapshotResumeTest {
     BucketSplit split = new BucketSplit("ticket-0", plan.tickets().get(0), spec.keyColumns());
 
     Materialized out = new Materialized();
-    BucketSplit checkpointed;
-    try (BucketReader reader = new BucketReader(connection, spec)) {
-      reader.start();
-      reader.addSplits(List.of(split));
-      poll(reader, out, o -> o.received > 0);
-      checkpointed = reader.snapshotState(1).get(0);
-    }
+    CollectingOutput output = new CollectingOutput(out::apply);
+    BucketSplit checkpointed =
+        readAndCheckpoint(spec, split, output, () -> out.received > 0).get(0);
     assertTrue(out.received < ROWS, "the checkpoint is inside the snapshot: " + out.received);
     assertTrue(checkpointed.inSnapshot());
     assertFalse(checkpointed.cuts().isEmpty(), "the checkpoint records where the snapshot is");
@@ -140,15 +120,7 @@ class SnapshotResumeTest {
       want.put(List.of(r.get(0), r.get(1)), List.of(r.get(2)));
     }
 
-    BucketSplit restored =
-        BucketSplitSerializer.SPLIT.deserialize(
-            BucketSplitSerializer.SPLIT.getVersion(),
-            BucketSplitSerializer.SPLIT.serialize(checkpointed));
-    try (BucketReader reader = new BucketReader(connection, spec)) {
-      reader.start();
-      reader.addSplits(List.of(restored));
-      poll(reader, out, o -> o.rows.equals(want));
-    }
+    readAndCheckpoint(spec, serialized(checkpointed), output, () -> out.rows.equals(want));
     assertEquals(want, out.rows);
   }
 
@@ -183,26 +155,11 @@ class SnapshotResumeTest {
 
     List<Integer> ns = new ArrayList<>();
     CollectingOutput output = new CollectingOutput(row -> ns.add(row.getInt(0)));
-    BucketSplit checkpointed;
-    try (BucketReader reader = new BucketReader(connection, spec)) {
-      reader.start();
-      reader.addSplits(List.of(split));
-      pollUntil(reader, output, () -> !ns.isEmpty());
-      checkpointed = reader.snapshotState(1).get(0);
-    }
+    BucketSplit checkpointed = readAndCheckpoint(spec, split, output, () -> !ns.isEmpty()).get(0);
     assertTrue(ns.size() < ROWS, "the checkpoint is inside the snapshot: " + ns.size());
     assertFalse(checkpointed.cuts().isEmpty(), "the checkpoint records the last key emitted");
 
-    BucketSplit restored =
-        BucketSplitSerializer.SPLIT.deserialize(
-            BucketSplitSerializer.SPLIT.getVersion(),
-            BucketSplitSerializer.SPLIT.serialize(checkpointed));
-    try (BucketReader reader = new BucketReader(connection, spec)) {
-      reader.start();
-      reader.addSplits(List.of(restored));
-      reader.notifyNoMoreSplits();
-      pollUntil(reader, output, () -> false);
-    }
+    readAndCheckpoint(spec, serialized(checkpointed), output, () -> false); // to its end
     assertEachOnce(ROWS, ns);
   }
 
@@ -222,16 +179,7 @@ class SnapshotResumeTest {
   @Test
   void changelogViewReadFromFullResumesInsideTheSnapshot() throws Exception {
     String table = "fluss.viewed";
-    client.createTable(
-        TableSpec.of(
-                table,
-                Column.notNull("id", "BIGINT"),
-                Column.notNull("tag", "STRING"),
-                Column.of("v", "BIGINT"))
-            .withPrimaryKey("id", "tag")
-            .withOptions(Map.of("bucket.num", "1")),
-        false);
-    write(table, WriteMode.UPSERT, 0, ROWS, 0);
+    createKeyed(table);
     FluxgateTableSource source =
         new FluxgateTableSource(
             connection,
@@ -252,22 +200,13 @@ class SnapshotResumeTest {
 
     List<Long> ids = new ArrayList<>();
     CollectingOutput output = new CollectingOutput(row -> ids.add(row.getLong(1)));
-    BucketSplit checkpointed;
-    try (BucketReader reader = new BucketReader(connection, spec)) {
-      reader.start();
-      reader.addSplits(List.of(split));
-      pollUntil(reader, output, () -> !ids.isEmpty());
-      checkpointed = reader.snapshotState(1).get(0);
-    }
+    BucketSplit checkpointed =
+        readAndCheckpoint(spec, split, output, () -> !ids.isEmpty()).get(0);
     assertTrue(ids.size() < ROWS, "the checkpoint is inside the snapshot: " + ids.size());
     assertFalse(checkpointed.cuts().isEmpty(), "the checkpoint records the last key emitted");
 
     write(table, WriteMode.UPSERT, ROWS, 100, 0); // new keys: one insert each
-    try (BucketReader reader = new BucketReader(connection, spec)) {
-      reader.start();
-      reader.addSplits(List.of(checkpointed));
-      pollUntil(reader, output, () -> ids.size() >= ROWS + 100);
-    }
+    readAndCheckpoint(spec, checkpointed, output, () -> ids.size() >= ROWS + 100);
     assertEachOnce(ROWS + 100, ids);
   }
 
@@ -291,40 +230,20 @@ class SnapshotResumeTest {
     BucketSplit split = new BucketSplit("ticket-0", plan.tickets().get(0), List.of());
 
     List<Long> ids = new ArrayList<>();
-    BucketSplit checkpointed;
-    try (BucketReader reader = new BucketReader(connection, spec)) {
-      reader.start();
-      reader.addSplits(List.of(split));
-      pollRows(reader, ids, 1);
-      checkpointed = reader.snapshotState(1).get(0);
-    }
+    CollectingOutput output = new CollectingOutput(row -> ids.add(row.getLong(0)));
+    BucketSplit checkpointed =
+        readAndCheckpoint(spec, split, output, () -> !ids.isEmpty()).get(0);
     assertTrue(ids.size() < 200, "the checkpoint is inside the lake part: " + ids.size());
     assertTrue(new String(checkpointed.ticket()).contains("\"lake_start\""), checkpointed.toString());
 
     write(table, WriteMode.APPEND, 300, 100, 0);
-    try (BucketReader reader = new BucketReader(connection, spec)) {
-      reader.start();
-      reader.addSplits(List.of(checkpointed));
-      pollRows(reader, ids, 400);
-    }
+    readAndCheckpoint(spec, checkpointed, output, () -> ids.size() >= 400);
     List<Long> want = new ArrayList<>();
     for (long id = 0; id < 400; id++) {
       want.add(id);
     }
     ids.sort(null);
     assertEquals(want, ids);
-  }
-
-  /** Polls the reader's ids into out until it holds at least n. */
-  private static void pollRows(BucketReader reader, List<Long> out, int n) throws Exception {
-    long deadline = System.nanoTime() + 60_000_000_000L;
-    CollectingOutput collector = new CollectingOutput(row -> out.add(row.getLong(0)));
-    while (out.size() < n) {
-      assertTrue(System.nanoTime() < deadline, "timed out; received " + out.size());
-      if (reader.pollNext(collector) == InputStatus.NOTHING_AVAILABLE) {
-        reader.isAvailable().get();
-      }
-    }
   }
 
   /** Asserts that got holds 0..n-1, each once, naming a few that are missing or repeated. */
@@ -349,20 +268,50 @@ class SnapshotResumeTest {
         got.size() + " values of " + n + "; not once: " + wrong + "; outside: " + outside);
   }
 
-  /** Polls the reader into output until done holds or the input ends, failing after a deadline. */
-  private static void pollUntil(BucketReader reader, CollectingOutput output, BooleanSupplier done)
+  /**
+   * Reads split alone into output until done holds or the split ends, failing after a deadline,
+   * and returns the reader's checkpoint then: the split's state, or none once it has ended.
+   */
+  private static List<BucketSplit> readAndCheckpoint(
+      ScanSpec spec, BucketSplit split, CollectingOutput output, BooleanSupplier done)
       throws Exception {
-    long deadline = System.nanoTime() + 60_000_000_000L;
-    while (!done.getAsBoolean()) {
-      assertTrue(System.nanoTime() < deadline, "timed out");
-      InputStatus status = reader.pollNext(output);
-      if (status == InputStatus.END_OF_INPUT) {
-        return;
+    try (BucketReader reader = new BucketReader(connection, spec)) {
+      reader.start();
+      reader.addSplits(List.of(split));
+      reader.notifyNoMoreSplits(); // an unbounded split never ends, so this only ends bounded ones
+      long deadline = System.nanoTime() + 60_000_000_000L;
+      while (!done.getAsBoolean()) {
+        assertTrue(System.nanoTime() < deadline, "timed out");
+        InputStatus status = reader.pollNext(output);
+        if (status == InputStatus.END_OF_INPUT) {
+          break;
+        }
+        if (status == InputStatus.NOTHING_AVAILABLE) {
+          reader.isAvailable().get();
+        }
       }
-      if (status == InputStatus.NOTHING_AVAILABLE) {
-        reader.isAvailable().get();
-      }
+      return reader.snapshotState(1);
     }
+  }
+
+  /** The split as a restore gets it: through its serializer. */
+  private static BucketSplit serialized(BucketSplit split) throws Exception {
+    return BucketSplitSerializer.SPLIT.deserialize(
+        BucketSplitSerializer.SPLIT.getVersion(), BucketSplitSerializer.SPLIT.serialize(split));
+  }
+
+  /** Creates table keyed by (id, tag), value v, in one bucket, with ids 0..ROWS-1 of value 0. */
+  private static void createKeyed(String table) {
+    client.createTable(
+        TableSpec.of(
+                table,
+                Column.notNull("id", "BIGINT"),
+                Column.notNull("tag", "STRING"),
+                Column.of("v", "BIGINT"))
+            .withPrimaryKey("id", "tag")
+            .withOptions(Map.of("bucket.num", "1")),
+        false);
+    write(table, WriteMode.UPSERT, 0, ROWS, 0);
   }
 
   /** Writes ids from..from+n with tag "t"+id and value v, in one batch. */
@@ -375,19 +324,6 @@ class SnapshotResumeTest {
     try (VectorSchemaRoot root = Rows.batch(client.allocator(), schema, rows);
         TableWriter w = client.newWriter(WriteRequest.of(table).withMode(mode))) {
       w.write(root);
-    }
-  }
-
-  /** Polls the reader into out until done holds, failing after a deadline. */
-  private static void poll(BucketReader reader, Materialized out, Predicate<Materialized> done)
-      throws Exception {
-    CollectingOutput collector = new CollectingOutput(out::apply);
-    long deadline = System.nanoTime() + 60_000_000_000L;
-    while (!done.test(out)) {
-      assertTrue(System.nanoTime() < deadline, "timed out; received " + out.received);
-      if (reader.pollNext(collector) == InputStatus.NOTHING_AVAILABLE) {
-        reader.isAvailable().get();
-      }
     }
   }
 }

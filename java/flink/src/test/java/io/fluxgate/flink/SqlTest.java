@@ -3,27 +3,21 @@ package io.fluxgate.flink;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import io.fluxgate.client.FluxgateServer;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.flink.api.common.RuntimeExecutionMode;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.ExecutionOptions;
-import org.apache.flink.runtime.testutils.MiniClusterResourceConfiguration;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.table.api.TableResult;
 import org.apache.flink.table.api.bridge.java.StreamTableEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.flink.types.Row;
 import org.apache.flink.util.CloseableIterator;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
-import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Reads and writes through Flink SQL on a MiniCluster against the real server: the stories as a
@@ -31,32 +25,13 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @Timeout(90)
 class SqlTest {
+  @RegisterExtension static final MiniClusterExtension CLUSTER = ServerExtension.cluster(4);
+
+  static final ServerMetrics metrics = ServerMetrics.onFreePort();
+
   @RegisterExtension
-  static final MiniClusterExtension CLUSTER =
-      new MiniClusterExtension(
-          new MiniClusterResourceConfiguration.Builder()
-              .setNumberTaskManagers(1)
-              .setNumberSlotsPerTaskManager(4)
-              .build());
-
-  @TempDir static Path dir;
-  static FluxgateServer server;
-  static ServerMetrics metrics;
-
-  @BeforeAll
-  static void start() throws Exception {
-    metrics = ServerMetrics.onFreePort();
-    List<String> flags = new ArrayList<>(List.of("--default-bucket-num", "2"));
-    flags.addAll(List.of(metrics.flags()));
-    server = FluxgateServer.start(dir, flags.toArray(String[]::new));
-  }
-
-  @AfterAll
-  static void stop() throws Exception {
-    if (server != null) {
-      server.close();
-    }
-  }
+  static final ServerExtension SERVER =
+      new ServerExtension(metrics.flags("--default-bucket-num", "2"));
 
   /** A table environment in batch or streaming mode, with the catalog fg as current catalog. */
   /** The environments a test made, whose catalogs (and connections) close after it. */
@@ -77,7 +52,7 @@ class SqlTest {
     StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment(conf);
     env.setParallelism(2);
     StreamTableEnvironment t = StreamTableEnvironment.create(env);
-    t.executeSql("CREATE CATALOG fg WITH ('type'='fluxgate', 'endpoint'='" + server.uri() + "')");
+    t.executeSql("CREATE CATALOG fg WITH ('type'='fluxgate', 'endpoint'='" + SERVER.uri() + "')");
     t.executeSql("USE CATALOG fg");
     envs.add(t);
     return t;
@@ -197,7 +172,7 @@ class SqlTest {
             + " WITH ('table.datalake.enabled'='true')");
     env.executeSql("INSERT INTO fluss.fact_lake VALUES ('a', 1), ('b', 2), ('a', 3)").await();
     try (io.fluxgate.client.FluxgateClient c =
-        io.fluxgate.client.FluxgateClient.connect(server.uri())) {
+        io.fluxgate.client.FluxgateClient.connect(SERVER.uri())) {
       c.tierNow("fluss.fact_lake");
     }
     env.executeSql("INSERT INTO fluss.fact_lake VALUES ('a', 10), ('c', 20)").await();

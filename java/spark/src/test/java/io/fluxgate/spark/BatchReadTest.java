@@ -160,14 +160,8 @@ class BatchReadTest extends SparkServerTest {
   @Test
   void countReadsOneNarrowColumn() {
     String name = logTable(Map.of("bucket.num", "3"));
-    Dataset<Row> all =
-        spark
-            .read()
-            .format("fluxgate")
-            .option("endpoint", server.uri())
-            .option("table", name)
-            .option("pushdown.count", "false") // else counted from the offsets (CountPushdownTest)
-            .load();
+    // Else counted from the offsets (CountPushdownTest).
+    Dataset<Row> all = read(name, Map.of("pushdown.count", "false"));
     assertEquals(30, all.count());
     assertEquals(30L, spark.sql("SELECT count(*) FROM fg." + name).first().getLong(0));
   }

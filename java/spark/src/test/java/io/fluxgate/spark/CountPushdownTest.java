@@ -56,16 +56,7 @@ class CountPushdownTest extends SparkServerTest {
     assertEquals(25L, pushed.first().getLong(0));
     assertEquals(25L, read(log).count());
 
-    Dataset<Row> scanned =
-        spark
-            .read()
-            .format("fluxgate")
-            .option("endpoint", server.uri())
-            .option("table", log)
-            .option("pushdown.count", "false")
-            .load()
-            .groupBy()
-            .count();
+    Dataset<Row> scanned = read(log, Map.of("pushdown.count", "false")).groupBy().count();
     assertFalse(explain(scanned).contains(PUSHED), explain(scanned));
     assertEquals(25L, scanned.first().getLong(0));
   }

@@ -12,6 +12,7 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.stream.Stream;
@@ -156,11 +157,17 @@ abstract class SparkServerTest {
 
   /** A fluxgate read of table through the DataFrame API. */
   static Dataset<Row> read(String table) {
+    return read(table, Map.of());
+  }
+
+  /** A fluxgate read of table through the DataFrame API, with further read options. */
+  static Dataset<Row> read(String table, Map<String, String> options) {
     return spark
         .read()
         .format("fluxgate")
         .option("endpoint", server.uri())
         .option("table", table)
+        .options(options)
         .load();
   }
 
