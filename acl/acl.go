@@ -24,9 +24,9 @@ import (
 	"syscall"
 
 	"github.com/fluxgate-io/fluxgate/auth"
-	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/internal/vfs"
+	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
 // Operation is what a grant allows.
@@ -83,9 +83,9 @@ func (r Resource) Validate() error {
 		return nil
 	}
 	if r.Table == "" {
-		return catalog.ValidateDatabaseName(r.Database)
+		return protocol.ValidateDatabaseName(r.Database)
 	}
-	p, err := catalog.ParseTablePath(r.Database + "." + r.Table)
+	p, err := protocol.ParseTablePath(r.Database + "." + r.Table)
 	if err != nil {
 		return err
 	}

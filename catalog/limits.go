@@ -5,14 +5,15 @@ import (
 	"fmt"
 
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
 // Sizes a table definition may not exceed (PROTOCOL.md §2), in bytes of
 // UTF-8. They keep every definition, and so every describe and listing
 // answer, far below the 4 MiB a gRPC client accepts by default.
 const (
-	MaxNameBytes        = maxNameLen // a database, table or column name
-	MaxCommentBytes     = 4 << 10    // a table's or a column's comment
+	MaxNameBytes        = protocol.MaxNameLen // a database, table or column name
+	MaxCommentBytes     = 4 << 10             // a table's or a column's comment
 	MaxOptionKeyBytes   = 256
 	MaxOptionValueBytes = 4 << 10
 	// MaxDefinitionBytes bounds a whole stored definition (its TableInfo

@@ -47,7 +47,7 @@ type TableInfo struct {
 
 // derived is computed from the exported fields by init.
 type derived struct {
-	path         TablePath
+	path         protocol.TablePath
 	schema       *arrow.Schema
 	colIndex     map[string]int
 	pkIdx        []int
@@ -66,7 +66,7 @@ type Defaults struct {
 	BucketNum int // 0 means 1
 }
 
-func (t *TableInfo) Path() TablePath            { return t.d.path }
+func (t *TableInfo) Path() protocol.TablePath   { return t.d.path }
 func (t *TableInfo) ArrowSchema() *arrow.Schema { return t.d.schema }
 func (t *TableInfo) IsPrimaryKey() bool         { return t.Kind == KindPrimaryKey }
 func (t *TableInfo) BucketCount() int           { return t.d.buckets }
@@ -123,7 +123,7 @@ func (t *TableInfo) AggDelimiter(col string) string {
 // NormalizeSpec validates a table definition by Fluss's rules and returns it
 // as it would be stored, without the catalog-assigned id, schema id and time.
 func NormalizeSpec(spec TableSpec, defaults Defaults) (*TableInfo, error) {
-	path, err := ParseTablePath(spec.Table)
+	path, err := protocol.ParseTablePath(spec.Table)
 	if err != nil {
 		return nil, err
 	}
@@ -262,8 +262,8 @@ type normalizer struct {
 
 func (n *normalizer) addColumn(c Column) error {
 	switch {
-	case c.Name == "" || len(c.Name) > maxNameLen:
-		return errs.New(errs.Invalid, "table %s: column name %s is %d bytes long; it must be 1 to %d", n.table, quote(c.Name), len(c.Name), maxNameLen)
+	case c.Name == "" || len(c.Name) > protocol.MaxNameLen:
+		return errs.New(errs.Invalid, "table %s: column name %s is %d bytes long; it must be 1 to %d", n.table, protocol.Quote(c.Name), len(c.Name), protocol.MaxNameLen)
 	case strings.TrimSpace(c.Name) != c.Name || strings.ContainsAny(c.Name, ",\x00\n\r\t"):
 		return errs.New(errs.Invalid, "table %s: column name %q may not contain commas or control characters, nor start or end with a space", n.table, c.Name)
 	case reservedColumns[c.Name]:
@@ -517,7 +517,7 @@ func isStrictPrefix(prefix, of []string) bool {
 func (t *TableInfo) init() error {
 	var d derived
 	var err error
-	if d.path, err = ParseTablePath(t.Table); err != nil {
+	if d.path, err = protocol.ParseTablePath(t.Table); err != nil {
 		return err
 	}
 	if d.schema, err = arrowSchema(t.Columns); err != nil {

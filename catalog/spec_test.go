@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
 // testColumns covers every type family the option rules care about.
@@ -358,7 +359,7 @@ func TestAccessors(t *testing.T) {
 		name      string
 		got, want any
 	}{
-		{"Path", info.Path(), TablePath{Database: "d", Table: "t"}},
+		{"Path", info.Path(), protocol.TablePath{Database: "d", Table: "t"}},
 		{"BucketCount", info.BucketCount(), 3},
 		{"BucketKey", strings.Join(info.BucketKey(), ","), "k"},
 		{"PrimaryKeyIndexes", info.PrimaryKeyIndexes()[0], 0},

@@ -22,6 +22,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/internal/pebbledb"
+	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
 // Options configures a Catalog. The zero value is usable.
@@ -45,7 +46,7 @@ type Catalog struct {
 	mu struct {
 		sync.RWMutex
 		databases map[string]bool
-		tables    map[string]*TableInfo // by TablePath.String()
+		tables    map[string]*TableInfo // by protocol.TablePath.String()
 		byID      map[int64]*TableInfo
 		schemas   map[int64]map[int32]*arrow.Schema // every schema id of each table
 		nextID    int64
@@ -53,7 +54,7 @@ type Catalog struct {
 }
 
 // Open opens (or creates) the catalog stored in dir. A new catalog starts with
-// the database DefaultDatabase.
+// the database protocol.DefaultDatabase.
 func Open(dir string, opts Options) (*Catalog, error) {
 	if opts.DefaultBucketNum < 0 || opts.DefaultBucketNum > MaxBuckets {
 		return nil, errs.New(errs.Invalid, "default bucket number %d: expected 1 to %d", opts.DefaultBucketNum, MaxBuckets)
@@ -90,7 +91,7 @@ func (c *Catalog) Close() error { return c.db.Close() }
 // CreateDatabase creates a database; if it exists, that is an error unless
 // ifNotExists.
 func (c *Catalog) CreateDatabase(name string, ifNotExists bool) error {
-	if err := ValidateDatabaseName(name); err != nil {
+	if err := protocol.ValidateDatabaseName(name); err != nil {
 		return err
 	}
 	c.mu.Lock()
@@ -114,7 +115,7 @@ func (c *Catalog) CreateDatabase(name string, ifNotExists bool) error {
 // returns so that the caller can delete their data. A database with tables
 // cannot be dropped without cascade. The default database may be dropped too.
 func (c *Catalog) DropDatabase(name string, ifExists, cascade bool) ([]*TableInfo, error) {
-	if err := ValidateDatabaseName(name); err != nil {
+	if err := protocol.ValidateDatabaseName(name); err != nil {
 		return nil, err
 	}
 	c.mu.Lock()
@@ -188,7 +189,7 @@ func (c *Catalog) CreateTable(spec TableSpec, ifNotExists bool) (info *TableInfo
 // DropTable forgets a table and returns its last definition so that the
 // caller can delete its data. A missing table is an error unless ifExists,
 // when DropTable returns nil.
-func (c *Catalog) DropTable(path TablePath, ifExists bool) (*TableInfo, error) {
+func (c *Catalog) DropTable(path protocol.TablePath, ifExists bool) (*TableInfo, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	t := c.mu.tables[path.String()]
@@ -233,7 +234,7 @@ func (c *Catalog) NextID() int64 {
 }
 
 // Table returns a table's definition; path.View is ignored.
-func (c *Catalog) Table(path TablePath) (*TableInfo, error) {
+func (c *Catalog) Table(path protocol.TablePath) (*TableInfo, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if t := c.mu.tables[path.String()]; t != nil {
@@ -265,7 +266,7 @@ func (c *Catalog) ListTables(database string) ([]*TableInfo, error) {
 }
 
 // AlterTable applies ValidateAlter to a table and stores the result.
-func (c *Catalog) AlterTable(path TablePath, set map[string]string, reset []string, addColumns []Column) (*TableInfo, error) {
+func (c *Catalog) AlterTable(path protocol.TablePath, set map[string]string, reset []string, addColumns []Column) (*TableInfo, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	old := c.mu.tables[path.String()]
@@ -354,12 +355,12 @@ func (c *Catalog) load() error {
 	switch {
 	case err == pebble.ErrNotFound:
 		b := c.db.NewBatch()
-		b.Set(databaseKey(DefaultDatabase), nil, nil)
+		b.Set(databaseKey(protocol.DefaultDatabase), nil, nil)
 		b.Set(nextIDKey, []byte("1"), nil)
 		if err := c.commit(b); err != nil {
 			return err
 		}
-		c.mu.databases[DefaultDatabase] = true
+		c.mu.databases[protocol.DefaultDatabase] = true
 		c.mu.nextID = 1
 		return nil
 	case err != nil:
@@ -451,6 +452,6 @@ func (c *Catalog) tablesLocked(database string) []*TableInfo {
 	return out
 }
 
-func notFound(p TablePath) error {
+func notFound(p protocol.TablePath) error {
 	return errs.New(errs.NotFound, "table %s does not exist", p)
 }

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
 func openTest(t *testing.T, dir string, opts Options) *Catalog {
@@ -19,9 +20,9 @@ func openTest(t *testing.T, dir string, opts Options) *Catalog {
 	return c
 }
 
-func mustPath(t *testing.T, s string) TablePath {
+func mustPath(t *testing.T, s string) protocol.TablePath {
 	t.Helper()
-	p, err := ParseTablePath(s)
+	p, err := protocol.ParseTablePath(s)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -6,9 +6,12 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/apache/arrow-go/v18/arrow"
+
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/lake"
+	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
 // CreateDatabase creates a database.
@@ -30,8 +33,16 @@ func (e *Engine) ListDatabases() []string { return e.cat.ListDatabases() }
 
 // CreateTable creates a table from spec and opens its log. With ifNotExists an
 // existing table's info is returned instead of an error.
-func (e *Engine) CreateTable(ctx context.Context, spec catalog.TableSpec, ifNotExists bool) (*catalog.TableInfo, error) {
-	if path, err := catalog.ParseTablePath(spec.Table); err == nil && path.View != "" {
+func (e *Engine) CreateTable(ctx context.Context, spec protocol.TableSpec, ifNotExists bool) (*protocol.TableInfo, error) {
+	info, err := e.createTable(ctx, spec, ifNotExists)
+	if err != nil {
+		return nil, err
+	}
+	return &info.TableInfo, nil
+}
+
+func (e *Engine) createTable(ctx context.Context, spec protocol.TableSpec, ifNotExists bool) (*catalog.TableInfo, error) {
+	if path, err := protocol.ParseTablePath(spec.Table); err == nil && path.View != "" {
 		return nil, errs.New(errs.Invalid, "table name %q: a view ($%s) cannot be created", spec.Table, path.View)
 	}
 	// A table the lake cannot hold is refused before it exists.
@@ -59,7 +70,7 @@ func (e *Engine) CreateTable(ctx context.Context, spec catalog.TableSpec, ifNotE
 // DropTable drops a table and deletes its data. Open scans of it end with
 // errs.NotFound.
 func (e *Engine) DropTable(ctx context.Context, name string, ifExists bool) error {
-	path, err := catalog.ParseTablePath(name)
+	path, err := protocol.ParseTablePath(name)
 	if err != nil {
 		return err
 	}
@@ -107,23 +118,70 @@ func (e *Engine) removeTable(ctx context.Context, info *catalog.TableInfo) error
 	return err
 }
 
-// DescribeTable returns a table's definition.
-func (e *Engine) DescribeTable(name string) (*catalog.TableInfo, error) {
-	path, err := catalog.ParseTablePath(name)
-	if err != nil {
-		return nil, err
+// TableEntry is a table as DescribeTable and ListTables give it: its
+// definition, and what a front end needs that is derived from it.
+type TableEntry struct {
+	Path   protocol.TablePath
+	Info   *protocol.TableInfo
+	Schema *arrow.Schema // the columns as Arrow, as reads return them
+	// Meta is the plan metadata of a read of the whole table.
+	Meta protocol.PlanMeta
+}
+
+func entryOf(info *catalog.TableInfo) TableEntry {
+	return TableEntry{
+		Path:   info.Path(),
+		Info:   &info.TableInfo,
+		Schema: info.ArrowSchema(),
+		Meta:   protocol.PlanMeta{TableID: info.TableID, SchemaID: info.SchemaID, Buckets: info.BucketCount()},
 	}
-	return e.cat.Table(catalog.TablePath{Database: path.Database, Table: path.Table})
+}
+
+// DescribeTable returns a table's definition.
+func (e *Engine) DescribeTable(name string) (TableEntry, error) {
+	path, err := protocol.ParseTablePath(name)
+	if err != nil {
+		return TableEntry{}, err
+	}
+	info, err := e.cat.Table(protocol.TablePath{Database: path.Database, Table: path.Table})
+	if err != nil {
+		return TableEntry{}, err
+	}
+	return entryOf(info), nil
 }
 
 // ListTables lists the tables of a database, or of all databases for "".
-func (e *Engine) ListTables(database string) ([]*catalog.TableInfo, error) {
-	return e.cat.ListTables(database)
+func (e *Engine) ListTables(database string) ([]TableEntry, error) {
+	infos, err := e.cat.ListTables(database)
+	if err != nil {
+		return nil, err
+	}
+	entries := make([]TableEntry, len(infos))
+	for i, info := range infos {
+		entries[i] = entryOf(info)
+	}
+	return entries, nil
+}
+
+// LakeTableNames lists the names of a database's lake-enabled tables; it is
+// NOT_FOUND for a database that does not exist.
+func (e *Engine) LakeTableNames(database string) ([]string, error) {
+	infos, err := e.cat.ListTables(database)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, info := range infos {
+		if info.DatalakeEnabled() {
+			names = append(names, info.Path().Table)
+		}
+	}
+	return names, nil
 }
 
 // AlterTable changes the alterable options and adds nullable columns.
-func (e *Engine) AlterTable(ctx context.Context, name string, set map[string]string, reset []string, addColumns []catalog.Column) (*catalog.TableInfo, error) {
-	path, err := catalog.ParseTablePath(name)
+func (e *Engine) AlterTable(ctx context.Context, name string, set map[string]string, reset []string, addColumns []protocol.Column) (*protocol.TableInfo, error) {
+	path, err := protocol.ParseTablePath(name)
 	if err != nil {
 		return nil, err
 	}
@@ -169,15 +227,15 @@ func (e *Engine) AlterTable(ctx context.Context, name string, set map[string]str
 		return nil, err
 	}
 	t.sch.Store(sch)
-	return info, nil
+	return &info.TableInfo, nil
 }
 
 // TablePathOf returns the path of the open table with id (a ticket's
 // table_id), for checking permissions on what a ticket reads.
-func (e *Engine) TablePathOf(id int64) (catalog.TablePath, error) {
+func (e *Engine) TablePathOf(id int64) (protocol.TablePath, error) {
 	t, err := e.tableByID(id)
 	if err != nil {
-		return catalog.TablePath{}, err
+		return protocol.TablePath{}, err
 	}
 	return t.current().info.Path(), nil
 }

@@ -28,6 +28,7 @@ import (
 	"github.com/fluxgate-io/fluxgate/logstore"
 	"github.com/fluxgate-io/fluxgate/merge"
 	"github.com/fluxgate-io/fluxgate/producer"
+	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
 // Engine is an open data directory.
@@ -349,12 +350,12 @@ func (e *Engine) table(info *catalog.TableInfo) (*table, error) {
 }
 
 // resolve parses a table name (with an optional $view) and returns the table.
-func (e *Engine) resolve(name string) (*table, catalog.TablePath, error) {
-	path, err := catalog.ParseTablePath(name)
+func (e *Engine) resolve(name string) (*table, protocol.TablePath, error) {
+	path, err := protocol.ParseTablePath(name)
 	if err != nil {
 		return nil, path, err
 	}
-	info, err := e.cat.Table(catalog.TablePath{Database: path.Database, Table: path.Table})
+	info, err := e.cat.Table(protocol.TablePath{Database: path.Database, Table: path.Table})
 	if err != nil {
 		return nil, path, err
 	}

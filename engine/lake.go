@@ -134,7 +134,7 @@ func lakeSnapshotOf(s *lake.Snapshot) protocol.LakeSnapshot {
 	return protocol.LakeSnapshot{SnapshotID: s.ID, Offsets: s.Offsets, CommittedAt: s.CommittedAt}
 }
 
-func noLakeSnapshot(info *catalog.TableInfo, path catalog.TablePath) error {
+func noLakeSnapshot(info *catalog.TableInfo, path protocol.TablePath) error {
 	if !info.DatalakeEnabled() {
 		return errs.New(errs.NotFound, "%s has no lake snapshot: the table is not datalake enabled (set %s to true)", path.FullName(), catalog.OptDatalakeEnabled)
 	}

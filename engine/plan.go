@@ -112,7 +112,7 @@ func (e *Engine) ScanSchema(req protocol.ScanRequest) (*arrow.Schema, error) {
 }
 
 // readView maps a table path to the view a scan of it reads.
-func readView(info *catalog.TableInfo, path catalog.TablePath) (string, error) {
+func readView(info *catalog.TableInfo, path protocol.TablePath) (string, error) {
 	switch path.View {
 	case "changelog":
 		return protocol.ViewChangelog, nil

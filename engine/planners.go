@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 
-	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/lake"
 	"github.com/fluxgate-io/fluxgate/protocol"
@@ -21,7 +20,7 @@ type viewPlanner struct {
 }
 
 // planner returns the planner of a scan of view.
-func (e *Engine) planner(ctx context.Context, t *table, path catalog.TablePath, view string, startup protocol.Position, stop protocol.Position) (viewPlanner, error) {
+func (e *Engine) planner(ctx context.Context, t *table, path protocol.TablePath, view string, startup protocol.Position, stop protocol.Position) (viewPlanner, error) {
 	switch view {
 	case protocol.ViewSnapshot:
 		return planState(t, path, startup, stop)
@@ -58,7 +57,7 @@ func planLog(e *Engine, t *table, startup protocol.Position, stop protocol.Posit
 }
 
 // planState reads a primary-key table's current rows: whole, and bounded.
-func planState(t *table, path catalog.TablePath, startup protocol.Position, stop protocol.Position) (viewPlanner, error) {
+func planState(t *table, path protocol.TablePath, startup protocol.Position, stop protocol.Position) (viewPlanner, error) {
 	if startup.Mode != protocol.PositionFull {
 		return viewPlanner{}, errs.New(errs.Precondition, "%s has a primary key: reading it by its plain name gives its current rows (startup full); read %s$changelog from %s", path, path, startup.Mode)
 	}
@@ -89,7 +88,7 @@ func planChangelog(e *Engine, t *table, startup protocol.Position, stop protocol
 }
 
 // planLake reads the table's latest lake snapshot, whole.
-func (e *Engine) planLake(ctx context.Context, t *table, path catalog.TablePath, startup protocol.Position, stop protocol.Position) (viewPlanner, error) {
+func (e *Engine) planLake(ctx context.Context, t *table, path protocol.TablePath, startup protocol.Position, stop protocol.Position) (viewPlanner, error) {
 	snap, err := e.lakeSnapshot(ctx, t)
 	switch {
 	case err != nil:

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
 func openEngine(t *testing.T, dir string) *Engine {
@@ -19,7 +20,7 @@ func openEngine(t *testing.T, dir string) *Engine {
 	return e
 }
 
-func createLogTable(t *testing.T, e *Engine, name string) *catalog.TableInfo {
+func createLogTable(t *testing.T, e *Engine, name string) *protocol.TableInfo {
 	t.Helper()
 	info, err := e.CreateTable(t.Context(), catalog.TableSpec{Table: name, Columns: []catalog.Column{{Name: "v", Type: "BIGINT"}}}, false)
 	if err != nil {

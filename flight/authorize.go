@@ -12,8 +12,8 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/acl"
 	"github.com/fluxgate-io/fluxgate/auth"
-	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
 // caller returns the principal that checks apply to; ok is false when
@@ -41,7 +41,7 @@ func (s *Service) authorizeTable(ctx context.Context, rpc string, op acl.Operati
 	if _, ok := s.caller(ctx); !ok {
 		return nil
 	}
-	p, err := catalog.ParseTablePath(name)
+	p, err := protocol.ParseTablePath(name)
 	if err != nil {
 		return err
 	}
@@ -54,7 +54,7 @@ func (s *Service) authorizeDatabaseOf(ctx context.Context, rpc string, op acl.Op
 	if _, ok := s.caller(ctx); !ok {
 		return nil
 	}
-	p, err := catalog.ParseTablePath(name)
+	p, err := protocol.ParseTablePath(name)
 	if err != nil {
 		return err
 	}
@@ -98,7 +98,7 @@ func (s *Service) maysee(ctx context.Context, db string) bool {
 // databases exist.
 func (s *Service) authorizeDatabaseListing(ctx context.Context, rpc, database string) error {
 	if database != "" {
-		if err := catalog.ValidateDatabaseName(database); err != nil {
+		if err := protocol.ValidateDatabaseName(database); err != nil {
 			return err
 		}
 	}

@@ -14,7 +14,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 
 	"github.com/fluxgate-io/fluxgate/acl"
-	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
@@ -182,7 +181,11 @@ func (s *Service) describeTable(ctx context.Context, body []byte) (any, error) {
 	if err := s.authorizeTable(ctx, "describe-table", acl.Describe, req.Table); err != nil {
 		return nil, err
 	}
-	return s.eng.DescribeTable(req.Table)
+	t, err := s.eng.DescribeTable(req.Table)
+	if err != nil {
+		return nil, err
+	}
+	return t.Info, nil
 }
 
 func (s *Service) listTables(ctx context.Context, body []byte) (any, error) {
@@ -197,13 +200,15 @@ func (s *Service) listTables(ctx context.Context, body []byte) (any, error) {
 	if err != nil {
 		return nil, err
 	}
-	tables := []*catalog.TableInfo{}
+	tables := []*protocol.TableInfo{}
+	keys := map[*protocol.TableInfo]string{} // by database, then table
 	for _, t := range all {
-		if p := t.Path(); s.may(ctx, acl.Describe, p.Database, p.Table) {
-			tables = append(tables, t)
+		if s.may(ctx, acl.Describe, t.Path.Database, t.Path.Table) {
+			tables = append(tables, t.Info)
+			keys[t.Info] = t.Path.Database + "\x00" + t.Path.Table
 		}
 	}
-	key := func(t *catalog.TableInfo) string { p := t.Path(); return p.Database + "\x00" + p.Table }
+	key := func(t *protocol.TableInfo) string { return keys[t] }
 	p, err := pageOf(tables, key, req.PageRequest, "list-tables")
 	return listing{"tables", p}, err
 }

@@ -20,7 +20,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 
 	"github.com/fluxgate-io/fluxgate/acl"
-	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/engine"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
@@ -131,7 +131,7 @@ func (s *Service) ListFlights(c *flight.Criteria, stream flight.FlightService_Li
 		return s.toStatus("ListFlights", err)
 	}
 	for _, t := range infos {
-		if p := t.Path(); !s.may(stream.Context(), acl.Describe, p.Database, p.Table) {
+		if !s.may(stream.Context(), acl.Describe, t.Path.Database, t.Path.Table) {
 			continue
 		}
 		if err := stream.Send(s.tableFlight(t)); err != nil {
@@ -141,12 +141,11 @@ func (s *Service) ListFlights(c *flight.Criteria, stream flight.FlightService_Li
 	return nil
 }
 
-func (s *Service) tableFlight(t *catalog.TableInfo) *flight.FlightInfo {
-	meta, _ := json.Marshal(protocol.PlanMeta{TableID: t.TableID, SchemaID: t.SchemaID, Buckets: t.BucketCount()})
-	p := t.Path()
+func (s *Service) tableFlight(t engine.TableEntry) *flight.FlightInfo {
+	meta, _ := json.Marshal(t.Meta)
 	return &flight.FlightInfo{
-		Schema:           flight.SerializeSchema(t.ArrowSchema(), s.mem),
-		FlightDescriptor: &flight.FlightDescriptor{Type: flight.DescriptorPATH, Path: []string{p.Database, p.Table}},
+		Schema:           flight.SerializeSchema(t.Schema, s.mem),
+		FlightDescriptor: &flight.FlightDescriptor{Type: flight.DescriptorPATH, Path: []string{t.Path.Database, t.Path.Table}},
 		TotalRecords:     -1,
 		TotalBytes:       -1,
 		AppMetadata:      meta,
@@ -163,11 +162,11 @@ func (s *Service) lookupInfo(d *flight.FlightDescriptor, req protocol.LookupRequ
 	if err != nil {
 		return nil, err
 	}
-	info, err := s.eng.DescribeTable(req.Table)
+	t, err := s.eng.DescribeTable(req.Table)
 	if err != nil {
 		return nil, err
 	}
-	meta, _ := json.Marshal(protocol.PlanMeta{TableID: info.TableID, SchemaID: info.SchemaID, Buckets: info.BucketCount()})
+	meta, _ := json.Marshal(t.Meta)
 	return &flight.FlightInfo{
 		Schema:           flight.SerializeSchema(sc, s.mem),
 		FlightDescriptor: d,

@@ -6,7 +6,7 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/trace"
 
-	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
 // tableAttrKey is the span attribute naming the table an RPC works on.
@@ -21,7 +21,7 @@ func tagTable(ctx context.Context, table string) {
 	if table == "" || !span.IsRecording() {
 		return
 	}
-	if p, err := catalog.ParseTablePath(table); err == nil {
+	if p, err := protocol.ParseTablePath(table); err == nil {
 		table = p.String()
 	}
 	span.SetAttributes(attribute.String(tableAttrKey, table))

@@ -8,7 +8,7 @@ import (
 	"strings"
 
 	"github.com/fluxgate-io/fluxgate/acl"
-	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
 // endpoints are the routes served, announced by /v1/config so that clients
@@ -68,7 +68,7 @@ func (s *server) listTables(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	infos, err := s.tables.ListTables(db)
+	names, err := s.tables.LakeTableNames(db)
 	if err != nil {
 		writeErr(w, err, "NoSuchNamespaceException")
 		return
@@ -78,9 +78,9 @@ func (s *server) listTables(w http.ResponseWriter, r *http.Request) {
 		Name      string   `json:"name"`
 	}
 	identifiers := []ident{}
-	for _, info := range infos {
-		if info.DatalakeEnabled() && s.may(r, acl.Describe, db, info.Path().Table) {
-			identifiers = append(identifiers, ident{Namespace: []string{db}, Name: info.Path().Table})
+	for _, name := range names {
+		if s.may(r, acl.Describe, db, name) {
+			identifiers = append(identifiers, ident{Namespace: []string{db}, Name: name})
 		}
 	}
 	writeJSON(w, map[string]any{"identifiers": identifiers})
@@ -98,7 +98,7 @@ func (s *server) loadTable(w http.ResponseWriter, r *http.Request) {
 		s.denied(w, r, acl.Read, acl.Resource{Database: db, Table: name})
 		return
 	}
-	path, err := catalog.ParseTablePath(db + "." + name)
+	path, err := protocol.ParseTablePath(db + "." + name)
 	if err != nil || path.View != "" {
 		writeError(w, http.StatusNotFound, "NoSuchTableException", "table "+db+"."+name+" does not exist")
 		return
@@ -145,7 +145,7 @@ func (s *server) database(w http.ResponseWriter, r *http.Request, raw string) (d
 		s.denied(w, r, acl.Describe, acl.Resource{Database: db})
 		return "", false
 	}
-	if _, err := s.tables.ListTables(db); err != nil {
+	if _, err := s.tables.LakeTableNames(db); err != nil {
 		writeErr(w, err, "NoSuchNamespaceException")
 		return "", false
 	}
@@ -155,7 +155,7 @@ func (s *server) database(w http.ResponseWriter, r *http.Request, raw string) (d
 // namespace parses a one-level namespace; fluxgate has no nested ones (the
 // spec separates levels with 0x1F).
 func namespace(w http.ResponseWriter, raw string) (string, bool) {
-	if strings.Contains(raw, "\x1f") || catalog.ValidateDatabaseName(raw) != nil {
+	if strings.Contains(raw, "\x1f") || protocol.ValidateDatabaseName(raw) != nil {
 		writeError(w, http.StatusNotFound, "NoSuchNamespaceException", "namespace "+strings.ReplaceAll(raw, "\x1f", ".")+" does not exist: fluxgate's namespaces are its databases, one level")
 		return "", false
 	}

@@ -15,7 +15,6 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/acl"
 	"github.com/fluxgate-io/fluxgate/auth"
-	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/lake"
 )
 
@@ -26,8 +25,9 @@ const Prefix = "/iceberg"
 // Tables is what the catalog serves; *engine.Engine is one.
 type Tables interface {
 	ListDatabases() []string
-	// ListTables is NOT_FOUND for a database that does not exist.
-	ListTables(database string) ([]*catalog.TableInfo, error)
+	// LakeTableNames lists a database's lake-enabled tables; it is
+	// NOT_FOUND for a database that does not exist.
+	LakeTableNames(database string) ([]string, error)
 	// LakeTable is NOT_FOUND for a table that does not exist or is not
 	// lake enabled.
 	LakeTable(ctx context.Context, name string) (*lake.Table, error)

@@ -20,6 +20,7 @@ import (
 	"github.com/fluxgate-io/fluxgate/internal/cli"
 	"github.com/fluxgate-io/fluxgate/kv"
 	"github.com/fluxgate-io/fluxgate/logstore"
+	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
 func runRepair(_ context.Context, args []string) error {
@@ -43,7 +44,7 @@ func repairMain(args []string, std stdio) error {
 	if err != nil {
 		return err
 	}
-	path, err := catalog.ParseTablePath(*table)
+	path, err := protocol.ParseTablePath(*table)
 	if err != nil {
 		return err
 	}
@@ -136,7 +137,7 @@ func parseCut(s string) (string, int64, error) {
 	return file, n, err
 }
 
-func printPlan(std stdio, table catalog.TablePath, id int64, p *logstore.RepairPlan, dest string) {
+func printPlan(std stdio, table protocol.TablePath, id int64, p *logstore.RepairPlan, dest string) {
 	w := std.out
 	fmt.Fprintf(w, "table %s (id %d), bucket %d:\n", table, id, p.Bucket)
 	fmt.Fprintf(w, "  keep  %s bytes [0, %d): %d frames; the bucket's log ends at offset %d\n", p.Segment, p.Pos, p.Frames, p.KeptEnd)

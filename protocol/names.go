@@ -1,4 +1,4 @@
-package catalog
+package protocol
 
 import (
 	"strconv"
@@ -11,13 +11,8 @@ import (
 // is created when a catalog is first opened.
 const DefaultDatabase = "fluss"
 
-// The views a table name may select with a `$` suffix.
-const (
-	ViewChangelog = "changelog"
-	ViewLake      = "lake"
-)
-
-// TablePath names a table, and optionally one of its views.
+// TablePath names a table, and optionally one of its views: ViewChangelog or
+// ViewLake, the views a table name may select with a `$` suffix.
 type TablePath struct {
 	Database string
 	Table    string
@@ -30,7 +25,7 @@ func ParseTablePath(s string) (TablePath, error) {
 	var p TablePath
 	if hasView {
 		if view != ViewChangelog && view != ViewLake {
-			return p, errs.New(errs.Invalid, "table name %s: unknown view %s: expected $changelog or $lake", quote(s), quote("$"+view))
+			return p, errs.New(errs.Invalid, "table name %s: unknown view %s: expected $changelog or $lake", Quote(s), Quote("$"+view))
 		}
 		p.View = view
 	}
@@ -39,10 +34,10 @@ func ParseTablePath(s string) (TablePath, error) {
 		db, table = DefaultDatabase, name
 	}
 	if err := validateName("database", db); err != nil {
-		return TablePath{}, errs.New(errs.Invalid, "table name %s: %w", quote(s), err)
+		return TablePath{}, errs.New(errs.Invalid, "table name %s: %w", Quote(s), err)
 	}
 	if err := validateName("table", table); err != nil {
-		return TablePath{}, errs.New(errs.Invalid, "table name %s: %w", quote(s), err)
+		return TablePath{}, errs.New(errs.Invalid, "table name %s: %w", Quote(s), err)
 	}
 	p.Database, p.Table = db, table
 	return p, nil
@@ -62,11 +57,12 @@ func (p TablePath) FullName() string {
 	return p.String() + "$" + p.View
 }
 
-const maxNameLen = 200
+// MaxNameLen is the longest database, table or column name, in bytes.
+const MaxNameLen = 200
 
 func validateName(what, name string) error {
-	if name == "" || len(name) > maxNameLen {
-		return errs.New(errs.Invalid, "%s name %s is %d bytes long; it must be 1 to %d", what, quote(name), len(name), maxNameLen)
+	if name == "" || len(name) > MaxNameLen {
+		return errs.New(errs.Invalid, "%s name %s is %d bytes long; it must be 1 to %d", what, Quote(name), len(name), MaxNameLen)
 	}
 	for _, c := range name {
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
@@ -82,9 +78,9 @@ func validateName(what, name string) error {
 // quoteMax is how much of a client's string an error message quotes.
 const quoteMax = 64
 
-// quote quotes s for an error message, cut to its first quoteMax bytes: an
+// Quote quotes s for an error message, cut to its first quoteMax bytes: an
 // error echoes what the client sent, and must stay small whatever that was.
-func quote(s string) string {
+func Quote(s string) string {
 	if len(s) <= quoteMax {
 		return strconv.Quote(s)
 	}
