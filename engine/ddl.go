@@ -163,22 +163,6 @@ func (e *Engine) ListTables(database string) ([]TableEntry, error) {
 	return entries, nil
 }
 
-// LakeTableNames lists the names of a database's lake-enabled tables; it is
-// NOT_FOUND for a database that does not exist.
-func (e *Engine) LakeTableNames(database string) ([]string, error) {
-	infos, err := e.cat.ListTables(database)
-	if err != nil {
-		return nil, err
-	}
-	var names []string
-	for _, info := range infos {
-		if info.DatalakeEnabled() {
-			names = append(names, info.Path().Table)
-		}
-	}
-	return names, nil
-}
-
 // AlterTable changes the alterable options and adds nullable columns.
 func (e *Engine) AlterTable(ctx context.Context, name string, set map[string]string, reset []string, addColumns []protocol.Column) (*protocol.TableInfo, error) {
 	path, err := protocol.ParseTablePath(name)

@@ -3,8 +3,6 @@ package engine
 import (
 	"encoding/json"
 	"testing"
-
-	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
 // FuzzParseTicket: tickets are client bytes; they decode or are rejected with
@@ -27,17 +25,5 @@ func FuzzParseTicket(f *testing.F) {
 		if _, err := ParseTicket(again); err != nil {
 			t.Fatalf("re-encoded ticket %s does not parse: %v", again, err)
 		}
-	})
-}
-
-// FuzzScanRequest: scan requests (startup and stop included) decode or are
-// rejected, never panic.
-func FuzzScanRequest(f *testing.F) {
-	f.Add([]byte(`{"table":"t","columns":["a"],"startup":{"timestamp":5},"stop":"none","buckets":[0],"limit":3}`))
-	f.Add([]byte(`{"table":"t","startup":{"offsets":{"0":1,"2":9}},"stop":{"offsets":{"0":4}}}`))
-	f.Add([]byte(`{"table":"t","startup":"latest"}`))
-	f.Fuzz(func(t *testing.T, b []byte) {
-		var req protocol.ScanRequest
-		_ = DecodeJSON(b, "scan", &req)
 	})
 }

@@ -8,6 +8,23 @@ import (
 	"github.com/fluxgate-io/fluxgate/lake"
 )
 
+// LakeTableNames lists the names of a database's lake-enabled tables, the
+// tables of the served Iceberg catalog; it is NOT_FOUND for a database that
+// does not exist.
+func (e *Engine) LakeTableNames(database string) ([]string, error) {
+	infos, err := e.cat.ListTables(database)
+	if err != nil {
+		return nil, err
+	}
+	var names []string
+	for _, info := range infos {
+		if info.DatalakeEnabled() {
+			names = append(names, info.Path().Table)
+		}
+	}
+	return names, nil
+}
+
 // LakeTable returns the Iceberg table of a lake-enabled table, opening it if
 // this server has not yet, for readers outside fluxgate (the served Iceberg
 // catalog). A table that is not lake enabled is NOT_FOUND: its Iceberg table,

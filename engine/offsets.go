@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"strconv"
 
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/protocol"
@@ -12,47 +11,47 @@ import (
 // the high watermark ("latest"), or the first offset committed at or after a
 // timestamp (the high watermark when there is none, also for timestamps in
 // the future).
-func (e *Engine) ListOffsets(ctx context.Context, req protocol.OffsetsRequest) (map[string]int64, error) {
+func (e *Engine) ListOffsets(ctx context.Context, req protocol.OffsetsRequest) (protocol.OffsetsResult, error) {
 	t, path, err := e.resolve(req.Table)
 	if err != nil {
-		return nil, err
+		return protocol.OffsetsResult{}, err
 	}
 	startup := protocol.Position{Mode: protocol.PositionLatest}
 	if len(req.At) > 0 {
 		if err := startup.UnmarshalJSON(req.At); err != nil || startup.Mode == protocol.PositionFull || startup.Mode == protocol.PositionOffsets {
-			return nil, errs.New(errs.Invalid, `list-offsets "at": want "earliest", "latest" or {"timestamp": ms}`)
+			return protocol.OffsetsResult{}, errs.New(errs.Invalid, `list-offsets "at": want "earliest", "latest" or {"timestamp": ms}`)
 		}
 	}
 	info := t.current().info
 	buckets, err := scanBuckets(info, req.Buckets)
 	if err != nil {
-		return nil, err
+		return protocol.OffsetsResult{}, err
 	}
-	out := make(map[string]int64, len(buckets))
+	out := make(map[int]int64, len(buckets))
 	if path.View == "lake" {
 		// The lake's latest offsets are its snapshot's: where tiering and a
 		// union read's log part go on from.
 		if startup.Mode != protocol.PositionLatest {
-			return nil, errs.New(errs.Precondition, "%s: list-offsets of the lake view knows \"latest\" (the lake snapshot's offsets) only", path.FullName())
+			return protocol.OffsetsResult{}, errs.New(errs.Precondition, "%s: list-offsets of the lake view knows \"latest\" (the lake snapshot's offsets) only", path.FullName())
 		}
 		snap, err := e.lakeSnapshot(ctx, t)
 		if err != nil {
-			return nil, err
+			return protocol.OffsetsResult{}, err
 		}
 		if snap == nil {
-			return nil, noLakeSnapshot(info, path)
+			return protocol.OffsetsResult{}, noLakeSnapshot(info, path)
 		}
 		for _, b := range buckets {
-			out[strconv.Itoa(b)] = snap.Offsets[b]
+			out[b] = snap.Offsets[b]
 		}
-		return out, nil
+		return protocol.OffsetsResult{Offsets: out}, nil
 	}
 	for _, b := range buckets {
 		off, err := e.startOffset(t, b, startup)
 		if err != nil {
-			return nil, err
+			return protocol.OffsetsResult{}, err
 		}
-		out[strconv.Itoa(b)] = off
+		out[b] = off
 	}
-	return out, nil
+	return protocol.OffsetsResult{Offsets: out}, nil
 }

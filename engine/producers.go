@@ -2,19 +2,13 @@ package engine
 
 import (
 	"context"
-	"strconv"
+	"maps"
 	"unicode"
 
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/producer"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
-
-// ProducerOffsets is the answer of get-producer-offsets: no offsets when
-// none are registered (a first start, not an error).
-type ProducerOffsets struct {
-	Offsets map[string]int64 `json:"offsets,omitempty"`
-}
 
 const maxProducerID = 256
 
@@ -25,7 +19,7 @@ func (e *Engine) RegisterProducerOffsets(ctx context.Context, req protocol.Produ
 	if err != nil {
 		return protocol.RegisterResult{}, err
 	}
-	offsets, err := bucketOffsets(req.Offsets, "register-producer-offsets offsets")
+	offsets, err := protocol.BucketOffsets(req.Offsets, "register-producer-offsets offsets")
 	if err != nil {
 		return protocol.RegisterResult{}, err
 	}
@@ -47,21 +41,18 @@ func (e *Engine) RegisterProducerOffsets(ctx context.Context, req protocol.Produ
 	return protocol.RegisterResult{Result: protocol.RegisterAlreadyExists}, nil
 }
 
-// GetProducerOffsets returns the offsets registered under a producer id.
-func (e *Engine) GetProducerOffsets(ctx context.Context, req protocol.ProducerOffsetsRequest) (ProducerOffsets, error) {
+// GetProducerOffsets returns the offsets registered under a producer id: no
+// offsets when none are registered (a first start, not an error).
+func (e *Engine) GetProducerOffsets(ctx context.Context, req protocol.ProducerOffsetsRequest) (protocol.ProducerOffsets, error) {
 	id, _, err := e.producerTable(req, "get-producer-offsets")
 	if err != nil {
-		return ProducerOffsets{}, err
+		return protocol.ProducerOffsets{}, err
 	}
 	offs, ok := e.producers.Get(req.ProducerID, req.Table, id)
 	if !ok {
-		return ProducerOffsets{}, nil
+		return protocol.ProducerOffsets{}, nil
 	}
-	res := ProducerOffsets{Offsets: make(map[string]int64, len(offs.Buckets))}
-	for b, off := range offs.Buckets {
-		res.Offsets[strconv.Itoa(b)] = off
-	}
-	return res, nil
+	return protocol.ProducerOffsets{Offsets: maps.Clone(offs.Buckets)}, nil // a copy: the store's map is its own
 }
 
 // DeleteProducerOffsets removes the offsets registered under a producer id;

@@ -62,7 +62,7 @@ type ReadStream struct {
 // ParseTicket decodes a ticket strictly.
 func ParseTicket(b []byte) (protocol.Ticket, error) {
 	var tk protocol.Ticket
-	if err := DecodeJSON(b, "ticket", &tk); err != nil {
+	if err := protocol.DecodeJSON(b, "ticket", &tk); err != nil {
 		return tk, err
 	}
 	if tk.V != 1 {

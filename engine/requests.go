@@ -10,10 +10,6 @@ import (
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
-func bucketOffsets(in map[string]int64, what string) (map[int]int64, error) {
-	return protocol.BucketOffsets(in, what)
-}
-
 // checkCompression accepts "" (batches as stored: see
 // ReadStream.SendEncoded) and the values of protocol.Compressions.
 func checkCompression(c string) error {
@@ -45,6 +41,3 @@ func stopString(r protocol.TicketRange) string {
 	}
 	return strconv.FormatInt(*r.Stop, 10)
 }
-
-// DecodeJSON decodes client JSON strictly (protocol.DecodeJSON).
-func DecodeJSON(b []byte, what string, v any) error { return protocol.DecodeJSON(b, what, v) }

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"slices"
-	"strconv"
 
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/logstore"
@@ -12,41 +11,35 @@ import (
 	"github.com/fluxgate-io/fluxgate/row"
 )
 
-// UndoResult is its answer.
-type UndoResult struct {
-	UndoneKeys int64            `json:"undone_keys"`
-	Offsets    map[string]int64 `json:"offsets"`
-}
-
 // Undo brings a primary-key table back to the state it had at the given
 // per-bucket offsets (Fluss's undo recovery, FIP-21): for every key
 // changed since, the first change after the offset tells its state then, and
 // an OVERWRITE write restores it (or deletes the key). The undo writes go
 // through the normal write path and appear in the changelog. No write of the
 // table interleaves: the buckets stay locked from the read to the commit.
-func (e *Engine) Undo(ctx context.Context, req protocol.UndoRequest) (UndoResult, error) {
+func (e *Engine) Undo(ctx context.Context, req protocol.UndoRequest) (protocol.UndoResult, error) {
 	t, path, err := e.resolve(req.Table)
 	if err != nil {
-		return UndoResult{}, err
+		return protocol.UndoResult{}, err
 	}
 	info := t.current().info
 	if path.View != "" || !info.IsPrimaryKey() {
-		return UndoResult{}, errs.New(errs.Precondition, "undo of %s: only a primary-key table can be undone", path.FullName())
+		return protocol.UndoResult{}, errs.New(errs.Precondition, "undo of %s: only a primary-key table can be undone", path.FullName())
 	}
 	n := info.BucketCount()
-	offsets, err := bucketOffsets(req.Offsets, "undo offsets")
+	offsets, err := protocol.BucketOffsets(req.Offsets, "undo offsets")
 	if err != nil {
-		return UndoResult{}, err
+		return protocol.UndoResult{}, err
 	}
 	if len(offsets) == 0 {
-		return UndoResult{}, errs.New(errs.Invalid, "undo of %s: no offsets", path)
+		return protocol.UndoResult{}, errs.New(errs.Invalid, "undo of %s: no offsets", path)
 	}
 	// Any subset of the buckets: a sink's subtasks each undo the buckets
 	// they own (Fluss's UndoRecoveryOperator), while the others write.
 	buckets := make([]int, 0, len(offsets))
 	for b := range offsets {
 		if b >= n {
-			return UndoResult{}, errs.New(errs.Invalid, "undo of %s: bucket %d does not exist (%d buckets)", path, b, n)
+			return protocol.UndoResult{}, errs.New(errs.Invalid, "undo of %s: bucket %d does not exist (%d buckets)", path, b, n)
 		}
 		buckets = append(buckets, b)
 	}
@@ -57,19 +50,19 @@ func (e *Engine) Undo(ctx context.Context, req protocol.UndoRequest) (UndoResult
 	st.flight.drain(buckets) // the changelog to undo is all durable, the state all committed
 	sch := t.current()       // fixed while the buckets are locked
 
-	res := UndoResult{Offsets: map[string]int64{}}
+	res := protocol.UndoResult{Offsets: map[int]int64{}}
 	var touched []int
 	var ops [][]op
 	for _, b := range buckets {
 		first, hw := offsets[b], t.log.HighWatermark(b)
 		if first > hw || first < t.log.EarliestOffset(b) {
-			return UndoResult{}, errs.New(errs.OutOfRange, "undo of %s: offset %d of bucket %d is outside the retained changelog [%d, %d]", path, first, b, t.log.EarliestOffset(b), hw)
+			return protocol.UndoResult{}, errs.New(errs.OutOfRange, "undo of %s: offset %d of bucket %d is outside the retained changelog [%d, %d]", path, first, b, t.log.EarliestOffset(b), hw)
 		}
 		bucketOps, err := e.undoOps(ctx, t, sch, b, first, hw)
 		if err != nil {
-			return UndoResult{}, err
+			return protocol.UndoResult{}, err
 		}
-		res.Offsets[strconv.Itoa(b)] = hw
+		res.Offsets[b] = hw
 		if len(bucketOps) > 0 {
 			touched = append(touched, b)
 			ops = append(ops, bucketOps)
@@ -81,14 +74,14 @@ func (e *Engine) Undo(ctx context.Context, req protocol.UndoRequest) (UndoResult
 	}
 	w, err := sch.merger.NewWrite(nil, true)
 	if err != nil {
-		return UndoResult{}, err
+		return protocol.UndoResult{}, err
 	}
 	ends, err := e.applyPKLocked(t, sch, w, touched, ops, logstore.Writer{})
 	if err != nil {
-		return UndoResult{}, err
+		return protocol.UndoResult{}, err
 	}
 	for b, end := range ends {
-		res.Offsets[strconv.Itoa(b)] = end
+		res.Offsets[b] = end
 	}
 	return res, nil
 }

@@ -234,11 +234,7 @@ func (s *Service) listOffsets(ctx context.Context, body []byte) (any, error) {
 	if err := s.authorizeTable(ctx, "list-offsets", acl.Describe, req.Table); err != nil {
 		return nil, err
 	}
-	offs, err := s.eng.ListOffsets(ctx, req)
-	if err != nil {
-		return nil, err
-	}
-	return map[string]any{"offsets": offs}, nil // protocol.OffsetsResult's JSON; the engine keys buckets as strings
+	return s.eng.ListOffsets(ctx, req)
 }
 
 func (s *Service) undo(ctx context.Context, body []byte) (any, error) {

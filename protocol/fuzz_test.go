@@ -34,3 +34,15 @@ func FuzzDecodeCommand(f *testing.F) {
 		}
 	})
 }
+
+// FuzzScanRequest: scan requests (startup and stop included) decode or are
+// rejected, never panic.
+func FuzzScanRequest(f *testing.F) {
+	f.Add([]byte(`{"table":"t","columns":["a"],"startup":{"timestamp":5},"stop":"none","buckets":[0],"limit":3}`))
+	f.Add([]byte(`{"table":"t","startup":{"offsets":{"0":1,"2":9}},"stop":{"offsets":{"0":4}}}`))
+	f.Add([]byte(`{"table":"t","startup":"latest"}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		var req ScanRequest
+		_ = DecodeJSON(b, "scan", &req) // an error is a rejection, which is fine
+	})
+}
