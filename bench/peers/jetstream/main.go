@@ -233,6 +233,9 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
+	if fg.table == "" {
+		return nil // no append ran (--run): nothing stored to compare
+	}
 	jsStored, err := js.stored()
 	if err != nil {
 		return fmt.Errorf("stored size of JetStream: %w", err)
