@@ -13,6 +13,7 @@ server the peer runs. The peer runs this script once per run and reads the one l
                                            drops its own tables (CODEC: the table's, "zstd" or "lz4_frame")
 """
 
+import itertools
 import json
 import sys
 import time
@@ -98,23 +99,28 @@ def put_parallel(client, table, batches, options, streams):
     return time.perf_counter() - start, {}
 
 
-def read_split(client, table, compression, how, read_options=None):
-    """The scan's endpoints read per batch or with read_all, on threads or one after another."""
+def read_split(client, table, want, compression, how, read_options=None):
+    """The scan's endpoints read per batch or with read_all, on threads or one after another; want rows."""
     scan = {"table": table}
     if compression:
         scan["compression"] = compression
     options = fl.FlightCallOptions(read_options=read_options) if read_options else None
     start = time.perf_counter()
     info = client.get_flight_info(fl.FlightDescriptor.for_command(json.dumps({"scan": scan}).encode()))
-    if how.startswith("read_all"):
-        rows_of = lambda ep: client.do_get(ep.ticket, options=options).read_all().num_rows
-    else:
-        rows_of = lambda ep: sum(c.data.num_rows for c in client.do_get(ep.ticket, options=options))
+
+    def rows_of(ep):
+        reader = client.do_get(ep.ticket, options=options)
+        if how.startswith("read_all"):
+            return reader.read_all().num_rows
+        return sum(chunk.data.num_rows for chunk in reader)
+
     if how.endswith("serial"):
         rows = sum(map(rows_of, info.endpoints))
     else:
         with ThreadPoolExecutor(len(info.endpoints)) as pool:
             rows = sum(pool.map(rows_of, info.endpoints))
+    if rows != want:
+        raise SystemExit(f"read {rows} rows, want {want}")
     return time.perf_counter() - start, {}
 
 
@@ -128,8 +134,8 @@ def profile(client, path, codec, reps):
     fast = pa.ipc.IpcWriteOptions(compression=pa.Codec("zstd", compression_level=-1)) if name == "zstd" else None
     serial = pa.ipc.IpcWriteOptions(compression=name, use_threads=False)
     none = pa.ipc.IpcWriteOptions(compression=None)
-    stored_zstd, stored_none = encode(batches, as_peer), encode(batches, none)
-    tables = iter(range(1_000_000))
+    compressed, uncompressed = encode(batches, as_peer), encode(batches, none)
+    tables = itertools.count()
 
     def fresh():
         t = f"fluss.prof_{next(tables)}"
@@ -158,28 +164,31 @@ def profile(client, path, codec, reps):
         last["table"] = fresh()
         return put_split(client, last["table"], batches, as_peer)
 
+    def read(how, compression="", read_options=None):
+        return lambda: read_split(client, last["table"], data.num_rows, compression, how, read_options)
+
+    no_threads = pa.ipc.IpcReadOptions(use_threads=False)
     variants = [
         (f"encode only, {name} (IpcWriteOptions default: use_threads)", lambda: timed(lambda: encode(batches, as_peer))),
+        *([("encode only, zstd level -1 (1 is Arrow's default)", lambda: timed(lambda: encode(batches, fast)))]
+          if fast else []),
         (f"encode only, {name}, use_threads=False", lambda: timed(lambda: encode(batches, serial))),
         ("encode only, uncompressed", lambda: timed(lambda: encode(batches, none))),
         (f"append, {name}, one do_put (the peer's)", peer_append),
+        *([("append, zstd level -1, one do_put", appended(lambda t: put_split(client, t, batches, fast)))]
+          if fast else []),
         (f"append, {name}, use_threads=False", appended(lambda t: put_split(client, t, batches, serial))),
         (f"append, {name}, 32768-row batches", appended(lambda t: put_split(client, t, big, as_peer))),
         (f"append, {name}, 4 do_put streams on threads", appended(lambda t: put_parallel(client, t, batches, as_peer, 4))),
-        ("read, endpoints on threads, per batch (the peer's)", lambda: read_split(client, last["table"], "", "batches")),
-        ("read, endpoints on threads, read_all", lambda: read_split(client, last["table"], "", "read_all")),
-        ("read, endpoints one after another, read_all", lambda: read_split(client, last["table"], "", "read_all serial")),
-        ("read, IpcReadOptions(use_threads=False)", lambda: read_split(
-            client, last["table"], "", "batches", pa.ipc.IpcReadOptions(use_threads=False))),
-        ("read, use_threads=False, one after another", lambda: read_split(
-            client, last["table"], "", "batches serial", pa.ipc.IpcReadOptions(use_threads=False))),
-        ('read, "compression": "none"', lambda: read_split(client, last["table"], "none", "batches")),
-        (f"decode only, {name} IPC stream from memory", lambda: timed(lambda: pa.ipc.open_stream(stored_zstd).read_all())),
-        ("decode only, uncompressed IPC stream from memory", lambda: timed(lambda: pa.ipc.open_stream(stored_none).read_all())),
+        ("read, endpoints on threads, per batch (the peer's)", read("batches")),
+        ("read, endpoints on threads, read_all", read("read_all")),
+        ("read, endpoints one after another, read_all", read("read_all serial")),
+        ("read, IpcReadOptions(use_threads=False)", read("batches", read_options=no_threads)),
+        ("read, use_threads=False, one after another", read("batches serial", read_options=no_threads)),
+        ('read, "compression": "none"', read("batches", compression="none")),
+        (f"decode only, {name} IPC stream from memory", lambda: timed(lambda: pa.ipc.open_stream(compressed).read_all())),
+        ("decode only, uncompressed IPC stream from memory", lambda: timed(lambda: pa.ipc.open_stream(uncompressed).read_all())),
     ]
-    if fast:
-        variants[1:1] = [("encode only, zstd level -1 (1 is Arrow's default)", lambda: timed(lambda: encode(batches, fast)))]
-        variants[5:5] = [("append, zstd level -1, one do_put", appended(lambda t: put_split(client, t, batches, fast)))]
     runs = {v: [] for v, _ in variants}
     for _ in range(reps):
         for v, f in variants:
@@ -187,8 +196,8 @@ def profile(client, path, codec, reps):
             seconds, parts = f()
             runs[v].append((seconds, {**parts, "pyarrow CPU": time.process_time() - cpu}))
     action(client, "drop-table", {"table": last["table"]})
-    print(f"{data.num_rows} rows, {len(batches)} batches; {name} stream {stored_zstd.size / 1e6:.1f} MB, "
-          f"uncompressed {stored_none.size / 1e6:.1f} MB; medians of {reps}")
+    print(f"{data.num_rows} rows, {len(batches)} batches; {name} stream {compressed.size / 1e6:.1f} MB, "
+          f"uncompressed {uncompressed.size / 1e6:.1f} MB; medians of {reps}")
     for v, samples in runs.items():
         samples.sort(key=lambda s: s[0])
         seconds, parts = samples[len(samples) // 2]
