@@ -10,7 +10,8 @@ server the peer runs. The peer runs this script once per run and reads the one l
                                            scan's "compression" ("" for as stored)
     profile ADDRESS FILE CODEC REPS        where the time of append and read goes, and what a user can change:
                                            each variant once per rep, interleaved, medians printed; makes and
-                                           drops its own tables (CODEC: the table's, "zstd" or "lz4_frame")
+                                           drops its own tables (CODEC: the table's, "zstd" or "lz4_frame"); run
+                                           by hand against a fluxgate serve, FILE kept by the peer's --pyarrow-data
 """
 
 import itertools
@@ -26,21 +27,9 @@ import pyarrow.flight as fl
 def append(client, table, path, compression):
     with pa.OSFile(path, "rb") as f:
         data = pa.ipc.open_file(f).read_all()
-    batches = data.to_batches()
-    options = fl.FlightCallOptions(write_options=pa.ipc.IpcWriteOptions(
-        compression=None if compression == "none" else compression))
-    start = time.perf_counter()
-    writer, acks = client.do_put(fl.FlightDescriptor.for_path(*table.split(".")), data.schema, options=options)
-    for b in batches:
-        writer.write_batch(b)
-    writer.done_writing()
-    acked = 0
-    while acked < len(batches):
-        if acks.read() is None:
-            raise SystemExit(f"the server acknowledged {acked} of {len(batches)} batches")
-        acked += 1
-    writer.close()
-    return data.num_rows, time.perf_counter() - start
+    options = pa.ipc.IpcWriteOptions(compression=None if compression == "none" else compression)
+    seconds, _ = put_split(client, table, data.to_batches(), options)
+    return data.num_rows, seconds
 
 
 def read(client, table, compression):
@@ -76,7 +65,8 @@ def encode(batches, options):
 
 
 def put_split(client, table, batches, options):
-    """One DoPut as append does, timing the writes (compression and sending) apart from the acknowledgements."""
+    """One DoPut of batches, waiting for every acknowledgement; the time of the writes (compression and sending)
+    apart from the wait for the acknowledgements."""
     start = time.perf_counter()
     writer, acks = client.do_put(fl.FlightDescriptor.for_path(*table.split(".")), batches[0].schema,
                                  options=fl.FlightCallOptions(write_options=options))
@@ -84,9 +74,9 @@ def put_split(client, table, batches, options):
         writer.write_batch(b)
     writer.done_writing()
     written = time.perf_counter()
-    for _ in batches:
+    for acked in range(len(batches)):
         if acks.read() is None:
-            raise SystemExit("the server acknowledged fewer batches than were sent")
+            raise SystemExit(f"the server acknowledged {acked} of {len(batches)} batches")
     writer.close()
     return time.perf_counter() - start, {"writes": written - start, "acks": time.perf_counter() - written}
 
