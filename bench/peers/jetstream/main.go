@@ -8,7 +8,7 @@
 // It is a module of its own so that the server never depends on nats-server.
 //
 //	cd bench/peers/jetstream && go run . [--rows N] [--batch-rows N] [--keys N] [--reps N] \
-//		[--codec zstd] [--in-flight 16] [--run REGEXP] [--pyarrow ../../../python/.venv/bin/python] [--reads] [--cpuprofile FILE]
+//		[--codec zstd] [--in-flight 16] [--run REGEXP] [--pyarrow ../../../python/.venv/bin/python] [--reads] [--cpuprofile FILE] [--pyarrow-data FILE]
 //
 // --pyarrow adds pyarrow's append (ZSTD batches) and reads, beside JetStream
 // in the same interleaving; --reads adds the reads that choose the scan
@@ -17,12 +17,14 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"regexp"
 	"runtime"
 	"runtime/pprof"
@@ -38,6 +40,7 @@ type config struct {
 	rows, batchRows, keys, reps, partitions int
 	dir                                     string
 	python, pyScript                        string // --pyarrow: the interpreter and peer_pyarrow.py
+	pyData                                  string // where the pyarrow workloads' Arrow IPC file is kept ("": the temporary directory)
 	reads                                   bool
 	cpuprofile                              string
 	codec                                   string // of fluxgate's log tables
@@ -57,6 +60,7 @@ func main() {
 	flag.StringVar(&cfg.pyScript, "pyarrow-script", "../../../python/bench/peer_pyarrow.py", "the script of the pyarrow workloads")
 	flag.StringVar(&cfg.codec, "codec", "zstd", "table.log.arrow.compression.type of fluxgate's log tables: zstd (the default), lz4_frame or none")
 	flag.IntVar(&cfg.inFlight, "in-flight", client.DefaultMaxInFlight, "batches the Go client's writer sends ahead of their acknowledgements (JetStream's publisher: 64)")
+	flag.StringVar(&cfg.pyData, "pyarrow-data", "", "keep the Arrow IPC file of the data that pyarrow appends at this path (for peer_pyarrow.py profile)")
 	runRE := flag.String("run", "", "run only the workloads whose name matches this regular expression")
 	flag.BoolVar(&cfg.reads, "reads", false, "add the reads asking for uncompressed batches and those of arrow-go's Flight reader")
 	flag.StringVar(&cfg.cpuprofile, "cpuprofile", "", "write a CPU profile of the whole run (both stores: they share the process) to this file")
@@ -183,7 +187,7 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 	defer fg.close()
 	var py *pyarrowSide
 	if cfg.python != "" {
-		if py, err = startPyarrow(tmp, cfg.python, cfg.pyScript, fg); err != nil {
+		if py, err = startPyarrow(cmp.Or(cfg.pyData, filepath.Join(tmp, "narrow.arrow")), cfg.python, cfg.pyScript, fg); err != nil {
 			return fmt.Errorf("pyarrow: %w", err)
 		}
 	}

@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/ipc"
@@ -25,8 +24,9 @@ type pyarrowSide struct {
 	data   string // the batches, as an Arrow IPC file
 }
 
-func startPyarrow(tmp, python, script string, fg *fluxgateSide) (*pyarrowSide, error) {
-	p := &pyarrowSide{fg: fg, python: python, script: script, data: filepath.Join(tmp, "narrow.arrow")}
+// startPyarrow writes the batches to the Arrow IPC file data.
+func startPyarrow(data, python, script string, fg *fluxgateSide) (*pyarrowSide, error) {
+	p := &pyarrowSide{fg: fg, python: python, script: script, data: data}
 	f, err := os.Create(p.data)
 	if err != nil {
 		return nil, err
