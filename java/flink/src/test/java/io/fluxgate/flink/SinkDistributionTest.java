@@ -6,10 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
 import java.util.List;
-import org.apache.flink.api.common.RuntimeExecutionMode;
-import org.apache.flink.configuration.Configuration;
-import org.apache.flink.configuration.ExecutionOptions;
-import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
 import org.apache.flink.table.api.bridge.java.StreamTableEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
 import org.apache.flink.types.Row;
@@ -29,22 +25,17 @@ class SinkDistributionTest {
   @RegisterExtension
   static final ServerExtension SERVER = new ServerExtension("--default-bucket-num", "3");
 
+  final Sql sql = new Sql(SERVER.uri());
   StreamTableEnvironment env;
 
   @BeforeEach
   void open() {
-    Configuration conf = new Configuration();
-    conf.set(ExecutionOptions.RUNTIME_MODE, RuntimeExecutionMode.BATCH);
-    StreamExecutionEnvironment e = StreamExecutionEnvironment.getExecutionEnvironment(conf);
-    e.setParallelism(2);
-    env = StreamTableEnvironment.create(e);
-    env.executeSql("CREATE CATALOG fg WITH ('type'='fluxgate', 'endpoint'='" + SERVER.uri() + "')");
-    env.executeSql("USE CATALOG fg");
+    env = sql.env(true);
   }
 
   @AfterEach
   void close() throws Exception {
-    env.getCatalog("fg").orElseThrow().close();
+    sql.close();
   }
 
   private String refused(String sql) {
