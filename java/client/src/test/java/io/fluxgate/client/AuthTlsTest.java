@@ -6,11 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.grpc.Status;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.MessageDigest;
-import java.util.HexFormat;
 import java.util.List;
 import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
@@ -34,36 +30,20 @@ class AuthTlsTest {
 
   @BeforeAll
   static void start() throws Exception {
-    TestCertificates.make(dir);
     String hash = FluxgateServer.run(PASSWORD + "\n", "auth", "hash-password");
     String bobHash = FluxgateServer.run("bob-pass\n", "auth", "hash-password");
-    String tokenHash =
-        HexFormat.of()
-            .formatHex(
-                MessageDigest.getInstance("SHA-256")
-                    .digest(TOKEN.getBytes(StandardCharsets.UTF_8)));
-    Files.writeString(
-        dir.resolve("users.json"),
-        "{\"users\": [{\"name\": \"alice\", \"password_bcrypt\": \""
-            + hash
-            + "\", \"admin\": true},"
-            + " {\"name\": \"bob\", \"password_bcrypt\": \""
-            + bobHash
-            + "\"}],"
-            + " \"tokens\": [{\"name\": \"svc\", \"token_sha256\": \""
-            + tokenHash
-            + "\", \"admin\": true}]}");
     server =
-        FluxgateServer.start(
+        TestCertificates.startMutualTlsServer(
             dir,
-            "--users",
-            dir.resolve("users.json").toString(),
-            "--tls-cert",
-            dir.resolve("server.pem").toString(),
-            "--tls-key",
-            dir.resolve("server.key").toString(),
-            "--tls-client-ca",
-            dir.resolve("ca.pem").toString());
+            "{\"users\": [{\"name\": \"alice\", \"password_bcrypt\": \""
+                + hash
+                + "\", \"admin\": true},"
+                + " {\"name\": \"bob\", \"password_bcrypt\": \""
+                + bobHash
+                + "\"}],"
+                + " \"tokens\": [{\"name\": \"svc\", \"token_sha256\": \""
+                + TestCertificates.tokenSha256(TOKEN)
+                + "\", \"admin\": true}]}");
   }
 
   @AfterAll

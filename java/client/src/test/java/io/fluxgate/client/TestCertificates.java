@@ -4,7 +4,10 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.List;
 
 /** Certificates for TLS tests, made by openssl: the servers' and the clients' of every module. */
@@ -69,6 +72,39 @@ public final class TestCertificates {
           "2",
           "-extfile",
           who + ".ext");
+    }
+  }
+
+  /**
+   * Makes the certificates into d and starts a server on d that requires TLS with a client
+   * certificate signed by the CA, and authenticates by users (the users file's JSON, written to
+   * d/users.json).
+   */
+  public static FluxgateServer startMutualTlsServer(Path d, String users)
+      throws IOException, InterruptedException {
+    make(d);
+    Path usersFile = d.resolve("users.json");
+    Files.writeString(usersFile, users);
+    return FluxgateServer.start(
+        d,
+        "--users",
+        usersFile.toString(),
+        "--tls-cert",
+        d.resolve("server.pem").toString(),
+        "--tls-key",
+        d.resolve("server.key").toString(),
+        "--tls-client-ca",
+        d.resolve("ca.pem").toString());
+  }
+
+  /** A static API token's SHA-256 in hex, as the users file's token_sha256 names it. */
+  public static String tokenSha256(String token) {
+    try {
+      return HexFormat.of()
+          .formatHex(
+              MessageDigest.getInstance("SHA-256").digest(token.getBytes(StandardCharsets.UTF_8)));
+    } catch (NoSuchAlgorithmException e) {
+      throw new AssertionError("every JVM has SHA-256", e);
     }
   }
 

@@ -10,11 +10,7 @@ import io.fluxgate.client.FluxgateException;
 import io.fluxgate.client.FluxgateServer;
 import io.fluxgate.client.TableSpec;
 import io.fluxgate.client.TestCertificates;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.security.MessageDigest;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
@@ -35,28 +31,12 @@ class TlsTest extends SparkServerTest {
 
   @BeforeAll
   static void startTlsServer() throws Exception {
-    TestCertificates.make(tlsDir);
-    String tokenHash =
-        HexFormat.of()
-            .formatHex(
-                MessageDigest.getInstance("SHA-256")
-                    .digest(TOKEN.getBytes(StandardCharsets.UTF_8)));
-    Files.writeString(
-        tlsDir.resolve("users.json"),
-        "{\"users\": [], \"tokens\": [{\"name\": \"svc\", \"token_sha256\": \""
-            + tokenHash
-            + "\", \"admin\": true}]}");
     tlsServer =
-        FluxgateServer.start(
+        TestCertificates.startMutualTlsServer(
             tlsDir,
-            "--users",
-            tlsDir.resolve("users.json").toString(),
-            "--tls-cert",
-            tlsDir.resolve("server.pem").toString(),
-            "--tls-key",
-            tlsDir.resolve("server.key").toString(),
-            "--tls-client-ca",
-            tlsDir.resolve("ca.pem").toString());
+            "{\"users\": [], \"tokens\": [{\"name\": \"svc\", \"token_sha256\": \""
+                + TestCertificates.tokenSha256(TOKEN)
+                + "\", \"admin\": true}]}");
     FluxgateOptions.from(tlsOptions())
         .call(
             admin -> {
