@@ -142,17 +142,11 @@ func (s *fluxgateSide) readAs(ctx context.Context, compression string) (sample, 
 		return sample{}, err
 	}
 	defer sc.Release()
-	var rows int64
-	for sc.Next() {
-		rows += sc.RecordBatch().NumRows()
-	}
-	if err := sc.Err(); err != nil {
+	rows, err := countRows(sc)
+	if err != nil {
 		return sample{}, err
 	}
-	if rows != s.data.Rows {
-		return sample{}, fmt.Errorf("scan returned %d rows, want %d", rows, s.data.Rows)
-	}
-	return sample{n: rows, d: time.Since(start)}, nil
+	return fullRead(rows, s.data, start)
 }
 
 // readPlain reads the last appended table asking for compression, its
@@ -174,19 +168,14 @@ func (s *fluxgateSide) readPlain(ctx context.Context, compression string) (sampl
 		if err != nil {
 			return sample{}, err
 		}
-		for r.Next() {
-			rows += r.RecordBatch().NumRows()
-		}
-		err = r.Err()
+		n, err := countRows(r)
 		r.Release()
 		if err != nil {
 			return sample{}, err
 		}
+		rows += n
 	}
-	if rows != s.data.Rows {
-		return sample{}, fmt.Errorf("read %d rows, want %d", rows, s.data.Rows)
-	}
-	return sample{n: rows, d: time.Since(start)}, nil
+	return fullRead(rows, s.data, start)
 }
 
 // loadKV writes keys 0..keys-1 into a primary-key table (untimed) and makes

@@ -32,6 +32,7 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/fluxgate-io/fluxgate/client"
 	"github.com/fluxgate-io/fluxgate/internal/benchdata"
 )
@@ -250,6 +251,32 @@ func run(ctx context.Context, cfg *config, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "\nstored: JetStream %.1f MB, fluxgate %.1f MB (the last append run's stream and table)\n", float64(jsStored)/1e6, float64(fgStored)/1e6)
 	return nil
+}
+
+// batchReader is what a full read drains: arrow-go's IPC and Flight readers
+// and the fluxgate client's scan.
+type batchReader interface {
+	Next() bool
+	RecordBatch() arrow.RecordBatch
+	Err() error
+}
+
+// countRows drains r, returning the rows of its batches.
+func countRows(r batchReader) (int64, error) {
+	var rows int64
+	for r.Next() {
+		rows += r.RecordBatch().NumRows()
+	}
+	return rows, r.Err()
+}
+
+// fullRead is the sample of a read begun at start that returned rows, or an
+// error when they are not every row of data.
+func fullRead(rows int64, data *benchdata.Narrow, start time.Time) (sample, error) {
+	if rows != data.Rows {
+		return sample{}, fmt.Errorf("read %d rows, want %d", rows, data.Rows)
+	}
+	return sample{n: rows, d: time.Since(start)}, nil
 }
 
 func median(s []sample) float64 {

@@ -183,19 +183,14 @@ func (s *jetStreamSide) read(ctx context.Context) (sample, error) {
 		if err != nil {
 			return sample{}, err
 		}
-		for r.Next() {
-			rows += r.RecordBatch().NumRows()
-		}
-		err = r.Err()
+		n, err := countRows(r)
 		r.Release()
 		if err != nil {
 			return sample{}, err
 		}
+		rows += n
 	}
-	if rows != s.data.Rows {
-		return sample{}, fmt.Errorf("read %d rows, want %d", rows, s.data.Rows)
-	}
-	return sample{n: rows, d: time.Since(start)}, nil
+	return fullRead(rows, s.data, start)
 }
 
 // loadKV stores keys 0..keys-1 in a KV bucket, publishing asynchronously
