@@ -148,4 +148,3 @@ func readPartitionStream(t *testing.T, fc flight.Client, tk *flight.Ticket, part
 		rows += int(rec.NumRows())
 	}
 }
-
