@@ -211,6 +211,29 @@ func TestDropPartitionRemovesItsData(t *testing.T) {
 	if _, err := e.CreatePartition(t.Context(), "events", map[string]string{"dt": "1"}, false); errs.KindOf(err) != errs.NotFound {
 		t.Errorf("create a partition of a dropped table: %v", err)
 	}
+
+	// Dropping a database with cascade removes its partitioned tables' data.
+	if err := e.CreateDatabase("db", false); err != nil {
+		t.Fatal(err)
+	}
+	spec := eventsSpec()
+	spec.Table = "db.events"
+	if _, err := e.CreateTable(t.Context(), spec, false); err != nil {
+		t.Fatal(err)
+	}
+	p, err := e.CreatePartition(t.Context(), "db.events", map[string]string{"dt": "1"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(e.tableDir(p.PartitionID)); err != nil {
+		t.Fatalf("a created partition's directory: %v", err)
+	}
+	if err := e.DropDatabase(t.Context(), "db", false, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(e.tableDir(p.PartitionID)); !os.IsNotExist(err) {
+		t.Errorf("a dropped database's partition directory is still there: %v", err)
+	}
 }
 
 func TestPartitionActionsOnPlainTable(t *testing.T) {
