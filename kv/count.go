@@ -51,7 +51,7 @@ func (t *Txn) setCounts() error {
 
 // RowCount returns the bucket's row count, and false if the store keeps
 // none for it (a bucket of a table that does not count its rows, or of one
-// created before counts were kept and not yet counted: CountBucket).
+// created before counts were kept and not yet counted: CountBuckets).
 func (s *Store) RowCount(table int64, bucket int) (int64, bool, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
@@ -73,31 +73,51 @@ func readCount(r reader, table int64, bucket int) (int64, bool, error) {
 	return int64(binary.BigEndian.Uint64(v)), true, nil
 }
 
-// CountBucket stores the bucket's row count, counted from its rows, unless
-// it has one: a table from before counts were kept starts keeping them.
-// No write of the bucket may run meanwhile. It reports whether it counted.
-func (s *Store) CountBucket(table int64, bucket int) (bool, error) {
+// CountBuckets stores the row count of each of the table's buckets that
+// has none, counted from its rows: a table from before counts were kept
+// starts keeping them. No write of the table may run meanwhile. It returns
+// the rows it counted, per bucket. The counts need no sync: pebble's log is
+// written in order, so a write that builds on them is lost in a crash with
+// them.
+func (s *Store) CountBuckets(table int64, buckets int) (map[int]int64, error) {
 	s.mu.RLock()
 	defer s.mu.RUnlock()
-	if _, ok, err := readCount(s.db, table, bucket); ok || err != nil {
-		return false, err
+	b := s.db.NewBatch()
+	defer b.Close()
+	counted := map[int]int64{}
+	for bucket := range buckets {
+		if _, ok, err := readCount(s.db, table, bucket); ok || err != nil {
+			if err != nil {
+				return nil, err
+			}
+			continue
+		}
+		n, err := s.countRows(table, bucket)
+		if err != nil {
+			return nil, err
+		}
+		if err := b.Set(bucketPrefix(nil, prefixCount, table, bucket), binary.BigEndian.AppendUint64(nil, uint64(n)), nil); err != nil {
+			return nil, err
+		}
+		counted[bucket] = n
 	}
+	if len(counted) == 0 {
+		return nil, nil
+	}
+	return counted, commitLocked(s.db, b, pebble.NoSync)
+}
+
+// countRows counts the stored rows of a bucket. The caller holds the read
+// lock.
+func (s *Store) countRows(table int64, bucket int) (int64, error) {
 	lo := bucketPrefix(nil, prefixRow, table, bucket)
 	it, err := s.db.NewIter(&pebble.IterOptions{LowerBound: lo, UpperBound: prefixEnd(lo)})
 	if err != nil {
-		return false, err
+		return 0, err
 	}
 	var n int64
 	for ok := it.First(); ok; ok = it.Next() {
 		n++
 	}
-	if err := it.Close(); err != nil {
-		return false, err
-	}
-	b := s.db.NewBatch()
-	defer b.Close()
-	if err := b.Set(bucketPrefix(nil, prefixCount, table, bucket), binary.BigEndian.AppendUint64(nil, uint64(n)), nil); err != nil {
-		return false, err
-	}
-	return true, commitLocked(s.db, b, pebble.Sync)
+	return n, it.Close()
 }
