@@ -1,0 +1,11 @@
+package io.fluxgate.client;
+
+import java.util.Map;
+
+/**
+ * The answer of table-stats (PROTOCOL.md §3): a table's rows, counted without reading them.
+ *
+ * @param rowCount the rows in all: a primary-key table's current rows, a log table's retained ones
+ * @param buckets the rows of each bucket
+ */
+public record TableStats(long rowCount, Map<Integer, Long> buckets) {}
