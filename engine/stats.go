@@ -66,35 +66,69 @@ func rowsDelta(before, after bool) int64 {
 	return 0
 }
 
-// TableStats answers table-stats: the table's rows, per bucket and in all.
+// TableStats answers table-stats: the table's rows, per bucket and in all;
+// of a partitioned table, per partition asked (all by default).
 func (e *Engine) TableStats(ctx context.Context, req protocol.TableStatsRequest) (protocol.TableStats, error) {
-	t, path, err := e.resolve(req.Table)
+	info, path, err := e.resolveInfo(req.Table)
 	if err != nil {
 		return protocol.TableStats{}, err
 	}
-	info := t.current().info
 	if path.View != "" {
 		return protocol.TableStats{}, errs.New(errs.Precondition, "table-stats of %s: a view has no row count; ask for %s", path.FullName(), info.Path())
 	}
+	if !info.IsPartitioned() {
+		if len(req.Partitions) > 0 {
+			return protocol.TableStats{}, catalog.NotPartitioned(info)
+		}
+		t, err := e.table(info)
+		if err != nil {
+			return protocol.TableStats{}, err
+		}
+		s, err := e.rowCounts(t)
+		return protocol.TableStats{RowCount: s.RowCount, Buckets: s.Buckets}, err
+	}
+	parts, err := e.scanPartitions(info, req.Partitions)
+	if err != nil {
+		return protocol.TableStats{}, err
+	}
+	out := protocol.TableStats{Partitions: make(map[string]protocol.PartitionStats, len(parts))}
+	for _, p := range parts {
+		t, err := e.tableByID(p.PartitionID)
+		if err != nil {
+			return protocol.TableStats{}, err
+		}
+		s, err := e.rowCounts(t)
+		if err != nil {
+			return protocol.TableStats{}, err
+		}
+		out.Partitions[p.PartitionName] = s
+		out.RowCount += s.RowCount
+	}
+	return out, nil
+}
+
+// rowCounts counts the rows of a table (or of one partition) per bucket.
+func (e *Engine) rowCounts(t *table) (protocol.PartitionStats, error) {
+	info := t.current().info
 	var count func(bucket int) (int64, error)
 	switch {
 	case info.IsPrimaryKey() && !keepsRowCount(info):
-		return protocol.TableStats{}, errs.New(errs.Precondition, "table-stats of %s: a table with %s = %s keeps no row count (its upserts do not read whether the key exists)", info.Path(), catalog.OptChangelogImage, catalog.ChangelogWAL)
+		return protocol.PartitionStats{}, errs.New(errs.Precondition, "table-stats of %s: a table with %s = %s keeps no row count (its upserts do not read whether the key exists)", info.Path(), catalog.OptChangelogImage, catalog.ChangelogWAL)
 	case info.IsPrimaryKey():
 		count = func(b int) (int64, error) {
 			n, _, err := e.kv.RowCount(info.TableID, b) // none yet: no write has committed
 			return n, err
 		}
 	case info.DatalakeEnabled():
-		return protocol.TableStats{}, errs.New(errs.Precondition, "table-stats of %s: a lake-enabled log table's rows are its lake's and its log's, and tiered rows may have left the log; read it to count them", info.Path())
+		return protocol.PartitionStats{}, errs.New(errs.Precondition, "table-stats of %s: a lake-enabled log table's rows are its lake's and its log's, and tiered rows may have left the log; read it to count them", info.Path())
 	default:
 		count = func(b int) (int64, error) { return t.log.HighWatermark(b) - t.log.EarliestOffset(b), nil }
 	}
-	out := protocol.TableStats{Buckets: make(map[int]int64, info.BucketCount())}
+	out := protocol.PartitionStats{Buckets: make(map[int]int64, info.BucketCount())}
 	for b := range info.BucketCount() {
 		n, err := count(b)
 		if err != nil {
-			return protocol.TableStats{}, err
+			return protocol.PartitionStats{}, err
 		}
 		out.Buckets[b] = n
 		out.RowCount += n

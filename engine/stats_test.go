@@ -259,3 +259,67 @@ func dropRowCounts(t *testing.T, dir string) {
 		t.Fatal(err)
 	}
 }
+
+// A partitioned table answers per partition asked, each with its buckets,
+// and the total of those: a primary-key table its current rows, a log table
+// its retained ones.
+func TestTableStatsOfPartitions(t *testing.T) {
+	e := openEngine(t, t.TempDir())
+	defer e.Close()
+	if _, err := e.CreateTable(t.Context(), protocol.TableSpec{
+		Table:         "orders",
+		Columns:       []protocol.Column{{Name: "id", Type: "BIGINT"}, {Name: "region", Type: "STRING"}, {Name: "amount", Type: "BIGINT"}},
+		PrimaryKey:    []string{"id", "region"},
+		PartitionKeys: []string{"region"},
+		Options:       map[string]string{"bucket.num": "2"},
+	}, false); err != nil {
+		t.Fatal(err)
+	}
+	write := func(mode string, rec arrow.RecordBatch) {
+		t.Helper()
+		if _, err := writeEvents(t, e, protocol.WriteRequest{Table: "orders", Mode: mode}, rec); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(protocol.ModeUpsert, orderRows([]int64{1, 2, 3, 1, 2}, []string{"eu", "eu", "eu", "us", "us"}, []int64{1, 2, 3, 4, 5}))
+	write(protocol.ModeUpsert, orderRows([]int64{1, 4}, []string{"eu", "us"}, []int64{9, 9}))
+	write(protocol.ModeDelete, orderRows([]int64{2, 7}, []string{"eu", "eu"}, []int64{0, 0}))
+
+	got, err := e.TableStats(t.Context(), protocol.TableStatsRequest{Table: "orders"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.RowCount != 5 || got.Buckets != nil || len(got.Partitions) != 2 || got.Partitions["eu"].RowCount != 2 || got.Partitions["us"].RowCount != 3 {
+		t.Fatalf("table-stats %+v, want eu 2 and us 3 rows", got)
+	}
+	for name, p := range got.Partitions {
+		var sum int64
+		for _, n := range p.Buckets {
+			sum += n
+		}
+		if len(p.Buckets) != 2 || sum != p.RowCount {
+			t.Errorf("partition %s: %+v, want 2 buckets adding up to its rows", name, p)
+		}
+	}
+	us, err := e.TableStats(t.Context(), protocol.TableStatsRequest{Table: "orders", Partitions: []string{"us"}})
+	if err != nil || us.RowCount != 3 || len(us.Partitions) != 1 {
+		t.Fatalf("table-stats of us: %+v (%v), want its 3 rows alone", us, err)
+	}
+	if _, err := e.TableStats(t.Context(), protocol.TableStatsRequest{Table: "orders", Partitions: []string{"asia"}}); !errs.Is(err, errs.NotFound) {
+		t.Errorf("a partition that does not exist: %v, want NOT_FOUND", err)
+	}
+
+	if _, err := e.CreateTable(t.Context(), eventsSpec(), false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := writeEvents(t, e, protocol.WriteRequest{Table: "events"}, eventRows([]int64{1, 2, 3}, []string{"d1", "d1", "d2"})); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := e.TableStats(t.Context(), protocol.TableStatsRequest{Table: "events"}); err != nil || got.RowCount != 3 || got.Partitions["d1"].RowCount != 2 {
+		t.Fatalf("partitioned log table: %+v (%v), want 3 rows, 2 of them in d1", got, err)
+	}
+	createLogTable(t, e, "plain")
+	if _, err := e.TableStats(t.Context(), protocol.TableStatsRequest{Table: "plain", Partitions: []string{"d1"}}); !errs.Is(err, errs.Precondition) {
+		t.Errorf("partitions of a table that is not partitioned: %v, want FAILED_PRECONDITION", err)
+	}
+}

@@ -309,7 +309,17 @@ public final class FluxgateClient implements AutoCloseable {
    * table.changelog.image = wal, a lake-enabled log table.
    */
   public TableStats tableStats(String table) {
-    return action("table-stats", object("table", table), TableStats.class);
+    return tableStats(table, null);
+  }
+
+  /** {@link #tableStats(String)} of a partitioned table's partitions, by name; null means all. */
+  public TableStats tableStats(String table, List<String> partitions) {
+    ObjectNode body = object("table", table);
+    if (partitions != null) {
+      ArrayNode list = body.putArray("partitions");
+      partitions.forEach(list::add);
+    }
+    return action("table-stats", body, TableStats.class);
   }
 
   /**
