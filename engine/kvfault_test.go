@@ -24,8 +24,9 @@ import (
 // cause, instead of crashing the process in pebble's Fatalf. Reads go on.
 // Once the disk works, the next write reopens the state store and replays
 // the changelog into it, without a restart: every acknowledged row is there
-// once, the failed write in full or not at all, auto-increment ids handed
-// out before are not handed out again, and lookups agree with scans.
+// once, the failed write in full or not at all, the row count is theirs,
+// auto-increment ids handed out before are not handed out again, and lookups
+// agree with scans.
 func TestPrimaryKeyWritesResumeAfterStateLogWriteFails(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
@@ -126,6 +127,10 @@ func TestPrimaryKeyWritesResumeAfterStateLogWriteFails(t *testing.T) {
 	// before the state failed, or not at all if it was refused first.
 	if got := int64(countKeys(t, e, "kv")); got != acked+10 && got != acked+step+10 {
 		t.Fatalf("after recovery: %d keys, want the %d acknowledged and the 10 written since, and perhaps the %d of the failed write", got, acked, step)
+	}
+	// The row count, replayed with the rows, is theirs.
+	if got, err := e.TableStats(t.Context(), protocol.TableStatsRequest{Table: "kv"}); err != nil || got.RowCount != int64(countKeys(t, e, "kv")) {
+		t.Fatalf("after recovery: table-stats %+v (%v), want the %d keys read", got, err, countKeys(t, e, "kv"))
 	}
 	if err := insert(0, 20); err != nil {
 		t.Fatalf("insert-if-not-exists after recovery: %v", err)

@@ -21,11 +21,14 @@ type pkState struct {
 	pkIdx   []int
 	pkTypes []arrow.DataType
 	ids     *kv.IDs // nil without an auto-increment column
+	// counted: the table keeps a row count per bucket (stats.go), which
+	// every write and replay changes with the keys it adds and removes.
+	counted bool
 }
 
 func newPKState(info *catalog.TableInfo, store *kv.Store) (*pkState, error) {
 	schema := info.ArrowSchema()
-	st := &pkState{locks: make([]sync.Mutex, info.BucketCount()), pkIdx: info.PrimaryKeyIndexes()}
+	st := &pkState{locks: make([]sync.Mutex, info.BucketCount()), pkIdx: info.PrimaryKeyIndexes(), counted: keepsRowCount(info)}
 	for _, i := range st.pkIdx {
 		st.pkTypes = append(st.pkTypes, schema.Field(i).Type)
 	}

@@ -315,6 +315,7 @@ func (e *Engine) stagePKLocked(t *table, sch *tableSchema, wr *merge.Write, buck
 			return nil, err
 		}
 		cl := newChangelogBuilder(info.ArrowSchema(), mem)
+		var rows int64 // keys added minus keys removed
 		for j, o := range ops[k] {
 			if o.row == nil {
 				continue
@@ -346,8 +347,10 @@ func (e *Engine) stagePKLocked(t *table, sch *tableSchema, wr *merge.Write, buck
 			switch {
 			case remove:
 				err = txn.Delete(rk)
+				rows += rowsDelta(old != nil, false)
 			case stored != nil:
 				err = txn.Set(rk, row.Encode(nil, info.SchemaID, sch.types, stored))
+				rows += rowsDelta(old != nil, true)
 			}
 			if err != nil {
 				cl.release()
@@ -356,6 +359,9 @@ func (e *Engine) stagePKLocked(t *table, sch *tableSchema, wr *merge.Write, buck
 			cl.add(changes)
 		}
 		p.changes = append(p.changes, cl.finish())
+		if st.counted {
+			txn.CountRows(info.TableID, b, rows)
+		}
 	}
 	// Done reading: holding on to the earlier txns would keep every txn
 	// since the table opened reachable, each through the one after it.

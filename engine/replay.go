@@ -34,11 +34,17 @@ func (e *Engine) recoverPK(t *table) error {
 // bucket is committed only after the changelog that produced it is durable,
 // so after a crash it may lag the log, never lead it. The changelog's
 // after-images are applied from each bucket's applied offset on, into store
-// (the engine's, or the one kv.Store.Reopen hands over).
+// (the engine's, or the one kv.Store.Reopen hands over), with the row count
+// of each bucket (stats.go).
 func (e *Engine) replay(store *kv.Store, t *table) error {
 	sch := t.current()
 	info, st := sch.info, t.pk
 	schema := info.ArrowSchema()
+	if st.counted {
+		if err := e.countOldBuckets(store, info); err != nil {
+			return err
+		}
+	}
 	for b := range info.BucketCount() {
 		applied, err := store.Applied(info.TableID, b)
 		if err != nil {
@@ -59,6 +65,7 @@ func (e *Engine) replay(store *kv.Store, t *table) error {
 		}
 		txn := store.NewTxn()
 		n := 0
+		var rows int64 // keys added minus keys removed, if the table counts them
 		var key, val []byte
 		for {
 			f, err := reader.Next(hw)
@@ -82,14 +89,15 @@ func (e *Engine) replay(store *kv.Store, t *table) error {
 					continue
 				}
 				r := row.FromRecord(rec, i, nil)
+				var d int64
 				if key, err = st.key(key[:0], r); err == nil {
-					rk := kv.RowKey(nil, info.TableID, b, key)
-					if kind == merge.Delete {
-						err = txn.Delete(rk)
-					} else {
+					var v []byte // nil: a delete
+					if kind != merge.Delete {
 						val = row.Encode(val[:0], info.SchemaID, sch.types, r)
-						err = txn.Set(rk, append([]byte(nil), val...))
+						v = append([]byte(nil), val...)
 					}
+					d, err = replayChange(txn, kv.RowKey(nil, info.TableID, b, key), v, st.counted)
+					rows += d
 				}
 				if err != nil {
 					rec.Release()
@@ -106,10 +114,31 @@ func (e *Engine) replay(store *kv.Store, t *table) error {
 			txn.Abort()
 			return err
 		}
+		if st.counted {
+			txn.CountRows(info.TableID, b, rows)
+		}
 		if err := txn.Commit(); err != nil {
 			return err
 		}
 		e.opts.Logger.Info("recovered primary-key state from the changelog", "table", info.Path().String(), "bucket", b, "from", applied, "to", hw, "changes", n)
 	}
 	return nil
+}
+
+// replayChange applies one after-image of the changelog (v; nil for a
+// delete) to key, and returns how it changes the bucket's row count if
+// count is set: whether the key was there is read through the txn.
+func replayChange(txn *kv.Txn, key, v []byte, count bool) (int64, error) {
+	var d int64
+	if count {
+		_, had, err := txn.Get(key)
+		if err != nil {
+			return 0, err
+		}
+		d = rowsDelta(had, v != nil)
+	}
+	if v == nil {
+		return d, txn.Delete(key)
+	}
+	return d, txn.Set(key, v)
 }

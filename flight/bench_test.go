@@ -10,6 +10,9 @@ package flight_test
 //	BenchmarkScan/fluxgate    a full scan of the table
 //	BenchmarkProjection/all   all 20 columns
 //	BenchmarkProjection/2of20 two of them
+//	BenchmarkPrimaryKeyScan/log       a full scan of a log table
+//	BenchmarkPrimaryKeyScan/pk        a plain-name read of a primary-key table holding the same rows
+//	BenchmarkPrimaryKeyScan/pk-count  its COUNT(*) from the kept row count (table-stats), against pk
 //	BenchmarkUnionRead/log    a full scan of a table all in the log
 //	BenchmarkUnionRead/union  the same rows, the first half in the lake (a union read)
 //	BenchmarkUnionRead/lake   t$lake of the first half alone
@@ -372,6 +375,15 @@ func BenchmarkPrimaryKeyScan(b *testing.B) {
 			b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
 		})
 	}
+	// COUNT(*) pushed down: the same table's rows from its kept row count.
+	b.Run("pk-count", func(b *testing.B) {
+		for b.Loop() {
+			if st, err := cl.TableStats(context.Background(), "fluss.pk"); err != nil || st.RowCount != rows {
+				b.Fatalf("table-stats: %+v (%v), want %d rows", st, err, rows)
+			}
+		}
+		b.ReportMetric(float64(rows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+	})
 }
 
 // BenchmarkLookupRoundTrip looks up one key at a time over one DoExchange

@@ -40,6 +40,7 @@ var actions = map[string]action{
 	"compact-lake":    {"compact a lake-enabled table's lake now: {\"table\"}; returns lake-snapshot's fields and {\"rewritten_files\", \"added_files\", \"removed_delete_files\", \"orphans_deleted\"}", (*Service).compactLake},
 	"undo":            {"restore a primary-key table to per-bucket offsets: {\"table\", \"offsets\": {bucket: offset}}", (*Service).undo},
 	"writer-state":    {"where an idempotent writer goes on: {\"table\", \"writer_id\"}; returns {\"next_sequence\"} (0: unknown or expired)", (*Service).writerState},
+	"table-stats":     {"a table's rows without reading them: {\"table\"}; returns {\"row_count\", \"buckets\": {bucket: rows}}", (*Service).tableStats},
 	"grant":           {"admins: grant operations: {\"principal\", \"database\" (\"*\": all), \"table\" (optional), \"operations\": [read|write|create|drop|alter|describe]}", (*Service).grant},
 	"revoke":          {"admins: revoke operations: the body of grant", (*Service).revoke},
 	"list-grants":     {"admins: list grants: {\"principal\", \"max_results\", \"page_token\"} (optional); returns {\"grants\": [grant], \"next_page_token\"}", (*Service).listGrants},

@@ -75,6 +75,7 @@ func FuzzActionBodies(f *testing.F) {
 		"list-offsets":     {`{"table":"db1.l","at":"latest"}`, `{"table":"db1.l","at":{"timestamp":5},"buckets":[0]}`},
 		"undo":             {`{"table":"db1.t","offsets":{"0":0}}`},
 		"writer-state":     {`{"table":"db1.l","writer_id":"w"}`, `{"table":"db1.t$changelog","writer_id":"w"}`},
+		"table-stats":      {`{"table":"db1.t"}`, `{"table":"db1.l"}`},
 		"lake-snapshot":    {`{"table":"db1.l"}`},
 		"tier-now":         {`{"table":"db1.l"}`},
 		"compact-lake":     {`{"table":"db1.l"}`},

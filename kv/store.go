@@ -1,6 +1,6 @@
 // Package kv keeps the primary-key state of every table in one pebble
 // database: the current row of each key, each bucket's applied log offset
-// and the auto-increment reservations. It stores and reads; what a write does
+// and row count, and the auto-increment reservations. It stores and reads; what a write does
 // to a key is decided by package merge, and the log (package logstore) is the
 // write-ahead log: a bucket's state is always the replay of its changelog up
 // to its applied offset. After a failed write of pebble's own log the store
@@ -48,11 +48,12 @@ type Store struct {
 }
 
 // Key prefixes. Every key of a table starts with its prefix byte and the
-// table id, so dropping a table is three range deletions.
+// table id, so dropping a table is four range deletions.
 const (
 	prefixRow     = 'r' // r, table BE8, bucket BE4, encoded primary key → encoded row
 	prefixApplied = 'a' // a, table BE8, bucket BE4 → next log offset not yet applied, BE8
 	prefixAutoInc = 'i' // i, table BE8 → highest id reserved, BE8
+	prefixCount   = 'n' // n, table BE8, bucket BE4 → rows of the bucket, BE8 (count.go)
 )
 
 // Open opens (creating if needed) the store in dir.
@@ -161,7 +162,7 @@ func readApplied(r reader, table int64, bucket int) (int64, error) {
 // DropTable removes every key of a table.
 func (s *Store) DropTable(table int64) error {
 	return s.write(pebble.Sync, func(b *pebble.Batch) error {
-		for _, p := range []byte{prefixRow, prefixApplied, prefixAutoInc} {
+		for _, p := range []byte{prefixRow, prefixApplied, prefixAutoInc, prefixCount} {
 			start := tablePrefix(nil, p, table)
 			if err := b.DeleteRange(start, prefixEnd(start), nil); err != nil {
 				return err

@@ -30,6 +30,7 @@ type Txn struct {
 	// through are earlier txns, not yet committed, newest first: for a key
 	// they know, their view takes the place of the store's value.
 	through []*Txn
+	counts  map[countKey]int64 // row count changes per bucket (count.go)
 }
 
 // NewTxn starts a write.
@@ -188,7 +189,7 @@ func (t *Txn) SetApplied(table int64, bucket int, offset int64) error {
 	return t.b.Set(bucketPrefix(nil, prefixApplied, table, bucket), binary.BigEndian.AppendUint64(nil, uint64(offset)), nil)
 }
 
-// Commit applies the txn. It does not sync: the log it was derived from is
+// Commit applies the txn, with its row count changes. It does not sync: the log it was derived from is
 // durable already, and recovery replays the log from the applied offsets.
 func (t *Txn) Commit() error {
 	defer t.b.Close()
@@ -196,6 +197,9 @@ func (t *Txn) Commit() error {
 		return err
 	}
 	defer t.s.mu.RUnlock()
+	if err := t.setCounts(); err != nil {
+		return err
+	}
 	return commitLocked(t.db, t.b, pebble.NoSync)
 }
 

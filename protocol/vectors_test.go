@@ -74,6 +74,8 @@ var wireTypes = map[string]func() any{
 	"ProducerOffsets":        func() any { return new(ProducerOffsets) },
 	"WriterStateRequest":     func() any { return new(WriterStateRequest) },
 	"WriterState":            func() any { return new(WriterState) },
+	"TableStatsRequest":      func() any { return new(TableStatsRequest) },
+	"TableStats":             func() any { return new(TableStats) },
 	"Grant":                  func() any { return new(Grant) },
 	"ListGrantsRequest":      func() any { return new(ListGrantsRequest) },
 	"ListGrantsResult":       func() any { return new(ListGrantsResult) },

@@ -292,6 +292,7 @@ func TestPermissions(t *testing.T) {
 		"compact-lake":    {{action("compact-lake", map[string]any{"table": "db1.t"}), []string{"root", "writer"}}},
 		"undo":            {{action("undo", map[string]any{"table": "db1.t", "offsets": map[string]int64{}}), []string{"root", "writer"}}},
 		"writer-state":    {{action("writer-state", map[string]any{"table": "db1.t", "writer_id": "w"}), []string{"root", "writer"}}},
+		"table-stats":     {{action("table-stats", map[string]any{"table": "db1.t"}), []string{"root", "reader"}}},
 		"grant":           {{action("grant", map[string]any{"principal": "x", "database": "db9", "operations": []string{"read"}}), []string{"root"}}},
 		"revoke":          {{action("revoke", map[string]any{"principal": "x", "database": "db9", "operations": []string{"read"}}), []string{"root"}}},
 		"list-grants":     {{action("list-grants", nil), []string{"root"}}},

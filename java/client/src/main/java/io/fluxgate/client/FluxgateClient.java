@@ -303,27 +303,39 @@ public final class FluxgateClient implements AutoCloseable {
   }
 
   /**
-   * COUNT(*) of a log table without reading it: every row takes one offset (PROTOCOL.md §4.3), so
-   * its rows are, per bucket, the high watermark minus the earliest offset still retained (a
-   * retention-trimmed log counts only what it still holds). Empty when the offsets do not count the
-   * rows: a view ("t$changelog", "t$lake"), a primary-key table (its offsets count changes) or a
-   * lake-enabled one (a union read: tiered rows may have left the log).
+   * A table's rows, in all and per bucket, without reading them (table-stats): a primary-key
+   * table's current rows (the server keeps the count with them), a log table's retained ones (its
+   * offsets). FAILED_PRECONDITION for what has no such count: a view, a primary-key table with
+   * table.changelog.image = wal, a lake-enabled log table.
    */
-  public OptionalLong logRowCount(String table) {
+  public TableStats tableStats(String table) {
+    return tableStats(table, null);
+  }
+
+  /** {@link #tableStats(String)} of a partitioned table's partitions, by name; null means all. */
+  public TableStats tableStats(String table, List<String> partitions) {
+    ObjectNode body = object("table", table);
+    if (partitions != null) {
+      ArrayNode list = body.putArray("partitions");
+      partitions.forEach(list::add);
+    }
+    return action("table-stats", body, TableStats.class);
+  }
+
+  /**
+   * COUNT(*) of what a batch read of the table returns, in one call: {@link #tableStats}'s row
+   * count, or empty when the server keeps none (a view, whose name is not asked about; a WAL-image
+   * primary-key table; a lake-enabled log table, whose tiered rows may have left the log).
+   */
+  public OptionalLong rowCount(String table) {
     if (table.contains("$")) {
       return OptionalLong.empty();
     }
-    TableInfo info = describeTable(table);
-    if (info.hasPrimaryKey() || "true".equals(info.options().get("table.datalake.enabled"))) {
+    try {
+      return OptionalLong.of(tableStats(table).rowCount());
+    } catch (FluxgateException.FailedPrecondition e) {
       return OptionalLong.empty();
     }
-    Map<Integer, Long> latest = listOffsets(table, Position.LATEST, null);
-    Map<Integer, Long> earliest = listOffsets(table, Position.EARLIEST, null);
-    long rows = 0;
-    for (Map.Entry<Integer, Long> e : latest.entrySet()) {
-      rows += e.getValue() - earliest.get(e.getKey());
-    }
-    return OptionalLong.of(rows);
   }
 
   /** The table's latest lake snapshot; NOT_FOUND before the first lake commit. */

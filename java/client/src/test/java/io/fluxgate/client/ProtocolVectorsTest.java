@@ -61,6 +61,7 @@ class ProtocolVectorsTest {
           "UndoRequest",
           "ProducerOffsetsRequest",
           "WriterStateRequest",
+          "TableStatsRequest",
           "Grant",
           "ListGrantsRequest",
           "ListGrantsResult");
@@ -97,7 +98,8 @@ class ProtocolVectorsTest {
           Map.entry("LakeSnapshot", same(LakeSnapshot.class)),
           Map.entry("UndoResult", same(UndoResult.class)),
           Map.entry("RegisterResult", same(FluxgateClient.Registered.class)),
-          Map.entry("WriterState", same(FluxgateClient.WriterState.class)));
+          Map.entry("WriterState", same(FluxgateClient.WriterState.class)),
+          Map.entry("TableStats", same(TableStats.class)));
 
   @TestFactory
   List<DynamicTest> validVectorsRoundTrip() throws IOException {

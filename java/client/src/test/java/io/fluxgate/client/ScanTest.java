@@ -77,7 +77,7 @@ class ScanTest extends ServerTest {
   }
 
   @Test
-  void logRowCountIsTheOffsetsOfEveryBucket() {
+  void rowCountOfALogTableIsTheOffsetsOfEveryBucket() {
     String spread = table("spread");
     client.createTable(
         TableSpec.of(spread, Column.of("id", "BIGINT")).withOptions(Map.of("bucket.num", "3")),
@@ -86,17 +86,44 @@ class ScanTest extends ServerTest {
     for (long i = 0; i < 30; i++) {
       rows.add(row(i));
     }
-    try (VectorSchemaRoot batch = Rows.batch(allocator, Rows.schema(client, spread), rows);
-        TableWriter w = client.newWriter(WriteRequest.of(spread))) {
+    write(WriteRequest.of(spread), rows);
+    TableStats stats = client.tableStats(spread);
+    assertEquals(30, stats.rowCount());
+    assertEquals(3, stats.buckets().size());
+    assertEquals(30, stats.buckets().values().stream().mapToLong(Long::longValue).sum());
+    assertEquals(OptionalLong.of(30), client.rowCount(spread));
+    assertEquals(OptionalLong.of(10), client.rowCount(name));
+    assertEquals(OptionalLong.empty(), client.rowCount(name + "$changelog"), "a view");
+  }
+
+  @Test
+  void rowCountOfAPrimaryKeyTableIsItsCurrentRows() {
+    String keyed = table("keyed");
+    client.createTable(
+        TableSpec.of(keyed, Column.of("id", "BIGINT"), Column.of("v", "BIGINT"))
+            .withPrimaryKey("id")
+            .withOptions(Map.of("bucket.num", "2")),
+        false);
+    write(WriteRequest.of(keyed), List.of(row(1L, 1L), row(2L, 2L), row(3L, 3L)));
+    write(WriteRequest.of(keyed), List.of(row(1L, 10L), row(4L, 4L)));
+    write(WriteRequest.of(keyed).withMode(WriteMode.DELETE), List.of(row(2L, null), row(9L, null)));
+    assertEquals(OptionalLong.of(3), client.rowCount(keyed));
+
+    String wal = table("wal");
+    client.createTable(
+        TableSpec.of(wal, Column.of("id", "BIGINT"))
+            .withPrimaryKey("id")
+            .withOptions(Map.of("table.changelog.image", "wal")),
+        false);
+    assertEquals(OptionalLong.empty(), client.rowCount(wal), "a WAL-image table keeps no count");
+  }
+
+  private void write(WriteRequest request, List<List<Object>> rows) {
+    try (VectorSchemaRoot batch =
+            Rows.batch(allocator, Rows.schema(client, request.table()), rows);
+        TableWriter w = client.newWriter(request)) {
       w.write(batch);
     }
-    assertEquals(OptionalLong.of(30), client.logRowCount(spread));
-    assertEquals(OptionalLong.of(10), client.logRowCount(name));
-
-    String keyed = table("keyed");
-    client.createTable(TableSpec.of(keyed, Column.of("id", "BIGINT")).withPrimaryKey("id"), false);
-    assertEquals(OptionalLong.empty(), client.logRowCount(keyed), "a primary-key table");
-    assertEquals(OptionalLong.empty(), client.logRowCount(name + "$changelog"), "a view");
   }
 
   @Test

@@ -13,10 +13,10 @@ import org.apache.flink.table.data.RowData;
 import org.apache.flink.table.expressions.AggregateExpression;
 
 /**
- * {@code COUNT(*)} of a log table answered from its offsets, not by a scan: every row of a log
- * takes one offset (PROTOCOL.md §4.3), so the rows are the high watermark minus the earliest
- * retained offset, summed over buckets. Counted when the job is built, as a bounded scan fixes its
- * stop offsets then. The one row is a GenericRowData: there is no batch to be columnar over.
+ * {@code COUNT(*)} answered by the server, not by a scan ({@link FluxgateClient#rowCount}): a log
+ * table's rows are its retained offsets, a primary-key table's current rows are counted by the
+ * server as they are written. Counted when the job is built, as a bounded scan fixes its stop
+ * offsets then. The one row is a GenericRowData: there is no batch to be columnar over.
  */
 record CountStar(Connection connection, String table) implements Serializable {
 
@@ -37,8 +37,9 @@ record CountStar(Connection connection, String table) implements Serializable {
   long count() {
     try (FluxgateClient client = connection.connect()) {
       return client
-          .logRowCount(table)
-          .orElseThrow(() -> new IllegalStateException(table + " is no longer a plain log table"));
+          .rowCount(table)
+          .orElseThrow(
+              () -> new IllegalStateException("the server keeps no row count of " + table));
     }
   }
 

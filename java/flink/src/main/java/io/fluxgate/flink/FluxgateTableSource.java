@@ -58,7 +58,7 @@ final class FluxgateTableSource
   /** A point lookup's key instead of a scan (see {@link PointLookup}), or null. */
   private String lookupKey;
 
-  /** Whether the query is COUNT(*), answered from offsets (see {@link CountStar}). */
+  /** Whether the query is COUNT(*), answered by the server (see {@link CountStar}). */
   private boolean countStar;
 
   FluxgateTableSource(
@@ -250,17 +250,29 @@ final class FluxgateTableSource
   @Override
   public boolean applyAggregates(
       List<int[]> groupingSets, List<AggregateExpression> aggregates, DataType producedDataType) {
-    boolean plainLog =
-        batch
-            && !primaryKey
-            && name.view() == null
-            && !"true".equals(tableOptions.get("table.datalake.enabled")); // a union read
-    if (!plainLog || filter != null || limit != null || !CountStar.is(groupingSets, aggregates)) {
+    if (!counted() || filter != null || limit != null || !CountStar.is(groupingSets, aggregates)) {
       return false;
     }
     countStar = true;
     produced = producedDataType;
     return true;
+  }
+
+  /**
+   * Whether the server's row count (PROTOCOL.md §3 table-stats) is what a batch read of this table
+   * returns: a primary-key table's current rows, unless its WAL image keeps no count; a log table's
+   * rows read from its start, unless it is lake-enabled (a union read).
+   */
+  private boolean counted() {
+    if (!batch || name.view() != null) {
+      return false;
+    }
+    if (primaryKey) {
+      return !"wal".equals(tableOptions.get("table.changelog.image"));
+    }
+    return !"true".equals(tableOptions.get("table.datalake.enabled"))
+        && (startup == FluxgateOptions.StartupMode.FULL
+            || startup == FluxgateOptions.StartupMode.EARLIEST);
   }
 
   @Override

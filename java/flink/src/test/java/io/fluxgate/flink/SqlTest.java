@@ -9,6 +9,7 @@ import org.apache.flink.api.common.RuntimeExecutionMode;
 import org.apache.flink.configuration.Configuration;
 import org.apache.flink.configuration.ExecutionOptions;
 import org.apache.flink.streaming.api.environment.StreamExecutionEnvironment;
+import org.apache.flink.table.api.EnvironmentSettings;
 import org.apache.flink.table.api.TableResult;
 import org.apache.flink.table.api.bridge.java.StreamTableEnvironment;
 import org.apache.flink.test.junit5.MiniClusterExtension;
@@ -338,7 +339,7 @@ class SqlTest {
   }
 
   @Test
-  void countStarOfALogTableIsAnsweredFromOffsets() throws Exception {
+  void countStarOfALogTableIsAnsweredByTheServer() throws Exception {
     StreamTableEnvironment env = env(true);
     env.executeSql("CREATE TABLE fluss.counted (id BIGINT)");
     env.executeSql("INSERT INTO fluss.counted VALUES (1), (2), (3), (4), (5)").await();
@@ -352,6 +353,47 @@ class SqlTest {
     // With a filter it is a scan, and still exact.
     assertEquals(List.of("+I[4]"), rows(env, "SELECT COUNT(*) FROM fluss.counted WHERE id > 8"));
     assertTrue(metrics.sum("fluxgate_rows_read_total", "fluss.counted") > scanned);
+    // From the latest offset a batch read has no rows: that is not what the offsets count.
+    assertEquals(
+        List.of("+I[0]"),
+        rows(
+            env,
+            "SELECT COUNT(*) FROM fluss.counted /*+ OPTIONS('scan.startup.mode'='latest') */"));
+  }
+
+  @Test
+  void countStarOfAPrimaryKeyTableIsAnsweredByTheServer() throws Exception {
+    StreamTableEnvironment env = env(true);
+    env.executeSql(
+        "CREATE TABLE fluss.kcounted (id BIGINT, v STRING, PRIMARY KEY (id) NOT ENFORCED)");
+    env.executeSql("INSERT INTO fluss.kcounted VALUES (1, 'a'), (2, 'b'), (3, 'c'), (4, 'd')")
+        .await();
+    env.executeSql("INSERT INTO fluss.kcounted VALUES (1, 'a2'), (5, 'e')").await();
+    // DELETE FROM takes a table environment made in batch mode.
+    StreamTableEnvironment modify =
+        StreamTableEnvironment.create(
+            StreamExecutionEnvironment.getExecutionEnvironment(),
+            EnvironmentSettings.inBatchMode());
+    modify.executeSql(
+        "CREATE CATALOG fg WITH ('type'='fluxgate', 'endpoint'='" + SERVER.uri() + "')");
+    envs.add(modify);
+    modify.executeSql("DELETE FROM fg.fluss.kcounted WHERE id = 2").await();
+    String count = "SELECT COUNT(*) FROM fluss.kcounted";
+    String plan = env.explainSql(count);
+    assertTrue(plan.contains("aggregates=[grouping=[], aggFunctions=[Count"), plan);
+    double scanned = metrics.sum("fluxgate_rows_read_total", "fluss.kcounted");
+    assertEquals(List.of("+I[4]"), rows(env, count));
+    assertEquals(scanned, metrics.sum("fluxgate_rows_read_total", "fluss.kcounted"));
+
+    // A WAL-image table keeps no count: Flink counts a scan.
+    env.executeSql(
+        "CREATE TABLE fluss.wcounted (id BIGINT, PRIMARY KEY (id) NOT ENFORCED)"
+            + " WITH ('table.changelog.image'='wal')");
+    env.executeSql("INSERT INTO fluss.wcounted VALUES (1), (2), (1)").await();
+    String walCount = "SELECT COUNT(*) FROM fluss.wcounted";
+    String walPlan = env.explainSql(walCount);
+    assertTrue(!walPlan.contains("aggFunctions=[Count"), walPlan);
+    assertEquals(List.of("+I[2]"), rows(env, walCount));
   }
 
   @Test

@@ -11,9 +11,9 @@ import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.types.StructType;
 
 /**
- * A pushed-down {@code COUNT(*)} of a log table: the rows counted from its offsets when the query
- * was planned ({@link io.fluxgate.client.FluxgateClient#logRowCount}), one partition of one row,
- * nothing read.
+ * A pushed-down {@code COUNT(*)}: the table's rows as the server counted them when the query was
+ * planned ({@link io.fluxgate.client.FluxgateClient#rowCount}), one partition of one row, nothing
+ * read.
  */
 final class CountScan implements Scan, Batch {
   private final String table;
@@ -31,7 +31,7 @@ final class CountScan implements Scan, Batch {
 
   @Override
   public String description() {
-    return "fluxgate " + table + " [PushedAggregates: [COUNT(*)], counted from list-offsets]";
+    return "fluxgate " + table + " [PushedAggregates: [COUNT(*)], counted by table-stats]";
   }
 
   @Override

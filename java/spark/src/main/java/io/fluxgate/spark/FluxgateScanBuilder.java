@@ -24,8 +24,8 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 
 /**
  * Pushes what the server does exactly into the scan request: the columns Spark needs, the filters
- * {@link SparkFilters} translates, and a limit when every filter was pushed. A bare {@code COUNT(*)}
- * of a log table is answered from its offsets, without a scan ({@link CountScan}), unless the
+ * {@link SparkFilters} translates, and a limit when every filter was pushed. A bare {@code
+ * COUNT(*)} is answered by the server's row count, without a scan ({@link CountScan}), unless the
  * option "pushdown.count" is "false".
  */
 final class FluxgateScanBuilder
@@ -94,13 +94,17 @@ final class FluxgateScanBuilder
     return isCountStar(aggregation);
   }
 
-  /** Takes a bare COUNT(*) when the table's offsets count its rows: a log table, not a view. */
+  /**
+   * Takes a bare COUNT(*) when the server keeps the table's row count: a log table's retained rows,
+   * a primary-key table's current rows; not a view, a WAL-image primary-key table or a lake-enabled
+   * log table ({@link io.fluxgate.client.FluxgateClient#rowCount}).
+   */
   @Override
   public boolean pushAggregation(Aggregation aggregation) {
     if (!isCountStar(aggregation)) {
       return false;
     }
-    OptionalLong rows = table.connection().call(c -> c.logRowCount(table.name()));
+    OptionalLong rows = table.connection().call(c -> c.rowCount(table.name()));
     if (rows.isPresent()) {
       count = rows.getAsLong();
     }

@@ -6,26 +6,31 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.fluxgate.client.Column;
+import io.fluxgate.client.Rows;
 import io.fluxgate.client.TableSpec;
+import io.fluxgate.client.TableWriter;
+import io.fluxgate.client.WriteMode;
+import io.fluxgate.client.WriteRequest;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
 /**
- * A bare COUNT(*) of a log table is answered from its offsets and equals the count of a scan;
- * anything else (a filter, a grouping, another aggregate, a primary-key or lake-enabled table, a
- * view) is counted by Spark from a scan.
+ * A bare COUNT(*) of a log or primary-key table is answered by the server (table-stats) and equals
+ * the count of a scan; anything else (a filter, a grouping, another aggregate, a WAL-image or
+ * lake-enabled log table, a view) is counted by Spark from a scan.
  */
 class CountPushdownTest extends SparkServerTest {
   private static final String PUSHED = "PushedAggregates: [COUNT(*)]";
   private static String log;
   private static String keyed;
 
-  /** A 3-bucket log table of 25 rows in two writes; a primary-key table of 3 keys, one upserted. */
+  /** A 3-bucket log table of 25 rows in two writes; a primary-key table of 3 rows after updates. */
   @BeforeAll
   static void tables() {
     log = table("counted");
@@ -46,7 +51,12 @@ class CountPushdownTest extends SparkServerTest {
             .withPrimaryKey("id"),
         false);
     write(keyed, List.of(row(1L, "a"), row(2L, "b"), row(3L, "c")));
-    write(keyed, List.of(row(2L, "b2"))); // four offsets, three rows
+    write(keyed, List.of(row(2L, "b2"), row(4L, "d"))); // an update and a new key: four rows
+    try (TableWriter w = client.newWriter(WriteRequest.of(keyed).withMode(WriteMode.DELETE));
+        VectorSchemaRoot batch =
+            Rows.batch(allocator, Rows.schema(client, keyed), List.of(row(3L, null)))) {
+      w.write(batch); // three rows
+    }
   }
 
   @Test
@@ -81,8 +91,24 @@ class CountPushdownTest extends SparkServerTest {
   }
 
   @Test
-  void primaryKeyTablesAndViewsAreCountedBySpark() {
-    assertCountedBySpark(read(keyed).groupBy().count(), 3L);
+  void countStarOfAPrimaryKeyTableIsItsCurrentRows() {
+    Dataset<Row> pushed = spark.sql("SELECT count(*) FROM fg." + keyed);
+    assertTrue(explain(pushed).contains(PUSHED), explain(pushed));
+    assertEquals(3L, pushed.first().getLong(0));
+    assertEquals(
+        3L, read(keyed, Map.of("pushdown.count", "false")).groupBy().count().first().getLong(0));
+  }
+
+  @Test
+  void walImageTablesAndViewsAreCountedBySpark() {
+    String wal = table("counted_wal");
+    client.createTable(
+        TableSpec.of(wal, Column.of("id", "BIGINT"), Column.of("cat", "STRING"))
+            .withPrimaryKey("id")
+            .withOptions(Map.of("table.changelog.image", "wal")),
+        false);
+    write(wal, List.of(row(1L, "a"), row(2L, "b"), row(1L, "c")));
+    assertCountedBySpark(read(wal).groupBy().count(), 2L);
     assertCountedBySpark(read(log + "$changelog").groupBy().count(), 25L);
   }
 

@@ -211,9 +211,8 @@ class SparkReadBenchmark extends SparkServerTest {
     // The connector's own calls in the driver: the count's, and a scan's plan.
     report.add(
         String.format(
-            "client calls: logRowCount (describe-table, 2 list-offsets) %.1f ms, plan"
-                + " (GetFlightInfo) %.1f ms",
-            medianMs(() -> benchClient.logRowCount(TABLE)),
+            "client calls: rowCount (table-stats) %.1f ms, plan (GetFlightInfo) %.1f ms",
+            medianMs(() -> benchClient.rowCount(TABLE)),
             medianMs(() -> benchClient.plan(two))));
 
     // Bytes: a Spark read of every column against the projection of two.
