@@ -181,7 +181,7 @@ func (f *Format) format(c civil) string {
 
 // item is one piece of a pattern as DateTimeFormatter.ofPattern splits it:
 // a run of one letter, a bracket, or literal text (quoted text, any other
-// character, ” for a quote).
+// character, and two single quotes for one).
 type item struct {
 	letter  byte // the letter of a run, '[' or ']'; 0 for a literal
 	count   int
