@@ -48,6 +48,11 @@ var unitNames = [...]string{Year: "YEAR", Quarter: "QUARTER", Month: "MONTH", Da
 
 func (u TimeUnit) String() string { return unitNames[u] }
 
+// OptionList names the options, for a message about an unknown one.
+func OptionList() string {
+	return strings.Join([]string{OptEnabled, OptKey, OptTimeUnit, OptTimeFormat, OptTimeZone, OptNumPrecreate, OptNumRetention}, ", ")
+}
+
 // IsOption reports whether key is one of this package's options (or claims
 // to be: an unknown key with the prefix is refused by ParseOption).
 func IsOption(key string) bool { return strings.HasPrefix(key, OptPrefix) }
