@@ -41,3 +41,68 @@ func TestAutoPartitionOptionsOfAnUnpartitionedTable(t *testing.T) {
 		t.Errorf("alter of the time unit: %v", err)
 	}
 }
+
+// testPartitioned is testSpec's log table partitioned by keys.
+func testPartitioned(keys []string, opts map[string]string) TableSpec {
+	s := testSpec(nil, opts)
+	s.PartitionKeys = keys
+	return s
+}
+
+func TestAutoPartitionOptionsOfAPartitionedTable(t *testing.T) {
+	info, err := NormalizeSpec(testPartitioned([]string{"s", "k2"}, map[string]string{
+		"table.auto-partition.enabled": "true", "table.auto-partition.key": "k2", "table.auto-partition.time-unit": "Hour",
+	}), Defaults{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Fluss forces num-precreate to 0 with more than one partition key.
+	if got := info.Options["table.auto-partition.num-precreate"]; got != "0" || info.Options["table.auto-partition.time-unit"] != "hour" {
+		t.Errorf("options %v", info.Options)
+	}
+	for _, tc := range []struct {
+		keys []string
+		opts map[string]string
+		want string
+	}{
+		{[]string{"s", "k2"}, map[string]string{"table.auto-partition.enabled": "true"},
+			"Currently, auto partitioned table must set one auto partition key when it has multiple partition keys."},
+		{[]string{"dt"}, map[string]string{"table.auto-partition.enabled": "true"},
+			"Table property 'table.auto-partition.time-format' must be 'yyyy-MM-dd' when auto partition key 'dt' has DATE type."},
+		{[]string{"s"}, map[string]string{"table.auto-partition.time-format": "yyyy/MM/dd"},
+			"Invalid table property 'table.auto-partition.time-format': Time format 'yyyy/MM/dd' generates invalid partition value"},
+	} {
+		_, err := NormalizeSpec(testPartitioned(tc.keys, tc.opts), Defaults{})
+		if errs.KindOf(err) != errs.Invalid || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v %v: got %v, want invalid argument %q", tc.keys, tc.opts, err, tc.want)
+		}
+	}
+	if _, err := NormalizeSpec(testPartitioned([]string{"dt"}, map[string]string{
+		"table.auto-partition.enabled": "true", "table.auto-partition.time-format": "yyyy-MM-dd",
+	}), Defaults{}); err != nil {
+		t.Errorf("DATE key with yyyy-MM-dd: %v", err)
+	}
+
+	off, err := NormalizeSpec(testPartitioned([]string{"s", "k2"}, map[string]string{"table.auto-partition.key": "k2"}), Defaults{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	on, err := ValidateAlter(off, map[string]string{"table.auto-partition.enabled": "true", "table.auto-partition.num-retention": "3"}, nil, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if on.Options["table.auto-partition.num-precreate"] != "0" || on.Options["table.auto-partition.num-retention"] != "3" {
+		t.Errorf("options after enabling: %v", on.Options)
+	}
+	if _, err := ValidateAlter(on, map[string]string{"table.auto-partition.num-precreate": "1"}, nil, nil); err == nil ||
+		!strings.Contains(err.Error(), "auto pre-create is unsupported and this value must be set to 0, but is 1") {
+		t.Errorf("precreate on a multi-key table: %v", err)
+	}
+	reset, err := ValidateAlter(on, nil, []string{"table.auto-partition.num-retention"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := reset.Options["table.auto-partition.num-retention"]; ok {
+		t.Errorf("reset left num-retention: %v", reset.Options)
+	}
+}

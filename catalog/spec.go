@@ -165,7 +165,7 @@ func NormalizeSpec(spec TableSpec, defaults Defaults) (*TableInfo, error) {
 	if err := n.options(spec.Options, defaults); err != nil {
 		return nil, err
 	}
-	if err := n.autoPartition(spec.PartitionKeys); err != nil {
+	if err := n.autoPartition(n.partKeys); err != nil {
 		return nil, err
 	}
 	info := &TableInfo{TableInfo: protocol.TableInfo{
