@@ -107,17 +107,15 @@ func (e *Engine) checkAutoPartitions(ctx context.Context, info *catalog.TableInf
 	e.autoPartMu.Lock()
 	defer e.autoPartMu.Unlock()
 	var names []string
+	specs := map[string]map[string]string{}
 	for _, p := range e.cat.Partitions(info.TableID) {
 		names = append(names, p.PartitionName)
+		specs[p.PartitionName] = p.Spec
 	}
 	plan := s.Plan(e.opts.AutoPartition.Now(), names)
 	var errList []error
 	for _, name := range plan.Drop {
-		values, err := partition.Values(info.PartitionKeys, name)
-		if err == nil {
-			err = e.DropPartition(ctx, info.Path().String(), specOf(info.PartitionKeys, values), true)
-		}
-		if err != nil {
+		if err := e.DropPartition(ctx, info.Path().String(), specs[name], true); err != nil {
 			errList = append(errList, fmt.Errorf("drop expired partition %s: %w", name, err))
 			continue
 		}
@@ -148,11 +146,3 @@ func (e *Engine) checkPartitionTime(info *catalog.TableInfo, spec map[string]str
 	return s.CheckCreate(e.opts.AutoPartition.Now(), spec)
 }
 
-// specOf pairs partition keys with their values.
-func specOf(keys, values []string) map[string]string {
-	spec := make(map[string]string, len(keys))
-	for i, k := range keys {
-		spec[k] = values[i]
-	}
-	return spec
-}
