@@ -1,6 +1,6 @@
 package engine
 
-// Automatic partitions (PROTOCOL.md §3, "Automatic partitions"): for every
+// Automatic partitions (PROTOCOL.md, "Automatic partitions"): for every
 // table with table.auto-partition.enabled, a check creates the partitions of
 // the current and next periods and drops those past the retention, through
 // the same create and drop as the create-partition and drop-partition
