@@ -120,16 +120,18 @@ func Validate(opts map[string]string, partitionKeys []string, isDate func(col st
 			return fmt.Errorf("Invalid table property '%s': %w", OptTimeFormat, err)
 		}
 	}
+	// Fluss checks the key only when it must be set; a key that is not a
+	// partition key would leave no time value to check partitions by.
+	key := opts[OptKey]
+	if key != "" && !slices.Contains(partitionKeys, key) {
+		return fmt.Errorf("The specified key for auto partitioned table is not a partition key. Your key '%s' is not in key list [%s]", key, strings.Join(partitionKeys, ", "))
+	}
 	if !enabled {
 		return nil
 	}
-	key := opts[OptKey]
 	if len(partitionKeys) > 1 {
 		if key == "" {
 			return fmt.Errorf("Currently, auto partitioned table must set one auto partition key when it has multiple partition keys. Please set table property '%s'.", OptKey)
-		}
-		if !slices.Contains(partitionKeys, key) {
-			return fmt.Errorf("The specified key for auto partitioned table is not a partition key. Your key '%s' is not in key list [%s]", key, strings.Join(partitionKeys, ", "))
 		}
 		if n, _ := strconv.Atoi(opts[OptNumPrecreate]); n > 0 {
 			return fmt.Errorf("For a partitioned table with multiple partition keys, auto pre-create is unsupported and this value must be set to 0, but is %d", n)

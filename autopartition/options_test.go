@@ -52,6 +52,8 @@ func TestValidate(t *testing.T) {
 			err: "Currently, auto partitioned table must set one auto partition key when it has multiple partition keys. Please set table property 'table.auto-partition.key'."},
 		{name: "key not a partition key", opts: map[string]string{OptEnabled: "true", OptKey: "x"}, keys: []string{"region", "dt"},
 			err: "The specified key for auto partitioned table is not a partition key. Your key 'x' is not in key list [region, dt]"},
+		{name: "key of a one-key table", opts: map[string]string{OptKey: "x"}, keys: []string{"dt"},
+			err: "The specified key for auto partitioned table is not a partition key. Your key 'x' is not in key list [dt]"},
 		{name: "multi key precreate forced", opts: map[string]string{OptEnabled: "true", OptKey: "dt"}, keys: []string{"region", "dt"},
 			forced: map[string]string{OptNumPrecreate: "0"}},
 		{name: "multi key precreate set", opts: map[string]string{OptEnabled: "true", OptKey: "dt", OptNumPrecreate: "2"}, keys: []string{"region", "dt"},
