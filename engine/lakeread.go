@@ -34,7 +34,7 @@ func (rs *ReadStream) runLake(ctx context.Context, bucket int, send func(arrow.R
 		names = append(names, lake.ColOffset)
 		offsetAt = len(names) - 1
 	}
-	recs, err := lt.Scan(ctx, rs.e.opts.Allocator, *rs.tk.LakeSnapshotID, bucket, names, rs.plan.filter)
+	recs, err := lt.Scan(ctx, rs.e.opts.Allocator, *rs.tk.LakeSnapshotID, nil, bucket, names, rs.plan.filter)
 	if err != nil {
 		return err
 	}
