@@ -8,7 +8,7 @@ import (
 	"github.com/apache/iceberg-go"
 )
 
-// Partitioned tables (PROTOCOL.md §7.6): the Iceberg spec is identity of
+// Partitioned tables (PROTOCOL.md §7.7): the Iceberg spec is identity of
 // each partition key, in order, then the bucket field, as in Fluss; a data
 // file's partition tuple names its fluxgate partition and bucket. Identity
 // accepts every partition-key type, so unlike Fluss the keys need not be

@@ -89,7 +89,7 @@ func Round(ctx context.Context, lt *lake.Table, src Source, mem memory.Allocator
 // of each of parts (the partitions the table has), in the order given, into
 // the one lake snapshot. A partition that the last snapshot has offsets of
 // and parts lacks was dropped: its offsets leave the snapshot and its rows
-// stay in the lake (PROTOCOL.md §7.6).
+// stay in the lake (PROTOCOL.md §7.7).
 func RoundPartitions(ctx context.Context, lt *lake.Table, parts []Partition, mem memory.Allocator) (Result, error) {
 	return run(ctx, lt, parts, true, mem)
 }
