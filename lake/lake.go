@@ -274,8 +274,12 @@ type Table struct {
 	m       *mapping
 	tableID int64
 
-	mu  sync.RWMutex
-	tbl *table.Table // replaced by each commit
+	mu    sync.RWMutex
+	tbl   *table.Table // replaced by each commit
+	parts struct {     // the partitions of one snapshot, once listed
+		snapshot int64
+		parts    []Partition
+	}
 
 	idx *keyIndex // of a primary-key table; used by commits, which are serialized
 }

@@ -69,10 +69,30 @@ func (m *mapping) partitionFilter(part Partition) (iceberg.BooleanExpression, er
 // Partitions lists the fluxgate partitions that have data files in a
 // snapshot, from its manifests alone: the lake's partitions, also those
 // dropped from fluxgate since (their rows stay in the lake).
+// Each call plans on the manifests; the last snapshot's answer is kept, as
+// a snapshot never changes.
 func (t *Table) Partitions(ctx context.Context, snapshotID int64) ([]Partition, error) {
 	if len(t.m.parts) == 0 {
 		return nil, nil
 	}
+	t.mu.RLock()
+	known := t.parts
+	t.mu.RUnlock()
+	if known.snapshot == snapshotID && known.parts != nil {
+		return known.parts, nil
+	}
+	parts, err := t.listPartitions(ctx, snapshotID)
+	if err != nil {
+		return nil, err
+	}
+	t.mu.Lock()
+	t.parts.snapshot, t.parts.parts = snapshotID, parts
+	t.mu.Unlock()
+	return parts, nil
+}
+
+// listPartitions reads the partitions of a snapshot's data files.
+func (t *Table) listPartitions(ctx context.Context, snapshotID int64) ([]Partition, error) {
 	tbl := t.current()
 	snap := tbl.SnapshotByID(snapshotID)
 	if snap == nil {
@@ -87,7 +107,7 @@ func (t *Table) Partitions(ctx context.Context, snapshotID int64) ([]Partition, 
 		return nil, fmt.Errorf("list lake manifests: %w", err)
 	}
 	seen := map[string]bool{}
-	var out []Partition
+	out := []Partition{} // not nil: known to have none
 	for _, mf := range manifests {
 		if mf.ManifestContent() != iceberg.ManifestContentData {
 			continue
