@@ -20,9 +20,8 @@ import (
 // partitionedInfo is spec's table partitioned by keys.
 func partitionedInfo(t testing.TB, spec catalog.TableSpec, keys []string, id int64) *catalog.TableInfo {
 	t.Helper()
-	info := tableInfo(t, spec, id)
-	info.PartitionKeys = keys // the catalog does not take partition keys yet
-	return info
+	spec.PartitionKeys = keys
+	return tableInfo(t, spec, id)
 }
 
 // commitPartitions commits one round: for each partition id, rows of

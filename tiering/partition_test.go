@@ -31,13 +31,13 @@ func newPartitionedLake(t *testing.T, pk bool, names ...string) *partitionedLake
 		Options: map[string]string{"bucket.num": "1"}}
 	if pk {
 		spec.PrimaryKey = []string{"k", "v"}
-		spec.Options["bucket.key"] = "k"
 	}
+	spec.PartitionKeys = []string{"v"}
 	info, err := catalog.NormalizeSpec(spec, catalog.Defaults{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	info.TableID, info.PartitionKeys = 2, []string{"v"} // the catalog does not take partition keys yet
+	info.TableID = 2
 	l, err := lake.Open(context.Background(), lake.Options{Warehouse: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
