@@ -33,9 +33,22 @@ type Partition struct {
 // Values are the partition's values in partition-key order.
 func (p *Partition) Values() []string { return p.values }
 
-// notPartitioned is the error of a partition action on a table without
+// ForPartition returns the definition a partition's data lives under: the
+// table's, with the partition's id as its table id, since a partition is
+// stored as a table of its own (log directory, primary-key state).
+func (t *TableInfo) ForPartition(p *Partition) *TableInfo {
+	out := &TableInfo{TableInfo: t.TableInfo, d: t.d}
+	out.TableID = p.PartitionID
+	out.d.partition = p
+	return out
+}
+
+// Partition is the partition of a definition made by ForPartition, else nil.
+func (t *TableInfo) Partition() *Partition { return t.d.partition }
+
+// NotPartitioned is the error of a partition action on a table without
 // partition keys.
-func notPartitioned(t *TableInfo) error {
+func NotPartitioned(t *TableInfo) error {
 	return errs.New(errs.Precondition, "table %s is not partitioned", t.Table)
 }
 
@@ -56,7 +69,7 @@ func (c *Catalog) CreatePartition(path protocol.TablePath, spec map[string]strin
 		return nil, false, notFound(path)
 	}
 	if !t.IsPartitioned() {
-		return nil, false, notPartitioned(t)
+		return nil, false, NotPartitioned(t)
 	}
 	values, err := partition.Resolve(t.Table, t.PartitionKeys, spec, true)
 	if err != nil {
@@ -106,7 +119,7 @@ func (c *Catalog) DropPartition(path protocol.TablePath, spec map[string]string,
 		return nil, notFound(path)
 	}
 	if !t.IsPartitioned() {
-		return nil, notPartitioned(t)
+		return nil, NotPartitioned(t)
 	}
 	values, err := partition.Resolve(t.Table, t.PartitionKeys, spec, false)
 	if err != nil {

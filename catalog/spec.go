@@ -61,6 +61,7 @@ type derived struct {
 	zstdLevel    int
 	autoIncCache int64
 	prefixIndex  bool
+	partition    *Partition // of a partition's definition (ForPartition)
 }
 
 // Defaults are server-wide defaults for options a spec leaves out.
