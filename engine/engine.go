@@ -51,6 +51,8 @@ type Engine struct {
 	alterMu sync.Mutex // serializes alter-table, so that schemas are stored in order
 	partMu  sync.Mutex // serializes partition DDL with dropping tables (partitions.go)
 
+	lakeParts partTiers // the lake tiers of partitioned tables (lakeowner.go)
+
 	kvRecovery sync.Mutex // serializes reopening a broken kv store (recoverKV)
 
 	draining chan struct{} // closed by Drain

@@ -1,0 +1,137 @@
+package engine
+
+import (
+	"context"
+	"maps"
+	"reflect"
+	"slices"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/fluxgate-io/fluxgate/protocol"
+)
+
+// lakeEventsSpec is eventsSpec with the lake enabled.
+func lakeEventsSpec() protocol.TableSpec {
+	spec := eventsSpec()
+	spec.Options = maps.Clone(spec.Options)
+	spec.Options["table.datalake.enabled"] = "true"
+	return spec
+}
+
+// lakeIDs reads the ids each partition of the table's latest lake snapshot
+// holds, by partition name, through the lake table.
+func lakeIDs(t *testing.T, e *Engine, table string) map[string][]int64 {
+	t.Helper()
+	ctx := context.Background()
+	o, info, _, err := e.resolveLake(table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	snap, err := e.ownerSnapshot(ctx, o, info)
+	if err != nil || snap == nil {
+		t.Fatalf("lake snapshot %v, %v", snap, err)
+	}
+	lt, err := e.openLake(ctx, o.tier, info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts, err := lakeParts(ctx, lt, snap.ID, info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string][]int64{}
+	for _, p := range parts {
+		for b := range info.BucketCount() {
+			recs, err := lt.Scan(ctx, memory.DefaultAllocator, snap.ID, p.values, b, []string{"id"}, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for rec, err := range recs {
+				if err != nil {
+					t.Fatal(err)
+				}
+				out[p.name] = append(out[p.name], rec.Column(0).(*array.Int64).Values()...)
+				rec.Release()
+			}
+		}
+		slices.Sort(out[p.name])
+	}
+	return out
+}
+
+// offsetsSum sums each partition's bucket offsets.
+func offsetsSum(po protocol.PartitionOffsets) map[string]int64 {
+	out := map[string]int64{}
+	for name, buckets := range po {
+		for _, o := range buckets {
+			out[name] += o
+		}
+	}
+	return out
+}
+
+// A day-partitioned lake table: a round tiers every partition into one
+// snapshot with offsets per partition; a dropped partition's offsets leave
+// the snapshot and its rows stay in the lake, also after a restart.
+func TestPartitionedTableTiering(t *testing.T) {
+	dir := t.TempDir()
+	e := openPartitioned(t, dir, Options{})
+	defer func() { e.Close() }()
+	if _, err := e.CreateTable(t.Context(), lakeEventsSpec(), false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := writeEvents(t, e, protocol.WriteRequest{Table: "events"},
+		eventRows([]int64{1, 2, 3, 4, 5, 6}, []string{"20261201", "20261202", "20261201", "20261203", "20261201", "20261202"})); err != nil {
+		t.Fatal(err)
+	}
+	snap, err := e.TierNow(t.Context(), "events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := map[string]int64{"20261201": 3, "20261202": 2, "20261203": 1}; snap.Offsets != nil || !reflect.DeepEqual(offsetsSum(snap.PartitionOffsets), want) {
+		t.Fatalf("tier-now: offsets %v, partition offsets %v; want none, sums %v", snap.Offsets, snap.PartitionOffsets, want)
+	}
+	if got, err := e.LakeSnapshot(t.Context(), "events"); err != nil || !reflect.DeepEqual(got, snap) {
+		t.Errorf("lake-snapshot %+v (%v), want tier-now's %+v", got, err, snap)
+	}
+	want := map[string][]int64{"20261201": {1, 3, 5}, "20261202": {2, 6}, "20261203": {4}}
+	if got := lakeIDs(t, e, "events"); !reflect.DeepEqual(got, want) {
+		t.Errorf("lake holds %v, want %v", got, want)
+	}
+
+	if err := e.DropPartition(t.Context(), "events", map[string]string{"dt": "20261201"}, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := writeEvents(t, e, protocol.WriteRequest{Table: "events"}, eventRows([]int64{7}, []string{"20261203"})); err != nil {
+		t.Fatal(err)
+	}
+	snap, err = e.TierNow(t.Context(), "events")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if wantSums := map[string]int64{"20261202": 2, "20261203": 2}; !reflect.DeepEqual(offsetsSum(snap.PartitionOffsets), wantSums) {
+		t.Errorf("after the drop: partition offsets %v, want sums %v", snap.PartitionOffsets, wantSums)
+	}
+	want["20261203"] = []int64{4, 7}
+	if got := lakeIDs(t, e, "events"); !reflect.DeepEqual(got, want) {
+		t.Errorf("after the drop the lake holds %v, want %v (the dropped day's rows stay)", got, want)
+	}
+
+	if err := e.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e = openPartitioned(t, dir, Options{})
+	if got, err := e.LakeSnapshot(t.Context(), "events"); err != nil || !reflect.DeepEqual(got, snap) {
+		t.Errorf("after restart lake-snapshot %+v (%v), want %+v", got, err, snap)
+	}
+	if got := lakeIDs(t, e, "events"); !reflect.DeepEqual(got, want) {
+		t.Errorf("after restart the lake holds %v, want %v", got, want)
+	}
+	// Nothing new: the round commits nothing.
+	if again, err := e.TierNow(t.Context(), "events"); err != nil || again.SnapshotID != snap.SnapshotID {
+		t.Errorf("a round with nothing new: snapshot %d (%v), want %d", again.SnapshotID, err, snap.SnapshotID)
+	}
+}
