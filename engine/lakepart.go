@@ -11,6 +11,7 @@ import (
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/lake"
 	"github.com/fluxgate-io/fluxgate/partition"
+	"github.com/fluxgate-io/fluxgate/protocol"
 	"github.com/fluxgate-io/fluxgate/row"
 )
 
@@ -61,4 +62,62 @@ func lakePartitionName(info *catalog.TableInfo, p lake.Partition) (string, error
 		values[i] = v
 	}
 	return partition.Name(values), nil
+}
+
+// partitionedLake is a $lake or union read of a partitioned table, planned
+// on one lake snapshot for all its partitions.
+type partitionedLake struct {
+	view string // protocol.ViewLake or protocol.ViewUnion
+	snap *lake.Snapshot
+}
+
+// planPartitionedLake returns how a scan of a partitioned table reads its
+// lake; nil when it does not: it is neither $lake nor a full read of a
+// lake-enabled log table (PROTOCOL.md §7.3), or no round has committed yet.
+func (e *Engine) planPartitionedLake(ctx context.Context, info *catalog.TableInfo, path protocol.TablePath, view string, startup, stop protocol.Position) (*partitionedLake, error) {
+	union := view == protocol.ViewLog && startup.Mode == protocol.PositionFull && info.DatalakeEnabled()
+	if view != protocol.ViewLake && !union {
+		return nil, nil
+	}
+	snap, err := e.ownerSnapshot(ctx, lakeOwner{tier: e.lakeParts.tier(info.TableID), id: info.TableID}, info)
+	if err != nil {
+		return nil, err
+	}
+	if view == protocol.ViewLake {
+		if err := checkLakeRead(info, path, snap, startup, stop); err != nil {
+			return nil, err
+		}
+		return &partitionedLake{view: view, snap: snap}, nil
+	}
+	if snap == nil {
+		return nil, nil
+	}
+	return &partitionedLake{view: protocol.ViewUnion, snap: snap}, nil
+}
+
+// planner plans the ranges of partition t.
+func (pl *partitionedLake) planner(e *Engine, t *table, startup, stop protocol.Position) viewPlanner {
+	if pl.view == protocol.ViewLake {
+		return planLakeSnapshot(pl.snap, lakeOffsets(pl.snap, t.current().info))
+	}
+	return planUnion(e, t, pl.snap, startup, stop)
+}
+
+// lakePartition returns the lake's values of the partition a lake read is
+// at (nil on a table without partitions); false when the snapshot has no
+// files of it.
+func (rs *ReadStream) lakePartition(ctx context.Context, lt *lake.Table) (lake.Partition, bool, error) {
+	p := rs.info.Partition()
+	if p == nil {
+		return nil, true, nil
+	}
+	parts, err := lakeParts(ctx, lt, *rs.tk.LakeSnapshotID, rs.info)
+	if err != nil {
+		return nil, false, err
+	}
+	i, found := slices.BinarySearchFunc(parts, p.PartitionName, func(lp lakePart, name string) int { return strings.Compare(lp.name, name) })
+	if !found {
+		return nil, false, nil
+	}
+	return parts[i].values, true, nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/fluxgate-io/fluxgate/lake"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
@@ -62,6 +63,29 @@ func lakeIDs(t *testing.T, e *Engine, table string) map[string][]int64 {
 	return out
 }
 
+// idsByPartition lists the ids of scanRows's rows by partition.
+func idsByPartition(rows map[string]map[int64]string) map[string][]int64 {
+	out := map[string][]int64{}
+	for name, ids := range rows {
+		out[name] = slices.Sorted(maps.Keys(ids))
+	}
+	return out
+}
+
+// lakeTableOf opens a table's lake table.
+func lakeTableOf(t *testing.T, e *Engine, table string) *lake.Table {
+	t.Helper()
+	o, info, _, err := e.resolveLake(table)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lt, err := e.openLake(t.Context(), o.tier, info)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lt
+}
+
 // offsetsSum sums each partition's bucket offsets.
 func offsetsSum(po protocol.PartitionOffsets) map[string]int64 {
 	out := map[string]int64{}
@@ -102,6 +126,34 @@ func TestPartitionedTableTiering(t *testing.T) {
 		t.Errorf("lake holds %v, want %v", got, want)
 	}
 
+	// $lake equals what was tiered, per partition; so does the union read,
+	// with the rows written since.
+	if _, err := writeEvents(t, e, protocol.WriteRequest{Table: "events"}, eventRows([]int64{8}, []string{"20261202"})); err != nil {
+		t.Fatal(err)
+	}
+	plan, rows := scanRows(t, e, protocol.ScanRequest{Table: "events$lake"})
+	if got := idsByPartition(rows); !reflect.DeepEqual(got, want) || plan.LakeSnapshotID == nil || *plan.LakeSnapshotID != snap.SnapshotID {
+		t.Errorf("events$lake of snapshot %v reads %v, want %v of %d", plan.LakeSnapshotID, got, want, snap.SnapshotID)
+	}
+	_, rows = scanRows(t, e, protocol.ScanRequest{Table: "events"})
+	union := map[string][]int64{"20261201": {1, 3, 5}, "20261202": {2, 6, 8}, "20261203": {4}}
+	if got := idsByPartition(rows); !reflect.DeepEqual(got, union) {
+		t.Errorf("the union read reads %v, want %v", got, union)
+	}
+	// A filter on the partition column plans one partition and opens only
+	// its lake files.
+	lt := lakeTableOf(t, e, "events")
+	files, _ := lt.ScanStats()
+	for _, table := range []string{"events$lake", "events"} {
+		plan, rows := scanRows(t, e, protocol.ScanRequest{Table: table, Filter: []byte(`{"eq": ["dt", "20261203"]}`)})
+		if got := idsByPartition(rows); len(plan.Partitions) != 1 || !reflect.DeepEqual(got, map[string][]int64{"20261203": {4}}) {
+			t.Errorf("%s filtered to 20261203: %d partitions planned, rows %v", table, len(plan.Partitions), got)
+		}
+	}
+	if opened, _ := lt.ScanStats(); opened-files != 2 {
+		t.Errorf("the two filtered reads opened %d lake files, want 2 (one each: 20261203's only file)", opened-files)
+	}
+
 	if err := e.DropPartition(t.Context(), "events", map[string]string{"dt": "20261201"}, false); err != nil {
 		t.Fatal(err)
 	}
@@ -112,10 +164,10 @@ func TestPartitionedTableTiering(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if wantSums := map[string]int64{"20261202": 2, "20261203": 2}; !reflect.DeepEqual(offsetsSum(snap.PartitionOffsets), wantSums) {
+	if wantSums := map[string]int64{"20261202": 3, "20261203": 2}; !reflect.DeepEqual(offsetsSum(snap.PartitionOffsets), wantSums) {
 		t.Errorf("after the drop: partition offsets %v, want sums %v", snap.PartitionOffsets, wantSums)
 	}
-	want["20261203"] = []int64{4, 7}
+	want["20261202"], want["20261203"] = []int64{2, 6, 8}, []int64{4, 7}
 	if got := lakeIDs(t, e, "events"); !reflect.DeepEqual(got, want) {
 		t.Errorf("after the drop the lake holds %v, want %v (the dropped day's rows stay)", got, want)
 	}

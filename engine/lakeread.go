@@ -34,7 +34,11 @@ func (rs *ReadStream) runLake(ctx context.Context, bucket int, send func(arrow.R
 		names = append(names, lake.ColOffset)
 		offsetAt = len(names) - 1
 	}
-	recs, err := lt.Scan(ctx, rs.e.opts.Allocator, *rs.tk.LakeSnapshotID, nil, bucket, names, rs.plan.filter)
+	part, ok, err := rs.lakePartition(ctx, lt)
+	if err != nil || !ok {
+		return err // !ok: the lake has nothing of the partition
+	}
+	recs, err := lt.Scan(ctx, rs.e.opts.Allocator, *rs.tk.LakeSnapshotID, part, bucket, names, rs.plan.filter)
 	if err != nil {
 		return err
 	}

@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/apache/iceberg-go"
 	icecatalog "github.com/apache/iceberg-go/catalog"
@@ -282,6 +283,8 @@ type Table struct {
 	}
 
 	idx *keyIndex // of a primary-key table; used by commits, which are serialized
+
+	filesRead, bytesRead atomic.Int64 // by scans (ScanStats)
 }
 
 func (t *Table) current() *table.Table {

@@ -194,6 +194,9 @@ func TestPartitionedLake(t *testing.T) {
 			t.Errorf("partition %s, filter %q: ids %v from %d files, want %v from %d", c.day, c.filter, ids, files, c.ids, c.files)
 		}
 	}
+	if files, bytes := lt.ScanStats(); files != 4 || bytes <= 0 {
+		t.Errorf("the scans opened %d files of %d bytes, want the 4 planned", files, bytes)
+	}
 	if ids, files := scanPartition(t, mem, lt, snap.ID, Partition{"20261130"}, ""); len(ids) != 0 || files != 0 {
 		t.Errorf("a partition the lake lacks reads ids %v from %d files, want none", ids, files)
 	}

@@ -51,6 +51,10 @@ func (t *Table) Scan(ctx context.Context, mem memory.Allocator, snapshotID int64
 	if err != nil {
 		return nil, err
 	}
+	for _, task := range tasks {
+		t.filesRead.Add(1)
+		t.bytesRead.Add(task.File.FileSizeBytes())
+	}
 	absent := absentColumns(t.current(), snapshotID, columns)
 	_, recs, err := scan.ReadTasks(ctx, tasks)
 	if err != nil {
@@ -71,6 +75,12 @@ func (t *Table) Scan(ctx context.Context, mem memory.Allocator, snapshotID int64
 			}
 		}
 	}, nil
+}
+
+// ScanStats say how many data files scans of the table opened, and their
+// bytes: what pruning by partition and statistics left to read.
+func (t *Table) ScanStats() (files, bytes int64) {
+	return t.filesRead.Load(), t.bytesRead.Load()
 }
 
 // plan plans a bucket's scan of a snapshot: the files that may hold rows
