@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/lake"
 	"github.com/fluxgate-io/fluxgate/partition"
 	"github.com/fluxgate-io/fluxgate/protocol"
@@ -107,17 +108,106 @@ func (pl *partitionedLake) planner(e *Engine, t *table, startup, stop protocol.P
 // at (nil on a table without partitions); false when the snapshot has no
 // files of it.
 func (rs *ReadStream) lakePartition(ctx context.Context, lt *lake.Table) (lake.Partition, bool, error) {
-	p := rs.info.Partition()
-	if p == nil {
+	_, name := rs.partitionOf()
+	if !rs.info.IsPartitioned() {
 		return nil, true, nil
 	}
 	parts, err := lakeParts(ctx, lt, *rs.tk.LakeSnapshotID, rs.info)
 	if err != nil {
 		return nil, false, err
 	}
-	i, found := slices.BinarySearchFunc(parts, p.PartitionName, func(lp lakePart, name string) int { return strings.Compare(lp.name, name) })
+	i, found := slices.BinarySearchFunc(parts, name, func(lp lakePart, name string) int { return strings.Compare(lp.name, name) })
 	if !found {
 		return nil, false, nil
 	}
 	return parts[i].values, true, nil
+}
+
+// planLakeOnly adds to a plan the partitions that the lake snapshot holds
+// and fluxgate no longer has (dropped since), that the filter may match:
+// read from the lake alone, with the negative ids Fluss gives them (-1, -2,
+// ... in name order), partitions and ranges then in name order.
+func (e *Engine) planLakeOnly(ctx context.Context, info *catalog.TableInfo, vp *viewPlan, lk *partitionedLake, buckets []int, ranges []protocol.TicketRange, plan *ScanPlan) ([]protocol.TicketRange, error) {
+	lt, err := e.openLake(ctx, e.lakeParts.tier(info.TableID), info)
+	if err != nil {
+		return nil, err
+	}
+	parts, err := lakeParts(ctx, lt, lk.snap.ID, info)
+	if err != nil {
+		return nil, err
+	}
+	id := int64(0)
+	for _, p := range parts {
+		if _, err := e.cat.PartitionByName(info, p.name); err == nil {
+			continue
+		}
+		id--
+		values, err := partition.Values(info.PartitionKeys, p.name)
+		if err != nil {
+			return nil, err
+		}
+		if !partitionMayMatch(info, vp, values) {
+			continue
+		}
+		spec := protocol.PartitionSpec{}
+		for i, k := range info.PartitionKeys {
+			spec[k] = values[i]
+		}
+		plan.Partitions = append(plan.Partitions, protocol.PartitionInfo{PartitionID: id, PartitionName: p.name, Spec: spec})
+		for _, b := range buckets {
+			end := int64(0) // a lake-only partition has no offsets
+			ranges = append(ranges, protocol.TicketRange{PartitionID: id, Partition: p.name, Bucket: b, Stop: &end})
+		}
+	}
+	slices.SortStableFunc(plan.Partitions, func(a, b protocol.PartitionInfo) int { return strings.Compare(a.PartitionName, b.PartitionName) })
+	slices.SortStableFunc(ranges, func(a, b protocol.TicketRange) int { return strings.Compare(a.Partition, b.Partition) })
+	return ranges, nil
+}
+
+// checkLakeOnly checks a ticket range of a partition only in the lake: of a
+// partitioned table, by a name fluxgate no longer has.
+func (e *Engine) checkLakeOnly(tableID int64, name string) error {
+	info, err := e.cat.TableByID(tableID)
+	if err != nil {
+		return err
+	}
+	if !info.IsPartitioned() {
+		return errs.New(errs.Invalid, "ticket: table %s is not partitioned; a negative partition_id names a partition only in the lake", info.Table)
+	}
+	if _, err := partition.Values(info.PartitionKeys, name); err != nil {
+		return err
+	}
+	return nil
+}
+
+// useLakeOnly makes the stream read r, a range of a partition only in the
+// lake, from the lake alone.
+func (rs *ReadStream) useLakeOnly(r protocol.TicketRange) error {
+	if rs.tk.View != protocol.ViewLake && rs.tk.View != protocol.ViewUnion {
+		return errs.New(errs.Invalid, "ticket: partition %s is only in the lake; view %s does not read the lake", r.Partition, rs.tk.View)
+	}
+	info, err := rs.e.cat.TableByID(rs.tk.TableID)
+	if err != nil {
+		return err
+	}
+	rs.t, rs.sch, rs.info, rs.lakeOnly = nil, nil, info, &r
+	return nil
+}
+
+// readLake returns the lake table the stream reads: of its table, or of the
+// partitioned table a lake-only range is of.
+func (rs *ReadStream) readLake(ctx context.Context) (*lake.Table, error) {
+	if rs.t == nil {
+		return rs.e.openLake(ctx, rs.e.lakeParts.tier(rs.info.TableID), rs.info)
+	}
+	return rs.e.lakeTable(ctx, rs.t, rs.t.current().info)
+}
+
+// highWatermark is a bucket's high watermark for a batch's app_metadata;
+// a partition only in the lake has no log, so its lake offset end stands.
+func (rs *ReadStream) highWatermark(bucket int, end int64) int64 {
+	if rs.t == nil {
+		return end
+	}
+	return rs.t.log.HighWatermark(bucket)
 }

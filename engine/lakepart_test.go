@@ -86,6 +86,27 @@ func lakeTableOf(t *testing.T, e *Engine, table string) *lake.Table {
 	return lt
 }
 
+// checkLakeOnly checks that $lake and the union read list the dropped day
+// 20261201 as a partition only in the lake, with id -1, and read its rows;
+// a filter on the day reads it alone.
+func checkLakeOnly(t *testing.T, e *Engine, lakeRows map[string][]int64) {
+	t.Helper()
+	for _, table := range []string{"events$lake", "events"} {
+		plan, rows := scanRows(t, e, protocol.ScanRequest{Table: table})
+		got := idsByPartition(rows)
+		if !reflect.DeepEqual(got["20261201"], lakeRows["20261201"]) || len(plan.Partitions) != 3 {
+			t.Errorf("%s: partitions %v, rows %v; want the dropped 20261201 to read %v", table, plan.Partitions, got, lakeRows["20261201"])
+		}
+		if p := plan.Partitions[0]; p.PartitionName != "20261201" || p.PartitionID != -1 || p.Spec["dt"] != "20261201" {
+			t.Errorf("%s: the lake-only partition is planned as %+v, want id -1", table, p)
+		}
+		plan, rows = scanRows(t, e, protocol.ScanRequest{Table: table, Filter: []byte(`{"eq": ["dt", "20261201"]}`)})
+		if got := idsByPartition(rows); len(plan.Partitions) != 1 || !reflect.DeepEqual(got, map[string][]int64{"20261201": lakeRows["20261201"]}) {
+			t.Errorf("%s filtered to the dropped day: %d partitions, rows %v", table, len(plan.Partitions), got)
+		}
+	}
+}
+
 // offsetsSum sums each partition's bucket offsets.
 func offsetsSum(po protocol.PartitionOffsets) map[string]int64 {
 	out := map[string]int64{}
@@ -172,10 +193,13 @@ func TestPartitionedTableTiering(t *testing.T) {
 		t.Errorf("after the drop the lake holds %v, want %v (the dropped day's rows stay)", got, want)
 	}
 
+	checkLakeOnly(t, e, want)
+
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
 	e = openPartitioned(t, dir, Options{})
+	checkLakeOnly(t, e, want)
 	if got, err := e.LakeSnapshot(t.Context(), "events"); err != nil || !reflect.DeepEqual(got, snap) {
 		t.Errorf("after restart lake-snapshot %+v (%v), want %+v", got, err, snap)
 	}

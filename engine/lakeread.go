@@ -23,7 +23,7 @@ func (rs *ReadStream) runLake(ctx context.Context, bucket int, send func(arrow.R
 	if rs.left == 0 {
 		return nil
 	}
-	lt, err := rs.e.lakeTable(ctx, rs.t, rs.t.current().info)
+	lt, err := rs.readLake(ctx)
 	if err != nil {
 		return err
 	}
@@ -118,7 +118,7 @@ func (rs *ReadStream) sendLake(ctx context.Context, rec arrow.RecordBatch, bucke
 	}
 	out := rs.project(sub)
 	defer out.Release()
-	meta := protocol.BatchMeta{Bucket: bucket, Start: *start, Next: end, HighWatermark: rs.t.log.HighWatermark(bucket)}
+	meta := protocol.BatchMeta{Bucket: bucket, Start: *start, Next: end, HighWatermark: rs.highWatermark(bucket, end)}
 	*start = end
 	return rs.sendRows(ctx, out, rows, meta, offset, util.TotalRecordSize(out)*rows/max(out.NumRows(), 1), send)
 }

@@ -65,7 +65,12 @@ func (e *Engine) planPartitioned(ctx context.Context, info *catalog.TableInfo, p
 		plan.Partitions = append(plan.Partitions, p.PartitionInfo)
 	}
 	if lk != nil {
-		plan.LakeSnapshotID, base.LakeSnapshotID = &lk.snap.ID, &lk.snap.ID
+		plan.LakeSnapshotID, base.LakeSnapshotID, base.View = &lk.snap.ID, &lk.snap.ID, lk.view
+		if len(req.Partitions) == 0 {
+			if ranges, err = e.planLakeOnly(ctx, info, vp, lk, buckets, ranges, plan); err != nil {
+				return nil, err
+			}
+		}
 	}
 	plan.addTickets(base, ranges, req.Limit, !info.IsPrimaryKey() && lk == nil)
 	return plan, nil
