@@ -211,3 +211,44 @@ func TestPartitionedTableTiering(t *testing.T) {
 		t.Errorf("a round with nothing new: snapshot %d (%v), want %d", again.SnapshotID, err, snap.SnapshotID)
 	}
 }
+
+// A primary-key table partitioned by region: each round folds each
+// partition's upserts and deletes, and $lake equals the table's rows.
+func TestPartitionedPrimaryKeyTiering(t *testing.T) {
+	e := openPartitioned(t, t.TempDir(), Options{})
+	defer e.Close()
+	no := false
+	spec := protocol.TableSpec{Table: "users",
+		Columns:       []protocol.Column{{Name: "id", Type: "BIGINT", Nullable: &no}, {Name: "dt", Type: "STRING", Nullable: &no}},
+		PrimaryKey:    []string{"id", "dt"},
+		PartitionKeys: []string{"dt"},
+		Options:       map[string]string{"bucket.num": "2", "table.datalake.enabled": "true"},
+	}
+	if _, err := e.CreateTable(t.Context(), spec, false); err != nil {
+		t.Fatal(err)
+	}
+	write := func(mode string, ids []int64, days []string) {
+		t.Helper()
+		if _, err := writeEvents(t, e, protocol.WriteRequest{Table: "users", Mode: mode}, eventRows(ids, days)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("", []int64{1, 2, 3, 1}, []string{"eu", "eu", "us", "us"})
+	if _, err := e.TierNow(t.Context(), "users"); err != nil {
+		t.Fatal(err)
+	}
+	write("", []int64{2, 4}, []string{"eu", "us"})
+	write(protocol.ModeDelete, []int64{1}, []string{"eu"})
+	if _, err := e.TierNow(t.Context(), "users"); err != nil {
+		t.Fatal(err)
+	}
+	_, rows := scanRows(t, e, protocol.ScanRequest{Table: "users$lake"})
+	want := map[string][]int64{"eu": {2}, "us": {1, 3, 4}}
+	if got := idsByPartition(rows); !reflect.DeepEqual(got, want) {
+		t.Errorf("users$lake reads %v, want %v", got, want)
+	}
+	_, rows = scanRows(t, e, protocol.ScanRequest{Table: "users"})
+	if got := idsByPartition(rows); !reflect.DeepEqual(got, want) {
+		t.Errorf("users reads %v, want the same as its lake, %v", got, want)
+	}
+}
