@@ -201,31 +201,32 @@ func (e *Engine) lakeKeep(ctx context.Context, t *table) func(bucket int) int64 
 	}
 }
 
-// lakeLag returns how far the lake is behind t's log: in offsets summed
-// over buckets, and in seconds since the start of the last round that
-// brought it up to date (0 when nothing is behind).
-func (e *Engine) lakeLag(t *table) (offsets int64, seconds float64, ok bool) {
-	t.tier.mu.Lock()
-	snap, known, caughtUp := t.tier.snap, t.tier.lt != nil, t.tier.caughtUp
-	t.tier.mu.Unlock()
+// lakeLag returns how far the lake is behind t's log, in offsets summed
+// over buckets, and since when: the start of the last round that brought it
+// up to date (the table's creation before any). A partition's is its part
+// of its partitioned table's lag, which the caller sums.
+func (e *Engine) lakeLag(t *table) (offsets int64, since time.Time, ok bool) {
+	o := e.ownerOf(t)
+	o.tier.mu.Lock()
+	snap, known, caughtUp := o.tier.snap, o.tier.lt != nil, o.tier.caughtUp
+	o.tier.mu.Unlock()
 	if !known {
-		return 0, 0, false
+		return 0, time.Time{}, false
+	}
+	info := t.current().info
+	var tiered map[int]int64
+	if snap != nil {
+		tiered = lakeOffsets(snap, info)
 	}
 	for b := range t.log.Buckets() {
-		var at int64
-		if snap != nil {
-			at = max(snap.Offsets[b], 0)
-		}
+		at := max(tiered[b], 0)
 		offsets += max(t.log.HighWatermark(b)-max(at, t.log.EarliestOffset(b)), 0)
 	}
-	if offsets > 0 {
-		since := caughtUp
-		if since.IsZero() {
-			since = time.UnixMilli(t.current().info.CreatedAt)
-		}
-		seconds = time.Since(since).Seconds()
+	since = caughtUp
+	if since.IsZero() {
+		since = time.UnixMilli(info.CreatedAt)
 	}
-	return offsets, seconds, true
+	return offsets, since, true
 }
 
 // ensureLake refuses a lake-enabled table definition that Iceberg cannot

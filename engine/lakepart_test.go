@@ -152,6 +152,15 @@ func TestPartitionedTableTiering(t *testing.T) {
 	if _, err := writeEvents(t, e, protocol.WriteRequest{Table: "events"}, eventRows([]int64{8}, []string{"20261202"})); err != nil {
 		t.Fatal(err)
 	}
+	var lag int64
+	for _, pt := range e.openTables() {
+		if offsets, _, ok := e.lakeLag(pt); ok && pt.current().info.Partition() != nil {
+			lag += offsets
+		}
+	}
+	if lag != 1 {
+		t.Errorf("the partitions' lake lag sums to %d offsets, want 1 (id 8)", lag)
+	}
 	plan, rows := scanRows(t, e, protocol.ScanRequest{Table: "events$lake"})
 	if got := idsByPartition(rows); !reflect.DeepEqual(got, want) || plan.LakeSnapshotID == nil || *plan.LakeSnapshotID != snap.SnapshotID {
 		t.Errorf("events$lake of snapshot %v reads %v, want %v of %d", plan.LakeSnapshotID, got, want, snap.SnapshotID)
