@@ -42,6 +42,13 @@ func (p *partTiers) tier(id int64) *lakeTier {
 	return t
 }
 
+// existing returns the tier of id if it was made, else nil.
+func (p *partTiers) existing(id int64) *lakeTier {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.m[id]
+}
+
 func (p *partTiers) forget(id int64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -114,15 +121,22 @@ func (e *Engine) lakeOwners() []lakeOwner {
 
 // lakeRoundOf is the round lock of the lake owner that info's data is
 // tiered by: t's own (t may be nil: not open), or a partitioned table's,
-// for it or one of its partitions.
+// for it or one of its partitions; nil when there is none. A partitioned
+// table without a tier has no round running, and none that starts later
+// finds the dropped table or partition.
 func (e *Engine) lakeRoundOf(info *catalog.TableInfo, t *table) ctxMutex {
+	id := info.TableID
 	switch p := info.Partition(); {
 	case p != nil:
-		return e.lakeParts.tier(p.TableID).round
-	case info.IsPartitioned():
-		return e.lakeParts.tier(info.TableID).round
-	case t != nil:
+		id = p.TableID
+	case !info.IsPartitioned():
+		if t == nil {
+			return nil
+		}
 		return t.tier.round
+	}
+	if tier := e.lakeParts.existing(id); tier != nil {
+		return tier.round
 	}
 	return nil
 }

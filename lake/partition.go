@@ -27,10 +27,6 @@ type PartitionOffsets struct {
 	Buckets map[int]int64 `json:"buckets"`
 }
 
-// PartitionKeys lists the table's partition-key columns, none when it has
-// no partitions.
-func (t *Table) PartitionKeys() []string { return t.m.parts }
-
 // partitionFields are the spec's identity fields of the partition keys.
 func partitionFields(m *mapping) ([]iceberg.PartitionField, error) {
 	fields := make([]iceberg.PartitionField, len(m.parts))
@@ -68,9 +64,8 @@ func (m *mapping) partitionFilter(part Partition) (iceberg.BooleanExpression, er
 
 // Partitions lists the fluxgate partitions that have data files in a
 // snapshot, from its manifests alone: the lake's partitions, also those
-// dropped from fluxgate since (their rows stay in the lake).
-// Each call plans on the manifests; the last snapshot's answer is kept, as
-// a snapshot never changes.
+// dropped from fluxgate since (their rows stay in the lake). The answer for
+// the last snapshot asked is kept, as a snapshot never changes.
 func (t *Table) Partitions(ctx context.Context, snapshotID int64) ([]Partition, error) {
 	if len(t.m.parts) == 0 {
 		return nil, nil
