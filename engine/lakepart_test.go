@@ -5,7 +5,9 @@ import (
 	"maps"
 	"reflect"
 	"slices"
+	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -259,5 +261,74 @@ func TestPartitionedPrimaryKeyTiering(t *testing.T) {
 	_, rows = scanRows(t, e, protocol.ScanRequest{Table: "users"})
 	if got := idsByPartition(rows); !reflect.DeepEqual(got, want) {
 		t.Errorf("users reads %v, want the same as its lake, %v", got, want)
+	}
+}
+
+// Log retention of a partition removes only what its partition's lake
+// offsets hold; the union read stays complete from the lake.
+func TestPartitionRetentionKeepsWhatTheLakeLacks(t *testing.T) {
+	var now atomic.Int64
+	now.Store(time.Now().UnixNano())
+	clock := func() time.Time { return time.Unix(0, now.Load()) }
+	e := openPartitioned(t, t.TempDir(), Options{Log: LogOptions{SegmentBytes: 4 << 10, Now: clock}})
+	defer e.Close()
+	spec := lakeEventsSpec()
+	spec.Options["table.log.ttl"] = "1h"
+	if _, err := e.CreateTable(t.Context(), spec, false); err != nil {
+		t.Fatal(err)
+	}
+	days := []string{"20261201", "20261202"}
+	next := int64(0)
+	writeDays := func(batches int) {
+		t.Helper()
+		for range batches {
+			ids, dts := make([]int64, 40), make([]string, 40)
+			for i := range ids {
+				ids[i], dts[i] = next, days[i%2]
+				next++
+			}
+			if _, err := writeEvents(t, e, protocol.WriteRequest{Table: "events"}, eventRows(ids, dts)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	// earliest sums the partitions' earliest retained offsets.
+	earliest := func() int64 {
+		t.Helper()
+		info, _ := e.cat.Table(protocol.TablePath{Database: "fluss", Table: "events"})
+		var sum int64
+		for _, p := range e.cat.Partitions(info.TableID) {
+			pt, err := e.tableByID(p.PartitionID)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for b := range pt.log.Buckets() {
+				sum += pt.log.EarliestOffset(b)
+			}
+		}
+		return sum
+	}
+	writeDays(20)
+	now.Add(int64(2 * time.Hour))
+	e.ExpireLogs(t.Context())
+	if got := earliest(); got != 0 {
+		t.Fatalf("retention removed untiered segments: earliest offsets sum to %d", got)
+	}
+	if _, err := e.TierNow(t.Context(), "events"); err != nil {
+		t.Fatal(err)
+	}
+	writeDays(2)
+	now.Add(int64(2 * time.Hour))
+	e.ExpireLogs(t.Context())
+	if got := earliest(); got == 0 {
+		t.Fatal("retention removed nothing once tiered")
+	}
+	_, rows := scanRows(t, e, protocol.ScanRequest{Table: "events"})
+	var n int
+	for _, ids := range rows {
+		n += len(ids)
+	}
+	if n != int(next) {
+		t.Errorf("the union read after retention reads %d rows, want %d", n, next)
 	}
 }
