@@ -211,3 +211,29 @@ func (rs *ReadStream) highWatermark(bucket int, end int64) int64 {
 	}
 	return rs.t.log.HighWatermark(bucket)
 }
+
+// lakePartitionOffsets answers list-offsets of a partitioned table's $lake:
+// its lake snapshot's offsets of the partitions and buckets asked, as for
+// a table (only "latest"; 0 for a bucket the lake holds nothing of).
+func (e *Engine) lakePartitionOffsets(ctx context.Context, info *catalog.TableInfo, path protocol.TablePath, parts []*catalog.Partition, buckets []int, at protocol.Position) (protocol.OffsetsResult, error) {
+	if at.Mode != protocol.PositionLatest {
+		return protocol.OffsetsResult{}, errs.New(errs.Precondition, "%s: list-offsets of the lake view knows \"latest\" (the lake snapshot's offsets) only", path.FullName())
+	}
+	snap, err := e.ownerSnapshot(ctx, lakeOwner{tier: e.lakeParts.tier(info.TableID), id: info.TableID}, info)
+	if err != nil {
+		return protocol.OffsetsResult{}, err
+	}
+	if snap == nil {
+		return protocol.OffsetsResult{}, noLakeSnapshot(info, path)
+	}
+	res := protocol.OffsetsResult{PartitionOffsets: protocol.PartitionOffsets{}}
+	for _, p := range parts {
+		tiered := lakeOffsets(snap, info.ForPartition(p))
+		out := make(map[int]int64, len(buckets))
+		for _, b := range buckets {
+			out[b] = tiered[b]
+		}
+		res.PartitionOffsets[p.PartitionName] = out
+	}
+	return res, nil
+}

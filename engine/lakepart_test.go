@@ -144,6 +144,17 @@ func TestPartitionedTableTiering(t *testing.T) {
 	if got, err := e.LakeSnapshot(t.Context(), "events"); err != nil || !reflect.DeepEqual(got, snap) {
 		t.Errorf("lake-snapshot %+v (%v), want tier-now's %+v", got, err, snap)
 	}
+	lakeAt := snap.PartitionOffsets.Clone() // every bucket: 0 where the lake holds nothing
+	for _, buckets := range lakeAt {
+		for b := range 2 {
+			if _, ok := buckets[b]; !ok {
+				buckets[b] = 0
+			}
+		}
+	}
+	if got, err := e.ListOffsets(t.Context(), protocol.OffsetsRequest{Table: "events$lake"}); err != nil || !reflect.DeepEqual(got.PartitionOffsets, lakeAt) {
+		t.Errorf("list-offsets of events$lake %v (%v), want the snapshot's %v", got.PartitionOffsets, err, lakeAt)
+	}
 	want := map[string][]int64{"20261201": {1, 3, 5}, "20261202": {2, 6}, "20261203": {4}}
 	if got := lakeIDs(t, e, "events"); !reflect.DeepEqual(got, want) {
 		t.Errorf("lake holds %v, want %v", got, want)
