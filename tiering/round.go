@@ -4,8 +4,10 @@
 // Log tables append their records; primary-key tables fold each key's
 // changes in the round to its final row and retire the key's earlier rows
 // with position deletes (the lake knows where each key's row lives), so the
-// snapshot equals the table's rows as of the round's offsets. The lake's snapshot is the only record of progress, so a
-// round that dies before its commit is simply done again.
+// snapshot equals the table's rows as of the round's offsets. A partitioned
+// table's round does so for every bucket of every partition, into the one
+// snapshot. The lake's snapshot is the only record of progress, so a round
+// that dies before its commit is simply done again.
 package tiering
 
 import (
