@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
@@ -341,5 +342,61 @@ func TestPartitionRetentionKeepsWhatTheLakeLacks(t *testing.T) {
 	}
 	if n != int(next) {
 		t.Errorf("the union read after retention reads %d rows, want %d", n, next)
+	}
+}
+
+// A column added to a partitioned lake table reaches its one Iceberg table;
+// rows tiered before read it as NULL, in every partition.
+func TestPartitionedLakeAddColumn(t *testing.T) {
+	e := openPartitioned(t, t.TempDir(), Options{})
+	defer e.Close()
+	if _, err := e.CreateTable(t.Context(), lakeEventsSpec(), false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := writeEvents(t, e, protocol.WriteRequest{Table: "events"}, eventRows([]int64{1, 2}, []string{"20261201", "20261202"})); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.TierNow(t.Context(), "events"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.AlterTable(t.Context(), "events", nil, nil, []protocol.Column{{Name: "note", Type: "STRING"}}); err != nil {
+		t.Fatal(err)
+	}
+	schema := arrow.NewSchema(append(eventsSchema.Fields(), arrow.Field{Name: "note", Type: arrow.BinaryTypes.String, Nullable: true}), nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	b.Field(0).(*array.Int64Builder).Append(3)
+	b.Field(1).(*array.StringBuilder).Append("20261203")
+	b.Field(2).(*array.StringBuilder).Append("new")
+	rec := b.NewRecordBatch()
+	b.Release()
+	if _, err := writeEvents(t, e, protocol.WriteRequest{Table: "events"}, rec); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.TierNow(t.Context(), "events"); err != nil {
+		t.Fatal(err)
+	}
+	plan, err := e.PlanScan(t.Context(), protocol.ScanRequest{Table: "events$lake", Columns: []string{"id", "note"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	notes := map[int64]string{}
+	for _, tk := range plan.Tickets {
+		rs, err := e.OpenRead(tk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = rs.Run(t.Context(), func(rec arrow.RecordBatch, _ protocol.BatchMeta) error {
+			ids, note := rec.Column(0).(*array.Int64), rec.Column(1).(*array.String)
+			for i := range ids.Len() {
+				notes[ids.Value(i)] = note.ValueStr(i)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if want := map[int64]string{1: "(null)", 2: "(null)", 3: "new"}; !reflect.DeepEqual(notes, want) {
+		t.Errorf("events$lake notes %v, want %v", notes, want)
 	}
 }

@@ -103,7 +103,13 @@ func (e *Engine) tierPartitions(info *catalog.TableInfo) ([]tiering.Partition, e
 		if err != nil {
 			return nil, fmt.Errorf("partition %s: %w", p.PartitionName, err)
 		}
-		parts = append(parts, tiering.Partition{ID: p.PartitionID, Name: p.PartitionName, Source: &tierSource{e: e, t: t, sch: t.current()}})
+		sch := t.current()
+		if sch.info.SchemaID != info.SchemaID {
+			// An alter-table reaching the partitions: the next round
+			// reads them all in the new schema.
+			return nil, fmt.Errorf("partition %s is at schema %d, the table at %d", p.PartitionName, sch.info.SchemaID, info.SchemaID)
+		}
+		parts = append(parts, tiering.Partition{ID: p.PartitionID, Name: p.PartitionName, Source: &tierSource{e: e, t: t, sch: sch}})
 	}
 	return parts, nil
 }
