@@ -16,19 +16,19 @@ import (
 
 // CompactLake compacts a table's lake at once (the compact-lake action).
 func (e *Engine) CompactLake(ctx context.Context, name string) (protocol.LakeCompaction, error) {
-	t, path, err := e.resolve(name)
+	o, info, path, err := e.resolveLake(name)
 	if err != nil {
 		return protocol.LakeCompaction{}, err
 	}
 	if path.View != "" {
 		return protocol.LakeCompaction{}, errs.New(errs.Invalid, "compact-lake names a table, not the view %s", path.FullName())
 	}
-	if !t.current().info.DatalakeEnabled() {
+	if !info.DatalakeEnabled() {
 		return protocol.LakeCompaction{}, errs.New(errs.Precondition, "%s is not datalake enabled: set %s to true first", path, catalog.OptDatalakeEnabled)
 	}
-	st, err := e.compactLake(ctx, t)
+	st, err := e.compactLake(ctx, o)
 	if err == nil && st.Snapshot == nil {
-		err = noLakeSnapshot(t.current().info, path)
+		err = noLakeSnapshot(info, path)
 	}
 	if err != nil {
 		return protocol.LakeCompaction{}, err
@@ -37,20 +37,20 @@ func (e *Engine) CompactLake(ctx context.Context, name string) (protocol.LakeCom
 		RemovedDeleteFiles: st.RemovedDeleteFiles, OrphansDeleted: st.OrphansDeleted}, nil
 }
 
-// compactLake compacts t's lake, between its tiering rounds.
-func (e *Engine) compactLake(ctx context.Context, t *table) (lake.CompactStats, error) {
-	if err := t.tier.round.lock(ctx); err != nil {
+// compactLake compacts o's lake, between its tiering rounds.
+func (e *Engine) compactLake(ctx context.Context, o lakeOwner) (lake.CompactStats, error) {
+	if err := o.tier.round.lock(ctx); err != nil {
 		return lake.CompactStats{}, err
 	}
-	defer t.tier.round.unlock()
-	info := t.current().info
-	if t.dropped.Load() {
-		return lake.CompactStats{}, errs.New(errs.NotFound, "table %s was dropped", info.Path())
+	defer o.tier.round.unlock()
+	info, err := e.ownerInfo(o)
+	if err != nil {
+		return lake.CompactStats{}, err
 	}
-	t.tier.mu.Lock()
-	t.tier.lastCompaction = time.Now()
-	t.tier.mu.Unlock()
-	lt, err := e.lakeTable(ctx, t, info)
+	o.tier.mu.Lock()
+	o.tier.lastCompaction = time.Now()
+	o.tier.mu.Unlock()
+	lt, err := e.openLake(ctx, o.tier, info)
 	if err != nil {
 		return lake.CompactStats{}, err
 	}
@@ -65,22 +65,22 @@ func (e *Engine) compactLake(ctx context.Context, t *table) (lake.CompactStats, 
 		e.opts.Logger.Warn("lake maintenance failed", "table", table, "err", st.MaintenanceErr)
 	}
 	if st.Committed {
-		t.tier.mu.Lock()
-		t.tier.snap = st.Snapshot
-		t.tier.mu.Unlock()
+		o.tier.mu.Lock()
+		o.tier.snap = st.Snapshot
+		o.tier.mu.Unlock()
 		e.opts.Logger.Info("compacted the lake", "table", table, "snapshot", st.Snapshot.ID, "rewritten", st.RewrittenFiles,
 			"added", st.AddedFiles, "deletes_removed", st.RemovedDeleteFiles, "orphans_deleted", st.OrphansDeleted)
 	}
 	return st, nil
 }
 
-// compactionDue reports whether t's lake was last compacted (or first
+// compactionDue reports whether o's lake was last compacted (or first
 // opened) longer than LakeCompactionInterval ago.
-func (e *Engine) compactionDue(t *table) bool {
-	t.tier.mu.Lock()
-	defer t.tier.mu.Unlock()
-	if t.tier.lastCompaction.IsZero() {
-		t.tier.lastCompaction = time.Now() // not at once after a restart
+func (e *Engine) compactionDue(o lakeOwner) bool {
+	o.tier.mu.Lock()
+	defer o.tier.mu.Unlock()
+	if o.tier.lastCompaction.IsZero() {
+		o.tier.lastCompaction = time.Now() // not at once after a restart
 	}
-	return time.Since(t.tier.lastCompaction) >= e.opts.LakeCompactionInterval
+	return time.Since(o.tier.lastCompaction) >= e.opts.LakeCompactionInterval
 }

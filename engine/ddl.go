@@ -111,14 +111,17 @@ func (e *Engine) removeTable(ctx context.Context, info *catalog.TableInfo) error
 		// leave rows of the dropped table behind.
 		defer t.pk.quiesce()()
 	}
+	// A tiering round in progress (of the table, or of the partitioned
+	// table a partition is of) ends before the log and the lake table go,
+	// so that it cannot read a closed log or write into a dropped lake
+	// table. The table is already gone from the catalog, so the drop waits
+	// even past ctx: a round ends at its own context's end.
+	if round := e.lakeRoundOf(info, t); round != nil {
+		round.lockWait()
+		defer round.unlock()
+	}
 	if ok {
 		t.dropped.Store(true)
-		// A tiering round in progress ends before the log and the lake
-		// table go, so that it cannot write into a dropped lake table. The
-		// table is already gone from the catalog, so the drop waits even
-		// past ctx: a round ends at its own context's end.
-		t.tier.round.lockWait()
-		defer t.tier.round.unlock()
 		err = t.log.Close()
 	}
 	if info.IsPrimaryKey() {

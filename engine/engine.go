@@ -52,6 +52,7 @@ type Engine struct {
 	partMu  sync.Mutex // serializes partition DDL with dropping tables (partitions.go)
 
 	autoPartMu sync.Mutex // serializes auto-partition checks (autopartition.go)
+	lakeParts  partTiers  // the lake tiers of partitioned tables (lakeowner.go)
 
 	kvRecovery sync.Mutex // serializes reopening a broken kv store (recoverKV)
 

@@ -37,17 +37,31 @@ func (lt *lakeTier) opened() bool {
 	return lt.lt != nil
 }
 
-// lakeTable returns t's Iceberg table as it maps info's schema, creating it,
-// or adding the columns added since, if needed.
+// lakeTable returns the Iceberg table t is tiered into (a partition's, its
+// partitioned table's) as it maps info's schema (of a partition's table, the
+// partitioned table's current one).
 func (e *Engine) lakeTable(ctx context.Context, t *table, info *catalog.TableInfo) (*lake.Table, error) {
-	if lt := t.tier.table(info.SchemaID); lt != nil {
+	o := e.ownerOf(t)
+	if o.t == nil {
+		var err error
+		if info, err = e.ownerInfo(o); err != nil {
+			return nil, err
+		}
+	}
+	return e.openLake(ctx, o.tier, info)
+}
+
+// openLake returns tier's Iceberg table as it maps info's schema, creating
+// it, or adding the columns added since, if needed.
+func (e *Engine) openLake(ctx context.Context, tier *lakeTier, info *catalog.TableInfo) (*lake.Table, error) {
+	if lt := tier.table(info.SchemaID); lt != nil {
 		return lt, nil
 	}
-	if err := t.tier.opening.lock(ctx); err != nil {
+	if err := tier.opening.lock(ctx); err != nil {
 		return nil, err
 	}
-	defer t.tier.opening.unlock()
-	if lt := t.tier.table(info.SchemaID); lt != nil {
+	defer tier.opening.unlock()
+	if lt := tier.table(info.SchemaID); lt != nil {
 		return lt, nil // opened while this caller waited
 	}
 	lt, err := e.lake.Ensure(ctx, info)
@@ -58,14 +72,14 @@ func (e *Engine) lakeTable(ctx context.Context, t *table, info *catalog.TableInf
 	if err != nil {
 		return nil, err
 	}
-	t.tier.mu.Lock()
-	defer t.tier.mu.Unlock()
-	if t.tier.lt == nil {
+	tier.mu.Lock()
+	defer tier.mu.Unlock()
+	if tier.lt == nil {
 		// Only the first opening reads the snapshot: later ones (for a new
 		// schema) may race a round's commit, and rounds keep it current.
-		t.tier.snap = snap
+		tier.snap = snap
 	}
-	t.tier.lt, t.tier.ltSchema = lt, info.SchemaID
+	tier.lt, tier.ltSchema = lt, info.SchemaID
 	return lt, nil
 }
 
@@ -98,40 +112,68 @@ func (m ctxMutex) lockWait() { m <- struct{}{} }
 
 func (m ctxMutex) unlock() { <-m }
 
-// lakeSnapshot returns the latest lake snapshot of t, or nil before the
-// first commit.
+// lakeSnapshot returns the latest lake snapshot t is in (a partition's,
+// its partitioned table's), or nil before the first commit.
 func (e *Engine) lakeSnapshot(ctx context.Context, t *table) (*lake.Snapshot, error) {
-	if !t.current().info.DatalakeEnabled() && !t.tier.opened() {
-		return nil, nil
-	}
-	if _, err := e.lakeTable(ctx, t, t.current().info); err != nil {
+	o := e.ownerOf(t)
+	info, err := e.ownerInfo(o)
+	if err != nil {
 		return nil, err
 	}
-	t.tier.mu.Lock()
-	defer t.tier.mu.Unlock()
-	return t.tier.snap, nil
+	return e.ownerSnapshot(ctx, o, info)
+}
+
+// ownerSnapshot returns the latest lake snapshot of o, whose definition is
+// info, or nil before the first commit.
+func (e *Engine) ownerSnapshot(ctx context.Context, o lakeOwner, info *catalog.TableInfo) (*lake.Snapshot, error) {
+	if !info.DatalakeEnabled() && !o.tier.opened() {
+		return nil, nil
+	}
+	if _, err := e.openLake(ctx, o.tier, info); err != nil {
+		return nil, err
+	}
+	o.tier.mu.Lock()
+	defer o.tier.mu.Unlock()
+	return o.tier.snap, nil
 }
 
 // LakeSnapshot returns the latest lake snapshot of a table (the
 // lake-snapshot action): NOT_FOUND before the first commit.
 func (e *Engine) LakeSnapshot(ctx context.Context, name string) (protocol.LakeSnapshot, error) {
-	t, path, err := e.resolve(name)
+	o, info, path, err := e.resolveLake(name)
 	if err != nil {
 		return protocol.LakeSnapshot{}, err
 	}
-	snap, err := e.lakeSnapshot(ctx, t)
+	snap, err := e.ownerSnapshot(ctx, o, info)
 	if err != nil {
 		return protocol.LakeSnapshot{}, err
 	}
 	if snap == nil {
-		return protocol.LakeSnapshot{}, noLakeSnapshot(t.current().info, path)
+		return protocol.LakeSnapshot{}, noLakeSnapshot(info, path)
 	}
 	return lakeSnapshotOf(snap), nil
 }
 
-// lakeSnapshotOf is s as the lake-snapshot and tier-now answers give it.
+// lakeSnapshotOf is s as the lake-snapshot and tier-now answers give it: a
+// partitioned table's offsets by partition name.
 func lakeSnapshotOf(s *lake.Snapshot) protocol.LakeSnapshot {
-	return protocol.LakeSnapshot{SnapshotID: s.ID, Offsets: s.Offsets, CommittedAt: s.CommittedAt}
+	out := protocol.LakeSnapshot{SnapshotID: s.ID, Offsets: s.Offsets, CommittedAt: s.CommittedAt}
+	if s.Partitions != nil {
+		out.PartitionOffsets = protocol.PartitionOffsets{}
+		for _, p := range s.Partitions {
+			out.PartitionOffsets[p.Name] = p.Buckets
+		}
+	}
+	return out
+}
+
+// lakeOffsets are the offsets snap holds of the buckets of info's table:
+// of its partition, for a partition's table.
+func lakeOffsets(snap *lake.Snapshot, info *catalog.TableInfo) map[int]int64 {
+	if p := info.Partition(); p != nil {
+		return snap.Partitions[p.PartitionID].Buckets
+	}
+	return snap.Offsets
 }
 
 func noLakeSnapshot(info *catalog.TableInfo, path protocol.TablePath) error {
@@ -155,38 +197,36 @@ func (e *Engine) lakeKeep(ctx context.Context, t *table) func(bucket int) int64 
 		if snap == nil {
 			return 0
 		}
-		if o, ok := snap.Offsets[b]; ok {
-			return o
-		}
-		return 0
+		return lakeOffsets(snap, t.current().info)[b]
 	}
 }
 
-// lakeLag returns how far the lake is behind t's log: in offsets summed
-// over buckets, and in seconds since the start of the last round that
-// brought it up to date (0 when nothing is behind).
-func (e *Engine) lakeLag(t *table) (offsets int64, seconds float64, ok bool) {
-	t.tier.mu.Lock()
-	snap, known, caughtUp := t.tier.snap, t.tier.lt != nil, t.tier.caughtUp
-	t.tier.mu.Unlock()
+// lakeLag returns how far the lake is behind t's log, in offsets summed
+// over buckets, and since when: the start of the last round that brought it
+// up to date (the table's creation before any). A partition's is its part
+// of its partitioned table's lag, which the caller sums.
+func (e *Engine) lakeLag(t *table) (offsets int64, since time.Time, ok bool) {
+	o := e.ownerOf(t)
+	o.tier.mu.Lock()
+	snap, known, caughtUp := o.tier.snap, o.tier.lt != nil, o.tier.caughtUp
+	o.tier.mu.Unlock()
 	if !known {
-		return 0, 0, false
+		return 0, time.Time{}, false
+	}
+	info := t.current().info
+	var tiered map[int]int64
+	if snap != nil {
+		tiered = lakeOffsets(snap, info)
 	}
 	for b := range t.log.Buckets() {
-		var at int64
-		if snap != nil {
-			at = max(snap.Offsets[b], 0)
-		}
+		at := max(tiered[b], 0)
 		offsets += max(t.log.HighWatermark(b)-max(at, t.log.EarliestOffset(b)), 0)
 	}
-	if offsets > 0 {
-		since := caughtUp
-		if since.IsZero() {
-			since = time.UnixMilli(t.current().info.CreatedAt)
-		}
-		seconds = time.Since(since).Seconds()
+	since = caughtUp
+	if since.IsZero() {
+		since = time.UnixMilli(info.CreatedAt)
 	}
-	return offsets, seconds, true
+	return offsets, since, true
 }
 
 // ensureLake refuses a lake-enabled table definition that Iceberg cannot
@@ -205,6 +245,7 @@ func (e *Engine) ensureLake(ctx context.Context, info *catalog.TableInfo) error 
 // dropLake removes a dropped table's lake table; the table is gone either
 // way, so a failure is only logged.
 func (e *Engine) dropLake(ctx context.Context, info *catalog.TableInfo) {
+	e.lakeParts.forget(info.TableID)
 	if err := e.lake.Drop(ctx, info); err != nil {
 		e.opts.Logger.Warn("could not drop the lake table of a dropped table", "table", info.Path().String(), "err", err)
 	}

@@ -23,7 +23,7 @@ func (rs *ReadStream) runLake(ctx context.Context, bucket int, send func(arrow.R
 	if rs.left == 0 {
 		return nil
 	}
-	lt, err := rs.e.lakeTable(ctx, rs.t, rs.t.current().info)
+	lt, err := rs.readLake(ctx)
 	if err != nil {
 		return err
 	}
@@ -34,7 +34,11 @@ func (rs *ReadStream) runLake(ctx context.Context, bucket int, send func(arrow.R
 		names = append(names, lake.ColOffset)
 		offsetAt = len(names) - 1
 	}
-	recs, err := lt.Scan(ctx, rs.e.opts.Allocator, *rs.tk.LakeSnapshotID, bucket, names, rs.plan.filter)
+	part, ok, err := rs.lakePartition(ctx, lt)
+	if err != nil || !ok {
+		return err // !ok: the lake has nothing of the partition
+	}
+	recs, err := lt.Scan(ctx, rs.e.opts.Allocator, *rs.tk.LakeSnapshotID, part, bucket, names, rs.plan.filter)
 	if err != nil {
 		return err
 	}
@@ -114,7 +118,7 @@ func (rs *ReadStream) sendLake(ctx context.Context, rec arrow.RecordBatch, bucke
 	}
 	out := rs.project(sub)
 	defer out.Release()
-	meta := protocol.BatchMeta{Bucket: bucket, Start: *start, Next: end, HighWatermark: rs.t.log.HighWatermark(bucket)}
+	meta := protocol.BatchMeta{Bucket: bucket, Start: *start, Next: end, HighWatermark: rs.highWatermark(bucket, end)}
 	*start = end
 	return rs.sendRows(ctx, out, rows, meta, offset, util.TotalRecordSize(out)*rows/max(out.NumRows(), 1), send)
 }

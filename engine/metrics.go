@@ -97,6 +97,11 @@ func newMetrics(e *Engine, m metric.Meter) (*metrics, error) {
 	_, err = m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
 		e.mu.RLock()
 		defer e.mu.RUnlock()
+		type lag struct {
+			offsets int64
+			since   time.Time
+		}
+		lags := map[string]lag{} // by table: a partitioned table's partitions sum
 		for _, t := range e.tables {
 			info := t.current().info
 			name := info.Path().String()
@@ -114,10 +119,18 @@ func newMetrics(e *Engine, m metric.Meter) (*metrics, error) {
 				o.ObserveInt64(logEnd, t.log.LogEnd(b), attrs)
 				o.ObserveInt64(earliest, t.log.EarliestOffset(b), attrs)
 			}
-			if offsets, seconds, ok := e.lakeLag(t); ok {
-				o.ObserveInt64(lagOffsets, offsets, tableAttr(name))
-				o.ObserveFloat64(lagSeconds, seconds, tableAttr(name))
+			if offsets, since, ok := e.lakeLag(t); ok {
+				l := lags[name]
+				lags[name] = lag{offsets: l.offsets + offsets, since: since}
 			}
+		}
+		for name, l := range lags {
+			var seconds float64
+			if l.offsets > 0 {
+				seconds = time.Since(l.since).Seconds()
+			}
+			o.ObserveInt64(lagOffsets, l.offsets, tableAttr(name))
+			o.ObserveFloat64(lagSeconds, seconds, tableAttr(name))
 		}
 		return nil
 	}, hw, logEnd, earliest, logBytes, bytesRead, lagOffsets, lagSeconds)

@@ -20,7 +20,7 @@ func (e *Engine) ListOffsets(ctx context.Context, req protocol.OffsetsRequest) (
 		}
 	}
 	if info, path, err := e.resolveInfo(req.Table); err == nil && info.IsPartitioned() {
-		return e.partitionOffsets(info, path, req, startup)
+		return e.partitionOffsets(ctx, info, path, req, startup)
 	} else if err == nil && len(req.Partitions) > 0 {
 		return protocol.OffsetsResult{}, catalog.NotPartitioned(info)
 	}
@@ -72,8 +72,8 @@ func (e *Engine) logOffsets(t *table, buckets []int, at protocol.Position, out m
 
 // partitionOffsets answers list-offsets of a partitioned table: per
 // partition asked (all by default), per bucket.
-func (e *Engine) partitionOffsets(info *catalog.TableInfo, path protocol.TablePath, req protocol.OffsetsRequest, at protocol.Position) (protocol.OffsetsResult, error) {
-	if path.View != "" {
+func (e *Engine) partitionOffsets(ctx context.Context, info *catalog.TableInfo, path protocol.TablePath, req protocol.OffsetsRequest, at protocol.Position) (protocol.OffsetsResult, error) {
+	if path.View != "" && path.View != "lake" {
 		return protocol.OffsetsResult{}, errs.New(errs.Unimplemented, "%s: list-offsets of a view of a partitioned table is not built yet", path.FullName())
 	}
 	parts, err := e.scanPartitions(info, req.Partitions)
@@ -83,6 +83,9 @@ func (e *Engine) partitionOffsets(info *catalog.TableInfo, path protocol.TablePa
 	buckets, err := scanBuckets(info, req.Buckets)
 	if err != nil {
 		return protocol.OffsetsResult{}, err
+	}
+	if path.View == "lake" {
+		return e.lakePartitionOffsets(ctx, info, path, parts, buckets, at)
 	}
 	res := protocol.OffsetsResult{PartitionOffsets: protocol.PartitionOffsets{}}
 	for _, p := range parts {

@@ -20,8 +20,9 @@ func (e *Engine) planPartitioned(ctx context.Context, info *catalog.TableInfo, p
 	if err != nil {
 		return nil, err
 	}
-	if view == protocol.ViewLake {
-		return nil, errs.New(errs.Unimplemented, "%s: the lake view of a partitioned table is not built yet", path.FullName())
+	lk, err := e.planPartitionedLake(ctx, info, path, view, startup, req.Stop)
+	if err != nil {
+		return nil, err
 	}
 	for _, pos := range []protocol.Position{startup, req.Stop} {
 		if err := e.checkPartitionOffsets(info, pos); err != nil {
@@ -45,9 +46,11 @@ func (e *Engine) planPartitioned(ctx context.Context, info *catalog.TableInfo, p
 		if err != nil {
 			return nil, err
 		}
-		pl, err := e.planner(ctx, t, path, view, partitionPosition(startup, p.PartitionName, protocol.PositionEarliest),
-			partitionPosition(req.Stop, p.PartitionName, protocol.PositionLatest))
-		if err != nil {
+		pstart, pstop := partitionPosition(startup, p.PartitionName, protocol.PositionEarliest), partitionPosition(req.Stop, p.PartitionName, protocol.PositionLatest)
+		var pl viewPlanner
+		if lk != nil {
+			pl = lk.planner(e, t, pstart, pstop)
+		} else if pl, err = e.planner(ctx, t, path, view, pstart, pstop); err != nil {
 			return nil, err
 		}
 		base.View, base.Snapshot = pl.view, pl.snapshotFirst
@@ -61,7 +64,15 @@ func (e *Engine) planPartitioned(ctx context.Context, info *catalog.TableInfo, p
 		}
 		plan.Partitions = append(plan.Partitions, p.PartitionInfo)
 	}
-	plan.addTickets(base, ranges, req.Limit, !info.IsPrimaryKey())
+	if lk != nil {
+		plan.LakeSnapshotID, base.LakeSnapshotID, base.View = &lk.snap.ID, &lk.snap.ID, lk.view
+		if len(req.Partitions) == 0 {
+			if ranges, err = e.planLakeOnly(ctx, info, vp, lk, buckets, ranges, plan); err != nil {
+				return nil, err
+			}
+		}
+	}
+	plan.addTickets(base, ranges, req.Limit, !info.IsPrimaryKey() && lk == nil)
 	return plan, nil
 }
 

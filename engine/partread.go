@@ -16,6 +16,9 @@ import (
 // or, on a partitioned table, its partition partitionID. A partition that no
 // longer exists is errs.NotFound naming it.
 func (e *Engine) ticketTable(id, partitionID int64, name string) (*table, error) {
+	if partitionID < 0 {
+		return nil, e.checkLakeOnly(id, name) // no table: read from the lake alone
+	}
 	if partitionID == 0 {
 		if info, err := e.cat.TableByID(id); err == nil && info.IsPartitioned() {
 			return nil, errs.New(errs.Invalid, "ticket: table %s is partitioned; each range needs its partition_id and partition", info.Table)
@@ -38,16 +41,22 @@ func (rs *ReadStream) usePartition(r protocol.TicketRange) error {
 	if r.PartitionID == 0 || r.PartitionID == rs.info.TableID {
 		return nil
 	}
+	if r.PartitionID < 0 {
+		return rs.useLakeOnly(r)
+	}
 	t, err := rs.e.ticketTable(rs.tk.TableID, r.PartitionID, r.Partition)
 	if err != nil {
 		return err
 	}
-	rs.t, rs.sch, rs.info = t, t.current(), t.current().info
+	rs.t, rs.sch, rs.info, rs.lakeOnly = t, t.current(), t.current().info, nil
 	return nil
 }
 
 // partitionOf returns the partition id and name of the range being read.
 func (rs *ReadStream) partitionOf() (int64, string) {
+	if lo := rs.lakeOnly; lo != nil {
+		return lo.PartitionID, lo.Partition
+	}
 	if p := rs.info.Partition(); p != nil {
 		return p.PartitionID, p.PartitionName
 	}

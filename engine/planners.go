@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 
+	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/lake"
 	"github.com/fluxgate-io/fluxgate/protocol"
@@ -90,31 +91,47 @@ func planChangelog(e *Engine, t *table, startup protocol.Position, stop protocol
 // planLake reads the table's latest lake snapshot, whole.
 func (e *Engine) planLake(ctx context.Context, t *table, path protocol.TablePath, startup protocol.Position, stop protocol.Position) (viewPlanner, error) {
 	snap, err := e.lakeSnapshot(ctx, t)
-	switch {
-	case err != nil:
+	if err != nil {
 		return viewPlanner{}, err
-	case snap == nil:
-		return viewPlanner{}, noLakeSnapshot(t.current().info, path)
-	case startup.Mode != protocol.PositionFull:
-		return viewPlanner{}, errs.New(errs.Precondition, "%s is the table's lake snapshot: it is read whole (startup full), not from %s", path.FullName(), startup.Mode)
-	case stop.IsUnbounded() || stop.Offsets != nil:
-		return viewPlanner{}, errs.New(errs.Precondition, "%s is the table's lake snapshot: it is bounded and has no stop offsets", path.FullName())
 	}
+	if err := checkLakeRead(t.current().info, path, snap, startup, stop); err != nil {
+		return viewPlanner{}, err
+	}
+	return planLakeSnapshot(snap, lakeOffsets(snap, t.current().info)), nil
+}
+
+// checkLakeRead checks a read of the lake view: of a snapshot (nil: there
+// is none yet), whole and bounded.
+func checkLakeRead(info *catalog.TableInfo, path protocol.TablePath, snap *lake.Snapshot, startup protocol.Position, stop protocol.Position) error {
+	switch {
+	case snap == nil:
+		return noLakeSnapshot(info, path)
+	case startup.Mode != protocol.PositionFull:
+		return errs.New(errs.Precondition, "%s is the table's lake snapshot: it is read whole (startup full), not from %s", path.FullName(), startup.Mode)
+	case stop.IsUnbounded() || stop.Offsets != nil || stop.PartitionOffsets != nil:
+		return errs.New(errs.Precondition, "%s is the table's lake snapshot: it is bounded and has no stop offsets", path.FullName())
+	}
+	return nil
+}
+
+// planLakeSnapshot reads buckets of snap whose offsets are offsets.
+func planLakeSnapshot(snap *lake.Snapshot, offsets map[int]int64) viewPlanner {
 	return viewPlanner{view: protocol.ViewLake, lakeSnapshotID: &snap.ID, bucketRange: func(b int) (protocol.TicketRange, error) {
-		end := snap.Offsets[b]
+		end := offsets[b]
 		return protocol.TicketRange{Bucket: b, Start: 0, Stop: &end}, nil
-	}}, nil
+	}}
 }
 
 // planUnion reads the lake snapshot, then the log from the snapshot's
 // offsets; the range is the log part's.
 func planUnion(e *Engine, t *table, snap *lake.Snapshot, startup protocol.Position, stop protocol.Position) viewPlanner {
+	offsets := lakeOffsets(snap, t.current().info)
 	return viewPlanner{view: protocol.ViewUnion, lakeSnapshotID: &snap.ID, bucketRange: func(b int) (protocol.TicketRange, error) {
 		start, err := e.startOffset(t, b, startup)
 		if err != nil {
 			return protocol.TicketRange{}, err
 		}
-		if o, ok := snap.Offsets[b]; ok {
+		if o, ok := offsets[b]; ok {
 			start = max(start, o)
 		}
 		end, err := stopOffset(t, b, start, stop)

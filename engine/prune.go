@@ -14,22 +14,30 @@ func prunePartitions(info *catalog.TableInfo, vp *viewPlan, parts []*catalog.Par
 	if vp.filter == nil {
 		return parts
 	}
-	keyIdx := info.PartitionKeyIndexes()
 	var kept []*catalog.Partition
 	for _, p := range parts {
-		stats := make([]framestats.Column, vp.view.NumFields())
-		for i := range stats {
-			stats[i].NullCount = -1 // unknown
-		}
-		for k, col := range keyIdx {
-			v := vp.system + col
-			if typed, ok := partition.Typed(vp.view.Field(v).Type, p.Values()[k]); ok {
-				stats[v] = framestats.Column{Min: typed, Max: typed}
-			}
-		}
-		if vp.filter.MayMatch(1, stats) {
+		if partitionMayMatch(info, vp, p.Values()) {
 			kept = append(kept, p)
 		}
 	}
 	return kept
+}
+
+// partitionMayMatch reports whether the scan's filter may match rows of the
+// partition of values (in partition-key order).
+func partitionMayMatch(info *catalog.TableInfo, vp *viewPlan, values []string) bool {
+	if vp.filter == nil {
+		return true
+	}
+	stats := make([]framestats.Column, vp.view.NumFields())
+	for i := range stats {
+		stats[i].NullCount = -1 // unknown
+	}
+	for k, col := range info.PartitionKeyIndexes() {
+		v := vp.system + col
+		if typed, ok := partition.Typed(vp.view.Field(v).Type, values[k]); ok {
+			stats[v] = framestats.Column{Min: typed, Max: typed}
+		}
+	}
+	return vp.filter.MayMatch(1, stats)
 }

@@ -57,6 +57,10 @@ type ReadStream struct {
 	encoded     func(logstore.Message, protocol.BatchMeta) error
 	msgCols     []logstore.MessageColumn
 	systemNames []string
+
+	// lakeOnly is the range being read when it is of a partition only in
+	// the lake (lakepart.go); t and sch are nil then, info the table's.
+	lakeOnly *protocol.TicketRange
 }
 
 // ParseTicket decodes a ticket strictly.
@@ -93,8 +97,13 @@ func (e *Engine) OpenRead(tk protocol.Ticket) (*ReadStream, error) {
 			return nil, err
 		}
 	}
-	sch := t.current()
-	info := sch.info
+	var sch *tableSchema
+	var info *catalog.TableInfo
+	if t != nil {
+		sch, info = t.current(), t.current().info
+	} else if info, err = e.cat.TableByID(tk.TableID); err != nil { // a lake-only partition's
+		return nil, err
+	}
 	if tk.LakeStart != nil && tk.View != protocol.ViewLake && tk.View != protocol.ViewUnion {
 		return nil, errs.New(errs.Invalid, "ticket: lake_start on view %s; only lake and union tickets have a lake part", tk.View)
 	}
@@ -134,6 +143,9 @@ func (e *Engine) OpenRead(tk protocol.Ticket) (*ReadStream, error) {
 		return nil, err
 	}
 	rs := &ReadStream{e: e, t: t, sch: sch, info: info, tk: tk, plan: plan, outPos: plan.outPositions(), left: -1}
+	if t == nil {
+		rs.lakeOnly = &ticketRanges(tk)[0]
+	}
 	if tk.Limit != nil {
 		rs.left = *tk.Limit
 	}
@@ -230,7 +242,7 @@ func (rs *ReadStream) Run(ctx context.Context, send func(arrow.RecordBatch, prot
 			r.Start = at
 		}
 		if rs.tk.View == protocol.ViewLake || rs.tk.View == protocol.ViewUnion {
-			if err := rs.runLake(ctx, r.Bucket, send); err != nil || rs.tk.View == protocol.ViewLake {
+			if err := rs.runLake(ctx, r.Bucket, send); err != nil || rs.tk.View == protocol.ViewLake || rs.lakeOnly != nil {
 				if err != nil {
 					return err
 				}
@@ -328,7 +340,7 @@ func (rs *ReadStream) runRange(ctx context.Context, r protocol.TicketRange, send
 // check ends the stream when the client went away, the table was dropped or
 // the server is closing.
 func (rs *ReadStream) check(ctx context.Context) error {
-	if rs.t.dropped.Load() {
+	if rs.t != nil && rs.t.dropped.Load() { // nil: a lake-only partition's range
 		return errs.New(errs.NotFound, "table %s was dropped during the scan", rs.info.Path())
 	}
 	if !rs.e.Ready() {

@@ -3,6 +3,8 @@ package engine
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -20,55 +22,62 @@ import (
 // TierNow runs one tiering round of a table at once (the tier-now action)
 // and returns the latest lake snapshot after it.
 func (e *Engine) TierNow(ctx context.Context, name string) (protocol.LakeSnapshot, error) {
-	t, path, err := e.resolve(name)
+	o, info, path, err := e.resolveLake(name)
 	if err != nil {
 		return protocol.LakeSnapshot{}, err
 	}
 	if path.View != "" {
 		return protocol.LakeSnapshot{}, errs.New(errs.Invalid, "tier-now names a table, not the view %s", path.FullName())
 	}
-	if !t.current().info.DatalakeEnabled() {
+	if !info.DatalakeEnabled() {
 		return protocol.LakeSnapshot{}, errs.New(errs.Precondition, "%s is not datalake enabled: set %s to true first", path, catalog.OptDatalakeEnabled)
 	}
-	res, err := e.tierRound(ctx, t)
+	res, err := e.tierRound(ctx, o)
 	if err != nil {
 		return protocol.LakeSnapshot{}, err
 	}
 	if res.Snapshot == nil {
-		return protocol.LakeSnapshot{}, noLakeSnapshot(t.current().info, path)
+		return protocol.LakeSnapshot{}, noLakeSnapshot(info, path)
 	}
 	return lakeSnapshotOf(res.Snapshot), nil
 }
 
-// tierRound runs one round of t, after any round already running.
-func (e *Engine) tierRound(ctx context.Context, t *table) (tiering.Result, error) {
-	if err := t.tier.round.lock(ctx); err != nil {
+// tierRound runs one round of o, after any round already running.
+func (e *Engine) tierRound(ctx context.Context, o lakeOwner) (tiering.Result, error) {
+	if err := o.tier.round.lock(ctx); err != nil {
 		return tiering.Result{}, err
 	}
-	defer t.tier.round.unlock()
-	sch := t.current()
-	info := sch.info
-	if t.dropped.Load() {
-		return tiering.Result{}, errs.New(errs.NotFound, "table %s was dropped", info.Path())
-	}
-	start := time.Now()
-	t.tier.mu.Lock()
-	t.tier.lastRound = start
-	t.tier.mu.Unlock()
-	lt, err := e.lakeTable(ctx, t, info)
+	defer o.tier.round.unlock()
+	info, err := e.ownerInfo(o)
 	if err != nil {
 		return tiering.Result{}, err
 	}
-	res, err := tiering.Round(ctx, lt, &tierSource{e: e, t: t, sch: sch}, e.opts.Allocator)
+	start := time.Now()
+	o.tier.mu.Lock()
+	o.tier.lastRound = start
+	o.tier.mu.Unlock()
+	lt, err := e.openLake(ctx, o.tier, info)
+	if err != nil {
+		return tiering.Result{}, err
+	}
+	var res tiering.Result
+	if o.t != nil {
+		res, err = tiering.Round(ctx, lt, &tierSource{e: e, t: o.t, sch: o.t.current()}, e.opts.Allocator)
+	} else {
+		var parts []tiering.Partition
+		if parts, err = e.tierPartitions(info); err == nil {
+			res, err = tiering.RoundPartitions(ctx, lt, parts, e.opts.Allocator)
+		}
+	}
 	attr := tableAttr(info.Path().String())
 	e.met.lakeRoundSeconds.Record(ctx, time.Since(start).Seconds(), attr)
 	if err != nil {
 		e.opts.Logger.Warn("tiering round failed", "table", info.Path().String(), "err", err)
 		return res, err
 	}
-	t.tier.mu.Lock()
-	t.tier.snap, t.tier.caughtUp = res.Snapshot, start
-	t.tier.mu.Unlock()
+	o.tier.mu.Lock()
+	o.tier.snap, o.tier.caughtUp = res.Snapshot, start
+	o.tier.mu.Unlock()
 	if res.Stats.ExpireErr != nil {
 		e.opts.Logger.Warn("could not expire old lake snapshots", "table", info.Path().String(), "err", res.Stats.ExpireErr)
 	}
@@ -85,15 +94,33 @@ func (e *Engine) tierRound(ctx context.Context, t *table) (tiering.Result, error
 	return res, nil
 }
 
+// tierPartitions lists a partitioned table's partitions, in name order, as
+// a round reads them.
+func (e *Engine) tierPartitions(info *catalog.TableInfo) ([]tiering.Partition, error) {
+	var parts []tiering.Partition
+	for _, p := range e.cat.Partitions(info.TableID) {
+		t, err := e.table(info.ForPartition(p))
+		if err != nil {
+			return nil, fmt.Errorf("partition %s: %w", p.PartitionName, err)
+		}
+		sch := t.current()
+		if sch.info.SchemaID != info.SchemaID {
+			// An alter-table reaching the partitions: the next round
+			// reads them all in the new schema.
+			return nil, fmt.Errorf("partition %s is at schema %d, the table at %d", p.PartitionName, sch.info.SchemaID, info.SchemaID)
+		}
+		parts = append(parts, tiering.Partition{ID: p.PartitionID, Name: p.PartitionName, Source: &tierSource{e: e, t: t, sch: sch}})
+	}
+	return parts, nil
+}
+
 // tieringLoop runs the tiering scheduler over the lake-enabled tables.
 func (e *Engine) tieringLoop() {
 	defer e.wg.Done()
 	tiering.Schedule(e.life, e.opts.TieringInterval, func() []tiering.Tiered {
 		var due []tiering.Tiered
-		for _, t := range e.openTables() {
-			if t.current().info.DatalakeEnabled() && !t.dropped.Load() {
-				due = append(due, scheduled{e, t})
-			}
+		for _, o := range e.lakeOwners() {
+			due = append(due, scheduled{e, o})
 		}
 		return due
 	})
@@ -102,26 +129,32 @@ func (e *Engine) tieringLoop() {
 // scheduled is a lake-enabled table as the scheduler sees it.
 type scheduled struct {
 	e *Engine
-	t *table
+	o lakeOwner
 }
 
-func (s scheduled) Freshness() time.Duration { return s.t.current().info.Freshness() }
+func (s scheduled) Freshness() time.Duration {
+	info, err := s.e.ownerInfo(s.o)
+	if err != nil {
+		return time.Duration(math.MaxInt64) // dropped: never due
+	}
+	return info.Freshness()
+}
 
 func (s scheduled) LastRound() time.Time {
-	s.t.tier.mu.Lock()
-	defer s.t.tier.mu.Unlock()
-	return s.t.tier.lastRound
+	s.o.tier.mu.Lock()
+	defer s.o.tier.mu.Unlock()
+	return s.o.tier.lastRound
 }
 
-func (s scheduled) Round(ctx context.Context)   { s.e.tierRound(ctx, s.t) } // failures are logged
-func (s scheduled) CompactionDue() bool         { return s.e.compactionDue(s.t) }
-func (s scheduled) Compact(ctx context.Context) { s.e.compactLake(ctx, s.t) } // failures are logged
+func (s scheduled) Round(ctx context.Context)   { s.e.tierRound(ctx, s.o) } // failures are logged
+func (s scheduled) CompactionDue() bool         { return s.e.compactionDue(s.o) }
+func (s scheduled) Compact(ctx context.Context) { s.e.compactLake(ctx, s.o) } // failures are logged
 
 // Idle opens the lake table early, so that its lag is known before its first
 // round; a failure shows in the round.
 func (s scheduled) Idle(ctx context.Context) {
-	if !s.t.tier.opened() {
-		s.e.lakeTable(ctx, s.t, s.t.current().info)
+	if info, err := s.e.ownerInfo(s.o); err == nil && !s.o.tier.opened() {
+		s.e.openLake(ctx, s.o.tier, info)
 	}
 }
 
@@ -130,9 +163,6 @@ func (e *Engine) openTables() []*table {
 	defer e.mu.RUnlock()
 	tables := make([]*table, 0, len(e.tables))
 	for _, t := range e.tables {
-		if t.current().info.Partition() != nil {
-			continue // partitions are not tiered yet
-		}
 		tables = append(tables, t)
 	}
 	return tables

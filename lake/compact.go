@@ -75,8 +75,8 @@ func (t *Table) Compact(ctx context.Context, opts CompactOptions) (CompactStats,
 		return st, err
 	}
 	if len(groups) > 0 || len(deadDeletes) > 0 {
-		sum := cur.Summary.Properties
-		props := iceberg.Properties{PropOffsets: sum[PropOffsets], PropTableID: sum[PropTableID], PropCommitUser: CommitUser}
+		props := keptOffsets(cur)
+		props[PropTableID], props[PropCommitUser] = cur.Summary.Properties[PropTableID], CommitUser
 		tx := tbl.NewTransaction()
 		if len(groups) > 0 {
 			// Small manifests are merged first: a snapshot of its own,

@@ -48,7 +48,7 @@ func TestSnapshotBeforeAnAddedColumn(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, f := range []*predicate.Bound{nil, filter} {
-		recs, err := lt.Scan(ctx, mem, snap.ID, 0, []string{"id", "country"}, f)
+		recs, err := lt.Scan(ctx, mem, snap.ID, nil, 0, []string{"id", "country"}, f)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -68,8 +68,24 @@ func literal(typ arrow.DataType, v any) (iceberg.Literal, bool) {
 		return iceberg.NewLiteral(v), true
 	case int64:
 		return iceberg.NewLiteral(v), true
+	case float32:
+		return iceberg.NewLiteral(v), true
+	case float64:
+		return iceberg.NewLiteral(v), true
 	case string:
 		return iceberg.NewLiteral(v), true
+	case []byte:
+		return iceberg.NewLiteral(v), true
+	case arrow.Time32:
+		if tt, ok := typ.(*arrow.Time32Type); ok {
+			return iceberg.NewLiteral(iceberg.Time(int64(v) * unitMicros(tt.Unit))), true
+		}
+		return nil, false
+	case arrow.Time64:
+		if tt, ok := typ.(*arrow.Time64Type); ok && tt.Unit == arrow.Microsecond {
+			return iceberg.NewLiteral(iceberg.Time(v)), true
+		}
+		return nil, false
 	case arrow.Date32:
 		return iceberg.NewLiteral(iceberg.Date(v)), true
 	case arrow.Timestamp:
@@ -77,18 +93,10 @@ func literal(typ arrow.DataType, v any) (iceberg.Literal, bool) {
 		if !ok {
 			return nil, false
 		}
-		var us int64
-		switch ts.Unit {
-		case arrow.Second:
-			us = int64(v) * 1e6
-		case arrow.Millisecond:
-			us = int64(v) * 1e3
-		case arrow.Microsecond:
-			us = int64(v)
-		default:
+		if ts.Unit == arrow.Nanosecond {
 			return nil, false
 		}
-		return iceberg.NewLiteral(iceberg.Timestamp(us)), true
+		return iceberg.NewLiteral(iceberg.Timestamp(int64(v) * unitMicros(ts.Unit))), true
 	}
 	return nil, false
 }

@@ -9,7 +9,6 @@ package lake
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -18,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/apache/iceberg-go"
 	icecatalog "github.com/apache/iceberg-go/catalog"
@@ -275,18 +275,16 @@ type Table struct {
 	m       *mapping
 	tableID int64
 
-	mu  sync.RWMutex
-	tbl *table.Table // replaced by each commit
+	mu    sync.RWMutex
+	tbl   *table.Table // replaced by each commit
+	parts struct {     // the partitions of one snapshot, once listed
+		snapshot int64
+		parts    []Partition
+	}
 
 	idx *keyIndex // of a primary-key table; used by commits, which are serialized
-}
 
-// Snapshot is a committed lake snapshot: what it holds of each bucket.
-type Snapshot struct {
-	ID int64
-	// Offsets maps each tiered bucket to the first offset not in the lake.
-	Offsets     map[int]int64
-	CommittedAt int64 // unix ms
+	filesRead, bytesRead atomic.Int64 // by scans (ScanStats)
 }
 
 func (t *Table) current() *table.Table {
@@ -310,28 +308,6 @@ func (t *Table) MetadataLocation() string { return fileURI(t.current().MetadataL
 // Metadata is the Iceberg table's current metadata, as its current metadata
 // file holds it.
 func (t *Table) Metadata() table.Metadata { return t.current().Metadata() }
-
-func snapshotOf(s *table.Snapshot) (*Snapshot, error) {
-	if s == nil {
-		return nil, nil
-	}
-	out := &Snapshot{ID: s.SnapshotID, CommittedAt: s.TimestampMs, Offsets: map[int]int64{}}
-	if s.Summary == nil || s.Summary.Properties[PropOffsets] == "" {
-		return nil, fmt.Errorf("lake snapshot %d has no %s in its summary: it was not committed by fluxgate", s.SnapshotID, PropOffsets)
-	}
-	var raw map[string]int64
-	if err := json.Unmarshal([]byte(s.Summary.Properties[PropOffsets]), &raw); err != nil {
-		return nil, fmt.Errorf("lake snapshot %d: %s: %w", s.SnapshotID, PropOffsets, err)
-	}
-	for k, v := range raw {
-		b, err := strconv.Atoi(k)
-		if err != nil {
-			return nil, fmt.Errorf("lake snapshot %d: %s: bucket %q", s.SnapshotID, PropOffsets, k)
-		}
-		out.Offsets[b] = v
-	}
-	return out, nil
-}
 
 func (m *mapping) fieldID(name string) int {
 	f, _ := m.schema.FindFieldByName(name)

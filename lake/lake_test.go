@@ -92,7 +92,7 @@ func commitRows(t *testing.T, mem memory.Allocator, lt *Table, info *catalog.Tab
 
 func scanIDs(t *testing.T, mem memory.Allocator, lt *Table, snap int64, bucket int) []int64 {
 	t.Helper()
-	recs, err := lt.Scan(context.Background(), mem, snap, bucket, []string{"id", "small", ColOffset}, nil)
+	recs, err := lt.Scan(context.Background(), mem, snap, nil, bucket, []string{"id", "small", ColOffset}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -290,7 +290,7 @@ func TestScanPrunesFiles(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		scan, tasks, err := lt.plan(ctx, snap.ID, bucket, []string{"id"}, b)
+		scan, tasks, err := lt.plan(ctx, snap.ID, nil, bucket, []string{"id"}, b)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -121,7 +121,7 @@ func writePosDeleteFile(fs iceio.WriteFileIO, tbl *table.Table, path string, loc
 		return nil, fmt.Errorf("data file %s has partition spec %d, which the lake table lacks", data.FilePath(), data.SpecID())
 	}
 	b, err := iceberg.NewDataFileBuilder(*spec, iceberg.EntryContentPosDeletes, path, iceberg.ParquetFile,
-		data.Partition(), nil, nil, int64(len(locs)), counted.n)
+		data.Partition(), logicalTypes(*spec, tbl.Schema()), nil, int64(len(locs)), counted.n)
 	if err != nil {
 		return nil, err
 	}

@@ -32,11 +32,12 @@ func (t *Table) Field(name string) (arrow.Field, bool) {
 	return arrow.Field{}, false
 }
 
-// Scan reads one bucket of a snapshot: the named columns, of the rows that
-// may match filter (nil: every row; the caller filters exactly), with the
-// deletes applied, file after file in offset order. Each record is the
-// caller's to release.
-func (t *Table) Scan(ctx context.Context, mem memory.Allocator, snapshotID int64, bucket int, columns []string, filter *predicate.Bound) (iter.Seq2[arrow.RecordBatch, error], error) {
+// Scan reads one bucket of a snapshot (of partition part on a partitioned
+// table; nil otherwise): the named columns, of the rows that may match
+// filter (nil: every row; the caller filters exactly), with the deletes
+// applied, file after file in offset order. Only the files of that
+// partition and bucket are opened. Each record is the caller's to release.
+func (t *Table) Scan(ctx context.Context, mem memory.Allocator, snapshotID int64, part Partition, bucket int, columns []string, filter *predicate.Bound) (iter.Seq2[arrow.RecordBatch, error], error) {
 	fields := make([]arrow.Field, len(columns))
 	for i, c := range columns {
 		f, ok := t.Field(c)
@@ -46,9 +47,13 @@ func (t *Table) Scan(ctx context.Context, mem memory.Allocator, snapshotID int64
 		fields[i] = f
 	}
 	out := arrow.NewSchema(fields, nil)
-	scan, tasks, err := t.plan(ctx, snapshotID, bucket, columns, filter)
+	scan, tasks, err := t.plan(ctx, snapshotID, part, bucket, columns, filter)
 	if err != nil {
 		return nil, err
+	}
+	for _, task := range tasks {
+		t.filesRead.Add(1)
+		t.bytesRead.Add(task.File.FileSizeBytes())
 	}
 	absent := absentColumns(t.current(), snapshotID, columns)
 	_, recs, err := scan.ReadTasks(ctx, tasks)
@@ -72,12 +77,18 @@ func (t *Table) Scan(ctx context.Context, mem memory.Allocator, snapshotID int64
 	}, nil
 }
 
+// ScanStats say how many data files scans of the table opened, and their
+// bytes: what pruning by partition and statistics left to read.
+func (t *Table) ScanStats() (files, bytes int64) {
+	return t.filesRead.Load(), t.bytesRead.Load()
+}
+
 // plan plans a bucket's scan of a snapshot: the files that may hold rows
 // matching filter, pruned by partition and column statistics, in offset
 // order. The caller closes the scan. A snapshot is read in the schema it was
 // written with, so columns added since are absent from it: they read as
 // NULL, and a filter on one prunes nothing.
-func (t *Table) plan(ctx context.Context, snapshotID int64, bucket int, columns []string, filter *predicate.Bound) (*table.Scan, []table.FileScanTask, error) {
+func (t *Table) plan(ctx context.Context, snapshotID int64, part Partition, bucket int, columns []string, filter *predicate.Bound) (*table.Scan, []table.FileScanTask, error) {
 	tbl := t.current()
 	snap := tbl.SnapshotByID(snapshotID)
 	if snap == nil {
@@ -92,6 +103,13 @@ func (t *Table) plan(ctx context.Context, snapshotID int64, bucket int, columns 
 		}
 	}
 	expr := iceberg.BooleanExpression(iceberg.EqualTo(iceberg.Reference(ColBucket), int32(bucket)))
+	if len(t.m.parts) > 0 {
+		where, err := t.m.partitionFilter(part)
+		if err != nil {
+			return nil, nil, err
+		}
+		expr = iceberg.NewAnd(expr, where)
+	}
 	if filter != nil {
 		prune := pruning(filter.Term())
 		if _, err := iceberg.BindExpr(sc, prune, true); err == nil {

@@ -48,6 +48,7 @@ type mapping struct {
 	spec   iceberg.PartitionSpec
 	props  iceberg.Properties
 	keys   []string // the primary key's columns; nil for log tables
+	parts  []string // the partition keys; nil for tables without partitions
 	keyIDs []int    // their Iceberg field ids
 }
 
@@ -105,6 +106,13 @@ func newMapping(info *catalog.TableInfo) (*mapping, error) {
 	}
 	m.schema = iceberg.NewSchemaWithIdentifiers(0, m.keyIDs, cols...)
 
+	m.parts = info.PartitionKeys
+	pfields, err := partitionFields(m)
+	if err != nil {
+		return nil, errs.New(errs.Precondition, "%s cannot be tiered into Iceberg: %v", info.Path(), err)
+	}
+	// The bucket field comes last, after the partition keys' fields.
+	bucketFieldID := firstPartitionFieldID + len(pfields)
 	var part iceberg.PartitionField
 	if key := info.BucketKeyIndexes(); len(key) == 1 {
 		f := m.table.Field(key[0])
@@ -112,13 +120,13 @@ func newMapping(info *catalog.TableInfo) (*mapping, error) {
 		case arrow.BOOL, arrow.FLOAT32, arrow.FLOAT64:
 			return nil, errs.New(errs.Precondition, "%s cannot be tiered into Iceberg: its bucket key %s is %s, which Iceberg's bucket transform does not accept; choose another bucket.key", info.Path(), f.Name, f.Type)
 		}
-		part = iceberg.PartitionField{SourceIDs: []int{idOf(f.Name)}, FieldID: firstPartitionFieldID,
+		part = iceberg.PartitionField{SourceIDs: []int{idOf(f.Name)}, FieldID: bucketFieldID,
 			Name: f.Name + "_bucket", Transform: iceberg.BucketTransform{NumBuckets: info.BucketCount()}}
 	} else {
-		part = iceberg.PartitionField{SourceIDs: []int{idOf(ColBucket)}, FieldID: firstPartitionFieldID,
+		part = iceberg.PartitionField{SourceIDs: []int{idOf(ColBucket)}, FieldID: bucketFieldID,
 			Name: ColBucket, Transform: iceberg.IdentityTransform{}}
 	}
-	m.spec = iceberg.NewPartitionSpec(part)
+	m.spec = iceberg.NewPartitionSpec(append(pfields, part)...)
 
 	// Pass-through properties first, so that they cannot change what the
 	// tiering relies on.

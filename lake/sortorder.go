@@ -11,11 +11,10 @@ import (
 // clustered writer keeps that order within each file, so every data file is
 // sorted by the table's sort order; iceberg-go's rolling writer does not
 // claim it (it sorts only batch by batch), so the entry is rebuilt with the
-// claim and everything else it had. Partition values need no logical types:
-// the partition fields are bucket and identity(__bucket), both int.
-func withSortOrder(spec iceberg.PartitionSpec, df iceberg.DataFile, orderID int) (iceberg.DataFile, error) {
+// claim and everything else it had.
+func withSortOrder(spec iceberg.PartitionSpec, sc *iceberg.Schema, df iceberg.DataFile, orderID int) (iceberg.DataFile, error) {
 	b, err := iceberg.NewDataFileBuilder(spec, df.ContentType(), df.FilePath(), df.FileFormat(),
-		df.Partition(), nil, nil, df.Count(), df.FileSizeBytes())
+		df.Partition(), logicalTypes(spec, sc), nil, df.Count(), df.FileSizeBytes())
 	if err != nil {
 		return nil, fmt.Errorf("data file %s: %w", df.FilePath(), err)
 	}

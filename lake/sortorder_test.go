@@ -19,7 +19,7 @@ func TestDataFilesCarryTheSortOrder(t *testing.T) {
 	if want == 0 {
 		t.Fatal("the lake table has no sort order")
 	}
-	scan, tasks, err := lt.plan(ctx, snap.ID, 1, []string{"id"}, nil)
+	scan, tasks, err := lt.plan(ctx, snap.ID, nil, 1, []string{"id"}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,11 +2,9 @@ package lake
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"iter"
-	"maps"
 	"slices"
 	"strconv"
 	"time"
@@ -32,8 +30,13 @@ type Commit struct {
 	// tables.
 	Deletes iter.Seq2[arrow.RecordBatch, error]
 	// Offsets are the round's end offsets of the buckets it read; buckets
-	// it did not read keep the previous snapshot's offsets.
-	Offsets map[int]int64
+	// it did not read keep the previous snapshot's offsets. Partitions are
+	// the same for a partitioned table, by partition id.
+	Offsets    map[int]int64
+	Partitions map[int64]PartitionOffsets
+	// Forget lists partitions dropped from fluxgate: their offsets leave
+	// the snapshot, their rows stay in the lake.
+	Forget []int64
 }
 
 // CommitStats say what a commit wrote.
@@ -55,17 +58,8 @@ func (t *Table) Commit(ctx context.Context, c Commit) (*Snapshot, CommitStats, e
 	if err != nil {
 		return nil, st, err
 	}
-	offsets := map[int]int64{}
-	if prev != nil {
-		maps.Copy(offsets, prev.Offsets)
-	}
-	maps.Copy(offsets, c.Offsets)
-	encoded := map[string]int64{}
-	for b, o := range offsets {
-		encoded[strconv.Itoa(b)] = o
-	}
-	js, _ := json.Marshal(encoded)
-	props := iceberg.Properties{PropOffsets: string(js), PropTableID: strconv.FormatInt(t.tableID, 10), PropCommitUser: CommitUser}
+	props := offsetProps(prev, c, len(t.m.parts) > 0)
+	props[PropTableID], props[PropCommitUser] = strconv.FormatInt(t.tableID, 10), CommitUser
 
 	pk := len(t.m.keys) > 0
 	var idx *keyIndex
@@ -78,7 +72,7 @@ func (t *Table) Commit(ctx context.Context, c Commit) (*Snapshot, CommitStats, e
 	if c.Data != nil {
 		for df, err := range table.WriteRecords(ctx, tbl, t.m.lake, c.Data, table.WithClusteredWrite()) {
 			if err == nil {
-				df, err = withSortOrder(tbl.Spec(), df, tbl.SortOrder().OrderID())
+				df, err = withSortOrder(tbl.Spec(), tbl.Schema(), df, tbl.SortOrder().OrderID())
 			}
 			if err != nil {
 				return nil, st, fmt.Errorf("write lake data files: %w", err)

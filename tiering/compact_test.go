@@ -112,7 +112,7 @@ func TestCompactionKeepsOffsetOrder(t *testing.T) {
 	if !st.Committed || st.RewrittenFiles != 11 {
 		t.Fatalf("compaction: %+v; want the 11 small files rewritten and the large one kept", st)
 	}
-	recs, err := lt.Scan(context.Background(), f.mem, st.Snapshot.ID, 0, []string{lake.ColOffset}, nil)
+	recs, err := lt.Scan(context.Background(), f.mem, st.Snapshot.ID, nil, 0, []string{lake.ColOffset}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -137,7 +137,7 @@ func TestScanDuringCompactionIsExact(t *testing.T) {
 	pkRounds(t, lt, f, 20)
 	snap, _ := lt.Current()
 	want := lakeRows(t, lt, f, snap)
-	recs, err := lt.Scan(context.Background(), f.mem, snap.ID, 0, []string{"k", "v", lake.ColOffset}, nil)
+	recs, err := lt.Scan(context.Background(), f.mem, snap.ID, nil, 0, []string{"k", "v", lake.ColOffset}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

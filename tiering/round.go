@@ -4,8 +4,10 @@
 // Log tables append their records; primary-key tables fold each key's
 // changes in the round to its final row and retire the key's earlier rows
 // with position deletes (the lake knows where each key's row lives), so the
-// snapshot equals the table's rows as of the round's offsets. The lake's snapshot is the only record of progress, so a
-// round that dies before its commit is simply done again.
+// snapshot equals the table's rows as of the round's offsets. A partitioned
+// table's round does so for every bucket of every partition, into the one
+// snapshot. The lake's snapshot is the only record of progress, so a round
+// that dies before its commit is simply done again.
 package tiering
 
 import (
@@ -72,9 +74,29 @@ type Result struct {
 	Duration time.Duration
 }
 
+// Partition is one partition of a partitioned table, as a round reads it.
+type Partition struct {
+	ID     int64
+	Name   string
+	Source Source
+}
+
 // Round runs one tiering round of src into lt. Rounds of one table must not
 // overlap; the caller serializes them.
 func Round(ctx context.Context, lt *lake.Table, src Source, mem memory.Allocator) (Result, error) {
+	return run(ctx, lt, []Partition{{Source: src}}, false, mem)
+}
+
+// RoundPartitions runs one tiering round of a partitioned table into lt:
+// of each of parts (the partitions the table has), in the order given, into
+// the one lake snapshot. A partition that the last snapshot has offsets of
+// and parts lacks was dropped: its offsets leave the snapshot and its rows
+// stay in the lake (PROTOCOL.md §7.7).
+func RoundPartitions(ctx context.Context, lt *lake.Table, parts []Partition, mem memory.Allocator) (Result, error) {
+	return run(ctx, lt, parts, true, mem)
+}
+
+func run(ctx context.Context, lt *lake.Table, parts []Partition, partitioned bool, mem memory.Allocator) (Result, error) {
 	start := time.Now()
 	prev, err := lt.Current()
 	if err != nil {
@@ -84,46 +106,70 @@ func Round(ctx context.Context, lt *lake.Table, src Source, mem memory.Allocator
 	// for a primary-key bucket never tiered whose log no longer starts at 0,
 	// its current rows (Fluss's snapshot split).
 	type span struct {
+		part     *Partition
 		bucket   int
 		from, to int64
 		snapshot bool
 	}
-	pk := len(src.PrimaryKey()) > 0
+	tiered := func(p *Partition) map[int]int64 {
+		switch {
+		case prev == nil:
+			return nil
+		case partitioned:
+			return prev.Partitions[p.ID].Buckets
+		}
+		return prev.Offsets
+	}
 	var spans []span
 	var skipped int64
-	moved := map[int]int64{}
-	for b := range src.Buckets() {
-		earliest, hw := src.Retained(b)
-		from, tiered := int64(0), false
-		if prev != nil {
-			from, tiered = prev.Offsets[b]
-		}
-		switch {
-		case from > hw:
-			return Result{}, fmt.Errorf("bucket %d: the lake holds offsets up to %d, beyond the log's high watermark %d", b, from, hw)
-		case tiered && from < earliest && pk:
-			return Result{}, fmt.Errorf("bucket %d: the lake holds changes up to offset %d but the log now starts at %d (retention ran while the lake was disabled): the lake cannot be brought up to date from the changelog", b, from, earliest)
-		case !tiered && pk && earliest > 0:
-			spans = append(spans, span{bucket: b, snapshot: true})
-		case max(from, earliest) < hw:
-			if tiered && from < earliest {
-				skipped += earliest - from // gone from the log before it reached the lake
+	moved := map[*Partition]map[int]int64{}
+	for i := range parts {
+		p := &parts[i]
+		src, done := p.Source, tiered(p)
+		pk := len(src.PrimaryKey()) > 0
+		moved[p] = map[int]int64{}
+		for b := range src.Buckets() {
+			earliest, hw := src.Retained(b)
+			from, tiered := done[b]
+			switch {
+			case from > hw:
+				return Result{}, fmt.Errorf("%sbucket %d: the lake holds offsets up to %d, beyond the log's high watermark %d", p.prefix(), b, from, hw)
+			case tiered && from < earliest && pk:
+				return Result{}, fmt.Errorf("%sbucket %d: the lake holds changes up to offset %d but the log now starts at %d (retention ran while the lake was disabled): the lake cannot be brought up to date from the changelog", p.prefix(), b, from, earliest)
+			case !tiered && pk && earliest > 0:
+				spans = append(spans, span{part: p, bucket: b, snapshot: true})
+			case max(from, earliest) < hw:
+				if tiered && from < earliest {
+					skipped += earliest - from // gone from the log before it reached the lake
+				}
+				spans = append(spans, span{part: p, bucket: b, from: max(from, earliest), to: hw})
+				moved[p][b] = hw
 			}
-			spans = append(spans, span{bucket: b, from: max(from, earliest), to: hw})
-			moved[b] = hw
+		}
+	}
+	var forget []int64
+	if partitioned && prev != nil {
+		live := map[int64]bool{}
+		for _, p := range parts {
+			live[p.ID] = true
+		}
+		for id := range prev.Partitions {
+			if !live[id] {
+				forget = append(forget, id)
+			}
 		}
 	}
 	res := Result{Snapshot: prev, Skipped: skipped}
-	if len(spans) == 0 {
+	if len(spans) == 0 && len(forget) == 0 {
 		res.Duration = time.Since(start)
 		return res, nil
 	}
-	r := &rounder{lt: lt, src: src, mem: mem, key: src.PrimaryKey()}
-	c := lake.Commit{Offsets: moved}
-	if !pk {
+	r := &rounder{lt: lt, mem: mem}
+	c := lake.Commit{Forget: forget}
+	if pk := len(parts) > 0 && len(parts[0].Source.PrimaryKey()) > 0; !pk {
 		c.Data = func(yield func(arrow.RecordBatch, error) bool) {
 			for _, s := range spans {
-				if !r.appendBucket(ctx, s.bucket, s.from, s.to, yield) {
+				if !r.appendBucket(ctx, s.part.Source, s.bucket, s.from, s.to, yield) {
 					return
 				}
 			}
@@ -139,9 +185,9 @@ func Round(ctx context.Context, lt *lake.Table, src Source, mem memory.Allocator
 			var d, del []arrow.RecordBatch
 			var err error
 			if s.snapshot {
-				d, moved[s.bucket], err = r.snapshotBucket(ctx, s.bucket)
+				d, moved[s.part][s.bucket], err = r.snapshotBucket(ctx, s.part.Source, s.bucket)
 			} else {
-				d, del, err = r.foldBucket(ctx, s.bucket, s.from, s.to)
+				d, del, err = r.foldBucket(ctx, s.part.Source, s.bucket, s.from, s.to)
 			}
 			data, deletes = append(data, d...), append(deletes, del...)
 			if err != nil {
@@ -152,6 +198,16 @@ func Round(ctx context.Context, lt *lake.Table, src Source, mem memory.Allocator
 		// what it consumes; the lake only reads the deleted keys.
 		c.Data, c.Deletes = each(data, true), each(deletes, false)
 	}
+	if partitioned {
+		c.Partitions = map[int64]lake.PartitionOffsets{}
+		for p, offsets := range moved {
+			if len(offsets) > 0 {
+				c.Partitions[p.ID] = lake.PartitionOffsets{Name: p.Name, Buckets: offsets}
+			}
+		}
+	} else {
+		c.Offsets = moved[&parts[0]]
+	}
 	snap, st, err := lt.Commit(ctx, c)
 	if err == nil {
 		err = r.err
@@ -160,6 +216,14 @@ func Round(ctx context.Context, lt *lake.Table, src Source, mem memory.Allocator
 		return Result{}, err
 	}
 	return Result{Snapshot: snap, Committed: true, Stats: st, Rows: r.rows, Skipped: skipped, Duration: time.Since(start)}, nil
+}
+
+// prefix names a partition at the start of a message; "" for none.
+func (p *Partition) prefix() string {
+	if p.Name == "" {
+		return ""
+	}
+	return "partition " + p.Name + ", "
 }
 
 // each yields recs, retained first for a consumer that releases them.
@@ -178,18 +242,16 @@ func each(recs []arrow.RecordBatch, retain bool) iter.Seq2[arrow.RecordBatch, er
 
 type rounder struct {
 	lt   *lake.Table
-	src  Source
 	mem  memory.Allocator
-	key  []int
 	rows int64
 	err  error // a read error the data iterator could not return
 }
 
 // appendBucket yields a log table bucket's rows in [from, to) as lake
 // records.
-func (r *rounder) appendBucket(ctx context.Context, bucket int, from, to int64, yield func(arrow.RecordBatch, error) bool) bool {
+func (r *rounder) appendBucket(ctx context.Context, src Source, bucket int, from, to int64, yield func(arrow.RecordBatch, error) bool) bool {
 	stopped := false
-	err := r.src.Read(ctx, bucket, from, to, func(b Batch) error {
+	err := src.Read(ctx, bucket, from, to, func(b Batch) error {
 		rec, offsets, ts := trim(b, from, to)
 		defer rec.Release()
 		if rec.NumRows() == 0 {
@@ -235,8 +297,8 @@ func trim(b Batch, from, to int64) (arrow.RecordBatch, []int64, []int64) {
 // snapshotBucket makes lake records of a primary-key bucket's current rows.
 // They have no log record of their own: their offset and timestamp are -1,
 // as in Fluss.
-func (r *rounder) snapshotBucket(ctx context.Context, bucket int) (data []arrow.RecordBatch, at int64, err error) {
-	at, err = r.src.Snapshot(ctx, bucket, func(b Batch) error {
+func (r *rounder) snapshotBucket(ctx context.Context, src Source, bucket int) (data []arrow.RecordBatch, at int64, err error) {
+	at, err = src.Snapshot(ctx, bucket, func(b Batch) error {
 		n := int(b.Rec.NumRows())
 		none := slices.Repeat([]int64{-1}, n)
 		out, err := r.lt.DataRecord(ctx, r.mem, b.Rec, bucket, none, none)
@@ -259,7 +321,8 @@ type latest struct {
 
 // foldBucket folds a primary-key bucket's changes in [from, to) to one
 // final row per changed key, and the keys whose earlier lake rows must go.
-func (r *rounder) foldBucket(ctx context.Context, bucket int, from, to int64) (data, deletes []arrow.RecordBatch, err error) {
+func (r *rounder) foldBucket(ctx context.Context, src Source, bucket int, from, to int64) (data, deletes []arrow.RecordBatch, err error) {
+	key := src.PrimaryKey()
 	type kept struct {
 		rec         arrow.RecordBatch
 		offsets, ts []int64
@@ -273,8 +336,8 @@ func (r *rounder) foldBucket(ctx context.Context, bucket int, from, to int64) (d
 	state := map[string]latest{}
 	var types []arrow.DataType
 	var keyBuf []byte
-	vals := make([]any, len(r.key))
-	err = r.src.Read(ctx, bucket, from, to, func(b Batch) error {
+	vals := make([]any, len(key))
+	err = src.Read(ctx, bucket, from, to, func(b Batch) error {
 		rec, offsets, ts := trim(b, from, to)
 		lo := max(from-b.Offset, 0)
 		if rec.NumRows() == 0 {
@@ -282,7 +345,7 @@ func (r *rounder) foldBucket(ctx context.Context, bucket int, from, to int64) (d
 			return nil
 		}
 		if types == nil {
-			for _, k := range r.key {
+			for _, k := range key {
 				types = append(types, rec.Column(k).DataType())
 			}
 		}
@@ -290,7 +353,7 @@ func (r *rounder) foldBucket(ctx context.Context, bucket int, from, to int64) (d
 		batches = append(batches, kept{rec, offsets, ts})
 		r.rows += rec.NumRows()
 		for i := range int(rec.NumRows()) {
-			for j, k := range r.key {
+			for j, k := range key {
 				vals[j] = row.Get(rec.Column(k), i)
 			}
 			var err error

@@ -6,6 +6,7 @@ pinned to duckdb's version in requirements.txt) and is loaded from their files: 
 not needed.
 """
 
+import datetime
 import importlib
 import json
 import pathlib
@@ -19,10 +20,11 @@ import pyarrow.compute as pc
 import pyarrow.flight as fl
 import pytest
 from pyiceberg.catalog.rest import RestCatalog
+from pyiceberg.expressions import EqualTo
 from pyiceberg.table import StaticTable
 
 from fluxgate_server import Server, free_port
-from flux import action, command, create_table, path, put, read, unique
+from flux import action, command, create_table, path, put, read, scan, unique
 
 
 @pytest.fixture(scope="module")
@@ -258,3 +260,41 @@ def create_table_as(client, options, table):
     list(client.do_action(fl.Action("create-table", json.dumps(body).encode()), options=options))
     put(client, path(table), pa.record_batch({"user": ["ann"]}), options=options)
     list(client.do_action(fl.Action("tier-now", json.dumps({"table": table}).encode()), options=options))
+
+
+def test_partitioned_table_spec_and_pruning(lake_client, rest, duck):
+    """A day-partitioned table's Iceberg spec is identity(dt) then the bucket, dt keeping its DATE type; a filter
+    on dt plans only that day's files, in pyiceberg as in `t$lake`, and every reader reads what `t$lake` reads."""
+    table = f"fluss.{unique('days')}"
+    create_table(lake_client, table, {"dt": {"type": "DATE", "nullable": False}, "n": "BIGINT"},
+                 {"table.datalake.enabled": "true", "bucket.num": "2"}, partition_keys=["dt"])
+    days = [datetime.date(2026, 12, d) for d in (1, 2, 3)]
+    put(lake_client, path(table), pa.record_batch({
+        "dt": pa.array([d for d in days for _ in range(4)], pa.date32()), "n": pa.array(range(12), pa.int64())}))
+    snap = action(lake_client, "tier-now", {"table": table})
+    assert sorted(snap["partition_offsets"]) == [d.isoformat() for d in days] and "offsets" not in snap
+
+    iceberg = rest.load_table(table)
+    spec = iceberg.spec()
+    assert [(f.name, str(f.transform)) for f in spec.fields] == [("dt", "identity"), ("__bucket", "identity")]
+    assert str(iceberg.schema().find_field("dt").field_type) == "date"
+
+    every_file = list(iceberg.scan().plan_files())
+    one_day = list(iceberg.scan(row_filter=EqualTo("dt", days[1].isoformat())).plan_files())
+    assert 0 < len(one_day) < len(every_file)
+    assert len(every_file) == len({(t.file.partition[0], t.file.partition[1]) for t in every_file})
+    assert {t.file.partition[0] for t in one_day} == {(days[1] - datetime.date(1970, 1, 1)).days}
+
+    # Offsets count per partition and bucket, so rows are compared in that order.
+    def placed(table_):
+        return sorted(rows(table_, names), key=lambda r: (r["dt"], r["__bucket"], r["__offset"]))
+
+    lake, _ = read(lake_client, path(table + "$lake"))
+    names = lake.schema.names
+    want = placed(lake)
+    assert placed(iceberg.scan().to_arrow()) == want
+    assert placed(duck.sql(f"SELECT * FROM lake.{table}").to_arrow_table()) == want
+    day_rows = [r for r in want if r["dt"] == days[1]]
+    assert len(day_rows) == 4
+    assert placed(iceberg.scan(row_filter=EqualTo("dt", days[1].isoformat())).to_arrow()) == day_rows
+    assert placed(scan(lake_client, table=table + "$lake", filter={"eq": ["dt", days[1].isoformat()]})) == day_rows
