@@ -145,4 +145,3 @@ func (e *Engine) checkPartitionTime(info *catalog.TableInfo, spec map[string]str
 	}
 	return s.CheckCreate(e.opts.AutoPartition.Now(), spec)
 }
-
