@@ -36,7 +36,9 @@ type WriteStream struct {
 type WriteResult struct {
 	Sequence int64         `json:"sequence"`
 	Rows     int64         `json:"rows"`
-	Buckets  map[int]int64 `json:"buckets"`
+	Buckets  map[int]int64 `json:"buckets,omitzero"`
+	// PartitionOffsets replaces Buckets on a partitioned table.
+	PartitionOffsets protocol.PartitionOffsets `json:"partition_offsets,omitzero"`
 }
 
 // OpenWrite validates a write request against its table and returns the

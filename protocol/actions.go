@@ -118,6 +118,8 @@ type OffsetsRequest struct {
 	Table   string          `json:"table"`
 	At      json.RawMessage `json:"at,omitempty"`
 	Buckets []int           `json:"buckets,omitempty"` // nil: all
+	// Partitions of a partitioned table, by name; nil: all.
+	Partitions []string `json:"partitions,omitempty"`
 }
 
 // UnmarshalJSON decodes strictly and checks the form of "at".
@@ -132,14 +134,17 @@ func (r *OffsetsRequest) UnmarshalJSON(b []byte) error {
 
 // OffsetsResult is the answer of list-offsets.
 type OffsetsResult struct {
-	Offsets map[int]int64 `json:"offsets"`
+	Offsets          map[int]int64    `json:"offsets,omitzero"`
+	PartitionOffsets PartitionOffsets `json:"partition_offsets,omitzero"` // instead, on a partitioned table
 }
 
 // LakeSnapshot is the answer of lake-snapshot and tier-now.
 type LakeSnapshot struct {
-	SnapshotID  int64         `json:"snapshot_id"`
-	Offsets     map[int]int64 `json:"offsets"`      // bucket → next offset not in the lake
-	CommittedAt int64         `json:"committed_at"` // epoch milliseconds
+	SnapshotID int64         `json:"snapshot_id"`
+	Offsets    map[int]int64 `json:"offsets,omitzero"` // bucket → next offset not in the lake
+	// PartitionOffsets replaces Offsets on a partitioned table.
+	PartitionOffsets PartitionOffsets `json:"partition_offsets,omitzero"`
+	CommittedAt      int64            `json:"committed_at"` // epoch milliseconds
 }
 
 // LakeCompaction is the answer of compact-lake: the snapshot after it and
@@ -156,13 +161,17 @@ type LakeCompaction struct {
 // each with its offset.
 type UndoRequest struct {
 	Table   string           `json:"table"`
-	Offsets map[string]int64 `json:"offsets"`
+	Offsets map[string]int64 `json:"offsets,omitempty"`
+	// PartitionOffsets replaces Offsets on a partitioned table.
+	PartitionOffsets RawPartitionOffsets `json:"partition_offsets,omitempty"`
 }
 
 // UndoResult is the answer of undo.
 type UndoResult struct {
 	UndoneKeys int64         `json:"undone_keys"`
-	Offsets    map[int]int64 `json:"offsets"` // each named bucket's log end offset after the undo
+	Offsets    map[int]int64 `json:"offsets,omitzero"` // each named bucket's log end offset after the undo
+	// PartitionOffsets replaces Offsets on a partitioned table.
+	PartitionOffsets PartitionOffsets `json:"partition_offsets,omitzero"`
 }
 
 // ProducerOffsetsRequest is the body of register-producer-offsets,
@@ -172,6 +181,8 @@ type ProducerOffsetsRequest struct {
 	ProducerID string           `json:"producer_id"`
 	Table      string           `json:"table"`
 	Offsets    map[string]int64 `json:"offsets,omitempty"`
+	// PartitionOffsets replaces Offsets on a partitioned table.
+	PartitionOffsets RawPartitionOffsets `json:"partition_offsets,omitempty"`
 }
 
 // The answers of register-producer-offsets.
@@ -188,7 +199,8 @@ type RegisterResult struct {
 // ProducerOffsets is the answer of get-producer-offsets: {} when none are
 // registered.
 type ProducerOffsets struct {
-	Offsets map[int]int64 `json:"offsets,omitempty"`
+	Offsets          map[int]int64    `json:"offsets,omitempty"`
+	PartitionOffsets PartitionOffsets `json:"partition_offsets,omitempty"` // of a partitioned table
 }
 
 // WriterStateRequest is the body of writer-state.

@@ -13,6 +13,9 @@ type LookupRequest struct {
 	// InsertIfNotExists inserts every absent key as (key, NULLs, new
 	// auto-increment id) and returns it (§6.3).
 	InsertIfNotExists bool `json:"insert_if_not_exists,omitempty"`
+	// CreatePartitions false keeps insert_if_not_exists from creating a
+	// missing partition (its keys then give no row).
+	CreatePartitions *bool `json:"create_partitions,omitempty"`
 	// Keys are the keys of an inline lookup, JSON objects of the key columns;
 	// nil for a DoExchange lookup, whose keys come as batches.
 	Keys []map[string]any `json:"keys,omitzero"`

@@ -24,16 +24,22 @@ const (
 	PositionNone      PositionMode = "none"
 	PositionTimestamp PositionMode = "timestamp"
 	PositionOffsets   PositionMode = "offsets"
+	// PositionPartitionOffsets is the offsets form of a partitioned table.
+	PositionPartitionOffsets PositionMode = "partition_offsets"
 )
 
 // Position names a place in a table's buckets: the startup and the stop of a
 // scan (PROTOCOL.md §4.2) and the "at" of list-offsets. On the wire it is
-// "full", "earliest", "latest", "none", {"timestamp": ms} or {"offsets":
-// {"bucket": offset}}. The zero Position means the default and is left out.
+// "full", "earliest", "latest", "none", {"timestamp": ms}, {"offsets":
+// {"bucket": offset}} or, on a partitioned table, {"partition_offsets":
+// {"name": {"bucket": offset}}}. The zero Position means the default and is left out.
 type Position struct {
 	Mode      PositionMode
 	Timestamp int64         // epoch milliseconds, for PositionTimestamp
 	Offsets   map[int]int64 // bucket → offset, for PositionOffsets
+	// PartitionOffsets is partition name → bucket → offset, for
+	// PositionPartitionOffsets.
+	PartitionOffsets PartitionOffsets
 }
 
 // The named positions. Unbounded is the stop that follows the table.
@@ -53,6 +59,13 @@ func AtOffsets(offsets map[int]int64) Position {
 	m := make(map[int]int64, len(offsets))
 	maps.Copy(m, offsets)
 	return Position{Mode: PositionOffsets, Offsets: m}
+}
+
+// AtPartitionOffsets is a per-partition, per-bucket offset (a copy of
+// offsets) of a partitioned table; for a startup, partitions and buckets not
+// named start at the earliest offset, for a stop they end at the latest.
+func AtPartitionOffsets(offsets PartitionOffsets) Position {
+	return Position{Mode: PositionPartitionOffsets, PartitionOffsets: offsets.Clone()}
 }
 
 // IsZero reports whether p is the default (unset) position.
@@ -85,6 +98,12 @@ func (p Position) MarshalJSON() ([]byte, error) {
 			offsets = map[int]int64{}
 		}
 		return json.Marshal(map[string]map[int]int64{"offsets": offsets})
+	case PositionPartitionOffsets:
+		offsets := p.PartitionOffsets
+		if offsets == nil {
+			offsets = PartitionOffsets{}
+		}
+		return json.Marshal(map[string]PartitionOffsets{"partition_offsets": offsets})
 	}
 	return nil, fmt.Errorf("invalid position mode %q", p.Mode)
 }
@@ -114,15 +133,15 @@ type positionRole struct {
 
 var (
 	anyPosition = positionRole{name: "position",
-		modes:     []PositionMode{PositionFull, PositionEarliest, PositionLatest, PositionNone, PositionTimestamp, PositionOffsets},
+		modes:     []PositionMode{PositionFull, PositionEarliest, PositionLatest, PositionNone, PositionTimestamp, PositionOffsets, PositionPartitionOffsets},
 		want:      `"full", "earliest", "latest", "none", {"timestamp": ms} or {"offsets": {...}}`,
 		badObject: `want exactly one of "timestamp" or "offsets"`}
 	startupRole = positionRole{name: "startup",
-		modes:     []PositionMode{PositionFull, PositionEarliest, PositionLatest, PositionTimestamp, PositionOffsets},
+		modes:     []PositionMode{PositionFull, PositionEarliest, PositionLatest, PositionTimestamp, PositionOffsets, PositionPartitionOffsets},
 		want:      `"full", "earliest", "latest", {"timestamp": ms} or {"offsets": {...}}`,
 		badObject: `want exactly one of "timestamp" or "offsets"`}
 	stopRole = positionRole{name: "stop",
-		modes:     []PositionMode{PositionLatest, PositionNone, PositionOffsets},
+		modes:     []PositionMode{PositionLatest, PositionNone, PositionOffsets, PositionPartitionOffsets},
 		want:      `"latest", "none" or {"offsets": {...}}`,
 		badObject: `want "latest", "none" or {"offsets": {...}}`, hideDecodeErr: true}
 	atRole = positionRole{name: `list-offsets "at"`,
@@ -142,7 +161,7 @@ func (p *Position) decodeAs(b []byte, role positionRole) error {
 	var mode string
 	if json.Unmarshal(b, &mode) == nil {
 		m := PositionMode(mode)
-		if m == PositionTimestamp || m == PositionOffsets || !slices.Contains(role.modes, m) {
+		if m == PositionTimestamp || m == PositionOffsets || m == PositionPartitionOffsets || !slices.Contains(role.modes, m) {
 			return errs.New(errs.Invalid, `%s %.64q: want %s`, role.name, mode, role.want)
 		}
 		*p = Position{Mode: m}
@@ -151,6 +170,8 @@ func (p *Position) decodeAs(b []byte, role positionRole) error {
 	var obj struct {
 		Timestamp *int64           `json:"timestamp"`
 		Offsets   map[string]int64 `json:"offsets"`
+		// PartitionOffsets stands alone like the other two.
+		PartitionOffsets RawPartitionOffsets `json:"partition_offsets"`
 	}
 	if err := strictUnmarshal(b, &obj); err != nil {
 		if role.hideDecodeErr {
@@ -158,18 +179,32 @@ func (p *Position) decodeAs(b []byte, role positionRole) error {
 		}
 		return errs.New(errs.Invalid, "%s: %v", role.name, err)
 	}
+	n := 0
+	for _, set := range []bool{obj.Timestamp != nil, obj.Offsets != nil, obj.PartitionOffsets != nil} {
+		if set {
+			n++
+		}
+	}
 	switch {
-	case obj.Timestamp != nil && obj.Offsets == nil && slices.Contains(role.modes, PositionTimestamp):
+	case n != 1:
+		return errs.New(errs.Invalid, "%s: %s", role.name, role.badObject)
+	case obj.Timestamp != nil && slices.Contains(role.modes, PositionTimestamp):
 		if *obj.Timestamp < 0 {
 			return errs.New(errs.Invalid, "%s timestamp %d is negative", role.name, *obj.Timestamp)
 		}
 		*p = AtTimestamp(*obj.Timestamp)
-	case obj.Offsets != nil && obj.Timestamp == nil && slices.Contains(role.modes, PositionOffsets):
+	case obj.Offsets != nil && slices.Contains(role.modes, PositionOffsets):
 		offs, err := BucketOffsets(obj.Offsets, role.name+" offsets")
 		if err != nil {
 			return err
 		}
 		*p = Position{Mode: PositionOffsets, Offsets: offs}
+	case obj.PartitionOffsets != nil && slices.Contains(role.modes, PositionPartitionOffsets):
+		offs, err := DecodePartitionOffsets(obj.PartitionOffsets, role.name+" partition_offsets")
+		if err != nil {
+			return err
+		}
+		*p = Position{Mode: PositionPartitionOffsets, PartitionOffsets: offs}
 	default:
 		return errs.New(errs.Invalid, "%s: %s", role.name, role.badObject)
 	}

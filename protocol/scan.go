@@ -15,8 +15,11 @@ type ScanRequest struct {
 	// takes latest (the default), none (Unbounded) or offsets.
 	Startup Position `json:"startup,omitzero"`
 	Stop    Position `json:"stop,omitzero"`
-	Buckets []int    `json:"buckets,omitempty"` // nil: all
-	Limit   *int64   `json:"limit,omitempty"`   // most rows in total; nil: no limit
+	Buckets []int    `json:"buckets,omitempty"` // nil: all; inside every partition
+	// Partitions is a subset of a partitioned table's partitions, by name;
+	// nil: all.
+	Partitions []string `json:"partitions,omitempty"`
+	Limit      *int64   `json:"limit,omitempty"` // most rows in total; nil: no limit
 	// Compression is the IPC buffer compression of the batches the server
 	// sends: "none", "lz4_frame" or "zstd"; empty sends them as stored.
 	Compression string `json:"compression,omitempty"`
@@ -67,16 +70,23 @@ type PlanMeta struct {
 	Buckets  int   `json:"buckets"`
 	// LakeSnapshotID is the lake snapshot of a union or lake read, else nil.
 	LakeSnapshotID *int64 `json:"lake_snapshot_id"`
+	// Partitions are the planned partitions of a partitioned table, in name
+	// order; absent on a non-partitioned one.
+	Partitions []PartitionInfo `json:"partitions,omitempty"`
 }
 
 // Ticket is a self-contained read of one bucket's range (PROTOCOL.md §4.3).
 // Any server of the same data directory can redeem it, and clients may build
 // one themselves.
 type Ticket struct {
-	V              int             `json:"v"`
-	TableID        int64           `json:"table_id"`
-	Table          string          `json:"table"`
-	View           string          `json:"view"` // one of the View constants
+	V       int    `json:"v"`
+	TableID int64  `json:"table_id"`
+	Table   string `json:"table"`
+	View    string `json:"view"` // one of the View constants
+	// PartitionID and Partition name the partition of the bucket, only on a
+	// partitioned table.
+	PartitionID    int64           `json:"partition_id,omitempty"`
+	Partition      string          `json:"partition,omitempty"`
 	Bucket         int             `json:"bucket"`
 	Start          int64           `json:"start"`
 	Stop           *int64          `json:"stop"`    // nil: unbounded
@@ -100,9 +110,11 @@ type Ticket struct {
 
 // TicketRange is one bucket's range of a ticket.
 type TicketRange struct {
-	Bucket int    `json:"bucket"`
-	Start  int64  `json:"start"`
-	Stop   *int64 `json:"stop"`
+	PartitionID int64  `json:"partition_id,omitempty"` // as Ticket's
+	Partition   string `json:"partition,omitempty"`
+	Bucket      int    `json:"bucket"`
+	Start       int64  `json:"start"`
+	Stop        *int64 `json:"stop"`
 }
 
 // Encode returns the ticket's bytes; a zero V is version 1.
@@ -116,8 +128,11 @@ func (t Ticket) Encode() ([]byte, error) {
 // BatchMeta is the app_metadata of every record batch a scan sends
 // (PROTOCOL.md §4.3).
 type BatchMeta struct {
-	Bucket int   `json:"bucket"`
-	Start  int64 `json:"start"`
+	// PartitionID and Partition, only on a partitioned table.
+	PartitionID int64  `json:"partition_id,omitempty"`
+	Partition   string `json:"partition,omitempty"`
+	Bucket      int    `json:"bucket"`
+	Start       int64  `json:"start"`
 	// Next is the offset to resume this bucket from after this batch: what a
 	// connector stores in its checkpoint.
 	Next          int64 `json:"next"`

@@ -77,22 +77,35 @@ var wireTypes = map[string]func() any{
 	"Grant":                  func() any { return new(Grant) },
 	"ListGrantsRequest":      func() any { return new(ListGrantsRequest) },
 	"ListGrantsResult":       func() any { return new(ListGrantsResult) },
+	"PartitionInfo":          func() any { return new(PartitionInfo) },
+	"CreatePartitionRequest": func() any { return new(CreatePartitionRequest) },
+	"DropPartitionRequest":   func() any { return new(DropPartitionRequest) },
+	"ListPartitionsRequest":  func() any { return new(ListPartitionsRequest) },
+	"ListPartitionsResult":   func() any { return new(ListPartitionsResult) },
 }
 
+// readIndex reads the vectors of vectors.json and of vectors-partitions.json
+// (partitioned tables, apart until every client models them).
 func readIndex(t testing.TB) vectorIndex {
 	t.Helper()
-	b, err := os.ReadFile("testdata/vectors.json")
-	if err != nil {
-		t.Fatal(err)
+	var all vectorIndex
+	for _, file := range []string{"vectors.json", "vectors-partitions.json"} {
+		b, err := os.ReadFile(filepath.Join("testdata", file))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var idx vectorIndex
+		if err := DecodeJSON(b, file, &idx); err != nil {
+			t.Fatal(err)
+		}
+		if idx.Version != 1 || len(idx.Vectors) == 0 || len(idx.Invalid) == 0 {
+			t.Fatalf("%s: version %d, %d vectors, %d invalid", file, idx.Version, len(idx.Vectors), len(idx.Invalid))
+		}
+		all.Version = idx.Version
+		all.Vectors = append(all.Vectors, idx.Vectors...)
+		all.Invalid = append(all.Invalid, idx.Invalid...)
 	}
-	var idx vectorIndex
-	if err := DecodeJSON(b, "vectors.json", &idx); err != nil {
-		t.Fatal(err)
-	}
-	if idx.Version != 1 || len(idx.Vectors) == 0 || len(idx.Invalid) == 0 {
-		t.Fatalf("vectors.json: version %d, %d vectors, %d invalid", idx.Version, len(idx.Vectors), len(idx.Invalid))
-	}
-	return idx
+	return all
 }
 
 func readVector(t testing.TB, file string) []byte {

@@ -13,6 +13,9 @@ type WriteRequest struct {
 	// stream has sequence FirstSequence+i.
 	WriterID      string `json:"writer_id,omitempty"`
 	FirstSequence int64  `json:"first_sequence,omitempty"`
+	// CreatePartitions false makes a row of a missing partition fail the
+	// batch; nil or true creates the partition.
+	CreatePartitions *bool `json:"create_partitions,omitempty"`
 }
 
 // The write modes.
@@ -37,6 +40,8 @@ type PutResult struct {
 	Sequence int64 `json:"sequence"`
 	Rows     int64 `json:"rows"`
 	// Buckets maps each bucket the batch touched to its log end offset after
-	// the batch; {} for a batch without rows.
-	Buckets map[int]int64 `json:"buckets"`
+	// the batch; {} for a batch without rows. Nil on a partitioned table.
+	Buckets map[int]int64 `json:"buckets,omitzero"`
+	// PartitionOffsets replaces Buckets on a partitioned table.
+	PartitionOffsets PartitionOffsets `json:"partition_offsets,omitzero"`
 }
