@@ -1,6 +1,7 @@
 package io.fluxgate.flink;
 
 import io.fluxgate.client.FluxgateClient;
+import io.fluxgate.client.FluxgateException;
 import io.fluxgate.client.TicketStream;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -96,6 +97,12 @@ final class BucketReader implements SourceReader<RowData, BucketSplit> {
       }
       if (rest != null) {
         read(rest, rest.readTicket());
+      }
+    } catch (FluxgateException.NotFound e) {
+      // A partition dropped while it was read (by hand, or expired): its split is over, as in
+      // Fluss.
+      if (split.partition() == null || !e.getMessage().contains(split.partition())) {
+        error = e;
       }
     } catch (Throwable t) {
       error = t;

@@ -37,8 +37,10 @@ final class FluxgateTableSink
   private final boolean primaryKey;
   private final boolean ignoreDelete;
   private final SinkOptions options;
+
   /** The table as the server describes it; fetched once, when planning needs it. */
   private TableInfo info;
+
   /** An UPDATE statement: Flink's target columns are then not the written ones (FLINK-36736). */
   private boolean update;
 
@@ -100,6 +102,14 @@ final class FluxgateTableSink
     String mergeEngine = info.options().get("table.merge-engine");
     Bucketer bucketer = shuffle(info, mergeEngine);
     boolean undo = "aggregation".equals(mergeEngine) && options.undoRecovery();
+    if (undo && info.isPartitioned()) {
+      throw new ValidationException(
+          "undo recovery of partitioned aggregation table "
+              + name.base()
+              + " is not built yet: write it at-least-once with '"
+              + FluxgateOptions.SINK_UNDO_RECOVERY.key()
+              + "'='false'");
+    }
     SinkSpec spec =
         new SinkSpec(
             name.writable(),
@@ -110,16 +120,15 @@ final class FluxgateTableSink
             BATCH_ROWS,
             bucketer,
             undo,
-            options.producerId());
+            options.producerId(),
+            options.createPartitions());
     FluxgateSink sink = new FluxgateSink(connection, spec);
     return new DataStreamSinkProvider() {
       @Override
       public DataStreamSink<?> consumeDataStream(
           ProviderContext provider, DataStream<RowData> rows) {
         DataStream<RowData> in =
-            bucketer == null
-                ? rows
-                : rows.partitionCustom(new Bucketer.ToOwner(), bucketer);
+            bucketer == null ? rows : rows.partitionCustom(new Bucketer.ToOwner(), bucketer);
         DataStreamSink<RowData> out = in.sinkTo(sink).setParallelism(rows.getParallelism());
         provider.generateUid("writer").ifPresent(out::uid);
         return out;
