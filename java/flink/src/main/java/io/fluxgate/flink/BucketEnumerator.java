@@ -66,7 +66,7 @@ final class BucketEnumerator implements SplitEnumerator<BucketSplit, EnumeratorS
     if (spec.discovers()) {
       client = connection.connect();
       context.callAsync(
-          () -> client.listPartitions(spec.table()),
+          () -> client.listPartitions(spec.baseTable()),
           this::discovered,
           spec.discoveryMillis(),
           spec.discoveryMillis());

@@ -63,7 +63,7 @@ record ScanSpec(
     if (keyColumns != null) {
       return this;
     }
-    List<String> key = client.describeTable(table.substring(0, table.indexOf('$'))).primaryKey();
+    List<String> key = client.describeTable(baseTable()).primaryKey();
     return new ScanSpec(
         table,
         columns,
@@ -78,6 +78,12 @@ record ScanSpec(
         partitioned,
         partitions,
         discoveryMillis);
+  }
+
+  /** The table read, without the view a name like "db.t$changelog" reads. */
+  String baseTable() {
+    int view = table.indexOf('$');
+    return view < 0 ? table : table.substring(0, view);
   }
 
   /** Whether the enumerator looks for partitions created after the scan was planned. */
