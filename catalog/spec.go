@@ -51,6 +51,8 @@ type derived struct {
 	schema       *arrow.Schema
 	colIndex     map[string]int
 	pkIdx        []int
+	keyIdx       []int // of the primary key without the partition keys
+	partIdx      []int
 	bucketKey    []string
 	bucketKeyIdx []int
 	buckets      int
@@ -59,6 +61,7 @@ type derived struct {
 	zstdLevel    int
 	autoIncCache int64
 	prefixIndex  bool
+	partition    *Partition // of a partition's definition (ForPartition)
 }
 
 // Defaults are server-wide defaults for options a spec leaves out.
@@ -73,9 +76,20 @@ func (t *TableInfo) BucketCount() int           { return t.d.buckets }
 
 // BucketKey is the bucket key; empty for a log table without one, which
 // spreads rows round-robin.
-func (t *TableInfo) BucketKey() []string           { return t.d.bucketKey }
-func (t *TableInfo) BucketKeyIndexes() []int       { return t.d.bucketKeyIdx }
-func (t *TableInfo) PrimaryKeyIndexes() []int      { return t.d.pkIdx }
+func (t *TableInfo) BucketKey() []string      { return t.d.bucketKey }
+func (t *TableInfo) BucketKeyIndexes() []int  { return t.d.bucketKeyIdx }
+func (t *TableInfo) PrimaryKeyIndexes() []int { return t.d.pkIdx }
+
+// PhysicalKeyIndexes are the primary key's columns without the partition
+// keys: what identifies a row inside its partition (Fluss's physical primary
+// key). The whole primary key on a table that is not partitioned.
+func (t *TableInfo) PhysicalKeyIndexes() []int { return t.d.keyIdx }
+
+// IsPartitioned reports whether the table has partition keys.
+func (t *TableInfo) IsPartitioned() bool { return len(t.PartitionKeys) > 0 }
+
+// PartitionKeyIndexes are the positions of the partition keys, in key order.
+func (t *TableInfo) PartitionKeyIndexes() []int    { return t.d.partIdx }
 func (t *TableInfo) HasPrefixIndex() bool          { return t.d.prefixIndex }
 func (t *TableInfo) Option(key string) string      { return t.Options[key] }
 func (t *TableInfo) LogTTL() time.Duration         { return t.d.ttl } // 0: keep forever
@@ -131,9 +145,6 @@ func NormalizeSpec(spec TableSpec, defaults Defaults) (*TableInfo, error) {
 		return nil, errs.New(errs.Invalid, "table %s: cannot create a table with a view suffix; create %s", path.FullName(), path)
 	}
 	n := &normalizer{table: path.String(), types: map[string]*sqltype.Type{}, opts: map[string]string{}}
-	if len(spec.PartitionKeys) > 0 {
-		return nil, errs.New(errs.Unimplemented, "table %s: partitioned tables are not supported yet (partition_keys %v)", n.table, spec.PartitionKeys)
-	}
 	if len(spec.Columns) == 0 {
 		return nil, errs.New(errs.Invalid, "table %s: a table needs at least one column", n.table)
 	}
@@ -148,18 +159,22 @@ func NormalizeSpec(spec TableSpec, defaults Defaults) (*TableInfo, error) {
 	if err := n.primaryKey(spec.PrimaryKey); err != nil {
 		return nil, err
 	}
+	if err := n.partitionKeys(spec.PartitionKeys); err != nil {
+		return nil, err
+	}
 	if err := n.options(spec.Options, defaults); err != nil {
 		return nil, err
 	}
 	info := &TableInfo{TableInfo: protocol.TableInfo{
-		TableSpec: TableSpec{Table: n.table, Columns: n.cols, PrimaryKey: n.pk, Options: n.opts, Comment: spec.Comment},
-		Kind:      KindLog,
-		Indexes:   []Index{},
+		TableSpec: TableSpec{Table: n.table, Columns: n.cols, PrimaryKey: n.pk, PartitionKeys: n.partKeys,
+			Options: n.opts, Comment: spec.Comment},
+		Kind:    KindLog,
+		Indexes: []Index{},
 	}}
 	if len(n.pk) > 0 {
 		info.Kind = KindPrimaryKey
 		info.Indexes = append(info.Indexes, Index{Name: IndexPrimaryKey, Columns: n.pk})
-		if bk := splitList(n.opts[OptBucketKey]); isStrictPrefix(bk, n.pk) {
+		if bk := splitList(n.opts[OptBucketKey]); isStrictPrefix(bk, n.physicalKey()) {
 			info.Indexes = append(info.Indexes, Index{Name: IndexPrefix, Columns: bk})
 		}
 	}
@@ -257,6 +272,7 @@ type normalizer struct {
 	colNames []string
 	types    map[string]*sqltype.Type
 	pk       []string
+	partKeys []string
 	opts     map[string]string
 }
 
@@ -367,6 +383,9 @@ func (n *normalizer) bucketKey() error {
 			return n.badOption(OptBucketKey, "column %q is listed twice", k)
 		case t.Nested():
 			return n.badOption(OptBucketKey, "column %q has type %s; ARRAY, MAP and ROW cannot be keys", k, t.String())
+		case slices.Contains(n.partKeys, k):
+			return errs.New(errs.Invalid, "table %s: Bucket key %s shouldn't include any column in partition keys %s.",
+				n.table, javaList(splitList(v)), javaList(n.partKeys))
 		case len(n.pk) > 0 && !slices.Contains(n.pk, k):
 			return n.badOption(OptBucketKey, "column %q is not in the primary key %s; the bucket key of a primary-key table must be a subset of it", k, strings.Join(n.pk, ","))
 		}
@@ -483,7 +502,7 @@ func (n *normalizer) fillDefaults(d Defaults) {
 	if len(n.pk) == 0 {
 		return
 	}
-	setDefault(OptBucketKey, strings.Join(n.pk, ","))
+	setDefault(OptBucketKey, strings.Join(n.physicalKey(), ","))
 	setDefault(OptChangelogImage, ChangelogFull)
 	if n.opts[OptMergeEngine] == "" {
 		setDefault(OptDeleteBehavior, DeleteAllow)
@@ -529,6 +548,14 @@ func (t *TableInfo) init() error {
 	}
 	if d.pkIdx, err = t.indexesOf(d.colIndex, t.PrimaryKey); err != nil {
 		return err
+	}
+	if d.partIdx, err = t.indexesOf(d.colIndex, t.PartitionKeys); err != nil {
+		return err
+	}
+	for _, i := range d.pkIdx {
+		if !slices.Contains(d.partIdx, i) {
+			d.keyIdx = append(d.keyIdx, i)
+		}
 	}
 	if bk := t.Options[OptBucketKey]; bk != "" {
 		d.bucketKey = splitList(bk)

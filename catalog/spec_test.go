@@ -207,7 +207,6 @@ func TestNormalizeSpecColumns(t *testing.T) {
 		{"pk missing", TableSpec{Table: "t", Columns: cols(Column{Name: "a", Type: "INT"}), PrimaryKey: []string{"b"}}, errs.Invalid, []string{`"b"`}},
 		{"pk twice", TableSpec{Table: "t", Columns: cols(Column{Name: "a", Type: "INT"}), PrimaryKey: []string{"a", "a"}}, errs.Invalid, []string{`"a"`}},
 		{"pk nested", TableSpec{Table: "t", Columns: cols(Column{Name: "a", Type: "MAP<INT,INT>"}), PrimaryKey: []string{"a"}}, errs.Invalid, []string{`"a"`, "MAP"}},
-		{"partitioned", TableSpec{Table: "t", Columns: cols(Column{Name: "a", Type: "INT"}), PartitionKeys: []string{"a"}}, errs.Unimplemented, []string{"partitioned"}},
 		{"view", TableSpec{Table: "t$changelog", Columns: cols(Column{Name: "a", Type: "INT"})}, errs.Invalid, []string{"t$changelog"}},
 		{"bad name", TableSpec{Table: "__t", Columns: cols(Column{Name: "a", Type: "INT"})}, errs.Invalid, []string{"__t"}},
 	}

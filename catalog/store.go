@@ -34,14 +34,18 @@ type Options struct {
 	// The directory is locked all the same.
 	ReadOnly bool
 	FS       vfs.FS // where the catalog's files are; nil is the real disk (tests inject faults)
+	// MaxPartitions is max.partition.num, the most partitions of one table;
+	// 0 means DefaultMaxPartitions.
+	MaxPartitions int
 }
 
 // Catalog is the persistent set of databases and tables. It is safe for
 // concurrent use; DDL is serialized and every change is synced before it
 // returns.
 type Catalog struct {
-	db       *pebbledb.DB
-	defaults Defaults
+	db            *pebbledb.DB
+	defaults      Defaults
+	maxPartitions int
 
 	mu struct {
 		sync.RWMutex
@@ -49,7 +53,10 @@ type Catalog struct {
 		tables    map[string]*TableInfo // by protocol.TablePath.String()
 		byID      map[int64]*TableInfo
 		schemas   map[int64]map[int32]*arrow.Schema // every schema id of each table
-		nextID    int64
+		// partitions of each partitioned table by table id, then by name.
+		partitions    map[int64]map[string]*Partition
+		partitionByID map[int64]*Partition
+		nextID        int64
 	}
 }
 
@@ -77,7 +84,13 @@ func Open(dir string, opts Options) (*Catalog, error) {
 	if err != nil {
 		return nil, fmt.Errorf("open catalog %s: %w", dir, err)
 	}
-	c := &Catalog{db: db, defaults: Defaults{BucketNum: opts.DefaultBucketNum}}
+	if opts.MaxPartitions < 0 {
+		return nil, errs.New(errs.Invalid, "max partitions %d is negative", opts.MaxPartitions)
+	}
+	if opts.MaxPartitions == 0 {
+		opts.MaxPartitions = DefaultMaxPartitions
+	}
+	c := &Catalog{db: db, defaults: Defaults{BucketNum: opts.DefaultBucketNum}, maxPartitions: opts.MaxPartitions}
 	if err := c.load(); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open catalog %s: %w", dir, err)
@@ -308,7 +321,9 @@ func (c *Catalog) SchemaByID(tableID int64, schemaID int32) (*arrow.Schema, erro
 //	db/<name>                       empty
 //	table/<table id, 20 digits>     TableInfo
 //	schema/<table id>/<schema id>   []Column of that schema id
-//	meta/next-table-id              decimal; ids are never reused
+//	partition/<table id>/<name>     Partition (partitions.go)
+//	meta/next-table-id              decimal; ids are never reused, by tables
+//	                                and partitions alike
 var nextIDKey = []byte("meta/next-table-id")
 
 func databaseKey(name string) []byte { return []byte("db/" + name) }
@@ -351,6 +366,8 @@ func (c *Catalog) load() error {
 	c.mu.tables = map[string]*TableInfo{}
 	c.mu.byID = map[int64]*TableInfo{}
 	c.mu.schemas = map[int64]map[int32]*arrow.Schema{}
+	c.mu.partitions = map[int64]map[string]*Partition{}
+	c.mu.partitionByID = map[int64]*Partition{}
 	next, closer, err := c.db.Get(nextIDKey)
 	switch {
 	case err == pebble.ErrNotFound:
@@ -376,12 +393,25 @@ func (c *Catalog) load() error {
 		return err
 	}
 	defer it.Close()
+	var partitions [][2][]byte // loaded once their tables are
 	for it.First(); it.Valid(); it.Next() {
+		if strings.HasPrefix(string(it.Key()), "partition/") {
+			partitions = append(partitions, [2][]byte{slices.Clone(it.Key()), slices.Clone(it.Value())})
+			continue
+		}
 		if err := c.loadEntry(string(it.Key()), it.Value()); err != nil {
 			return err
 		}
 	}
-	return it.Error()
+	if err := it.Error(); err != nil {
+		return err
+	}
+	for _, kv := range partitions {
+		if err := c.loadPartition(string(kv[0]), kv[1]); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func (c *Catalog) loadEntry(key string, value []byte) error {
@@ -428,12 +458,14 @@ func (c *Catalog) rememberLocked(t *TableInfo) {
 }
 
 func (c *Catalog) forgetLocked(t *TableInfo) {
+	c.forgetPartitionsLocked(t)
 	delete(c.mu.tables, t.Table)
 	delete(c.mu.byID, t.TableID)
 	delete(c.mu.schemas, t.TableID)
 }
 
 func (c *Catalog) deleteTableKeysLocked(b *pebble.Batch, t *TableInfo) {
+	c.deletePartitionKeysLocked(b, t)
 	b.Delete(tableKey(t.TableID), nil)
 	for sid := range c.mu.schemas[t.TableID] {
 		b.Delete(schemaKey(t.TableID, sid), nil)

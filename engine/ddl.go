@@ -21,9 +21,17 @@ func (e *Engine) CreateDatabase(name string, ifNotExists bool) error {
 
 // DropDatabase drops a database; with cascade, its tables and their data too.
 func (e *Engine) DropDatabase(ctx context.Context, name string, ifExists, cascade bool) error {
+	e.partMu.Lock()
+	defer e.partMu.Unlock()
+	parts := map[int64][]*catalog.Partition{} // of the partitioned tables, before the drop forgets them
+	if tables, err := e.cat.ListTables(name); err == nil {
+		for _, info := range tables {
+			parts[info.TableID] = e.cat.Partitions(info.TableID)
+		}
+	}
 	dropped, err := e.cat.DropDatabase(name, ifExists, cascade)
 	for _, info := range dropped {
-		err = errors.Join(err, e.removeTable(ctx, info))
+		err = errors.Join(err, e.removePartitions(ctx, info, parts[info.TableID]), e.removeTable(ctx, info))
 	}
 	return err
 }
@@ -56,7 +64,7 @@ func (e *Engine) createTable(ctx context.Context, spec protocol.TableSpec, ifNot
 		return info, err
 	}
 	err = e.ensureLake(ctx, info)
-	if err == nil {
+	if err == nil && !info.IsPartitioned() { // a partitioned table's partitions hold its data
 		_, err = e.openTable(info)
 	}
 	if err != nil {
@@ -77,11 +85,17 @@ func (e *Engine) DropTable(ctx context.Context, name string, ifExists bool) erro
 	if path.View != "" {
 		return errs.New(errs.Precondition, "%s is a view of %s and cannot be dropped by itself", path.FullName(), path)
 	}
+	e.partMu.Lock()
+	defer e.partMu.Unlock()
+	var parts []*catalog.Partition // listed before the drop forgets them
+	if info, err := e.cat.Table(path); err == nil {
+		parts = e.cat.Partitions(info.TableID)
+	}
 	info, err := e.cat.DropTable(path, ifExists)
 	if err != nil || info == nil {
 		return err
 	}
-	return e.removeTable(ctx, info)
+	return errors.Join(e.removePartitions(ctx, info, parts), e.removeTable(ctx, info))
 }
 
 func (e *Engine) removeTable(ctx context.Context, info *catalog.TableInfo) error {
@@ -109,7 +123,7 @@ func (e *Engine) removeTable(ctx context.Context, info *catalog.TableInfo) error
 	if info.IsPrimaryKey() {
 		err = errors.Join(err, e.kv.DropTable(info.TableID))
 	}
-	if info.DatalakeEnabled() || (ok && t.tier.opened()) {
+	if info.Partition() == nil && (info.DatalakeEnabled() || (ok && t.tier.opened())) {
 		e.dropLake(ctx, info)
 	}
 	if rmErr := os.RemoveAll(e.tableDir(info.TableID)); rmErr != nil {
@@ -174,22 +188,42 @@ func (e *Engine) AlterTable(ctx context.Context, name string, set map[string]str
 	}
 	e.alterMu.Lock()
 	defer e.alterMu.Unlock()
+	// A partitioned table's partitions are altered with it, creating and
+	// dropping partitions waits.
+	e.partMu.Lock()
+	defer e.partMu.Unlock()
 	old, err := e.cat.Table(path)
 	if err != nil {
 		return nil, err
 	}
-	t, err := e.table(old)
-	if err != nil {
-		return nil, err
+	var tables []*table // the table, or each partition of a partitioned one
+	var parts []*catalog.Partition
+	if old.IsPartitioned() {
+		parts = e.cat.Partitions(old.TableID)
+		for _, p := range parts {
+			t, err := e.tableByID(p.PartitionID)
+			if err != nil {
+				return nil, err
+			}
+			tables = append(tables, t)
+		}
+	} else {
+		t, err := e.table(old)
+		if err != nil {
+			return nil, err
+		}
+		tables = append(tables, t)
 	}
 	next, err := catalog.ValidateAlter(old, set, reset, addColumns)
 	if err != nil {
 		return nil, err
 	}
-	if next.SchemaID != old.SchemaID && t.pk != nil {
-		// No primary-key write may interleave with a schema change: each
-		// reads and stores rows in one schema (applyPKLocked).
-		defer t.pk.quiesce()()
+	for _, t := range tables {
+		if next.SchemaID != old.SchemaID && t.pk != nil {
+			// No primary-key write may interleave with a schema change: each
+			// reads and stores rows in one schema (applyPKLocked).
+			defer t.pk.quiesce()()
+		}
 	}
 	if err := e.ensureLake(ctx, next); err != nil {
 		return nil, err
@@ -198,20 +232,36 @@ func (e *Engine) AlterTable(ctx context.Context, name string, set map[string]str
 	if err != nil {
 		return nil, err
 	}
-	// Options change in place; added columns make a new schema, which
-	// streams opened from now on read and write with. Open streams go on
-	// in theirs: log batches keep their schema id, and rows written before
-	// read their added columns as NULL.
+	for i, t := range tables {
+		physical := info
+		if parts != nil {
+			physical = info.ForPartition(parts[i])
+		}
+		if err := e.applyAlter(t, physical); err != nil {
+			return nil, err
+		}
+	}
+	return &info.TableInfo, nil
+}
+
+// applyAlter gives an open table its altered definition. Options change in
+// place; added columns make a new schema, which streams opened from now on
+// read and write with. Open streams go on in theirs: log batches keep their
+// schema id, and rows written before read their added columns as NULL.
+func (e *Engine) applyAlter(t *table, info *catalog.TableInfo) error {
 	cur := t.current()
 	sch := &tableSchema{}
 	if info.SchemaID == cur.info.SchemaID {
 		*sch = *cur
 		sch.info = info
-	} else if sch, err = e.newTableSchema(info); err != nil {
-		return nil, err
+	} else {
+		var err error
+		if sch, err = e.newTableSchema(info); err != nil {
+			return err
+		}
 	}
 	t.sch.Store(sch)
-	return &info.TableInfo, nil
+	return nil
 }
 
 // TablePathOf returns the path of the open table with id (a ticket's

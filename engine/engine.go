@@ -49,6 +49,7 @@ type Engine struct {
 	unavailable map[int64]error  // tables that could not open, and why; guarded by mu
 
 	alterMu sync.Mutex // serializes alter-table, so that schemas are stored in order
+	partMu  sync.Mutex // serializes partition DDL with dropping tables (partitions.go)
 
 	kvRecovery sync.Mutex // serializes reopening a broken kv store (recoverKV)
 
@@ -145,7 +146,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 	if err := checkCatalog(dir, data, opts); err != nil {
 		return nil, err
 	}
-	cat, err := catalog.Open(filepath.Join(dir, "catalog"), catalog.Options{DefaultBucketNum: opts.DefaultBucketNum, Logger: opts.Logger, FS: opts.CatalogFS})
+	cat, err := catalog.Open(filepath.Join(dir, "catalog"), catalog.Options{DefaultBucketNum: opts.DefaultBucketNum, MaxPartitions: opts.MaxPartitions, Logger: opts.Logger, FS: opts.CatalogFS})
 	if err != nil {
 		return nil, fmt.Errorf("open catalog: %w", err)
 	}
@@ -181,12 +182,13 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e.logOpts = opts.logOptions(e.met.observeSync)
-	infos, err := cat.ListTables("")
+	tables, err := cat.ListTables("")
 	if err != nil {
 		store.Close()
 		cat.Close()
 		return nil, err
 	}
+	infos := e.physicalInfos(tables)
 	unavailable, err := e.checkTableData(infos, data)
 	if err != nil {
 		e.Close()
@@ -358,6 +360,9 @@ func (e *Engine) resolve(name string) (*table, protocol.TablePath, error) {
 	info, err := e.cat.Table(protocol.TablePath{Database: path.Database, Table: path.Table})
 	if err != nil {
 		return nil, path, err
+	}
+	if info.IsPartitioned() {
+		return nil, path, errs.New(errs.Unimplemented, "table %s is partitioned, and this request does not take partitioned tables yet", info.Path())
 	}
 	t, err := e.table(info)
 	return t, path, err

@@ -18,6 +18,9 @@ import (
 type Options struct {
 	// DefaultBucketNum is bucket.num for tables that do not set it. Default 1.
 	DefaultBucketNum int
+	// MaxPartitions is max.partition.num, the most partitions one table may
+	// have. Default catalog.DefaultMaxPartitions (1000).
+	MaxPartitions int
 	// Log configures every table's log.
 	Log LogOptions
 	// CatalogFS is the filesystem of the catalog, a pebble database.

@@ -169,7 +169,7 @@ func (w *WriteStream) submitPK(ctx context.Context, rec arrow.RecordBatch, seq i
 	}
 	writer := logstore.Writer{}
 	if w.req.WriterID != "" {
-		writer = logstore.Writer{ID: w.req.WriterID, Seq: seq}
+		writer = logstore.Writer{ID: w.req.WriterID, Seq: seq, Sparse: w.info.Partition() != nil}
 	}
 	staged, err := w.e.stagePK(w.t, w.sch, p.write, touched, ops, writer)
 	if err != nil {

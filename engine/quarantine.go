@@ -167,6 +167,9 @@ func (e *Engine) quarantineOrphans(d *tableData) {
 		if _, err := e.cat.TableByID(id); err == nil {
 			continue
 		}
+		if _, err := e.cat.PartitionByID(id); err == nil {
+			continue
+		}
 		from := e.tableDir(id)
 		to := filepath.Join(e.dir, QuarantineDir, fmt.Sprintf("%s-%d", time.Now().UTC().Format("20060102T150405Z"), id))
 		if err := moveDir(from, to); err != nil {

@@ -130,6 +130,9 @@ func (e *Engine) openTables() []*table {
 	defer e.mu.RUnlock()
 	tables := make([]*table, 0, len(e.tables))
 	for _, t := range e.tables {
+		if t.current().info.Partition() != nil {
+			continue // partitions are not tiered yet
+		}
 		tables = append(tables, t)
 	}
 	return tables

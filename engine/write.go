@@ -30,6 +30,9 @@ type WriteStream struct {
 	seq  int64    // sequence of the next batch
 	rr   uint32   // next bucket for log tables without a bucket key
 	pk   *pkWrite // primary-key tables only
+	// parts routes the batches of a partitioned table to its partitions'
+	// streams; t is nil then.
+	parts *partitionRoute
 }
 
 // WriteResult is what one batch did (PROTOCOL.md §5 PutResult).
@@ -44,15 +47,36 @@ type WriteResult struct {
 // OpenWrite validates a write request against its table and returns the
 // stream that applies its batches.
 func (e *Engine) OpenWrite(req protocol.WriteRequest) (*WriteStream, error) {
-	t, path, err := e.resolve(req.Table)
+	path, err := protocol.ParseTablePath(req.Table)
 	if err != nil {
 		return nil, err
 	}
 	if path.View != "" {
 		return nil, errs.New(errs.Precondition, "%s is a read-only view; write to %s", path.FullName(), path)
 	}
-	sch := t.current()
+	info, err := e.cat.Table(path)
+	if err != nil {
+		return nil, err
+	}
+	if info.IsPartitioned() {
+		return e.openPartitionedWrite(info, req)
+	}
+	if req.CreatePartitions != nil {
+		return nil, errs.New(errs.Invalid, "write to %s: create_partitions applies to partitioned tables only", path)
+	}
+	t, err := e.table(info)
+	if err != nil {
+		return nil, err
+	}
+	return e.newWriteStream(t, t.current(), req)
+}
+
+// newWriteStream validates a write request against a table's schema and
+// returns its stream. t is nil for the stream of a partitioned table, which
+// routes to its partitions' streams.
+func (e *Engine) newWriteStream(t *table, sch *tableSchema, req protocol.WriteRequest) (*WriteStream, error) {
 	info := sch.info
+	path := info.Path()
 	if req.FirstSequence < 0 {
 		return nil, errs.New(errs.Invalid, "first_sequence %d is negative", req.FirstSequence)
 	}
@@ -85,7 +109,11 @@ func (e *Engine) OpenWrite(req protocol.WriteRequest) (*WriteStream, error) {
 		return nil, errs.New(errs.Precondition, "table %s is a log table: merge_mode overwrite needs a primary key", path)
 	}
 	req.Mode = protocol.ModeAppend
-	return &WriteStream{e: e, t: t, sch: sch, info: info, req: req, seq: req.FirstSequence, rr: t.rr.Add(1)}, nil
+	w := &WriteStream{e: e, t: t, sch: sch, info: info, req: req, seq: req.FirstSequence}
+	if t != nil {
+		w.rr = t.rr.Add(1)
+	}
+	return w, nil
 }
 
 // Table returns the table the stream writes to.
@@ -103,9 +131,10 @@ func (w *WriteStream) Write(ctx context.Context, rec arrow.RecordBatch) (WriteRe
 
 // PendingWrite is a submitted batch that is perhaps not durable yet.
 type PendingWrite struct {
-	res WriteResult
-	log *logstore.Pending // of a log table
-	pk  *pkTxn            // of a primary-key table
+	res   WriteResult
+	log   *logstore.Pending        // of a log table
+	pk    *pkTxn                   // of a primary-key table
+	parts map[string]*PendingWrite // of a partitioned table, by partition name
 }
 
 // Wait blocks until the batch is durable and visible.
@@ -119,6 +148,8 @@ func (p *PendingWrite) Wait() (WriteResult, error) {
 		ends, err := p.pk.wait()
 		p.res.Buckets = ends
 		return p.res, err
+	case p.parts != nil:
+		return p.waitPartitions()
 	}
 	return p.res, nil
 }
@@ -156,8 +187,16 @@ func (r *Received) stored() *logstore.Received {
 // columns a ZSTD log table can store as received are not compressed again.
 func (w *WriteStream) SubmitReceived(ctx context.Context, rec arrow.RecordBatch, recv *Received) (*PendingWrite, error) {
 	seq := w.seq
-	sent := rec
 	w.seq++
+	if w.parts != nil {
+		return w.submitPartitioned(ctx, rec, seq)
+	}
+	return w.submitAt(ctx, rec, recv, seq)
+}
+
+// submitAt is SubmitReceived of the batch with sequence seq.
+func (w *WriteStream) submitAt(ctx context.Context, rec arrow.RecordBatch, recv *Received, seq int64) (*PendingWrite, error) {
+	sent := rec
 	if w.t.dropped.Load() {
 		return nil, errs.New(errs.NotFound, "table %s was dropped", w.info.Path())
 	}
@@ -182,7 +221,7 @@ func (w *WriteStream) SubmitReceived(ctx context.Context, rec arrow.RecordBatch,
 	}
 	writer := logstore.Writer{}
 	if w.req.WriterID != "" {
-		writer = logstore.Writer{ID: w.req.WriterID, Seq: seq}
+		writer = logstore.Writer{ID: w.req.WriterID, Seq: seq, Sparse: w.info.Partition() != nil}
 	}
 	enc, err := w.sch.getEncoder(w.t.codec, mem)
 	if err != nil {

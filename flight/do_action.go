@@ -44,6 +44,11 @@ var actions = map[string]action{
 	"revoke":          {"admins: revoke operations: the body of grant", (*Service).revoke},
 	"list-grants":     {"admins: list grants: {\"principal\", \"max_results\", \"page_token\"} (optional); returns {\"grants\": [grant], \"next_page_token\"}", (*Service).listGrants},
 
+	// Partitioned tables (partitions.go).
+	protocol.ActionCreatePartition: {"create a partition of a partitioned table: {\"table\", \"partition\": {key: value}, \"if_not_exists\"}; returns {\"partition_id\", \"partition_name\", \"spec\"}", (*Service).createPartition},
+	protocol.ActionDropPartition:   {"drop a partition and its data: {\"table\", \"partition\": {key: value}, \"if_exists\"}", (*Service).dropPartition},
+	protocol.ActionListPartitions:  {"list a partitioned table's partitions: {\"table\", \"partition\" (a partial spec, optional), \"max_results\", \"page_token\"}; returns {\"partitions\", \"next_page_token\"}", (*Service).listPartitions},
+
 	// Undo recovery's producer offsets (producer_offsets.go).
 	"register-producer-offsets": {"store a producer's starting offsets unless stored: {\"producer_id\", \"table\", \"offsets\": {bucket: offset}}; returns {\"result\": \"created\"|\"already_exists\"}", (*Service).registerProducerOffsets},
 	"get-producer-offsets":      {"a producer's registered offsets: {\"producer_id\", \"table\"}; returns {\"offsets\"}, or {} if none", (*Service).getProducerOffsets},

@@ -80,6 +80,9 @@ type Part struct {
 type Writer struct {
 	ID  string
 	Seq int64
+	// Sparse lets the sequence skip ahead: a partition's log sees only the
+	// batches that hold rows of it. Retries are still recognized.
+	Sparse bool
 }
 
 // Result is what an append did.

@@ -46,13 +46,13 @@ func (wt writerTable) check(w Writer, idleBefore int64) (*appliedRef, error) {
 	}
 	last := hist[len(hist)-1]
 	if last.At < idleBefore {
-		if w.Seq == 0 || w.Seq == last.Seq+1 {
+		if w.Seq == 0 || w.Seq == last.Seq+1 || (w.Sparse && w.Seq > last.Seq) {
 			return nil, nil
 		}
 		return nil, errs.New(errs.Precondition, "writer %q: its state expired (idle since its sequence %d), so sequence %d can be neither acknowledged nor applied; start again at sequence 0 or %d", w.ID, last.Seq, w.Seq, last.Seq+1)
 	}
 	switch {
-	case w.Seq == last.Seq+1:
+	case w.Seq == last.Seq+1, w.Sparse && w.Seq > last.Seq:
 		return nil, nil
 	case w.Seq > last.Seq+1:
 		return nil, errs.New(errs.Precondition, "writer %q: sequence %d is out of order, the next expected is %d", w.ID, w.Seq, last.Seq+1)

@@ -50,6 +50,7 @@ type Config struct {
 	MaxWriteBytes   int64         // written bytes held before they are acknowledged
 	IdleTimeout     time.Duration // end a stream whose client sent nothing this long
 	BucketNum       int           // bucket.num of tables that do not set it
+	MaxPartitions   int           // max.partition.num: most partitions of one table; 0: 1000
 	SegmentBytes    int64         // log segment size
 	InsecureNoAuth  bool          // allow a non-loopback address without users
 	Users           string        // the users file; turns authentication on
@@ -129,6 +130,7 @@ func Start(ctx context.Context, cfg *Config, log *slog.Logger) (*Server, error) 
 	}
 	eng, err := openEngine(ctx, cfg.Data, engine.Options{
 		DefaultBucketNum:  cfg.BucketNum,
+		MaxPartitions:     cfg.MaxPartitions,
 		Logger:            log,
 		Meter:             tel.Meter("github.com/fluxgate-io/fluxgate/engine"),
 		Lake:              engine.LakeOptions{Warehouse: cfg.LakeWarehouse, Catalog: lakeCatalog},

@@ -296,6 +296,11 @@ func TestPermissions(t *testing.T) {
 		"revoke":          {{action("revoke", map[string]any{"principal": "x", "database": "db9", "operations": []string{"read"}}), []string{"root"}}},
 		"list-grants":     {{action("list-grants", nil), []string{"root"}}},
 
+		// Partitions: write to create or drop one, read to list them.
+		"create-partition": {{action("create-partition", map[string]any{"table": "db1.t", "partition": map[string]string{"x": "1"}}), []string{"root", "writer"}}},
+		"drop-partition":   {{action("drop-partition", map[string]any{"table": "db1.t", "partition": map[string]string{"x": "1"}}), []string{"root", "writer"}}},
+		"list-partitions":  {{action("list-partitions", map[string]any{"table": "db1.t"}), []string{"root", "reader"}}},
+
 		// Producer offsets exist to undo writes: write on the table.
 		"register-producer-offsets": {{action("register-producer-offsets", map[string]any{"producer_id": "p", "table": "db1.t", "offsets": map[string]int64{"0": 0}}), []string{"root", "writer"}}},
 		"get-producer-offsets":      {{action("get-producer-offsets", map[string]any{"producer_id": "p", "table": "db1.t"}), []string{"root", "writer"}}},

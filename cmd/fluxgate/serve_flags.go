@@ -38,6 +38,7 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.Int64Var(&c.MaxWriteBytes, "max-write-bytes", 1<<30, "bytes of written batches held before they are acknowledged, over all writers; writers past it wait")
 	fs.DurationVar(&c.IdleTimeout, "stream-idle-timeout", 10*time.Minute, "end a DoPut or DoExchange stream whose client sent nothing for this long (negative: never)")
 	fs.IntVar(&c.BucketNum, "default-bucket-num", 1, "bucket.num of tables that do not set it")
+	fs.IntVar(&c.MaxPartitions, "max-partitions", 1000, "max.partition.num: the most partitions one partitioned table may have")
 	fs.Int64Var(&c.SegmentBytes, "segment-bytes", 256<<20, "log segment size at which a new segment starts")
 	fs.StringVar(&c.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&c.logFormat, "log-format", "text", "log format: text or json")
