@@ -267,6 +267,9 @@ func (e *Engine) applyAlter(t *table, info *catalog.TableInfo) error {
 // TablePathOf returns the path of the open table with id (a ticket's
 // table_id), for checking permissions on what a ticket reads.
 func (e *Engine) TablePathOf(id int64) (protocol.TablePath, error) {
+	if info, err := e.cat.TableByID(id); err == nil && info.IsPartitioned() {
+		return info.Path(), nil
+	}
 	t, err := e.tableByID(id)
 	if err != nil {
 		return protocol.TablePath{}, err

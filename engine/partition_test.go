@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 	"os"
+	"slices"
 	"strings"
 	"testing"
 
@@ -225,3 +226,157 @@ func TestPartitionActionsOnPlainTable(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// scanRows reads every ticket of a scan and returns the rows by partition
+// ("" for a table that is not partitioned) as id → dt, checking that each
+// batch's app_metadata names the partition of its ticket range.
+func scanRows(t *testing.T, e *Engine, req protocol.ScanRequest) (*ScanPlan, map[string]map[int64]string) {
+	t.Helper()
+	plan, err := e.PlanScan(t.Context(), req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]map[int64]string{}
+	for _, tk := range plan.Tickets {
+		rs, err := e.OpenRead(tk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		err = rs.Run(t.Context(), func(rec arrow.RecordBatch, m protocol.BatchMeta) error {
+			if got[m.Partition] == nil {
+				got[m.Partition] = map[int64]string{}
+			}
+			ids := rec.Column(rec.Schema().FieldIndices("id")[0]).(*array.Int64)
+			days := rec.Column(rec.Schema().FieldIndices("dt")[0]).(*array.String)
+			for i := range ids.Len() {
+				got[m.Partition][ids.Value(i)] = days.Value(i)
+				if days.Value(i) != m.Partition {
+					t.Errorf("row %d of partition %s has dt %s", ids.Value(i), m.Partition, days.Value(i))
+				}
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return plan, got
+}
+
+func TestPartitionedScan(t *testing.T) {
+	e := openPartitioned(t, t.TempDir(), Options{})
+	defer e.Close()
+	if _, err := e.CreateTable(t.Context(), eventsSpec(), false); err != nil {
+		t.Fatal(err)
+	}
+	days := []string{"20261201", "20261202", "20261203"}
+	var ids []int64
+	var dts []string
+	for i := range 30 {
+		ids, dts = append(ids, int64(i)), append(dts, days[i%3])
+	}
+	if _, err := writeEvents(t, e, protocol.WriteRequest{Table: "events"}, eventRows(ids, dts)); err != nil {
+		t.Fatal(err)
+	}
+
+	plan, got := scanRows(t, e, protocol.ScanRequest{Table: "events"})
+	if len(plan.Tickets) != 6 || len(plan.Partitions) != 3 || plan.TotalRecords != 30 {
+		t.Fatalf("plan of the whole table: %d tickets, partitions %v, %d records", len(plan.Tickets), plan.Partitions, plan.TotalRecords)
+	}
+	for i, d := range days {
+		if len(got[d]) != 10 {
+			t.Errorf("partition %s: %d rows, want 10", d, len(got[d]))
+		}
+		for id := range got[d] {
+			if int(id)%3 != i {
+				t.Errorf("row %d read from partition %s", id, d)
+			}
+		}
+		if plan.Tickets[2*i].Partition != d || plan.Tickets[2*i].Bucket != 0 || plan.Tickets[2*i+1].Bucket != 1 {
+			t.Errorf("ticket %d: partition %s bucket %d, want partitions in name order, then buckets", 2*i, plan.Tickets[2*i].Partition, plan.Tickets[2*i].Bucket)
+		}
+	}
+
+	// A filter on the partition column plans only the matching partitions;
+	// one on another column keeps them all.
+	filter := func(f string) protocol.ScanRequest {
+		return protocol.ScanRequest{Table: "events", Filter: []byte(f)}
+	}
+	for f, want := range map[string][]string{
+		`{"eq": ["dt", "20261202"]}`:                        {"20261202"},
+		`{"in": ["dt", ["20261201", "20261203"]]}`:          {"20261201", "20261203"},
+		`{"not": {"eq": ["dt", "20261202"]}}`:               {"20261201", "20261203"},
+		`{"gt": ["id", 20]}`:                                days,
+		`{"and": [{"eq": ["dt", "x"]}, {"gt": ["id", 1]}]}`: nil,
+	} {
+		plan, got := scanRows(t, e, filter(f))
+		var names []string
+		for _, p := range plan.Partitions {
+			names = append(names, p.PartitionName)
+		}
+		if !slices.Equal(names, want) || len(plan.Tickets) != 2*len(want) {
+			t.Errorf("filter %s planned partitions %v (%d tickets), want %v", f, names, len(plan.Tickets), want)
+		}
+		for d := range got {
+			if !slices.Contains(want, d) {
+				t.Errorf("filter %s read partition %s", f, d)
+			}
+		}
+	}
+
+	// A subset by name; an unknown name is NOT_FOUND naming it.
+	plan, got = scanRows(t, e, protocol.ScanRequest{Table: "events", Partitions: []string{"20261203"}, Buckets: []int{1}})
+	if len(plan.Tickets) != 1 || len(got) > 1 || len(got["20261203"]) == 0 {
+		t.Errorf("partitions [20261203] bucket 1: %d tickets, rows %v", len(plan.Tickets), got)
+	}
+	if _, err := e.PlanScan(t.Context(), protocol.ScanRequest{Table: "events", Partitions: []string{"20261204"}}); errs.KindOf(err) != errs.NotFound || !contains(err.Error(), "20261204") {
+		t.Errorf("unknown partition: %v", err)
+	}
+
+	// Offsets per partition: named ones start there, others at earliest.
+	start := protocol.AtPartitionOffsets(protocol.PartitionOffsets{"20261201": {0: partitionHW(t, e, "20261201", 0), 1: partitionHW(t, e, "20261201", 1)}})
+	_, got = scanRows(t, e, protocol.ScanRequest{Table: "events", Startup: start})
+	if len(got["20261201"]) != 0 || len(got["20261202"]) != 10 {
+		t.Errorf("startup at the end of 20261201: rows %d and %d", len(got["20261201"]), len(got["20261202"]))
+	}
+	if _, err := e.PlanScan(t.Context(), protocol.ScanRequest{Table: "events", Startup: protocol.AtOffsets(map[int]int64{0: 0})}); errs.KindOf(err) != errs.Invalid {
+		t.Errorf("bucket offsets on a partitioned table: %v", err)
+	}
+
+	// A limit reads across partitions in one ticket.
+	limit := int64(25)
+	plan, got = scanRows(t, e, protocol.ScanRequest{Table: "events", Limit: &limit})
+	n := 0
+	for _, rows := range got {
+		n += len(rows)
+	}
+	if len(plan.Tickets) != 1 || n != 25 || len(plan.Tickets[0].Then) != 5 {
+		t.Errorf("limit 25: %d tickets, %d rows", len(plan.Tickets), n)
+	}
+
+	// The changelog view reads per partition too.
+	plan, got = scanRows(t, e, protocol.ScanRequest{Table: "events$changelog"})
+	if len(plan.Tickets) != 6 || len(got["20261202"]) != 10 || plan.Tickets[0].View != protocol.ViewChangelog {
+		t.Errorf("changelog: %d tickets, %d rows of 20261202", len(plan.Tickets), len(got["20261202"]))
+	}
+
+	// A dropped partition's tickets are NOT_FOUND naming it.
+	plan, _ = scanRows(t, e, protocol.ScanRequest{Table: "events", Partitions: []string{"20261201"}})
+	if err := e.DropPartition(t.Context(), "events", map[string]string{"dt": "20261201"}, false); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := e.OpenRead(plan.Tickets[0]); errs.KindOf(err) != errs.NotFound || !contains(err.Error(), "20261201") {
+		t.Errorf("ticket of a dropped partition: %v", err)
+	}
+}
+
+// partitionHW is a partition's bucket's high watermark.
+func partitionHW(t *testing.T, e *Engine, name string, b int) int64 {
+	t.Helper()
+	info, _ := e.cat.Table(protocol.TablePath{Database: "fluss", Table: "events"})
+	pt, _, err := e.partitionByName(info, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return pt.log.HighWatermark(b)
+}

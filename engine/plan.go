@@ -16,38 +16,31 @@ import (
 
 // PlanScan validates a scan and fixes its offsets into tickets.
 func (e *Engine) PlanScan(ctx context.Context, req protocol.ScanRequest) (*ScanPlan, error) {
-	t, path, err := e.resolve(req.Table)
+	info, path, err := e.resolveInfo(req.Table)
 	if err != nil {
 		return nil, err
 	}
-	info := t.current().info
-	view, err := readView(info, path)
+	if info.IsPartitioned() {
+		return e.planPartitioned(ctx, info, path, req)
+	}
+	if err := checkNotPartitioned(info, req); err != nil {
+		return nil, err
+	}
+	t, err := e.table(info)
 	if err != nil {
 		return nil, err
 	}
-	if err := checkCompression(req.Compression); err != nil {
-		return nil, err
-	}
+	info = t.current().info
 	if err := checkOffsetBuckets(req, path.FullName(), info.BucketCount()); err != nil {
 		return nil, err
 	}
-	vp, err := planView(info, view, req.Columns, req.Filter)
+	view, vp, startup, err := planCommon(info, path, req)
 	if err != nil {
 		return nil, err
-	}
-	if req.Limit != nil && *req.Limit < 0 {
-		return nil, errs.New(errs.Invalid, "limit %d is negative", *req.Limit)
 	}
 	buckets, err := scanBuckets(info, req.Buckets)
 	if err != nil {
 		return nil, err
-	}
-	startup := req.Startup
-	if startup.IsZero() {
-		startup.Mode = protocol.PositionFull
-		if view == protocol.ViewChangelog {
-			startup.Mode = protocol.PositionEarliest
-		}
 	}
 	pl, err := e.planner(ctx, t, path, view, startup, req.Stop)
 	if err != nil {
@@ -64,7 +57,17 @@ func (e *Engine) PlanScan(ctx context.Context, req protocol.ScanRequest) (*ScanP
 		if ranges[i], err = pl.bucketRange(b); err != nil {
 			return nil, err
 		}
-		if r := ranges[i]; counted && r.Stop != nil {
+	}
+	plan.addTickets(base, ranges, req.Limit, counted)
+	return plan, nil
+}
+
+// addTickets makes the plan's tickets of ranges from base: one per range, or
+// with a limit one that reads them in turn. counted says whether the ranges'
+// offsets count rows, for TotalRecords.
+func (plan *ScanPlan) addTickets(base protocol.Ticket, ranges []protocol.TicketRange, limit *int64, counted bool) {
+	for _, r := range ranges {
+		if counted && r.Stop != nil {
 			plan.TotalRecords += *r.Stop - r.Start
 		} else {
 			counted = false
@@ -73,33 +76,63 @@ func (e *Engine) PlanScan(ctx context.Context, req protocol.ScanRequest) (*ScanP
 	if !counted {
 		plan.TotalRecords = -1
 	}
-	if req.Limit != nil {
+	if len(ranges) == 0 {
+		return
+	}
+	if limit != nil {
 		tk := base
-		tk.Limit = req.Limit
+		tk.Limit = limit
+		tk.PartitionID, tk.Partition = ranges[0].PartitionID, ranges[0].Partition
 		tk.Bucket, tk.Start, tk.Stop = ranges[0].Bucket, ranges[0].Start, ranges[0].Stop
 		tk.Then = ranges[1:]
 		plan.Tickets = []protocol.Ticket{tk}
 		if plan.TotalRecords >= 0 {
-			plan.TotalRecords = min(plan.TotalRecords, *req.Limit)
+			plan.TotalRecords = min(plan.TotalRecords, *limit)
 		}
-	} else {
-		for _, r := range ranges {
-			tk := base
-			tk.Bucket, tk.Start, tk.Stop = r.Bucket, r.Start, r.Stop
-			plan.Tickets = append(plan.Tickets, tk)
+		return
+	}
+	for _, r := range ranges {
+		tk := base
+		tk.PartitionID, tk.Partition = r.PartitionID, r.Partition
+		tk.Bucket, tk.Start, tk.Stop = r.Bucket, r.Start, r.Stop
+		plan.Tickets = append(plan.Tickets, tk)
+	}
+}
+
+// planCommon checks what every scan shares, whatever its table: its view,
+// compression, columns, filter and limit; it fills in the default startup.
+func planCommon(info *catalog.TableInfo, path protocol.TablePath, req protocol.ScanRequest) (string, *viewPlan, protocol.Position, error) {
+	startup := req.Startup
+	view, err := readView(info, path)
+	if err != nil {
+		return "", nil, startup, err
+	}
+	if err := checkCompression(req.Compression); err != nil {
+		return "", nil, startup, err
+	}
+	vp, err := planView(info, view, req.Columns, req.Filter)
+	if err != nil {
+		return "", nil, startup, err
+	}
+	if req.Limit != nil && *req.Limit < 0 {
+		return "", nil, startup, errs.New(errs.Invalid, "limit %d is negative", *req.Limit)
+	}
+	if startup.IsZero() {
+		startup.Mode = protocol.PositionFull
+		if view == protocol.ViewChangelog {
+			startup.Mode = protocol.PositionEarliest
 		}
 	}
-	return plan, nil
+	return view, vp, startup, nil
 }
 
 // ScanSchema returns the result schema of a scan without planning offsets or
 // touching data.
 func (e *Engine) ScanSchema(req protocol.ScanRequest) (*arrow.Schema, error) {
-	t, path, err := e.resolve(req.Table)
+	info, path, err := e.resolveInfo(req.Table)
 	if err != nil {
 		return nil, err
 	}
-	info := t.current().info
 	view, err := readView(info, path)
 	if err != nil {
 		return nil, err

@@ -84,9 +84,14 @@ func ParseTicket(b []byte) (protocol.Ticket, error) {
 
 // OpenRead checks a ticket against the table it names.
 func (e *Engine) OpenRead(tk protocol.Ticket) (*ReadStream, error) {
-	t, err := e.tableByID(tk.TableID)
+	t, err := e.ticketTable(tk.TableID, tk.PartitionID, tk.Partition)
 	if err != nil {
 		return nil, err
+	}
+	for _, r := range tk.Then {
+		if _, err := e.ticketTable(tk.TableID, r.PartitionID, r.Partition); err != nil {
+			return nil, err
+		}
 	}
 	sch := t.current()
 	info := sch.info
@@ -203,9 +208,16 @@ func (rs *ReadStream) Run(ctx context.Context, send func(arrow.RecordBatch, prot
 		case <-ctx.Done():
 		}
 	}()
+	send = rs.tagPartition(send)
+	if rs.encoded != nil {
+		rs.encoded = rs.tagEncodedPartition(rs.encoded)
+	}
 	for _, r := range ticketRanges(rs.tk) {
 		if rs.left == 0 {
 			return nil
+		}
+		if err := rs.usePartition(r); err != nil {
+			return err
 		}
 		if rs.tk.View == protocol.ViewSnapshot || rs.tk.Snapshot {
 			at, err := rs.runSnapshot(ctx, r.Bucket, send)

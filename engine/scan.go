@@ -28,9 +28,13 @@ type ScanPlan struct {
 	SchemaID       int32
 	Buckets        int
 	LakeSnapshotID *int64
+	// Partitions are the planned partitions of a partitioned table, in name
+	// order; nil for a table that is not partitioned.
+	Partitions []protocol.PartitionInfo
 }
 
 // ticketRanges is a ticket's ranges: its own, then those of Then.
 func ticketRanges(tk protocol.Ticket) []protocol.TicketRange {
-	return append([]protocol.TicketRange{{Bucket: tk.Bucket, Start: tk.Start, Stop: tk.Stop}}, tk.Then...)
+	first := protocol.TicketRange{PartitionID: tk.PartitionID, Partition: tk.Partition, Bucket: tk.Bucket, Start: tk.Start, Stop: tk.Stop}
+	return append([]protocol.TicketRange{first}, tk.Then...)
 }

@@ -68,7 +68,7 @@ func (s *Service) flightInfo(ctx context.Context, rpc string, d *flight.FlightDe
 			rpc, len(plan.Tickets), size, maxInfoBytes)
 	}
 	info.AppMetadata, err = json.Marshal(protocol.PlanMeta{
-		TableID: plan.TableID, SchemaID: plan.SchemaID, Buckets: plan.Buckets, LakeSnapshotID: plan.LakeSnapshotID,
+		TableID: plan.TableID, SchemaID: plan.SchemaID, Buckets: plan.Buckets, LakeSnapshotID: plan.LakeSnapshotID, Partitions: plan.Partitions,
 	})
 	return info, err
 }

@@ -1,0 +1,147 @@
+package engine
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/protocol"
+)
+
+// Planning a scan of a partitioned table: the partitions it names (all by
+// default), less those its filter rules out, each planned as a table of its
+// own, (partition, bucket) ranges in name then bucket order.
+
+// planPartitioned plans a scan of a partitioned table.
+func (e *Engine) planPartitioned(ctx context.Context, info *catalog.TableInfo, path protocol.TablePath, req protocol.ScanRequest) (*ScanPlan, error) {
+	view, vp, startup, err := planCommon(info, path, req)
+	if err != nil {
+		return nil, err
+	}
+	if view == protocol.ViewLake {
+		return nil, errs.New(errs.Unimplemented, "%s: the lake view of a partitioned table is not built yet", path.FullName())
+	}
+	for _, pos := range []protocol.Position{startup, req.Stop} {
+		if err := e.checkPartitionOffsets(info, pos); err != nil {
+			return nil, err
+		}
+	}
+	parts, err := e.scanPartitions(info, req.Partitions)
+	if err != nil {
+		return nil, err
+	}
+	buckets, err := scanBuckets(info, req.Buckets)
+	if err != nil {
+		return nil, err
+	}
+	plan := &ScanPlan{Schema: vp.schema, TableID: info.TableID, SchemaID: info.SchemaID, Buckets: info.BucketCount(),
+		Partitions: []protocol.PartitionInfo{}}
+	base := protocol.Ticket{V: 1, TableID: info.TableID, Table: path.FullName(), View: view, Columns: req.Columns, Filter: req.Filter, Compression: req.Compression}
+	var ranges []protocol.TicketRange
+	for _, p := range prunePartitions(info, vp, parts) {
+		t, err := e.tableByID(p.PartitionID)
+		if err != nil {
+			return nil, err
+		}
+		pl, err := e.planner(ctx, t, path, view, partitionPosition(startup, p.PartitionName, protocol.PositionEarliest),
+			partitionPosition(req.Stop, p.PartitionName, protocol.PositionLatest))
+		if err != nil {
+			return nil, err
+		}
+		base.View, base.Snapshot = pl.view, pl.snapshotFirst
+		for _, b := range buckets {
+			r, err := pl.bucketRange(b)
+			if err != nil {
+				return nil, err
+			}
+			r.PartitionID, r.Partition = p.PartitionID, p.PartitionName
+			ranges = append(ranges, r)
+		}
+		plan.Partitions = append(plan.Partitions, p.PartitionInfo)
+	}
+	plan.addTickets(base, ranges, req.Limit, !info.IsPrimaryKey())
+	return plan, nil
+}
+
+// scanPartitions returns the partitions a scan names, in name order: all
+// when it names none. A name that does not exist is errs.NotFound.
+func (e *Engine) scanPartitions(info *catalog.TableInfo, names []string) ([]*catalog.Partition, error) {
+	if len(names) == 0 {
+		return e.cat.Partitions(info.TableID), nil
+	}
+	var parts []*catalog.Partition
+	for _, name := range names {
+		p, err := e.cat.PartitionByName(info, name)
+		if err != nil {
+			return nil, err
+		}
+		if slices.Contains(parts, p) {
+			return nil, errs.New(errs.Invalid, "partition %q is listed twice", name)
+		}
+		parts = append(parts, p)
+	}
+	slices.SortFunc(parts, func(a, b *catalog.Partition) int {
+		return strings.Compare(a.PartitionName, b.PartitionName)
+	})
+	return parts, nil
+}
+
+// checkPartitionOffsets checks a position of a scan of a partitioned table:
+// offsets come per partition, of partitions that exist, of their buckets.
+func (e *Engine) checkPartitionOffsets(info *catalog.TableInfo, pos protocol.Position) error {
+	switch pos.Mode {
+	case protocol.PositionOffsets:
+		return errs.New(errs.Invalid, `table %s is partitioned: give its offsets as {"partition_offsets": {"<partition>": {"<bucket>": offset}}}`, info.Table)
+	case protocol.PositionPartitionOffsets:
+		for _, name := range pos.PartitionOffsets.Names() {
+			if _, err := e.cat.PartitionByName(info, name); err != nil {
+				return err
+			}
+			for b := range pos.PartitionOffsets[name] {
+				if b >= info.BucketCount() {
+					return errs.New(errs.Invalid, "partition %s: bucket %d does not exist: %s has buckets 0 to %d", name, b, info.Table, info.BucketCount()-1)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// checkNotPartitioned refuses the partition forms of a scan on a table that
+// is not partitioned.
+func checkNotPartitioned(info *catalog.TableInfo, req protocol.ScanRequest) error {
+	if len(req.Partitions) > 0 {
+		return catalog.NotPartitioned(info)
+	}
+	for _, pos := range []protocol.Position{req.Startup, req.Stop} {
+		if pos.Mode == protocol.PositionPartitionOffsets {
+			return errs.New(errs.Invalid, `table %s is not partitioned: give its offsets as {"offsets": {"<bucket>": offset}}`, info.Table)
+		}
+	}
+	return nil
+}
+
+// partitionPosition is a partitioned scan's position in one partition: its
+// offsets there, or def for a partition the offsets do not name.
+func partitionPosition(pos protocol.Position, name string, def protocol.PositionMode) protocol.Position {
+	if pos.Mode != protocol.PositionPartitionOffsets {
+		return pos
+	}
+	if offs, ok := pos.PartitionOffsets[name]; ok {
+		return protocol.AtOffsets(offs)
+	}
+	return protocol.Position{Mode: def}
+}
+
+// resolveInfo parses a table name (with an optional $view) and returns the
+// table's definition.
+func (e *Engine) resolveInfo(name string) (*catalog.TableInfo, protocol.TablePath, error) {
+	path, err := protocol.ParseTablePath(name)
+	if err != nil {
+		return nil, path, err
+	}
+	info, err := e.cat.Table(protocol.TablePath{Database: path.Database, Table: path.Table})
+	return info, path, err
+}

@@ -1,0 +1,150 @@
+package flight_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"google.golang.org/grpc/codes"
+
+	"github.com/fluxgate-io/fluxgate/engine"
+	"github.com/fluxgate-io/fluxgate/protocol"
+)
+
+// TestPartitionActionsAndScan drives a partitioned table as a plain Flight
+// client (pyarrow's way) does: the partition actions as JSON, then a scan
+// whose endpoints, plan and batch metadata name the partitions.
+func TestPartitionActionsAndScan(t *testing.T) {
+	ts := start(t, engine.Options{})
+	fc := plainFlight(t, ts)
+	mustAction := func(name, body string) []byte {
+		t.Helper()
+		b, err := doAction(t, fc, name, body)
+		if err != nil {
+			t.Fatalf("%s %s: %v", name, body, err)
+		}
+		return b
+	}
+	mustAction("create-table", `{"table": "events", "columns": [{"name": "id", "type": "BIGINT"}, {"name": "dt", "type": "STRING"}],
+		"partition_keys": ["dt"], "options": {"bucket.num": "2", "bucket.key": "id"}}`)
+	var info protocol.PartitionInfo
+	if err := json.Unmarshal(mustAction("create-partition", `{"table": "events", "partition": {"dt": "20261201"}}`), &info); err != nil {
+		t.Fatal(err)
+	}
+	if info.PartitionName != "20261201" || info.Spec["dt"] != "20261201" || info.PartitionID == 0 {
+		t.Errorf("create-partition answered %+v", info)
+	}
+	_, err := doAction(t, fc, "create-partition", `{"table": "events", "partition": {"dt": "20261201"}}`)
+	wantCode(t, err, codes.AlreadyExists)
+	mustAction("create-partition", `{"table": "events", "partition": {"dt": "20261201"}, "if_not_exists": true}`)
+	mustAction("create-partition", `{"table": "events", "partition": {"dt": "20261202"}}`)
+	mustAction("create-partition", `{"table": "events", "partition": {"dt": "20261203"}}`)
+	_, err = doAction(t, fc, "create-partition", `{"table": "events", "partition": {"day": "1"}}`)
+	wantInvalid(t, "a spec without the partition key", err, "does not contain partition key 'dt'")
+
+	// Paged like list-tables, in name order.
+	var page protocol.ListPartitionsResult
+	if err := json.Unmarshal(mustAction("list-partitions", `{"table": "events", "max_results": 2}`), &page); err != nil {
+		t.Fatal(err)
+	}
+	if len(page.Partitions) != 2 || page.Partitions[1].PartitionName != "20261202" || page.NextPageToken == "" {
+		t.Fatalf("first page %+v", page)
+	}
+	var rest protocol.ListPartitionsResult
+	if err := json.Unmarshal(mustAction("list-partitions", `{"table": "events", "page_token": "`+page.NextPageToken+`"}`), &rest); err != nil {
+		t.Fatal(err)
+	}
+	if len(rest.Partitions) != 1 || rest.Partitions[0].PartitionName != "20261203" || rest.NextPageToken != "" {
+		t.Fatalf("second page %+v", rest)
+	}
+	mustAction("drop-partition", `{"table": "events", "partition": {"dt": "20261203"}}`)
+	_, err = doAction(t, fc, "drop-partition", `{"table": "events", "partition": {"dt": "20261203"}}`)
+	wantCode(t, err, codes.NotFound)
+	mustAction("drop-partition", `{"table": "events", "partition": {"dt": "20261203"}, "if_exists": true}`)
+
+	mustAction("create-table", `{"table": "plain", "columns": [{"name": "id", "type": "BIGINT"}]}`)
+	_, err = doAction(t, fc, "list-partitions", `{"table": "plain"}`)
+	wantCode(t, err, codes.FailedPrecondition)
+
+	// Rows of two partitions, then a scan as pyarrow makes it.
+	ws, err := ts.eng.OpenWrite(protocol.WriteRequest{Table: "events"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true}, {Name: "dt", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	for i := range 10 {
+		b.Field(0).(*array.Int64Builder).Append(int64(i))
+		b.Field(1).(*array.StringBuilder).Append([]string{"20261201", "20261202"}[i%2])
+	}
+	rec := b.NewRecordBatch()
+	b.Release()
+	res, err := ws.Write(ctxT(t), rec)
+	rec.Release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.PartitionOffsets) != 2 {
+		t.Errorf("write result %+v", res)
+	}
+
+	fi, err := fc.GetFlightInfo(ctxT(t), &flight.FlightDescriptor{Type: flight.DescriptorCMD,
+		Cmd: []byte(`{"scan": {"table": "events", "filter": {"eq": ["dt", "20261202"]}}}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var meta protocol.PlanMeta
+	if err := json.Unmarshal(fi.AppMetadata, &meta); err != nil {
+		t.Fatal(err)
+	}
+	if len(meta.Partitions) != 1 || meta.Partitions[0].PartitionName != "20261202" || len(fi.Endpoint) != 2 {
+		t.Fatalf("plan of a filtered scan: %s, %d endpoints", fi.AppMetadata, len(fi.Endpoint))
+	}
+	rows := 0
+	for _, ep := range fi.Endpoint {
+		rows += readPartitionStream(t, fc, ep.Ticket, "20261202")
+	}
+	if rows != 5 {
+		t.Errorf("the scan of 20261202 read %d rows, want 5", rows)
+	}
+}
+
+// readPartitionStream reads a ticket's batches, checking that each one's
+// app_metadata names the partition, and returns the rows.
+func readPartitionStream(t *testing.T, fc flight.Client, tk *flight.Ticket, partition string) int {
+	t.Helper()
+	var tkt protocol.Ticket
+	if err := json.Unmarshal(tk.Ticket, &tkt); err != nil || tkt.Partition != partition || tkt.PartitionID == 0 {
+		t.Fatalf("ticket %s (%v): want partition %s", tk.Ticket, err, partition)
+	}
+	stream, err := fc.DoGet(context.Background(), tk)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := flight.NewRecordReader(stream)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Release()
+	rows := 0
+	for {
+		rec, err := r.Read()
+		if errors.Is(err, io.EOF) {
+			return rows
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m protocol.BatchMeta
+		if err := json.Unmarshal(r.LatestAppMetadata(), &m); err != nil || m.Partition != partition || m.PartitionID != tkt.PartitionID {
+			t.Errorf("batch metadata %s (%v): want partition %s", r.LatestAppMetadata(), err, partition)
+		}
+		rows += int(rec.NumRows())
+	}
+}
