@@ -5,6 +5,7 @@ import io.fluxgate.client.TableInfo;
 import io.fluxgate.flink.FluxgateOptions.DistributionMode;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.stream.IntStream;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.DataStreamSink;
@@ -15,6 +16,7 @@ import org.apache.flink.table.connector.ProviderContext;
 import org.apache.flink.table.connector.RowLevelModificationScanContext;
 import org.apache.flink.table.connector.sink.DataStreamSinkProvider;
 import org.apache.flink.table.connector.sink.DynamicTableSink;
+import org.apache.flink.table.connector.sink.abilities.SupportsPartitioning;
 import org.apache.flink.table.connector.sink.abilities.SupportsRowLevelDelete;
 import org.apache.flink.table.connector.sink.abilities.SupportsRowLevelUpdate;
 import org.apache.flink.table.data.RowData;
@@ -28,7 +30,10 @@ import org.apache.flink.types.RowKind;
  * undo recovery (exactly-once).
  */
 final class FluxgateTableSink
-    implements DynamicTableSink, SupportsRowLevelDelete, SupportsRowLevelUpdate {
+    implements DynamicTableSink,
+        SupportsRowLevelDelete,
+        SupportsRowLevelUpdate,
+        SupportsPartitioning {
   static final int BATCH_ROWS = 16384;
 
   private final Connection connection;
@@ -58,6 +63,13 @@ final class FluxgateTableSink
     this.ignoreDelete = ignoreDelete;
     this.options = options;
   }
+
+  /**
+   * Nothing to do: the planner puts the values of {@code INSERT ... PARTITION (dt = '...')} into
+   * the rows, and the server routes every row by its partition values.
+   */
+  @Override
+  public void applyStaticPartition(Map<String, String> partition) {}
 
   @Override
   public ChangelogMode getChangelogMode(ChangelogMode requested) {
