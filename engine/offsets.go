@@ -3,6 +3,7 @@ package engine
 import (
 	"context"
 
+	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
@@ -12,15 +13,20 @@ import (
 // timestamp (the high watermark when there is none, also for timestamps in
 // the future).
 func (e *Engine) ListOffsets(ctx context.Context, req protocol.OffsetsRequest) (protocol.OffsetsResult, error) {
+	startup := protocol.Position{Mode: protocol.PositionLatest}
+	if len(req.At) > 0 {
+		if err := startup.UnmarshalJSON(req.At); err != nil || startup.Mode == protocol.PositionFull || startup.Mode == protocol.PositionOffsets || startup.Mode == protocol.PositionPartitionOffsets {
+			return protocol.OffsetsResult{}, errs.New(errs.Invalid, `list-offsets "at": want "earliest", "latest" or {"timestamp": ms}`)
+		}
+	}
+	if info, path, err := e.resolveInfo(req.Table); err == nil && info.IsPartitioned() {
+		return e.partitionOffsets(info, path, req, startup)
+	} else if err == nil && len(req.Partitions) > 0 {
+		return protocol.OffsetsResult{}, catalog.NotPartitioned(info)
+	}
 	t, path, err := e.resolve(req.Table)
 	if err != nil {
 		return protocol.OffsetsResult{}, err
-	}
-	startup := protocol.Position{Mode: protocol.PositionLatest}
-	if len(req.At) > 0 {
-		if err := startup.UnmarshalJSON(req.At); err != nil || startup.Mode == protocol.PositionFull || startup.Mode == protocol.PositionOffsets {
-			return protocol.OffsetsResult{}, errs.New(errs.Invalid, `list-offsets "at": want "earliest", "latest" or {"timestamp": ms}`)
-		}
 	}
 	info := t.current().info
 	buckets, err := scanBuckets(info, req.Buckets)
@@ -46,12 +52,49 @@ func (e *Engine) ListOffsets(ctx context.Context, req protocol.OffsetsRequest) (
 		}
 		return protocol.OffsetsResult{Offsets: out}, nil
 	}
+	if err := e.logOffsets(t, buckets, startup, out); err != nil {
+		return protocol.OffsetsResult{}, err
+	}
+	return protocol.OffsetsResult{Offsets: out}, nil
+}
+
+// logOffsets puts the offset of each bucket of t at a position in out.
+func (e *Engine) logOffsets(t *table, buckets []int, at protocol.Position, out map[int]int64) error {
 	for _, b := range buckets {
-		off, err := e.startOffset(t, b, startup)
+		off, err := e.startOffset(t, b, at)
 		if err != nil {
-			return protocol.OffsetsResult{}, err
+			return err
 		}
 		out[b] = off
 	}
-	return protocol.OffsetsResult{Offsets: out}, nil
+	return nil
+}
+
+// partitionOffsets answers list-offsets of a partitioned table: per
+// partition asked (all by default), per bucket.
+func (e *Engine) partitionOffsets(info *catalog.TableInfo, path protocol.TablePath, req protocol.OffsetsRequest, at protocol.Position) (protocol.OffsetsResult, error) {
+	if path.View != "" {
+		return protocol.OffsetsResult{}, errs.New(errs.Unimplemented, "%s: list-offsets of a view of a partitioned table is not built yet", path.FullName())
+	}
+	parts, err := e.scanPartitions(info, req.Partitions)
+	if err != nil {
+		return protocol.OffsetsResult{}, err
+	}
+	buckets, err := scanBuckets(info, req.Buckets)
+	if err != nil {
+		return protocol.OffsetsResult{}, err
+	}
+	res := protocol.OffsetsResult{PartitionOffsets: protocol.PartitionOffsets{}}
+	for _, p := range parts {
+		t, err := e.tableByID(p.PartitionID)
+		if err != nil {
+			return protocol.OffsetsResult{}, err
+		}
+		out := make(map[int]int64, len(buckets))
+		if err := e.logOffsets(t, buckets, at, out); err != nil {
+			return protocol.OffsetsResult{}, err
+		}
+		res.PartitionOffsets[p.PartitionName] = out
+	}
+	return res, nil
 }

@@ -5,6 +5,7 @@ import (
 	"maps"
 	"unicode"
 
+	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/producer"
 	"github.com/fluxgate-io/fluxgate/protocol"
@@ -15,23 +16,20 @@ const maxProducerID = 256
 // RegisterProducerOffsets stores per-bucket offsets of a table under a
 // producer id unless some are stored already (create-if-absent).
 func (e *Engine) RegisterProducerOffsets(ctx context.Context, req protocol.ProducerOffsetsRequest) (protocol.RegisterResult, error) {
-	id, buckets, err := e.producerTable(req, "register-producer-offsets")
+	info, err := e.producerTable(req, "register-producer-offsets")
 	if err != nil {
 		return protocol.RegisterResult{}, err
 	}
-	offsets, err := protocol.BucketOffsets(req.Offsets, "register-producer-offsets offsets")
+	stored := producer.Offsets{TableID: info.TableID}
+	if info.IsPartitioned() {
+		stored.Partitions, err = e.producerPartitionOffsets(info, req)
+	} else {
+		stored.Buckets, err = producerBucketOffsets(req, req.Offsets, info.BucketCount())
+	}
 	if err != nil {
 		return protocol.RegisterResult{}, err
 	}
-	if len(offsets) == 0 {
-		return protocol.RegisterResult{}, errs.New(errs.Invalid, "register-producer-offsets of %s: no offsets", req.Table)
-	}
-	for b := range offsets {
-		if b >= buckets {
-			return protocol.RegisterResult{}, errs.New(errs.Invalid, "register-producer-offsets of %s: bucket %d does not exist (%d buckets)", req.Table, b, buckets)
-		}
-	}
-	created, err := e.producers.Register(req.ProducerID, req.Table, producer.Offsets{TableID: id, Buckets: offsets})
+	created, err := e.producers.Register(req.ProducerID, req.Table, stored)
 	if err != nil {
 		return protocol.RegisterResult{}, err
 	}
@@ -44,44 +42,89 @@ func (e *Engine) RegisterProducerOffsets(ctx context.Context, req protocol.Produ
 // GetProducerOffsets returns the offsets registered under a producer id: no
 // offsets when none are registered (a first start, not an error).
 func (e *Engine) GetProducerOffsets(ctx context.Context, req protocol.ProducerOffsetsRequest) (protocol.ProducerOffsets, error) {
-	id, _, err := e.producerTable(req, "get-producer-offsets")
+	info, err := e.producerTable(req, "get-producer-offsets")
 	if err != nil {
 		return protocol.ProducerOffsets{}, err
 	}
-	offs, ok := e.producers.Get(req.ProducerID, req.Table, id)
+	offs, ok := e.producers.Get(req.ProducerID, req.Table, info.TableID)
 	if !ok {
 		return protocol.ProducerOffsets{}, nil
 	}
-	return protocol.ProducerOffsets{Offsets: maps.Clone(offs.Buckets)}, nil // a copy: the store's map is its own
+	// Copies: the store's maps are its own.
+	return protocol.ProducerOffsets{Offsets: maps.Clone(offs.Buckets), PartitionOffsets: protocol.PartitionOffsets(offs.Partitions).Clone()}, nil
+}
+
+// producerBucketOffsets checks the bucket offsets of a registration.
+func producerBucketOffsets(req protocol.ProducerOffsetsRequest, raw map[string]int64, buckets int) (map[int]int64, error) {
+	offsets, err := protocol.BucketOffsets(raw, "register-producer-offsets offsets")
+	if err != nil {
+		return nil, err
+	}
+	if len(offsets) == 0 {
+		return nil, errs.New(errs.Invalid, "register-producer-offsets of %s: no offsets", req.Table)
+	}
+	for b := range offsets {
+		if b >= buckets {
+			return nil, errs.New(errs.Invalid, "register-producer-offsets of %s: bucket %d does not exist (%d buckets)", req.Table, b, buckets)
+		}
+	}
+	return offsets, nil
+}
+
+// producerPartitionOffsets checks the partition offsets of a partitioned
+// table's registration: of partitions that exist, of their buckets.
+func (e *Engine) producerPartitionOffsets(info *catalog.TableInfo, req protocol.ProducerOffsetsRequest) (map[string]map[int]int64, error) {
+	if req.Offsets != nil || len(req.PartitionOffsets) == 0 {
+		return nil, errs.New(errs.Invalid, `register-producer-offsets of %s: the table is partitioned: give "partition_offsets"`, req.Table)
+	}
+	out := make(map[string]map[int]int64, len(req.PartitionOffsets))
+	for name, raw := range req.PartitionOffsets {
+		if _, err := e.cat.PartitionByName(info, name); err != nil {
+			return nil, err
+		}
+		offs, err := producerBucketOffsets(req, raw, info.BucketCount())
+		if err != nil {
+			return nil, err
+		}
+		out[name] = offs
+	}
+	return out, nil
 }
 
 // DeleteProducerOffsets removes the offsets registered under a producer id;
 // removing none is no error.
 func (e *Engine) DeleteProducerOffsets(ctx context.Context, req protocol.ProducerOffsetsRequest) error {
-	if _, _, err := e.producerTable(req, "delete-producer-offsets"); err != nil {
+	if _, err := e.producerTable(req, "delete-producer-offsets"); err != nil {
 		return err
 	}
 	return e.producers.Delete(req.ProducerID, req.Table)
 }
 
-// producerTable checks a request's producer id and returns its table's id
-// and bucket count.
-func (e *Engine) producerTable(req protocol.ProducerOffsetsRequest, action string) (int64, int, error) {
+// producerTable checks a request's producer id and returns its table's
+// definition.
+func (e *Engine) producerTable(req protocol.ProducerOffsetsRequest, action string) (*catalog.TableInfo, error) {
 	if req.ProducerID == "" || len(req.ProducerID) > maxProducerID {
-		return 0, 0, errs.New(errs.Invalid, "%s: producer_id must have 1 to %d bytes", action, maxProducerID)
+		return nil, errs.New(errs.Invalid, "%s: producer_id must have 1 to %d bytes", action, maxProducerID)
 	}
 	for _, r := range req.ProducerID {
 		if unicode.IsControl(r) {
-			return 0, 0, errs.New(errs.Invalid, "%s: producer_id %q has a control character", action, req.ProducerID)
+			return nil, errs.New(errs.Invalid, "%s: producer_id %q has a control character", action, req.ProducerID)
 		}
 	}
-	t, path, err := e.resolve(req.Table)
+	info, path, err := e.resolveInfo(req.Table)
 	if err != nil {
-		return 0, 0, err
+		return nil, err
 	}
 	if path.View != "" {
-		return 0, 0, errs.New(errs.Invalid, "%s: %s is a view, not a table", action, path.FullName())
+		return nil, errs.New(errs.Invalid, "%s: %s is a view, not a table", action, path.FullName())
 	}
-	info := t.current().info
-	return info.TableID, info.BucketCount(), nil
+	if !info.IsPartitioned() {
+		if req.PartitionOffsets != nil {
+			return nil, errs.New(errs.Invalid, `%s of %s: the table is not partitioned: give "offsets"`, action, req.Table)
+		}
+		if _, err := e.table(info); err != nil {
+			return nil, err
+		}
+	}
+	return info, nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 
+	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/logstore"
 	"github.com/fluxgate-io/fluxgate/merge"
@@ -18,19 +19,66 @@ import (
 // through the normal write path and appear in the changelog. No write of the
 // table interleaves: the buckets stay locked from the read to the commit.
 func (e *Engine) Undo(ctx context.Context, req protocol.UndoRequest) (protocol.UndoResult, error) {
-	t, path, err := e.resolve(req.Table)
+	info, path, err := e.resolveInfo(req.Table)
 	if err != nil {
 		return protocol.UndoResult{}, err
 	}
-	info := t.current().info
 	if path.View != "" || !info.IsPrimaryKey() {
 		return protocol.UndoResult{}, errs.New(errs.Precondition, "undo of %s: only a primary-key table can be undone", path.FullName())
 	}
-	n := info.BucketCount()
+	if info.IsPartitioned() {
+		return e.undoPartitions(ctx, info, path, req)
+	}
+	if req.PartitionOffsets != nil {
+		return protocol.UndoResult{}, errs.New(errs.Invalid, `undo of %s: the table is not partitioned: give "offsets"`, path)
+	}
+	t, err := e.table(info)
+	if err != nil {
+		return protocol.UndoResult{}, err
+	}
 	offsets, err := protocol.BucketOffsets(req.Offsets, "undo offsets")
 	if err != nil {
 		return protocol.UndoResult{}, err
 	}
+	return e.undoTable(ctx, t, path, offsets)
+}
+
+// undoPartitions undoes each partition a partitioned table's request names,
+// in name order; each partition's undo is atomic, the whole is not.
+func (e *Engine) undoPartitions(ctx context.Context, info *catalog.TableInfo, path protocol.TablePath, req protocol.UndoRequest) (protocol.UndoResult, error) {
+	if req.Offsets != nil {
+		return protocol.UndoResult{}, errs.New(errs.Invalid, `undo of %s: the table is partitioned: give "partition_offsets"`, path)
+	}
+	offsets, err := protocol.DecodePartitionOffsets(req.PartitionOffsets, "undo partition_offsets")
+	if err != nil {
+		return protocol.UndoResult{}, err
+	}
+	if len(offsets) == 0 {
+		return protocol.UndoResult{}, errs.New(errs.Invalid, "undo of %s: no offsets", path)
+	}
+	tables := make([]*table, 0, len(offsets))
+	for _, name := range offsets.Names() {
+		t, _, err := e.partitionByName(info, name)
+		if err != nil {
+			return protocol.UndoResult{}, err
+		}
+		tables = append(tables, t)
+	}
+	res := protocol.UndoResult{PartitionOffsets: protocol.PartitionOffsets{}}
+	for i, name := range offsets.Names() {
+		r, err := e.undoTable(ctx, tables[i], path, offsets[name])
+		if err != nil {
+			return protocol.UndoResult{}, err
+		}
+		res.UndoneKeys += r.UndoneKeys
+		res.PartitionOffsets[name] = r.Offsets
+	}
+	return res, nil
+}
+
+// undoTable undoes the buckets of one table (or partition) to offsets.
+func (e *Engine) undoTable(ctx context.Context, t *table, path protocol.TablePath, offsets map[int]int64) (protocol.UndoResult, error) {
+	n := t.current().info.BucketCount()
 	if len(offsets) == 0 {
 		return protocol.UndoResult{}, errs.New(errs.Invalid, "undo of %s: no offsets", path)
 	}

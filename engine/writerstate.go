@@ -13,12 +13,29 @@ func (e *Engine) WriterState(_ context.Context, req protocol.WriterStateRequest)
 	if req.WriterID == "" {
 		return protocol.WriterState{}, errs.New(errs.Invalid, "writer-state needs a writer_id")
 	}
-	t, path, err := e.resolve(req.Table)
+	info, path, err := e.resolveInfo(req.Table)
 	if err != nil {
 		return protocol.WriterState{}, err
 	}
 	if path.View != "" {
 		return protocol.WriterState{}, errs.New(errs.Invalid, "writer-state of %s: views are not written to; name the table", path.FullName())
+	}
+	if info.IsPartitioned() {
+		// Each partition saw the batches with rows of it: the writer goes
+		// on after the last batch any of them applied.
+		var next int64
+		for _, p := range e.cat.Partitions(info.TableID) {
+			t, err := e.tableByID(p.PartitionID)
+			if err != nil {
+				return protocol.WriterState{}, err
+			}
+			next = max(next, t.log.NextSequence(req.WriterID))
+		}
+		return protocol.WriterState{NextSequence: next}, nil
+	}
+	t, err := e.table(info)
+	if err != nil {
+		return protocol.WriterState{}, err
 	}
 	return protocol.WriterState{NextSequence: t.log.NextSequence(req.WriterID)}, nil
 }

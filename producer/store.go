@@ -23,6 +23,9 @@ type Offsets struct {
 	// and created again under its name does not inherit them.
 	TableID int64         `json:"table_id"`
 	Buckets map[int]int64 `json:"buckets"`
+	// Partitions replaces Buckets for a partitioned table: partition name →
+	// bucket → offset.
+	Partitions map[string]map[int]int64 `json:"partitions,omitempty"`
 }
 
 // Store is the set of registered producer offsets. Safe for concurrent use.
