@@ -86,7 +86,7 @@ const (
 
 // onlyTable reports whether r is a plain write that a PATH descriptor expresses.
 func onlyTable(r WriteRequest) bool {
-	return r.Mode == "" && len(r.Columns) == 0 && r.MergeMode == "" && r.WriterID == "" && r.FirstSequence == 0
+	return r.Mode == "" && len(r.Columns) == 0 && r.MergeMode == "" && r.WriterID == "" && r.FirstSequence == 0 && r.CreatePartitions == nil
 }
 
 // PutResult is the acknowledgement of one written batch (PROTOCOL.md §5): the
@@ -104,12 +104,29 @@ func (r *PutResult) merge(o PutResult) {
 	r.Sequence = o.Sequence
 	r.Rows += o.Rows
 	r.Batches += o.Batches
+	if o.PartitionOffsets != nil { // a partitioned table's
+		if r.PartitionOffsets == nil {
+			r.PartitionOffsets = protocol.PartitionOffsets{}
+		}
+		for name, offs := range o.PartitionOffsets {
+			if r.PartitionOffsets[name] == nil {
+				r.PartitionOffsets[name] = map[int]int64{}
+			}
+			mergeEnds(r.PartitionOffsets[name], offs)
+		}
+		return
+	}
 	if r.Buckets == nil {
 		r.Buckets = map[int]int64{}
 	}
-	for b, off := range o.Buckets {
-		if cur, ok := r.Buckets[b]; !ok || off > cur {
-			r.Buckets[b] = off
+	mergeEnds(r.Buckets, o.Buckets)
+}
+
+// mergeEnds keeps the larger end offset of each bucket.
+func mergeEnds(into, from map[int]int64) {
+	for b, off := range from {
+		if cur, ok := into[b]; !ok || off > cur {
+			into[b] = off
 		}
 	}
 }

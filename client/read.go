@@ -8,6 +8,7 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -238,11 +239,26 @@ func (s *Stream) Release() {
 // ScanOption configures Scan.
 type ScanOption func(*scanOptions)
 
-type scanOptions struct{ concurrency int }
+type scanOptions struct {
+	concurrency int
+	discovery   time.Duration
+}
 
 // WithConcurrency reads at most n endpoints of a bounded scan at a time
 // (default: all). Unbounded scans read every endpoint at once.
 func WithConcurrency(n int) ScanOption { return func(o *scanOptions) { o.concurrency = n } }
+
+// DefaultPartitionDiscovery is how often an unbounded scan of a partitioned
+// table looks for new partitions, as Fluss's
+// scan.partition.discovery.interval.
+const DefaultPartitionDiscovery = time.Minute
+
+// WithPartitionDiscovery sets how often an unbounded scan of all of a
+// partitioned table's partitions looks for partitions created since it
+// started (default DefaultPartitionDiscovery).
+func WithPartitionDiscovery(d time.Duration) ScanOption {
+	return func(o *scanOptions) { o.discovery = d }
+}
 
 // Scan plans req and reads all its endpoints concurrently, yielding their
 // batches as they arrive: in order within a bucket, interleaved across
@@ -260,7 +276,14 @@ func (c *Client) Scan(ctx context.Context, req ScanRequest, opts ...ScanOption) 
 	if o.concurrency <= 0 || req.Stop.IsUnbounded() {
 		o.concurrency = len(plan.Endpoints)
 	}
-	return c.scanPlan(ctx, req.Table, plan, o.concurrency), nil
+	s := c.scanPlan(ctx, req.Table, plan, o.concurrency)
+	if req.Stop.IsUnbounded() && plan.Meta.Partitions != nil && len(req.Partitions) == 0 {
+		if o.discovery <= 0 {
+			o.discovery = DefaultPartitionDiscovery
+		}
+		s.discover(c, req, o.discovery)
+	}
+	return s, nil
 }
 
 // ScanPlanned reads the endpoints of a plan as Scan does.
@@ -291,7 +314,18 @@ func (c *Client) scanPlan(ctx context.Context, table string, plan *ScanPlan, con
 		s.wg.Wait()
 		close(s.ch)
 	}()
+	s.ctx = sctx
 	return s
+}
+
+// startEndpoint reads one more endpoint, of a partition found after the scan
+// started. The caller holds a count of s.wg, so Wait has not returned.
+func (s *Scanner) startEndpoint(c *Client, ep Endpoint) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.readEndpoint(s.ctx, c, ep)
+	}()
 }
 
 // Scanner merges the streams of all endpoints of a scan. The current record is
@@ -299,6 +333,7 @@ func (c *Client) scanPlan(ctx context.Context, table string, plan *ScanPlan, con
 type Scanner struct {
 	plan   *ScanPlan
 	table  string
+	ctx    context.Context // the reads'; cancelled by Release
 	cancel context.CancelFunc
 	ch     chan scanItem
 	wg     sync.WaitGroup

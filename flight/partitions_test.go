@@ -4,15 +4,20 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
+	"github.com/fluxgate-io/fluxgate/client"
 	"github.com/fluxgate-io/fluxgate/engine"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
@@ -146,5 +151,76 @@ func readPartitionStream(t *testing.T, fc flight.Client, tk *flight.Ticket, part
 			t.Errorf("batch metadata %s (%v): want partition %s", r.LatestAppMetadata(), err, partition)
 		}
 		rows += int(rec.NumRows())
+	}
+}
+
+// TestFollowDiscoversPartitions follows a partitioned table with the Go
+// client: a partition created after the scan started is found and read from
+// its earliest offset.
+func TestFollowDiscoversPartitions(t *testing.T) {
+	ts := start(t, engine.Options{})
+	ctx := ctxT(t)
+	if _, err := ts.cl.CreateTable(ctx, client.TableSpec{Table: "events",
+		Columns:       []client.Column{{Name: "id", Type: "BIGINT"}, {Name: "dt", Type: "STRING"}},
+		PartitionKeys: []string{"dt"}}, false); err != nil {
+		t.Fatal(err)
+	}
+	write := func(create bool, ids []int64, day string) error {
+		t.Helper()
+		w, err := ts.cl.NewWriter(ctx, client.WriteRequest{Table: "events", CreatePartitions: &create})
+		if err != nil {
+			return err
+		}
+		schema := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true}, {Name: "dt", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
+		b := array.NewRecordBuilder(ts.mem, schema)
+		for _, id := range ids {
+			b.Field(0).(*array.Int64Builder).Append(id)
+			b.Field(1).(*array.StringBuilder).Append(day)
+		}
+		rec := b.NewRecordBatch()
+		b.Release()
+		defer rec.Release()
+		if _, err := w.Write(rec); err != nil {
+			w.Close()
+			return err
+		}
+		return w.Close()
+	}
+	if err := write(false, []int64{1}, "20261201"); status.Code(errors.Unwrap(err)) != codes.NotFound && !strings.Contains(fmt.Sprint(err), "partition dt=20261201 of table fluss.events does not exist") {
+		t.Fatalf("write without creating the partition: %v", err)
+	}
+	if err := write(true, []int64{1, 2}, "20261201"); err != nil {
+		t.Fatal(err)
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sc, err := ts.cl.Scan(sctx, client.ScanRequest{Table: "events", Stop: client.Unbounded}, client.WithPartitionDiscovery(20*time.Millisecond))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer sc.Release()
+	if len(sc.Plan().Meta.Partitions) != 1 {
+		t.Fatalf("planned partitions %v", sc.Plan().Meta.Partitions)
+	}
+	if err := write(true, []int64{3, 4, 5}, "20261202"); err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]int{}
+	for seen["20261201"] < 2 || seen["20261202"] < 3 {
+		if !sc.Next() {
+			t.Fatalf("the follow scan ended: %v (seen %v)", sc.Err(), seen)
+		}
+		seen[sc.Meta().Partition] += int(sc.RecordBatch().NumRows())
+	}
+	if seen["20261202"] != 3 {
+		t.Errorf("rows of the discovered partition: %d, want 3", seen["20261202"])
+	}
+	parts, err := ts.cl.ListPartitions(ctx, "events", nil)
+	if err != nil || len(parts) != 2 {
+		t.Errorf("list partitions: %v %v", parts, err)
+	}
+	offs, err := ts.cl.ListPartitionOffsets(ctx, "events", client.Latest, []string{"20261202"}, nil)
+	if err != nil || len(offs) != 1 || offs["20261202"][0] != 3 {
+		t.Errorf("partition offsets: %v %v", offs, err)
 	}
 }

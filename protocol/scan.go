@@ -72,7 +72,7 @@ type PlanMeta struct {
 	LakeSnapshotID *int64 `json:"lake_snapshot_id"`
 	// Partitions are the planned partitions of a partitioned table, in name
 	// order; absent on a non-partitioned one.
-	Partitions []PartitionInfo `json:"partitions,omitempty"`
+	Partitions []PartitionInfo `json:"partitions,omitzero"`
 }
 
 // Ticket is a self-contained read of one bucket's range (PROTOCOL.md §4.3).

@@ -2,6 +2,7 @@
 //
 //	fluxgate serve [flags]          run the server
 //	fluxgate table create|list|describe|drop ...
+//	fluxgate partition create|list|drop T [k=v ...]
 //	fluxgate database create|list|drop ...
 //	fluxgate put --table T FILE     write CSV, JSON lines, Parquet or Arrow IPC
 //	fluxgate scan --table T ...     read a table
@@ -34,20 +35,21 @@ type verb struct {
 }
 
 var verbs = map[string]verb{
-	"serve":    {"run the server", runServe},
-	"table":    {"create, list, describe or drop tables", runTable},
-	"database": {"create, list or drop databases", runDatabase},
-	"put":      {"write a CSV, JSON lines, Parquet or Arrow file to a table", runPut},
-	"scan":     {"read a table: print it, or follow it as it grows", runScan},
-	"lookup":   {"look keys up in a primary-key table (point, prefix, insert-if-not-exists)", runLookup},
-	"bench":    {"run the standard workloads against an embedded server, each beside its baseline", runBench},
-	"demo":     {"run the five stories end to end against an embedded server", runDemo},
-	"auth":     {"hash a password or API token, or make a token or token secret, for serve --users", runAuth},
-	"grant":    {"grant a principal operations on a database or table (admins)", runGrant},
-	"revoke":   {"revoke a principal's operations on a database or table (admins)", runRevoke},
-	"grants":   {"list the grants, of one principal or all (admins)", runGrants},
-	"lake":     {"tier a lake-enabled table now, show its lake snapshot, or compact its lake", runLake},
-	"repair":   {"cut a corrupt table log where the server says, with the server stopped", runRepair},
+	"serve":     {"run the server", runServe},
+	"table":     {"create, list, describe or drop tables", runTable},
+	"partition": {"create, list or drop the partitions of a partitioned table", runPartition},
+	"database":  {"create, list or drop databases", runDatabase},
+	"put":       {"write a CSV, JSON lines, Parquet or Arrow file to a table", runPut},
+	"scan":      {"read a table: print it, or follow it as it grows", runScan},
+	"lookup":    {"look keys up in a primary-key table (point, prefix, insert-if-not-exists)", runLookup},
+	"bench":     {"run the standard workloads against an embedded server, each beside its baseline", runBench},
+	"demo":      {"run the five stories end to end against an embedded server", runDemo},
+	"auth":      {"hash a password or API token, or make a token or token secret, for serve --users", runAuth},
+	"grant":     {"grant a principal operations on a database or table (admins)", runGrant},
+	"revoke":    {"revoke a principal's operations on a database or table (admins)", runRevoke},
+	"grants":    {"list the grants, of one principal or all (admins)", runGrants},
+	"lake":      {"tier a lake-enabled table now, show its lake snapshot, or compact its lake", runLake},
+	"repair":    {"cut a corrupt table log where the server says, with the server stopped", runRepair},
 
 	"conformance": {"run the conformance scenarios against a server", runConformance},
 }

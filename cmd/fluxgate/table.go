@@ -21,7 +21,7 @@ import (
 const tableUsage = `usage: fluxgate table <command> [flags]
 
 commands:
-  create  (--spec FILE.json | --name T --column name:TYPE[:notnull] ... [--pk a,b] [--option k=v ...]) [--if-not-exists]
+  create  (--spec FILE.json | --name T --column name:TYPE[:notnull] ... [--pk a,b] [--partition-by k] [--option k=v ...]) [--if-not-exists]
   list    [--database D] [--json]
   describe T
   alter   T [--set k=v ...] [--reset k ...] [--add-column name:TYPE ...]
@@ -63,6 +63,7 @@ type createFlags struct {
 	name        string
 	columns     multiFlag
 	pk          string
+	partitionBy string
 	bucketKey   string
 	buckets     int
 	options     multiFlag
@@ -80,6 +81,7 @@ func tableCreate(ctx context.Context, args []string, std stdio) error {
 	fs.StringVar(&f.name, "name", "", "table name, database.table (or the first argument)")
 	fs.Var(&f.columns, "column", "a column as name:TYPE or name:TYPE:notnull (repeatable), e.g. amount:DECIMAL(10,2)")
 	fs.StringVar(&f.pk, "pk", "", "primary key columns, comma-separated (makes a primary-key table)")
+	fs.StringVar(&f.partitionBy, "partition-by", "", "partition key columns, comma-separated (makes a partitioned table)")
 	fs.StringVar(&f.bucketKey, "bucket-key", "", "bucket key columns, comma-separated (option bucket.key)")
 	fs.IntVar(&f.buckets, "buckets", 0, "number of buckets (option bucket.num)")
 	fs.Var(&f.options, "option", "a table option key=value (repeatable), e.g. table.merge-engine=first_row")
@@ -129,8 +131,8 @@ func tableCreate(ctx context.Context, args []string, std stdio) error {
 // with "table" and "if_not_exists" set from the flags when given.
 func createTableBody(f createFlags, specFile []byte) (json.RawMessage, error) {
 	if specFile != nil {
-		if len(f.columns) > 0 || f.pk != "" || len(f.options) > 0 || f.comment != "" || f.bucketKey != "" || f.buckets != 0 {
-			return nil, errors.New("table create: --spec excludes --column, --pk, --option, --bucket-key, --buckets and --comment")
+		if len(f.columns) > 0 || f.pk != "" || f.partitionBy != "" || len(f.options) > 0 || f.comment != "" || f.bucketKey != "" || f.buckets != 0 {
+			return nil, errors.New("table create: --spec excludes --column, --pk, --partition-by, --option, --bucket-key, --buckets and --comment")
 		}
 		var obj map[string]json.RawMessage
 		if err := json.Unmarshal(specFile, &obj); err != nil {
@@ -153,7 +155,7 @@ func createTableBody(f createFlags, specFile []byte) (json.RawMessage, error) {
 	if len(f.columns) == 0 {
 		return nil, errors.New("table create: no columns: add --column name:TYPE for each")
 	}
-	spec := client.TableSpec{Table: f.name, PrimaryKey: splitList(f.pk), Comment: f.comment}
+	spec := client.TableSpec{Table: f.name, PrimaryKey: splitList(f.pk), PartitionKeys: splitList(f.partitionBy), Comment: f.comment}
 	for _, s := range f.columns {
 		col, err := parseColumnFlag(s)
 		if err != nil {
