@@ -185,6 +185,23 @@ class PartitionTest extends ServerTest {
         sortedByRegion(Rows.read(client, ScanRequest.of(name))));
   }
 
+  @Test
+  void keysOfAPartitionedTableAreLookedUpInTheirPartition() {
+    String name = regionTable();
+    write(WriteRequest.of(name), List.of(row(1L, "eu", 10), row(1L, "us", 20), row(2L, "eu", 30)));
+    // A key of a partition that does not exist has no row.
+    try (Lookuper l = client.lookup(LookupRequest.of(name).withColumns("v"));
+        VectorSchemaRoot keys =
+            Rows.batch(
+                allocator,
+                Rows.schema(client, name, "id", "region"),
+                List.of(row(1L, "ap"), row(1L, "us"), row(2L, "eu"), row(2L, "us")));
+        LookupResult r = l.lookup(keys)) {
+      assertEquals(List.of(row(1, 20), row(2, 30)), Rows.rows(r.rows()));
+    }
+    assertEquals(List.of("eu", "us"), names(client.listPartitions(name)));
+  }
+
   private static List<List<Object>> sortedByRegion(List<List<Object>> rows) {
     return rows.stream()
         .sorted((a, b) -> ((String) a.get(1)).compareTo((String) b.get(1)))

@@ -166,4 +166,29 @@ class PartitionSqlTest {
         List.of("+I[1, us, 12]"),
         Sql.rows(batch, "SELECT * FROM fluss.prices WHERE region = 'us'"));
   }
+
+  @Test
+  void aLookupJoinOnAPartitionedPrimaryKeyTableLooksUpInThePartitionOfTheKey() throws Exception {
+    StreamTableEnvironment batch = sql.env(true);
+    batch.executeSql(
+        "CREATE TABLE fluss.stock (item INT, region STRING, qty INT,"
+            + " PRIMARY KEY (item, region) NOT ENFORCED) PARTITIONED BY (region)");
+    batch
+        .executeSql("INSERT INTO fluss.stock VALUES (1, 'eu', 5), (1, 'us', 7), (2, 'eu', 9)")
+        .await();
+
+    StreamTableEnvironment stream = sql.env(false);
+    stream.createTemporaryView(
+        "orders",
+        stream.sqlQuery(
+            "SELECT order_id, item, region, PROCTIME() AS ptime FROM (VALUES (100, 1, 'eu'), (101,"
+                + " 1, 'us'), (102, 2, 'us'), (103, 2, 'ap')) AS t (order_id, item, region)"));
+    String join =
+        "SELECT o.order_id, s.qty FROM orders AS o LEFT JOIN fluss.stock"
+            + " FOR SYSTEM_TIME AS OF o.ptime AS s ON o.item = s.item AND o.region = s.region";
+    assertTrue(stream.explainSql(join).contains("LookupJoin"), stream.explainSql(join));
+    assertEquals(
+        List.of("+I[100, 5]", "+I[101, 7]", "+I[102, null]", "+I[103, null]"),
+        Sql.rows(stream, join));
+  }
 }
