@@ -3,6 +3,7 @@ package io.fluxgate.spark;
 import static io.fluxgate.client.Rows.row;
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.fluxgate.client.PartitionInfo;
@@ -17,7 +18,6 @@ import org.apache.spark.sql.connector.catalog.Identifier;
 import org.apache.spark.sql.connector.catalog.TableCatalog;
 import org.apache.spark.sql.connector.expressions.Expressions;
 import org.apache.spark.sql.connector.expressions.Transform;
-import org.apache.spark.sql.streaming.StreamingQuery;
 import org.apache.spark.sql.streaming.Trigger;
 import org.junit.jupiter.api.Test;
 
@@ -89,6 +89,25 @@ class PartitionTest extends SparkServerTest {
   }
 
   @Test
+  void aWriteWithPartitionCreationOffFailsNamingTheMissingPartition() {
+    String name = dayTable();
+    Dataset<Row> rows = spark.sql("SELECT 1L AS id, 'p' AS payload, '20261209' AS dt");
+    Exception e =
+        assertThrows(
+            Exception.class,
+            () ->
+                rows.write()
+                    .format("fluxgate")
+                    .option("endpoint", server.uri())
+                    .option("table", name)
+                    .option("client.writer.dynamic-create-partition.enabled", "false")
+                    .mode("append")
+                    .save());
+    assertTrue(messages(e).contains("dt=20261209"), messages(e));
+    assertEquals(List.of(), client.listPartitions(name));
+  }
+
+  @Test
   void aPartitionedPrimaryKeyTableIsUpserted() {
     String name = table("regions");
     spark.sql(
@@ -103,39 +122,43 @@ class PartitionTest extends SparkServerTest {
         rows(spark.sql("SELECT * FROM fg." + name + " ORDER BY id, region")));
   }
 
+  /**
+   * A stream resumed from its checkpoint reads a partition created since: each micro-batch's
+   * planning lists the partitions that exist then.
+   */
   @Test
-  void aRunningStreamPicksUpPartitionsCreatedAfterItStarted() throws Exception {
+  void aStreamPicksUpPartitionsCreatedAfterItsLastBatch() throws Exception {
     String name = dayTable();
     insertDays(name, 3, "20261201");
     Path out = Files.createTempDirectory("partition-stream");
-    StreamingQuery q =
-        spark
-            .readStream()
-            .format("fluxgate")
-            .option("endpoint", server.uri())
-            .option("table", name)
-            .load()
-            .writeStream()
-            .format("parquet")
-            .option("path", out.toString())
-            .option(
-                "checkpointLocation", Files.createTempDirectory("partition-checkpoint").toString())
-            .trigger(Trigger.ProcessingTime(100))
-            .start();
-    try {
-      q.processAllAvailable();
-      assertEquals(List.of("20261201", "20261201", "20261201"), days(out));
+    Path checkpoint = Files.createTempDirectory("partition-checkpoint");
+    drain(name, out, checkpoint);
+    assertEquals(List.of("20261201", "20261201", "20261201"), days(out));
 
-      insertDays(name, 2, "20261202"); // a partition the running query has not seen
-      insertDays(name, 1, "20261201");
-      q.processAllAvailable();
-      List<String> days = days(out);
-      days.sort(null);
-      assertEquals(
-          List.of("20261201", "20261201", "20261201", "20261201", "20261202", "20261202"), days);
-    } finally {
-      q.stop();
-    }
+    insertDays(name, 2, "20261202"); // a partition the checkpointed offsets do not name
+    insertDays(name, 1, "20261201");
+    drain(name, out, checkpoint);
+    List<String> days = days(out);
+    days.sort(null);
+    assertEquals(
+        List.of("20261201", "20261201", "20261201", "20261201", "20261202", "20261202"), days);
+  }
+
+  /** Runs a stream of table into parquet files under out, from checkpoint, until caught up. */
+  private static void drain(String table, Path out, Path checkpoint) throws Exception {
+    spark
+        .readStream()
+        .format("fluxgate")
+        .option("endpoint", server.uri())
+        .option("table", table)
+        .load()
+        .writeStream()
+        .format("parquet")
+        .option("path", out.toString())
+        .option("checkpointLocation", checkpoint.toString())
+        .trigger(Trigger.AvailableNow())
+        .start()
+        .awaitTermination();
   }
 
   private static List<String> days(Path out) {
