@@ -28,7 +28,7 @@ class EnumeratorStateTest {
     assertEquals(6, back.nextSplit());
     assertEquals(1, back.pending().size());
     assertEquals("ticket-4", back.pending().get(0).splitId());
-    assertEquals("20261202", back.pending().get(0).partition());
+    assertEquals(7L, back.pending().get(0).partitionId());
   }
 
   @Test

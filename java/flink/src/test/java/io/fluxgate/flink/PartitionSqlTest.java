@@ -134,7 +134,8 @@ class PartitionSqlTest {
   }
 
   @Test
-  void aStreamingReadPicksUpAPartitionCreatedAfterItStarted() throws Exception {
+  void aStreamingReadPicksUpPartitionsCreatedAfterItStartedAndOutlivesDroppedOnes()
+      throws Exception {
     StreamTableEnvironment batch = batch();
     batch.executeSql("CREATE TABLE fluss.followed (id BIGINT, dt STRING) PARTITIONED BY (dt)");
     batch.executeSql("INSERT INTO fluss.followed VALUES (1, '20261201')").await();
@@ -153,6 +154,11 @@ class PartitionSqlTest {
       List<String> later = new ArrayList<>(List.of(it.next().toString(), it.next().toString()));
       later.sort(null);
       assertEquals(List.of("+I[2, 20261202]", "+I[3, 20261202]"), later);
+
+      // Dropping a partition being read ends its splits; the others go on.
+      batch.executeSql("ALTER TABLE fluss.followed DROP PARTITION (dt = '20261201')");
+      batch.executeSql("INSERT INTO fluss.followed VALUES (4, '20261202')").await();
+      assertEquals("+I[4, 20261202]", it.next().toString());
     }
     // Closing the results cancels the job; wait for it to end, so its slots are free again.
     JobClient job = follow.getJobClient().orElseThrow();
