@@ -5,5 +5,8 @@ package io.fluxgate.client;
  *
  * @param next the offset to resume this bucket from after this batch: what a connector stores in
  *     its checkpoint, never a row count
+ * @param partitionId the batch's partition on a partitioned table, else null
+ * @param partition that partition's name, else null
  */
-public record BatchMeta(int bucket, long start, long next, long highWatermark) {}
+public record BatchMeta(
+    int bucket, long start, long next, long highWatermark, Long partitionId, String partition) {}

@@ -289,6 +289,49 @@ public final class FluxgateClient implements AutoCloseable {
   }
 
   /**
+   * Creates a partition of a partitioned table, given one value per partition key; with ifNotExists
+   * an existing one is returned.
+   */
+  public PartitionInfo createPartition(
+      String table, Map<String, String> spec, boolean ifNotExists) {
+    ObjectNode body = object("table", table);
+    body.set("partition", Json.MAPPER.valueToTree(spec));
+    return action(
+        "create-partition", Json.with(body, "if_not_exists", ifNotExists), PartitionInfo.class);
+  }
+
+  /** Drops a partition with its rows; with ifExists a missing one is no error. */
+  public void dropPartition(String table, Map<String, String> spec, boolean ifExists) {
+    ObjectNode body = object("table", table);
+    body.set("partition", Json.MAPPER.valueToTree(spec));
+    action("drop-partition", Json.with(body, "if_exists", ifExists));
+  }
+
+  /** Every partition of a partitioned table, in name order. */
+  public List<PartitionInfo> listPartitions(String table) {
+    return listPartitions(table, Map.of());
+  }
+
+  /**
+   * The partitions whose values match a partial spec (some partition keys' values; empty matches
+   * all), in name order, following the listing's pages.
+   */
+  public List<PartitionInfo> listPartitions(String table, Map<String, String> partialSpec) {
+    ObjectNode body = object("table", table);
+    if (!partialSpec.isEmpty()) {
+      body.set("partition", Json.MAPPER.valueToTree(partialSpec));
+    }
+    List<PartitionInfo> out = new ArrayList<>();
+    for (String token = null; ; ) {
+      Partitions page = action("list-partitions", pageBody(body, token), Partitions.class);
+      out.addAll(page.partitions());
+      if ((token = page.nextPageToken()) == null || token.isEmpty()) {
+        return out;
+      }
+    }
+  }
+
+  /**
    * Per bucket, the offset at {@link Position#EARLIEST}, {@link Position#LATEST} or a timestamp.
    * Null buckets means all.
    */
@@ -300,6 +343,21 @@ public final class FluxgateClient implements AutoCloseable {
       buckets.forEach(list::add);
     }
     return action("list-offsets", body, Offsets.class).offsets();
+  }
+
+  /**
+   * Of a partitioned table, per partition name and bucket, the offset at {@link Position#EARLIEST},
+   * {@link Position#LATEST} or a timestamp. Null partitions means all.
+   */
+  public Map<String, Map<Integer, Long>> listPartitionOffsets(
+      String table, Position at, List<String> partitions) {
+    ObjectNode body = object("table", table);
+    body.set("at", Json.MAPPER.valueToTree(at));
+    if (partitions != null) {
+      ArrayNode list = body.putArray("partitions");
+      partitions.forEach(list::add);
+    }
+    return action("list-offsets", body, Offsets.class).partitionOffsets();
   }
 
   /**
@@ -359,6 +417,16 @@ public final class FluxgateClient implements AutoCloseable {
   }
 
   /**
+   * Undo of a partitioned primary-key table: the named partitions' buckets back to these offsets;
+   * what is not named is left alone.
+   */
+  public UndoResult undoPartitions(String table, Map<String, Map<Integer, Long>> offsets) {
+    ObjectNode body = object("table", table);
+    body.set("partition_offsets", Json.MAPPER.valueToTree(offsets));
+    return action("undo", body, UndoResult.class);
+  }
+
+  /**
    * Stores a producer's starting offsets of a table unless some are stored already (PROTOCOL.md
    * §5.4); true when these were stored.
    */
@@ -367,6 +435,25 @@ public final class FluxgateClient implements AutoCloseable {
     ObjectNode body = object("producer_id", producerId).put("table", table);
     body.set("offsets", Json.MAPPER.valueToTree(offsets));
     return "created".equals(action("register-producer-offsets", body, Registered.class).result());
+  }
+
+  /** {@link #registerProducerOffsets} of a partitioned table, offsets per partition name. */
+  public boolean registerProducerPartitionOffsets(
+      String producerId, String table, Map<String, Map<Integer, Long>> offsets) {
+    ObjectNode body = object("producer_id", producerId).put("table", table);
+    body.set("partition_offsets", Json.MAPPER.valueToTree(offsets));
+    return "created".equals(action("register-producer-offsets", body, Registered.class).result());
+  }
+
+  /** The offsets a producer registered for a partitioned table, per partition name, if any. */
+  public Optional<Map<String, Map<Integer, Long>>> producerPartitionOffsets(
+      String producerId, String table) {
+    return Optional.ofNullable(
+        action(
+                "get-producer-offsets",
+                object("producer_id", producerId).put("table", table),
+                Offsets.class)
+            .partitionOffsets());
   }
 
   /** The offsets a producer registered for a table, if any. */
@@ -411,7 +498,10 @@ public final class FluxgateClient implements AutoCloseable {
 
   record Tables(List<TableInfo> tables, String nextPageToken) {}
 
-  record Offsets(Map<Integer, Long> offsets) {}
+  record Partitions(List<PartitionInfo> partitions, String nextPageToken) {}
+
+  /** Per-bucket offsets, or per partition of a partitioned table. */
+  record Offsets(Map<Integer, Long> offsets, Map<String, Map<Integer, Long>> partitionOffsets) {}
 
   record Registered(String result) {}
 
@@ -496,7 +586,10 @@ public final class FluxgateClient implements AutoCloseable {
     } catch (FluxgateException e) {
       // Not described (a caller without the right to): uncompressed, which every table takes.
       return newWriter(
-          request, Compression.NONE, IpcEncoder.DEFAULT_ZSTD_LEVEL, TableWriter.DEFAULT_MAX_IN_FLIGHT);
+          request,
+          Compression.NONE,
+          IpcEncoder.DEFAULT_ZSTD_LEVEL,
+          TableWriter.DEFAULT_MAX_IN_FLIGHT);
     }
     return newWriter(
         request,

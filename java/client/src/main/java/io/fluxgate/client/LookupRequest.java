@@ -10,25 +10,36 @@ import java.util.Map;
  * @param columns returned after _key_index, in this order; null for every table column
  * @param prefix the keys are the bucket-key columns and every row with that prefix is returned
  * @param insertIfNotExists every absent key is inserted as (key, NULLs, new auto-increment id)
+ * @param createPartitions false keeps insertIfNotExists from creating a missing partition (its keys
+ *     then give no row); null is true
  */
 public record LookupRequest(
-    String table, List<String> columns, boolean prefix, boolean insertIfNotExists) {
+    String table,
+    List<String> columns,
+    boolean prefix,
+    boolean insertIfNotExists,
+    Boolean createPartitions) {
 
   /** A point lookup of every column. */
   public static LookupRequest of(String table) {
-    return new LookupRequest(table, null, false, false);
+    return new LookupRequest(table, null, false, false, null);
   }
 
   public LookupRequest withColumns(String... columns) {
-    return new LookupRequest(table, List.of(columns), prefix, insertIfNotExists);
+    return new LookupRequest(table, List.of(columns), prefix, insertIfNotExists, createPartitions);
   }
 
   public LookupRequest asPrefix() {
-    return new LookupRequest(table, columns, true, insertIfNotExists);
+    return new LookupRequest(table, columns, true, insertIfNotExists, createPartitions);
   }
 
   public LookupRequest insertingIfNotExists() {
-    return new LookupRequest(table, columns, prefix, true);
+    return new LookupRequest(table, columns, prefix, true, createPartitions);
+  }
+
+  /** Whether insertIfNotExists creates a missing partition (the default) or leaves its keys out. */
+  public LookupRequest withCreatePartitions(boolean create) {
+    return new LookupRequest(table, columns, prefix, insertIfNotExists, create);
   }
 
   /** The {"lookup": ...} command of an inline lookup of these keys (§6.3). */

@@ -36,6 +36,16 @@ public final class Position {
     return new Position(Map.of("offsets", new TreeMap<>(offsets)));
   }
 
+  /**
+   * Per-partition, per-bucket offsets of a partitioned table; as a startup, partitions and buckets
+   * not named start at the earliest offset, as a stop at the latest.
+   */
+  public static Position atPartitionOffsets(Map<String, Map<Integer, Long>> offsets) {
+    Map<String, Map<Integer, Long>> sorted = new TreeMap<>();
+    offsets.forEach((partition, buckets) -> sorted.put(partition, new TreeMap<>(buckets)));
+    return new Position(Map.of("partition_offsets", sorted));
+  }
+
   @JsonValue
   Object json() {
     return json;
@@ -43,7 +53,8 @@ public final class Position {
 
   /**
    * Reads a position's JSON as the server does: one of the named positions, {"timestamp": ms} or
-   * {"offsets": {"bucket": offset}} with buckets spelled canonically and nothing negative.
+   * {"offsets": {"bucket": offset}} with buckets spelled canonically and nothing negative, or
+   * {"partition_offsets": {"partition": {"bucket": offset}}}.
    */
   @JsonCreator(mode = JsonCreator.Mode.DELEGATING)
   static Position fromJson(JsonNode node) {
@@ -64,23 +75,41 @@ public final class Position {
       return atTimestamp(ms);
     }
     if (node.isObject() && node.size() == 1 && node.path("offsets").isObject()) {
-      Map<Integer, Long> offsets = new TreeMap<>();
-      for (Map.Entry<String, JsonNode> e : node.get("offsets").properties()) {
-        int bucket = bucket(e.getKey());
-        if (!e.getValue().canConvertToExactIntegral() || e.getValue().longValue() < 0) {
+      return atOffsets(offsets(node.get("offsets")));
+    }
+    if (node.isObject() && node.size() == 1 && node.path("partition_offsets").isObject()) {
+      Map<String, Map<Integer, Long>> partitions = new TreeMap<>();
+      for (Map.Entry<String, JsonNode> e : node.get("partition_offsets").properties()) {
+        if (e.getKey().isEmpty() || !e.getValue().isObject()) {
           throw new IllegalArgumentException(
-              "position offsets: offset "
-                  + e.getValue()
-                  + " of bucket "
-                  + bucket
-                  + " is not an offset");
+              "position partition_offsets: partition \"" + e.getKey() + "\" needs bucket offsets");
         }
-        offsets.put(bucket, e.getValue().longValue());
+        partitions.put(e.getKey(), offsets(e.getValue()));
       }
-      return atOffsets(offsets);
+      return atPartitionOffsets(partitions);
     }
     throw new IllegalArgumentException(
-        "position " + node + ": want exactly one of \"timestamp\" or \"offsets\"");
+        "position "
+            + node
+            + ": want exactly one of \"timestamp\", \"offsets\" or \"partition_offsets\"");
+  }
+
+  /** {"bucket": offset, ...} with buckets spelled canonically and no offset negative. */
+  private static Map<Integer, Long> offsets(JsonNode node) {
+    Map<Integer, Long> offsets = new TreeMap<>();
+    for (Map.Entry<String, JsonNode> e : node.properties()) {
+      int bucket = bucket(e.getKey());
+      if (!e.getValue().canConvertToExactIntegral() || e.getValue().longValue() < 0) {
+        throw new IllegalArgumentException(
+            "position offsets: offset "
+                + e.getValue()
+                + " of bucket "
+                + bucket
+                + " is not an offset");
+      }
+      offsets.put(bucket, e.getValue().longValue());
+    }
+    return offsets;
   }
 
   /** A bucket number in its only spelling: "01" or "+1" would name bucket 1 twice. */

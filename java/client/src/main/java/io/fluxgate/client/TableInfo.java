@@ -28,6 +28,10 @@ public record TableInfo(
   /** One lookup index of a table. */
   public record Index(String name, List<String> columns) {}
 
+  public boolean isPartitioned() {
+    return partitionKeys != null && !partitionKeys.isEmpty();
+  }
+
   public boolean hasPrimaryKey() {
     return "primary_key".equals(kind);
   }

@@ -27,6 +27,14 @@ public record TableSpec(
     return new TableSpec(table, this.columns, List.of(columns), partitionKeys, options, comment);
   }
 
+  /**
+   * A partitioned table, one partition per distinct value of these columns (Fluss's PARTITIONED
+   * BY).
+   */
+  public TableSpec withPartitionKeys(String... columns) {
+    return new TableSpec(table, this.columns, primaryKey, List.of(columns), options, comment);
+  }
+
   public TableSpec withOptions(Map<String, String> options) {
     return new TableSpec(table, columns, primaryKey, partitionKeys, options, comment);
   }

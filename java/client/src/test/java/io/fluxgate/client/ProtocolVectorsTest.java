@@ -57,6 +57,9 @@ class ProtocolVectorsTest {
           "TableRequest",
           "ListTablesRequest",
           "OffsetsRequest",
+          "CreatePartitionRequest",
+          "DropPartitionRequest",
+          "ListPartitionsRequest",
           "LakeCompaction",
           "UndoRequest",
           "ProducerOffsetsRequest",
@@ -99,7 +102,9 @@ class ProtocolVectorsTest {
           Map.entry("UndoResult", same(UndoResult.class)),
           Map.entry("RegisterResult", same(FluxgateClient.Registered.class)),
           Map.entry("WriterState", same(FluxgateClient.WriterState.class)),
-          Map.entry("TableStats", same(TableStats.class)));
+          Map.entry("TableStats", same(TableStats.class)),
+          Map.entry("PartitionInfo", same(PartitionInfo.class)),
+          Map.entry("ListPartitionsResult", same(FluxgateClient.Partitions.class)));
 
   @TestFactory
   List<DynamicTest> validVectorsRoundTrip() throws IOException {
@@ -125,12 +130,12 @@ class ProtocolVectorsTest {
   }
 
   /**
-   * A test of each vector in the index's list, by check with the codec of the vector's type; a
-   * type without one must be listed as not modeled.
+   * A test of each vector in the index's list, by check with the codec of the vector's type; a type
+   * without one must be listed as not modeled.
    */
   private static List<DynamicTest> vectorTests(String list, VectorCheck check) throws IOException {
     List<DynamicTest> tests = new ArrayList<>();
-    for (JsonNode v : index().get(list)) {
+    for (JsonNode v : indexed(list)) {
       if (v.path("compare").asText().equals("rows")) {
         continue; // Arrow IPC files: the Python vectors test reads them with pyarrow
       }
@@ -151,12 +156,26 @@ class ProtocolVectorsTest {
     return tests;
   }
 
-  private static JsonNode index() throws IOException {
+  /**
+   * The vectors of a list ("vectors" or "invalid") of every index file: vectors.json and those kept
+   * beside it (vectors-partitions.json).
+   */
+  private static List<JsonNode> indexed(String list) throws IOException {
     if (!Files.isDirectory(VECTORS)) {
       fail(
           "no shared vectors at " + VECTORS + ": run the tests from java/client in the repository");
     }
-    return STRICT.readTree(read("vectors.json"));
+    List<Path> indexes;
+    try (var files = Files.newDirectoryStream(VECTORS, "vectors*.json")) {
+      indexes = new ArrayList<>();
+      files.forEach(indexes::add);
+    }
+    indexes.sort(null);
+    List<JsonNode> out = new ArrayList<>();
+    for (Path index : indexes) {
+      STRICT.readTree(Files.readAllBytes(index)).get(list).forEach(out::add);
+    }
+    return out;
   }
 
   private static byte[] read(String file) throws IOException {

@@ -18,9 +18,9 @@ import org.apache.flink.api.connector.source.SourceSplit;
  * <p>A snapshot (a primary-key table's current rows) has no offset to resume from inside it, and
  * taking it again gives the rows at a later offset. So a split records cuts instead: keys up to
  * {@code cut.key} were emitted as of offset {@code cut.offset} (the snapshot's). Resuming, the
- * snapshot is taken again for the keys above the last cut only, and the changelog that follows
- * is read from the earliest cut's offset, each key range from its own cut's offset on: every key
- * goes through exactly once.
+ * snapshot is taken again for the keys above the last cut only, and the changelog that follows is
+ * read from the earliest cut's offset, each key range from its own cut's offset on: every key goes
+ * through exactly once.
  */
 final class BucketSplit implements SourceSplit {
   private static final ObjectMapper JSON = new ObjectMapper();
@@ -113,6 +113,12 @@ final class BucketSplit implements SourceSplit {
       ranges[i] = terms.size() == 1 ? terms.get(0) : Predicates.and(terms.toArray(JsonNode[]::new));
     }
     return ranges.length == 1 ? ranges[0] : Predicates.or(ranges);
+  }
+
+  /** The id of the split's partition, on a partitioned table; else null. */
+  Long partitionId() {
+    JsonNode p = json().get("partition_id");
+    return p == null ? null : p.asLong();
   }
 
   /** Whether the split can record where it is: a ticket reading several buckets cannot. */

@@ -6,15 +6,19 @@ import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.util.ArrayList;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Set;
 import org.apache.flink.core.io.SimpleVersionedSerializer;
 
 /**
- * Splits and the enumerator's unassigned splits in checkpoints: id and state (the ticket with the
- * snapshot's cuts, see {@link BucketSplit}); version 1 held the ticket alone.
+ * Splits and the enumerator's state in checkpoints: each split's id and state (the ticket with the
+ * snapshot's cuts, see {@link BucketSplit}; version 1 held the ticket alone); the enumerator's
+ * unassigned splits, then (from version 3) the partitions planned and the next split's number.
  */
 final class BucketSplitSerializer {
   private static final int VERSION = 2;
+  private static final int ENUMERATOR_VERSION = 3;
 
   private BucketSplitSerializer() {}
 
@@ -36,23 +40,59 @@ final class BucketSplitSerializer {
         }
       };
 
-  static final SimpleVersionedSerializer<List<BucketSplit>> SPLITS =
+  static final SimpleVersionedSerializer<EnumeratorState> ENUMERATOR =
       new SimpleVersionedSerializer<>() {
         @Override
         public int getVersion() {
-          return VERSION;
+          return ENUMERATOR_VERSION;
         }
 
         @Override
-        public byte[] serialize(List<BucketSplit> splits) throws IOException {
-          return serializeAll(splits);
+        public byte[] serialize(EnumeratorState state) throws IOException {
+          ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+          try (DataOutputStream out = new DataOutputStream(bytes)) {
+            byte[] splits = serializeAll(state.pending());
+            out.writeInt(splits.length);
+            out.write(splits);
+            out.writeInt(state.partitions().size());
+            for (long id : state.partitions()) {
+              out.writeLong(id);
+            }
+            out.writeInt(state.nextSplit());
+          }
+          return bytes.toByteArray();
         }
 
         @Override
-        public List<BucketSplit> deserialize(int version, byte[] bytes) throws IOException {
-          return deserializeAll(version, bytes);
+        public EnumeratorState deserialize(int version, byte[] bytes) throws IOException {
+          if (version < ENUMERATOR_VERSION) { // the unassigned splits alone, of a plan made once
+            List<BucketSplit> pending = deserializeAll(version, bytes);
+            return new EnumeratorState(pending, Set.of(), nextAfter(pending));
+          }
+          if (version != ENUMERATOR_VERSION) {
+            throw new IOException(
+                "fluxgate enumerator state version " + version + ", want " + ENUMERATOR_VERSION);
+          }
+          try (DataInputStream in = new DataInputStream(new ByteArrayInputStream(bytes))) {
+            byte[] splits = new byte[in.readInt()];
+            in.readFully(splits);
+            Set<Long> partitions = new HashSet<>();
+            for (int n = in.readInt(); n > 0; n--) {
+              partitions.add(in.readLong());
+            }
+            return new EnumeratorState(deserializeAll(VERSION, splits), partitions, in.readInt());
+          }
         }
       };
+
+  /** One past the highest split number of splits: no new split may take a number twice. */
+  private static int nextAfter(List<BucketSplit> splits) {
+    return splits.stream()
+            .mapToInt(s -> Integer.parseInt(s.splitId().substring(s.splitId().indexOf('-') + 1)))
+            .max()
+            .orElse(-1)
+        + 1;
+  }
 
   private static byte[] serializeAll(List<BucketSplit> splits) throws IOException {
     ByteArrayOutputStream bytes = new ByteArrayOutputStream();
@@ -80,7 +120,9 @@ final class BucketSplitSerializer {
         byte[] state = new byte[in.readInt()];
         in.readFully(state);
         splits.add(
-            version == 1 ? new BucketSplit(id, state, List.of()) : BucketSplit.fromState(id, state));
+            version == 1
+                ? new BucketSplit(id, state, List.of())
+                : BucketSplit.fromState(id, state));
       }
       return splits;
     }

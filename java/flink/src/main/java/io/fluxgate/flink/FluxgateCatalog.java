@@ -4,6 +4,7 @@ import io.fluxgate.client.AlterRequest;
 import io.fluxgate.client.Column;
 import io.fluxgate.client.FluxgateClient;
 import io.fluxgate.client.FluxgateException;
+import io.fluxgate.client.PartitionInfo;
 import io.fluxgate.client.TableInfo;
 import io.fluxgate.client.TableSpec;
 import java.util.ArrayList;
@@ -21,6 +22,7 @@ import org.apache.flink.table.catalog.CatalogDatabaseImpl;
 import org.apache.flink.table.catalog.CatalogFunction;
 import org.apache.flink.table.catalog.CatalogFunctionImpl;
 import org.apache.flink.table.catalog.CatalogPartition;
+import org.apache.flink.table.catalog.CatalogPartitionImpl;
 import org.apache.flink.table.catalog.CatalogPartitionSpec;
 import org.apache.flink.table.catalog.FunctionLanguage;
 import org.apache.flink.table.catalog.ObjectPath;
@@ -31,7 +33,9 @@ import org.apache.flink.table.catalog.exceptions.DatabaseAlreadyExistException;
 import org.apache.flink.table.catalog.exceptions.DatabaseNotEmptyException;
 import org.apache.flink.table.catalog.exceptions.DatabaseNotExistException;
 import org.apache.flink.table.catalog.exceptions.FunctionNotExistException;
+import org.apache.flink.table.catalog.exceptions.PartitionAlreadyExistsException;
 import org.apache.flink.table.catalog.exceptions.PartitionNotExistException;
+import org.apache.flink.table.catalog.exceptions.PartitionSpecInvalidException;
 import org.apache.flink.table.catalog.exceptions.TableAlreadyExistException;
 import org.apache.flink.table.catalog.exceptions.TableNotExistException;
 import org.apache.flink.table.catalog.exceptions.TableNotPartitionedException;
@@ -42,8 +46,8 @@ import org.apache.flink.table.factories.Factory;
 
 /**
  * A Flink catalog over a fluxgate server: its databases and tables, with {@code t$changelog} and
- * {@code t$lake} resolving as tables. Partitions, functions, views and statistics are not
- * fluxgate's: listed empty, refused when written.
+ * {@code t$lake} resolving as tables, and the partitions of PARTITIONED BY tables. Functions, views
+ * and statistics are not fluxgate's: listed empty, refused when written.
  */
 public final class FluxgateCatalog extends AbstractCatalog {
   private final Connection connection;
@@ -264,52 +268,109 @@ public final class FluxgateCatalog extends AbstractCatalog {
     }
   }
 
-  // ---- not fluxgate's: partitions, functions, statistics ----
+  // ---- partitions (PARTITIONED BY tables: SHOW PARTITIONS, ALTER TABLE ... ADD/DROP PARTITION)
+  // ----
 
   @Override
   public List<CatalogPartitionSpec> listPartitions(ObjectPath path)
-      throws TableNotPartitionedException {
-    throw new TableNotPartitionedException(getName(), path);
+      throws TableNotExistException, TableNotPartitionedException {
+    return listPartitions(path, new CatalogPartitionSpec(Map.of()));
   }
 
   @Override
   public List<CatalogPartitionSpec> listPartitions(ObjectPath path, CatalogPartitionSpec spec)
-      throws TableNotPartitionedException {
-    throw new TableNotPartitionedException(getName(), path);
+      throws TableNotExistException, TableNotPartitionedException {
+    String table = TableName.of(path).writable();
+    try {
+      List<CatalogPartitionSpec> out = new ArrayList<>();
+      for (PartitionInfo p : client.listPartitions(table, spec.getPartitionSpec())) {
+        out.add(new CatalogPartitionSpec(new LinkedHashMap<>(p.spec())));
+      }
+      return out;
+    } catch (FluxgateException.NotFound e) {
+      throw new TableNotExistException(getName(), path, e);
+    } catch (FluxgateException.FailedPrecondition e) {
+      throw new TableNotPartitionedException(getName(), path, e);
+    } catch (FluxgateException e) {
+      throw catalogError("list partitions of " + table, e);
+    }
   }
 
+  /** Unsupported: the planner then lists every partition and prunes them itself. */
   @Override
-  public List<CatalogPartitionSpec> listPartitionsByFilter(ObjectPath path, List<Expression> f)
-      throws TableNotPartitionedException {
-    throw new TableNotPartitionedException(getName(), path);
+  public List<CatalogPartitionSpec> listPartitionsByFilter(ObjectPath path, List<Expression> f) {
+    throw new UnsupportedOperationException("fluxgate lists partitions by spec, not by filter");
   }
 
   @Override
   public CatalogPartition getPartition(ObjectPath path, CatalogPartitionSpec spec)
       throws PartitionNotExistException {
-    throw new PartitionNotExistException(getName(), path, spec);
+    if (!partitionExists(path, spec)) {
+      throw new PartitionNotExistException(getName(), path, spec);
+    }
+    return new CatalogPartitionImpl(Map.of(), null);
   }
 
   @Override
   public boolean partitionExists(ObjectPath path, CatalogPartitionSpec spec) {
-    return false;
+    try {
+      return !listPartitions(path, spec).isEmpty();
+    } catch (TableNotExistException | TableNotPartitionedException e) {
+      return false;
+    }
   }
 
   @Override
   public void createPartition(
-      ObjectPath path, CatalogPartitionSpec spec, CatalogPartition p, boolean ignoreIfExists) {
-    throw new UnsupportedOperationException("fluxgate tables have no partitions yet");
+      ObjectPath path, CatalogPartitionSpec spec, CatalogPartition p, boolean ignoreIfExists)
+      throws TableNotExistException,
+          TableNotPartitionedException,
+          PartitionSpecInvalidException,
+          PartitionAlreadyExistsException {
+    if (!p.getProperties().isEmpty()) {
+      throw new ValidationException(
+          "fluxgate partitions take no options, got " + p.getProperties().keySet());
+    }
+    String table = TableName.of(path).writable();
+    try {
+      client.createPartition(table, spec.getPartitionSpec(), ignoreIfExists);
+    } catch (FluxgateException.AlreadyExists e) {
+      throw new PartitionAlreadyExistsException(getName(), path, spec, e);
+    } catch (FluxgateException.NotFound e) {
+      throw new TableNotExistException(getName(), path, e);
+    } catch (FluxgateException.FailedPrecondition e) {
+      throw new TableNotPartitionedException(getName(), path, e);
+    } catch (FluxgateException.InvalidArgument e) {
+      throw new PartitionSpecInvalidException(getName(), partitionKeys(table), path, spec, e);
+    } catch (FluxgateException e) {
+      throw catalogError("create partition " + spec + " of " + table, e);
+    }
   }
 
   @Override
-  public void dropPartition(ObjectPath path, CatalogPartitionSpec spec, boolean ignoreIfNotExists) {
-    throw new UnsupportedOperationException("fluxgate tables have no partitions yet");
+  public void dropPartition(ObjectPath path, CatalogPartitionSpec spec, boolean ignoreIfNotExists)
+      throws PartitionNotExistException {
+    String table = TableName.of(path).writable();
+    try {
+      client.dropPartition(table, spec.getPartitionSpec(), ignoreIfNotExists);
+    } catch (FluxgateException.NotFound | FluxgateException.FailedPrecondition e) {
+      throw new PartitionNotExistException(getName(), path, spec, e);
+    } catch (FluxgateException.InvalidArgument e) {
+      throw new ValidationException(
+          "drop partition " + spec + " of " + table + ": " + e.getMessage(), e);
+    } catch (FluxgateException e) {
+      throw catalogError("drop partition " + spec + " of " + table, e);
+    }
   }
 
   @Override
   public void alterPartition(
       ObjectPath path, CatalogPartitionSpec spec, CatalogPartition p, boolean ignoreIfNotExists) {
-    throw new UnsupportedOperationException("fluxgate tables have no partitions yet");
+    throw new UnsupportedOperationException("fluxgate partitions have nothing to alter");
+  }
+
+  private List<String> partitionKeys(String table) {
+    return call(() -> client.describeTable(table).partitionKeys());
   }
 
   // Every database has the roaring-bitmap functions, as in Fluss's catalog.
@@ -386,7 +447,7 @@ public final class FluxgateCatalog extends AbstractCatalog {
       CatalogPartitionSpec spec,
       CatalogTableStatistics stats,
       boolean ignoreIfNotExists) {
-    throw new UnsupportedOperationException("fluxgate tables have no partitions yet");
+    throw new UnsupportedOperationException("fluxgate keeps its own statistics");
   }
 
   @Override
@@ -395,7 +456,7 @@ public final class FluxgateCatalog extends AbstractCatalog {
       CatalogPartitionSpec spec,
       CatalogColumnStatistics stats,
       boolean ignoreIfNotExists) {
-    throw new UnsupportedOperationException("fluxgate tables have no partitions yet");
+    throw new UnsupportedOperationException("fluxgate keeps its own statistics");
   }
 
   private <T> T call(java.util.function.Supplier<T> action) {

@@ -1,5 +1,6 @@
 package io.fluxgate.flink;
 
+import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import org.apache.flink.configuration.ConfigOption;
@@ -88,6 +89,14 @@ public final class FluxgateOptions {
           .noDefaultValue()
           .withDescription("Epoch milliseconds, for scan.startup.mode=timestamp.");
 
+  public static final ConfigOption<Duration> SCAN_PARTITION_DISCOVERY_INTERVAL =
+      ConfigOptions.key("scan.partition.discovery.interval")
+          .durationType()
+          .defaultValue(Duration.ofMinutes(1))
+          .withDescription(
+              "How often a streaming read of a partitioned table looks for new partitions, which it"
+                  + " reads from their earliest offset; zero or negative: never.");
+
   // ---- sink ----
 
   public static final ConfigOption<Boolean> SINK_IGNORE_DELETE =
@@ -95,6 +104,14 @@ public final class FluxgateOptions {
           .booleanType()
           .defaultValue(false)
           .withDescription("Drop DELETE rows instead of deleting their keys.");
+
+  public static final ConfigOption<Boolean> SINK_CREATE_PARTITIONS =
+      ConfigOptions.key("client.writer.dynamic-create-partition.enabled")
+          .booleanType()
+          .defaultValue(true)
+          .withDescription(
+              "Rows of a partition that does not exist create it; false fails the write (NOT_FOUND"
+                  + " naming the partition).");
 
   // ---- lookups (lookup joins, the dictionary, delta joins) ----
 
@@ -178,7 +195,12 @@ public final class FluxgateOptions {
 
   /** Options a query may set (in hints or a 'connector' table) that the server does not store. */
   static final List<ConfigOption<?>> READ_WRITE =
-      List.of(SCAN_STARTUP_MODE, SCAN_STARTUP_TIMESTAMP, SINK_IGNORE_DELETE);
+      List.of(
+          SCAN_STARTUP_MODE,
+          SCAN_STARTUP_TIMESTAMP,
+          SCAN_PARTITION_DISCOVERY_INTERVAL,
+          SINK_IGNORE_DELETE,
+          SINK_CREATE_PARTITIONS);
 
   /** Exact storage options of fluxgate tables (PROTOCOL.md §2), passed one to one. */
   static final Set<String> STORAGE_KEYS =

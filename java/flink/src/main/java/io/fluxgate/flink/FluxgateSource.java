@@ -1,6 +1,5 @@
 package io.fluxgate.flink;
 
-import java.util.List;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.connector.source.Boundedness;
 import org.apache.flink.api.connector.source.Source;
@@ -12,9 +11,12 @@ import org.apache.flink.api.java.typeutils.ResultTypeQueryable;
 import org.apache.flink.core.io.SimpleVersionedSerializer;
 import org.apache.flink.table.data.RowData;
 
-/** A FLIP-27 source over a fluxgate scan: one split per bucket, offsets in checkpoints. */
+/**
+ * A FLIP-27 source over a fluxgate scan: one split per bucket (per partition and bucket of a
+ * partitioned table), offsets in checkpoints.
+ */
 final class FluxgateSource
-    implements Source<RowData, BucketSplit, List<BucketSplit>>, ResultTypeQueryable<RowData> {
+    implements Source<RowData, BucketSplit, EnumeratorState>, ResultTypeQueryable<RowData> {
   private final Connection connection;
   private final ScanSpec spec;
   private final TypeInformation<RowData> producedType;
@@ -31,14 +33,14 @@ final class FluxgateSource
   }
 
   @Override
-  public SplitEnumerator<BucketSplit, List<BucketSplit>> createEnumerator(
+  public SplitEnumerator<BucketSplit, EnumeratorState> createEnumerator(
       SplitEnumeratorContext<BucketSplit> context) {
     return new BucketEnumerator(context, connection, spec, null);
   }
 
   @Override
-  public SplitEnumerator<BucketSplit, List<BucketSplit>> restoreEnumerator(
-      SplitEnumeratorContext<BucketSplit> context, List<BucketSplit> checkpoint) {
+  public SplitEnumerator<BucketSplit, EnumeratorState> restoreEnumerator(
+      SplitEnumeratorContext<BucketSplit> context, EnumeratorState checkpoint) {
     return new BucketEnumerator(context, connection, spec, checkpoint);
   }
 
@@ -48,8 +50,8 @@ final class FluxgateSource
   }
 
   @Override
-  public SimpleVersionedSerializer<List<BucketSplit>> getEnumeratorCheckpointSerializer() {
-    return BucketSplitSerializer.SPLITS;
+  public SimpleVersionedSerializer<EnumeratorState> getEnumeratorCheckpointSerializer() {
+    return BucketSplitSerializer.ENUMERATOR;
   }
 
   @Override

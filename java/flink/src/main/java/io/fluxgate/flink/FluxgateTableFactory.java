@@ -60,21 +60,24 @@ public final class FluxgateTableFactory
     ReadableConfig options = validated(context);
     boolean batch =
         context.getConfiguration().get(ExecutionOptions.RUNTIME_MODE) == RuntimeExecutionMode.BATCH;
-    FluxgateTableSource source = new FluxgateTableSource(
-        connection(options),
-        tableName(context.getObjectIdentifier(), options),
-        context
-            .getCatalogTable()
-            .getResolvedSchema()
-            .getPrimaryKey()
-            .map(UniqueConstraint::getColumns)
-            .orElse(List.of()),
-        context.getCatalogTable().getOptions(),
-        options.get(FluxgateOptions.SCAN_STARTUP_MODE),
-        options.getOptional(FluxgateOptions.SCAN_STARTUP_MODE).isPresent(),
-        options.getOptional(FluxgateOptions.SCAN_STARTUP_TIMESTAMP).orElse(null),
-        batch,
-        context.getPhysicalRowDataType());
+    FluxgateTableSource source =
+        FluxgateTableSource.of(
+            connection(options),
+            tableName(context.getObjectIdentifier(), options),
+            context
+                .getCatalogTable()
+                .getResolvedSchema()
+                .getPrimaryKey()
+                .map(UniqueConstraint::getColumns)
+                .orElse(List.of()),
+            context.getCatalogTable().getOptions(),
+            options.get(FluxgateOptions.SCAN_STARTUP_MODE),
+            options.getOptional(FluxgateOptions.SCAN_STARTUP_MODE).isPresent(),
+            options.getOptional(FluxgateOptions.SCAN_STARTUP_TIMESTAMP).orElse(null),
+            batch,
+            context.getPhysicalRowDataType(),
+            context.getCatalogTable().getPartitionKeys(),
+            options.get(FluxgateOptions.SCAN_PARTITION_DISCOVERY_INTERVAL).toMillis());
     source.lookups =
         LookupTable.of(
             connection(options),

@@ -5,6 +5,7 @@ import io.fluxgate.client.TableInfo;
 import io.fluxgate.flink.FluxgateOptions.DistributionMode;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
 import java.util.stream.IntStream;
 import org.apache.flink.streaming.api.datastream.DataStream;
 import org.apache.flink.streaming.api.datastream.DataStreamSink;
@@ -15,6 +16,7 @@ import org.apache.flink.table.connector.ProviderContext;
 import org.apache.flink.table.connector.RowLevelModificationScanContext;
 import org.apache.flink.table.connector.sink.DataStreamSinkProvider;
 import org.apache.flink.table.connector.sink.DynamicTableSink;
+import org.apache.flink.table.connector.sink.abilities.SupportsPartitioning;
 import org.apache.flink.table.connector.sink.abilities.SupportsRowLevelDelete;
 import org.apache.flink.table.connector.sink.abilities.SupportsRowLevelUpdate;
 import org.apache.flink.table.data.RowData;
@@ -28,7 +30,10 @@ import org.apache.flink.types.RowKind;
  * undo recovery (exactly-once).
  */
 final class FluxgateTableSink
-    implements DynamicTableSink, SupportsRowLevelDelete, SupportsRowLevelUpdate {
+    implements DynamicTableSink,
+        SupportsRowLevelDelete,
+        SupportsRowLevelUpdate,
+        SupportsPartitioning {
   static final int BATCH_ROWS = 16384;
 
   private final Connection connection;
@@ -37,8 +42,10 @@ final class FluxgateTableSink
   private final boolean primaryKey;
   private final boolean ignoreDelete;
   private final SinkOptions options;
+
   /** The table as the server describes it; fetched once, when planning needs it. */
   private TableInfo info;
+
   /** An UPDATE statement: Flink's target columns are then not the written ones (FLINK-36736). */
   private boolean update;
 
@@ -56,6 +63,13 @@ final class FluxgateTableSink
     this.ignoreDelete = ignoreDelete;
     this.options = options;
   }
+
+  /**
+   * Nothing to do: the planner puts the values of {@code INSERT ... PARTITION (dt = '...')} into
+   * the rows, and the server routes every row by its partition values.
+   */
+  @Override
+  public void applyStaticPartition(Map<String, String> partition) {}
 
   @Override
   public ChangelogMode getChangelogMode(ChangelogMode requested) {
@@ -100,6 +114,14 @@ final class FluxgateTableSink
     String mergeEngine = info.options().get("table.merge-engine");
     Bucketer bucketer = shuffle(info, mergeEngine);
     boolean undo = "aggregation".equals(mergeEngine) && options.undoRecovery();
+    if (undo && info.isPartitioned()) {
+      throw new ValidationException(
+          "undo recovery of partitioned aggregation table "
+              + name.base()
+              + " is not built yet: write it at-least-once with '"
+              + FluxgateOptions.SINK_UNDO_RECOVERY.key()
+              + "'='false'");
+    }
     SinkSpec spec =
         new SinkSpec(
             name.writable(),
@@ -110,16 +132,15 @@ final class FluxgateTableSink
             BATCH_ROWS,
             bucketer,
             undo,
-            options.producerId());
+            options.producerId(),
+            options.createPartitions());
     FluxgateSink sink = new FluxgateSink(connection, spec);
     return new DataStreamSinkProvider() {
       @Override
       public DataStreamSink<?> consumeDataStream(
           ProviderContext provider, DataStream<RowData> rows) {
         DataStream<RowData> in =
-            bucketer == null
-                ? rows
-                : rows.partitionCustom(new Bucketer.ToOwner(), bucketer);
+            bucketer == null ? rows : rows.partitionCustom(new Bucketer.ToOwner(), bucketer);
         DataStreamSink<RowData> out = in.sinkTo(sink).setParallelism(rows.getParallelism());
         provider.generateUid("writer").ifPresent(out::uid);
         return out;

@@ -24,9 +24,10 @@ import org.apache.flink.types.RowKind;
 
 /**
  * A fluxgate table (or view) as a Flink scan source, with Fluss's meanings of scan.startup.mode and
- * changelog modes that follow the table's options.
+ * changelog modes that follow the table's options. A batch read of a partitioned table is a {@link
+ * PartitionPrunedSource}.
  */
-final class FluxgateTableSource
+class FluxgateTableSource
     implements ScanTableSource,
         SupportsProjectionPushDown,
         SupportsFilterPushDown,
@@ -39,6 +40,7 @@ final class FluxgateTableSource
 
   /** The primary key's columns; empty for log tables. */
   private final List<String> keyColumns;
+
   private final Map<String, String> tableOptions;
   private final FluxgateOptions.StartupMode startup;
 
@@ -48,10 +50,17 @@ final class FluxgateTableSource
   private final Long startupTimestamp;
   private final boolean batch;
 
+  /** The table's partition keys; empty when it is not partitioned. */
+  final List<String> partitionKeys;
+
+  /** scan.partition.discovery.interval in milliseconds. */
+  private final long discoveryMillis;
+
   private DataType produced;
 
   /** What lookup joins need (the table's keys, the lookup options); set by the factory. */
   LookupTable lookups;
+
   private String filter;
   private Long limit;
 
@@ -60,6 +69,41 @@ final class FluxgateTableSource
 
   /** Whether the query is COUNT(*), answered by the server (see {@link CountStar}). */
   private boolean countStar;
+
+  /** The partitions the planner left after pruning, by name; null: all. */
+  List<String> partitions;
+
+  /** A batch read of a partitioned table prunes partitions in the planner, else reads them all. */
+  static FluxgateTableSource of(
+      Connection connection,
+      TableName name,
+      List<String> keyColumns,
+      Map<String, String> tableOptions,
+      FluxgateOptions.StartupMode startup,
+      boolean startupGiven,
+      Long startupTimestamp,
+      boolean batch,
+      DataType produced,
+      List<String> partitionKeys,
+      long discoveryMillis) {
+    FluxgateTableSource source =
+        new FluxgateTableSource(
+            connection,
+            name,
+            keyColumns,
+            tableOptions,
+            startup,
+            startupGiven,
+            startupTimestamp,
+            batch,
+            produced,
+            partitionKeys,
+            discoveryMillis);
+    // A streaming read is not pruned by the planner: it would fix the partitions at planning
+    // time, and a filter on partition columns prunes them on the server, also those discovered
+    // later.
+    return batch && !partitionKeys.isEmpty() ? new PartitionPrunedSource(source) : source;
+  }
 
   FluxgateTableSource(
       Connection connection,
@@ -70,7 +114,9 @@ final class FluxgateTableSource
       boolean startupGiven,
       Long startupTimestamp,
       boolean batch,
-      DataType produced) {
+      DataType produced,
+      List<String> partitionKeys,
+      long discoveryMillis) {
     this.connection = connection;
     this.name = name;
     this.keyColumns = keyColumns;
@@ -81,6 +127,30 @@ final class FluxgateTableSource
     this.startupTimestamp = startupTimestamp;
     this.batch = batch;
     this.produced = produced;
+    this.partitionKeys = List.copyOf(partitionKeys);
+    this.discoveryMillis = discoveryMillis;
+  }
+
+  /** A copy of other, as planned so far. */
+  FluxgateTableSource(FluxgateTableSource other) {
+    this(
+        other.connection,
+        other.name,
+        other.keyColumns,
+        other.tableOptions,
+        other.startup,
+        other.startupGiven,
+        other.startupTimestamp,
+        other.batch,
+        other.produced,
+        other.partitionKeys,
+        other.discoveryMillis);
+    this.filter = other.filter;
+    this.limit = other.limit;
+    this.lookups = other.lookups;
+    this.lookupKey = other.lookupKey;
+    this.countStar = other.countStar;
+    this.partitions = other.partitions;
   }
 
   /** Whether rows are the changes of a primary-key table (a streaming read of its name). */
@@ -143,7 +213,10 @@ final class FluxgateTableSource
         limit,
         changes(),
         snapshotKey(startupName),
-        lookupKey);
+        lookupKey,
+        !partitionKeys.isEmpty(),
+        partitions,
+        discoveryMillis);
   }
 
   /** The key columns a snapshot resumes by (see {@link ScanSpec}'s keyColumns). */
@@ -224,11 +297,10 @@ final class FluxgateTableSource
     for (ResolvedExpression f : filters) {
       Optional<JsonNode> p = FilterTranslator.translate(f);
       if (p.isPresent()) {
-        accepted.add(f);
         predicates.add(p.get());
-      } else {
-        remaining.add(f);
       }
+      // A partition filter stays for the planner's partition pruning, which takes it off.
+      (p.isPresent() && !prunedByPlanner(f) ? accepted : remaining).add(f);
     }
     if (!predicates.isEmpty()) {
       JsonNode all =
@@ -238,6 +310,19 @@ final class FluxgateTableSource
       filter = all.toString();
     }
     return Result.of(accepted, remaining);
+  }
+
+  Connection connection() {
+    return connection;
+  }
+
+  TableName tableName() {
+    return name;
+  }
+
+  /** Whether the planner prunes partitions by filter: then it needs to see it. */
+  boolean prunedByPlanner(ResolvedExpression filter) {
+    return false;
   }
 
   @Override
@@ -264,7 +349,7 @@ final class FluxgateTableSource
    * rows read from its start, unless it is lake-enabled (a union read).
    */
   private boolean counted() {
-    if (!batch || name.view() != null) {
+    if (!batch || name.view() != null || partitions != null) {
       return false;
     }
     if (primaryKey) {
@@ -277,23 +362,7 @@ final class FluxgateTableSource
 
   @Override
   public DynamicTableSource copy() {
-    FluxgateTableSource copy =
-        new FluxgateTableSource(
-            connection,
-            name,
-            keyColumns,
-            tableOptions,
-            startup,
-            startupGiven,
-            startupTimestamp,
-            batch,
-            produced);
-    copy.filter = filter;
-    copy.limit = limit;
-    copy.lookups = lookups;
-    copy.lookupKey = lookupKey;
-    copy.countStar = countStar;
-    return copy;
+    return new FluxgateTableSource(this);
   }
 
   @Override

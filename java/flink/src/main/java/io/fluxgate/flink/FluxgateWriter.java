@@ -3,8 +3,8 @@ package io.fluxgate.flink;
 import io.fluxgate.client.Compression;
 import io.fluxgate.client.FluxgateClient;
 import io.fluxgate.client.PutResult;
-import io.fluxgate.client.ScanRequest;
 import io.fluxgate.client.ResendingWriter;
+import io.fluxgate.client.ScanRequest;
 import io.fluxgate.client.WriteMode;
 import io.fluxgate.client.WriteRequest;
 import java.io.IOException;
@@ -41,11 +41,11 @@ import org.apache.flink.types.RowKind;
  * <p>The stream is idempotent under a writer id of this execution attempt (job, subtask, attempt):
  * a broken stream (a server restart) is reopened and its unacknowledged batches resent, which the
  * server applies once however often they arrive ({@link ResendingWriter}; 16 in flight, of the 32
- * it remembers per writer). The id is not reused by a restored attempt
- * on purpose: the input replayed after a restore is batched anew, so a restored sequence number
- * would name different rows and the server would drop them as already applied. Across restores,
- * upserts are idempotent by key, aggregation tables are exact through undo recovery, and log tables
- * are at-least-once, as in Fluss.
+ * it remembers per writer). The id is not reused by a restored attempt on purpose: the input
+ * replayed after a restore is batched anew, so a restored sequence number would name different rows
+ * and the server would drop them as already applied. Across restores, upserts are idempotent by
+ * key, aggregation tables are exact through undo recovery, and log tables are at-least-once, as in
+ * Fluss.
  */
 final class FluxgateWriter
     implements StatefulSinkWriter<RowData, SinkState>,
@@ -73,6 +73,7 @@ final class FluxgateWriter
 
   private final String producerId;
   private final int parallelism;
+
   /** With undo recovery, each owned bucket's log end offset after our last write; else null. */
   private final Map<Integer, Long> offsets;
 
@@ -110,6 +111,9 @@ final class FluxgateWriter
               .withMode(spec.primaryKey() ? WriteMode.CHANGELOG : WriteMode.APPEND)
               .withWriter(
                   jobId + "-" + subtask + "-" + context.getTaskInfo().getAttemptNumber(), 0);
+      if (!spec.createPartitions()) {
+        request = request.withCreatePartitions(false);
+      }
       if (spec.partial()) {
         request = request.withColumns(names.toArray(String[]::new));
       }

@@ -4,9 +4,9 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import io.fluxgate.client.Compression;
 import io.fluxgate.client.FluxgateClient;
 import io.fluxgate.client.LookupRequest;
+import io.fluxgate.client.Position;
 import io.fluxgate.client.Predicates;
 import io.fluxgate.client.ScanPlan;
-import io.fluxgate.client.Position;
 import io.fluxgate.client.ScanRequest;
 import java.io.IOException;
 import java.io.Serializable;
@@ -26,8 +26,13 @@ import java.util.Map;
  * @param changelog whether rows begin with _change_type, which becomes their RowKind
  * @param keyColumns the primary key, read beside the projection (a snapshot resumes after the last
  *     key emitted, see {@link BucketSplit}); empty where no snapshot is read; null for a full read
- *     of a $changelog view, which declares no key: its table's, found when planning ({@link #keyed})
+ *     of a $changelog view, which declares no key: its table's, found when planning ({@link
+ *     #keyed})
  * @param lookupKey a point lookup's key (see {@link PointLookup}) instead of a scan, or null
+ * @param partitioned whether the table is partitioned (it may have no partition yet)
+ * @param partitions the partitions to read, by name, when the planner pruned them; null: all
+ * @param discoveryMillis how often an unbounded read of a partitioned table looks for new
+ *     partitions; zero or less: never
  */
 record ScanSpec(
     String table,
@@ -39,7 +44,10 @@ record ScanSpec(
     Long limit,
     boolean changelog,
     List<String> keyColumns,
-    String lookupKey)
+    String lookupKey,
+    boolean partitioned,
+    List<String> partitions,
+    long discoveryMillis)
     implements Serializable {
 
   /** A point lookup's plan: one ticket whose rows begin with _key_index. */
@@ -55,7 +63,7 @@ record ScanSpec(
     if (keyColumns != null) {
       return this;
     }
-    List<String> key = client.describeTable(table.substring(0, table.indexOf('$'))).primaryKey();
+    List<String> key = client.describeTable(baseTable()).primaryKey();
     return new ScanSpec(
         table,
         columns,
@@ -66,7 +74,21 @@ record ScanSpec(
         limit,
         changelog,
         key == null ? List.of() : key,
-        lookupKey);
+        lookupKey,
+        partitioned,
+        partitions,
+        discoveryMillis);
+  }
+
+  /** The table read, without the view a name like "db.t$changelog" reads. */
+  String baseTable() {
+    int view = table.indexOf('$');
+    return view < 0 ? table : table.substring(0, view);
+  }
+
+  /** Whether the enumerator looks for partitions created after the scan was planned. */
+  boolean discovers() {
+    return partitioned && !bounded && partitions == null && discoveryMillis > 0;
   }
 
   /** How many columns come before the produced ones: _change_type, or a lookup's _key_index. */
@@ -111,6 +133,9 @@ record ScanSpec(
     }
     if (limit != null) {
       r = r.withLimit(limit);
+    }
+    if (partitions != null) {
+      r = r.withPartitions(partitions);
     }
     return r;
   }

@@ -14,6 +14,7 @@ import org.apache.flink.table.types.logical.RowType;
  * @param bucketer the server's buckets, when rows are shuffled by bucket; else null
  * @param undo whether the sink undoes, on restore, what it wrote after the checkpoint
  * @param producerId what undo recovery registers its offsets under; null: the job id
+ * @param createPartitions whether rows of a missing partition create it, or fail the write
  */
 record SinkSpec(
     String table,
@@ -24,7 +25,8 @@ record SinkSpec(
     int batchRows,
     Bucketer bucketer,
     boolean undo,
-    String producerId)
+    String producerId,
+    boolean createPartitions)
     implements Serializable {
 
   List<String> targetNames() {

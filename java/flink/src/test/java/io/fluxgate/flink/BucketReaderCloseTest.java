@@ -57,19 +57,33 @@ class BucketReaderCloseTest {
       for (long id = 0; id < 100; id++) {
         rows.add(Rows.row(batch * 100 + id));
       }
-      try (VectorSchemaRoot root = Rows.batch(client.allocator(), Rows.schema(client, table), rows);
+      try (VectorSchemaRoot root =
+              Rows.batch(client.allocator(), Rows.schema(client, table), rows);
           TableWriter w = client.newWriter(WriteRequest.of(table))) {
         w.write(root);
       }
     }
     ScanSpec spec =
         new ScanSpec(
-            table, List.of("id"), null, "earliest", null, false, null, false, List.of(), null);
+            table,
+            List.of("id"),
+            null,
+            "earliest",
+            null,
+            false,
+            null,
+            false,
+            List.of(),
+            null,
+            false,
+            null,
+            0);
     Set<String> before = clientThreads();
     BucketReader reader = new BucketReader(SERVER.connection(), spec);
     reader.start();
     reader.addSplits(
-        List.of(new BucketSplit("ticket-0", client.plan(spec.request()).tickets().get(0), List.of())));
+        List.of(
+            new BucketSplit("ticket-0", client.plan(spec.request()).tickets().get(0), List.of())));
     List<Long> ids = new ArrayList<>();
     CollectingOutput output = new CollectingOutput(row -> ids.add(row.getLong(0)));
     while (ids.isEmpty()) {

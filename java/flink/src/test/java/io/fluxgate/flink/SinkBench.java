@@ -153,14 +153,23 @@ public final class SinkBench {
     StreamExecutionEnvironment env = StreamExecutionEnvironment.getExecutionEnvironment();
     env.setParallelism(parallelism);
     int[] all = java.util.stream.IntStream.range(0, NAMES.length).toArray();
-    SinkSpec spec = new SinkSpec(
-            table, rowType, all, false, false, FluxgateTableSink.BATCH_ROWS, null, false, null);
+    SinkSpec spec =
+        new SinkSpec(
+            table,
+            rowType,
+            all,
+            false,
+            false,
+            FluxgateTableSink.BATCH_ROWS,
+            null,
+            false,
+            null,
+            true);
     env.fromSource(
             new DataGeneratorSource<>(new Events(), rows, InternalTypeInfo.of(rowType)),
             WatermarkStrategy.noWatermarks(),
             "events")
-        .sinkTo(
-            new FluxgateSink(new Connection(uri, null, null, null, null, null, null), spec));
+        .sinkTo(new FluxgateSink(new Connection(uri, null, null, null, null, null, null), spec));
     env.execute("sink bench");
   }
 
@@ -170,7 +179,8 @@ public final class SinkBench {
     static final AtomicLong firstRow = new AtomicLong();
 
     private static final StringData[] TYPES =
-        strings("page_view", "page_view", "page_view", "click", "search", "add_to_cart", "purchase");
+        strings(
+            "page_view", "page_view", "page_view", "click", "search", "add_to_cart", "purchase");
     private static final StringData[] COUNTRIES = strings("US", "US", "DE", "GB", "FR", "IN", "BR");
     private static final StringData[] CURRENCIES =
         strings("USD", "USD", "EUR", "GBP", "EUR", "INR", "BRL");
@@ -212,7 +222,8 @@ public final class SinkBench {
       row.setField(5, 1 + (long) Math.pow(r.nextDouble(), 4) * 9_999);
       row.setField(6, product ? 1 + r.nextLong(50_000) : null);
       row.setField(7, product ? 1 + r.nextInt(3) : null);
-      row.setField(8, type >= 5 ? Math.round(Math.exp(r.nextGaussian() * 0.9 + 3.2) * 100) / 100.0 : 0.0);
+      row.setField(
+          8, type >= 5 ? Math.round(Math.exp(r.nextGaussian() * 0.9 + 3.2) * 100) / 100.0 : 0.0);
       row.setField(9, CURRENCIES[country]);
       row.setField(10, COUNTRIES[country]);
       row.setField(11, REGIONS[country]);

@@ -33,8 +33,8 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * Reads checkpointed where a batch's offset says nothing, and restored after the table changed:
- * a primary-key table's changelog read (its current rows, then its changes) inside the snapshot,
+ * Reads checkpointed where a batch's offset says nothing, and restored after the table changed: a
+ * primary-key table's changelog read (its current rows, then its changes) inside the snapshot,
  * where every key must come through exactly once, and a union read inside its lake part.
  */
 @Timeout(120)
@@ -98,7 +98,10 @@ class SnapshotResumeTest {
             null,
             true,
             List.of("id", "tag"),
-            null);
+            null,
+            false,
+            null,
+            0);
     ScanPlan plan = client.plan(spec.request());
     BucketSplit split = new BucketSplit("ticket-0", plan.tickets().get(0), spec.keyColumns());
 
@@ -149,9 +152,22 @@ class SnapshotResumeTest {
     }
     ScanSpec spec =
         new ScanSpec(
-            table, List.of("n"), null, "full", null, true, null, false, List.of("k", "n"), null);
+            table,
+            List.of("n"),
+            null,
+            "full",
+            null,
+            true,
+            null,
+            false,
+            List.of("k", "n"),
+            null,
+            false,
+            null,
+            0);
     BucketSplit split =
-        new BucketSplit("ticket-0", client.plan(spec.request()).tickets().get(0), spec.keyColumns());
+        new BucketSplit(
+            "ticket-0", client.plan(spec.request()).tickets().get(0), spec.keyColumns());
 
     List<Integer> ns = new ArrayList<>();
     CollectingOutput output = new CollectingOutput(row -> ns.add(row.getInt(0)));
@@ -192,16 +208,18 @@ class SnapshotResumeTest {
             false,
             DataTypes.ROW(
                 DataTypes.FIELD("_change_type", DataTypes.STRING()),
-                DataTypes.FIELD("id", DataTypes.BIGINT())));
+                DataTypes.FIELD("id", DataTypes.BIGINT())),
+            List.of(),
+            0);
     ScanSpec spec = source.spec().keyed(client);
     assertEquals(List.of("id", "tag"), spec.keyColumns());
     BucketSplit split =
-        new BucketSplit("ticket-0", client.plan(spec.request()).tickets().get(0), spec.keyColumns());
+        new BucketSplit(
+            "ticket-0", client.plan(spec.request()).tickets().get(0), spec.keyColumns());
 
     List<Long> ids = new ArrayList<>();
     CollectingOutput output = new CollectingOutput(row -> ids.add(row.getLong(1)));
-    BucketSplit checkpointed =
-        readAndCheckpoint(spec, split, output, () -> !ids.isEmpty()).get(0);
+    BucketSplit checkpointed = readAndCheckpoint(spec, split, output, () -> !ids.isEmpty()).get(0);
     assertTrue(ids.size() < ROWS, "the checkpoint is inside the snapshot: " + ids.size());
     assertFalse(checkpointed.cuts().isEmpty(), "the checkpoint records the last key emitted");
 
@@ -214,7 +232,11 @@ class SnapshotResumeTest {
   void unionReadCheckpointedInsideTheLakePartResumesExactly() throws Exception {
     String table = "fluss.tiered";
     client.createTable(
-        TableSpec.of(table, Column.of("id", "BIGINT"), Column.of("tag", "STRING"), Column.of("v", "BIGINT"))
+        TableSpec.of(
+                table,
+                Column.of("id", "BIGINT"),
+                Column.of("tag", "STRING"),
+                Column.of("v", "BIGINT"))
             .withOptions(Map.of("bucket.num", "1", "table.datalake.enabled", "true")),
         false);
     // Two tiering rounds: two lake files, so the lake part comes in more than one batch.
@@ -225,16 +247,28 @@ class SnapshotResumeTest {
     write(table, WriteMode.APPEND, 200, 100, 0); // in the log only
     ScanSpec spec =
         new ScanSpec(
-            table, List.of("id"), null, "full", null, false, null, false, List.of(), null);
+            table,
+            List.of("id"),
+            null,
+            "full",
+            null,
+            false,
+            null,
+            false,
+            List.of(),
+            null,
+            false,
+            null,
+            0);
     ScanPlan plan = client.plan(spec.request());
     BucketSplit split = new BucketSplit("ticket-0", plan.tickets().get(0), List.of());
 
     List<Long> ids = new ArrayList<>();
     CollectingOutput output = new CollectingOutput(row -> ids.add(row.getLong(0)));
-    BucketSplit checkpointed =
-        readAndCheckpoint(spec, split, output, () -> !ids.isEmpty()).get(0);
+    BucketSplit checkpointed = readAndCheckpoint(spec, split, output, () -> !ids.isEmpty()).get(0);
     assertTrue(ids.size() < 200, "the checkpoint is inside the lake part: " + ids.size());
-    assertTrue(new String(checkpointed.ticket()).contains("\"lake_start\""), checkpointed.toString());
+    assertTrue(
+        new String(checkpointed.ticket()).contains("\"lake_start\""), checkpointed.toString());
 
     write(table, WriteMode.APPEND, 300, 100, 0);
     readAndCheckpoint(spec, checkpointed, output, () -> ids.size() >= 400);
@@ -269,8 +303,8 @@ class SnapshotResumeTest {
   }
 
   /**
-   * Reads split alone into output until done holds or the split ends, failing after a deadline,
-   * and returns the reader's checkpoint then: the split's state, or none once it has ended.
+   * Reads split alone into output until done holds or the split ends, failing after a deadline, and
+   * returns the reader's checkpoint then: the split's state, or none once it has ended.
    */
   private static List<BucketSplit> readAndCheckpoint(
       ScanSpec spec, BucketSplit split, CollectingOutput output, BooleanSupplier done)

@@ -2,9 +2,11 @@ package io.fluxgate.spark;
 
 import io.fluxgate.client.FluxgateException;
 import io.fluxgate.client.TableInfo;
+import io.fluxgate.client.TableSpec;
 import java.util.Map;
 import org.apache.spark.sql.catalyst.analysis.NoSuchNamespaceException;
 import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
+import org.apache.spark.sql.catalyst.analysis.TableAlreadyExistsException;
 import org.apache.spark.sql.connector.catalog.Identifier;
 import org.apache.spark.sql.connector.catalog.Table;
 import org.apache.spark.sql.connector.catalog.TableCatalog;
@@ -17,8 +19,8 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * The server's databases and tables as a Spark catalog: with {@code
  * spark.sql.catalog.fg=io.fluxgate.spark.FluxgateCatalog} and {@code
  * spark.sql.catalog.fg.endpoint}, {@code SELECT * FROM fg.fluss.orders} reads fluss.orders and
- * {@code fg.fluss.`orders$changelog`} its changelog. Tables are made and altered with the client or
- * the CLI, not through Spark.
+ * {@code fg.fluss.`orders$changelog`} its changelog. CREATE TABLE makes a table (PARTITIONED BY its
+ * partition keys); altering is the client's or the CLI's.
  */
 public final class FluxgateCatalog implements TableCatalog {
   private String name;
@@ -74,11 +76,23 @@ public final class FluxgateCatalog implements TableCatalog {
     }
   }
 
+  /** CREATE TABLE, with PARTITIONED BY and TBLPROPERTIES as {@link SparkTables} reads them. */
   @Override
   public Table createTable(
-      Identifier ident, StructType schema, Transform[] partitions, Map<String, String> properties) {
-    throw new UnsupportedOperationException(
-        "fluxgate tables are created with the client or the fluxgate CLI, not through Spark");
+      Identifier ident, StructType schema, Transform[] partitions, Map<String, String> properties)
+      throws TableAlreadyExistsException, NoSuchNamespaceException {
+    String table = database(ident.namespace()) + "." + ident.name();
+    TableSpec spec = SparkTables.spec(table, schema, partitions, properties);
+    try {
+      connection.call(c -> c.createTable(spec, false));
+    } catch (FluxgateException.AlreadyExists e) {
+      throw new TableAlreadyExistsException(ident);
+    } catch (FluxgateException.NotFound e) {
+      throw new NoSuchNamespaceException(ident.namespace());
+    } catch (FluxgateException.InvalidArgument e) {
+      throw new IllegalArgumentException("create " + table + ": " + e.getMessage(), e);
+    }
+    return FluxgateTable.load(connection, table);
   }
 
   @Override

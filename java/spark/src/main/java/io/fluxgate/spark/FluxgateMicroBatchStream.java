@@ -6,6 +6,7 @@ import io.fluxgate.client.ScanRequest;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import org.apache.spark.sql.connector.read.InputPartition;
 import org.apache.spark.sql.connector.read.PartitionReaderFactory;
 import org.apache.spark.sql.connector.read.streaming.MicroBatchStream;
@@ -16,6 +17,10 @@ import org.apache.spark.sql.connector.read.streaming.Offset;
  * last batch's end to the high watermark seen when the batch was planned, one input partition per
  * bucket that moved. The offsets are Spark's checkpoint, so a restarted query reads a batch again
  * from exactly the same offsets. A primary-key table streams as t$changelog.
+ *
+ * <p>A partitioned table's offsets are per partition and bucket ({@link PartitionOffsets}); every
+ * batch's planning lists them for the partitions that exist then, so a partition created while the
+ * query runs is read from its earliest offset in the next batch.
  */
 final class FluxgateMicroBatchStream implements MicroBatchStream {
   private final FluxgateScan scan;
@@ -40,13 +45,20 @@ final class FluxgateMicroBatchStream implements MicroBatchStream {
     return offsetsAt(Position.LATEST);
   }
 
-  private BucketOffsets offsetsAt(Position at) {
+  private Offset offsetsAt(Position at) {
     String table = scan.table().name();
+    if (scan.table().partitioned()) {
+      return new PartitionOffsets(
+          scan.table().connection().call(c -> c.listPartitionOffsets(table, at, null)));
+    }
     return new BucketOffsets(scan.table().connection().call(c -> c.listOffsets(table, at, null)));
   }
 
   @Override
   public InputPartition[] planInputPartitions(Offset start, Offset end) {
+    if (end instanceof PartitionOffsets to) {
+      return planPartitions(((PartitionOffsets) start).offsets(), to.offsets());
+    }
     Map<Integer, Long> from = ((BucketOffsets) start).offsets();
     Map<Integer, Long> to = ((BucketOffsets) end).offsets();
     List<Integer> moved = new ArrayList<>();
@@ -67,6 +79,35 @@ final class FluxgateMicroBatchStream implements MicroBatchStream {
     return scan.partitions(plan);
   }
 
+  /** Each partition that moved, from where start left it (or its earliest) to end. */
+  private InputPartition[] planPartitions(
+      Map<String, Map<Integer, Long>> start, Map<String, Map<Integer, Long>> end) {
+    Map<String, Map<Integer, Long>> from = new TreeMap<>();
+    Map<String, Map<Integer, Long>> to = new TreeMap<>();
+    for (Map.Entry<String, Map<Integer, Long>> p : end.entrySet()) {
+      Map<Integer, Long> was = start.getOrDefault(p.getKey(), Map.of());
+      boolean moved =
+          p.getValue().entrySet().stream()
+              .anyMatch(b -> b.getValue() > was.getOrDefault(b.getKey(), 0L));
+      if (moved) {
+        to.put(p.getKey(), p.getValue());
+        if (!was.isEmpty()) {
+          from.put(p.getKey(), was);
+        }
+      }
+    }
+    if (to.isEmpty()) {
+      return new InputPartition[0];
+    }
+    ScanRequest request =
+        scan.request()
+            .withPartitions(List.copyOf(to.keySet()))
+            .withStartup(from.isEmpty() ? Position.EARLIEST : Position.atPartitionOffsets(from))
+            .withStop(Position.atPartitionOffsets(to));
+    ScanPlan plan = scan.table().connection().call(c -> c.plan(request));
+    return scan.partitions(plan);
+  }
+
   @Override
   public PartitionReaderFactory createReaderFactory() {
     return scan.createReaderFactory();
@@ -74,7 +115,7 @@ final class FluxgateMicroBatchStream implements MicroBatchStream {
 
   @Override
   public Offset deserializeOffset(String json) {
-    return BucketOffsets.parse(json);
+    return scan.table().partitioned() ? PartitionOffsets.parse(json) : BucketOffsets.parse(json);
   }
 
   @Override

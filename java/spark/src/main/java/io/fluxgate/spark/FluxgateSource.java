@@ -27,6 +27,15 @@ public final class FluxgateSource implements TableProvider, DataSourceRegister {
     return inferred.schema();
   }
 
+  /** The table's partition keys, as identity transforms. */
+  @Override
+  public Transform[] inferPartitioning(CaseInsensitiveStringMap options) {
+    if (inferred == null) {
+      inferred = load(options);
+    }
+    return inferred.partitioning();
+  }
+
   @Override
   public Table getTable(
       StructType schema, Transform[] partitioning, Map<String, String> properties) {

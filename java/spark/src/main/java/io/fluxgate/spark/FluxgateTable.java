@@ -2,11 +2,14 @@ package io.fluxgate.spark;
 
 import io.fluxgate.client.ScanRequest;
 import java.util.EnumSet;
+import java.util.List;
 import java.util.Set;
 import org.apache.arrow.vector.types.pojo.Schema;
 import org.apache.spark.sql.connector.catalog.SupportsRead;
 import org.apache.spark.sql.connector.catalog.SupportsWrite;
 import org.apache.spark.sql.connector.catalog.TableCapability;
+import org.apache.spark.sql.connector.expressions.Expressions;
+import org.apache.spark.sql.connector.expressions.Transform;
 import org.apache.spark.sql.connector.read.ScanBuilder;
 import org.apache.spark.sql.connector.write.LogicalWriteInfo;
 import org.apache.spark.sql.connector.write.WriteBuilder;
@@ -22,16 +25,39 @@ final class FluxgateTable implements SupportsRead, SupportsWrite {
   private final String name;
   private final Schema arrowSchema;
 
-  FluxgateTable(FluxgateOptions connection, String name, Schema arrowSchema) {
+  /** The table's partition keys; empty when it is not partitioned. */
+  private final List<String> partitionKeys;
+
+  FluxgateTable(
+      FluxgateOptions connection, String name, Schema arrowSchema, List<String> partitionKeys) {
     this.connection = connection;
     this.name = name;
     this.arrowSchema = arrowSchema;
+    this.partitionKeys = List.copyOf(partitionKeys);
   }
 
-  /** Loads the table's schema from the server: GetFlightInfo of its default scan. */
+  /**
+   * Loads the table's schema from the server (GetFlightInfo of its default scan) and its partition
+   * keys (those of the table a view is of).
+   */
   static FluxgateTable load(FluxgateOptions connection, String name) {
-    Schema schema = connection.call(c -> c.plan(ScanRequest.of(name)).schema());
-    return new FluxgateTable(connection, name, schema);
+    String base = name.contains("$") ? name.substring(0, name.indexOf('$')) : name;
+    return connection.call(
+        c -> {
+          Schema schema = c.plan(ScanRequest.of(name)).schema();
+          List<String> keys = c.describeTable(base).partitionKeys();
+          return new FluxgateTable(connection, name, schema, keys == null ? List.of() : keys);
+        });
+  }
+
+  boolean partitioned() {
+    return !partitionKeys.isEmpty();
+  }
+
+  /** One identity transform per partition key: Spark then knows the partition columns. */
+  @Override
+  public Transform[] partitioning() {
+    return partitionKeys.stream().map(Expressions::identity).toArray(Transform[]::new);
   }
 
   FluxgateOptions connection() {

@@ -38,6 +38,12 @@ final class FluxgateWrite implements WriteBuilder, Write, BatchWrite, StreamingW
   /** Write option: rows per batch sent (default {@link RowBatchWriter#BATCH_ROWS}). */
   static final String BATCH_ROWS = "sink.batch-rows";
 
+  /**
+   * Write option: "false" fails a write with rows of a partition that does not exist instead of
+   * creating it (Fluss's client option of the same name).
+   */
+  static final String CREATE_PARTITIONS = "client.writer.dynamic-create-partition.enabled";
+
   private final FluxgateTable table;
   private final LogicalWriteInfo info;
 
@@ -102,7 +108,8 @@ final class FluxgateWrite implements WriteBuilder, Write, BatchWrite, StreamingW
         request.columns(),
         target.toJson(),
         info.queryId(),
-        batchRows);
+        batchRows,
+        info.options().getBoolean(CREATE_PARTITIONS, true));
   }
 
   @Override

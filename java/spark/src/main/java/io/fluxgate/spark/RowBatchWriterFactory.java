@@ -17,6 +17,7 @@ import org.apache.spark.sql.connector.write.streaming.StreamingDataWriterFactory
  *
  * @param columns the columns of a partial update, or null for whole rows
  * @param batchRows rows per batch sent
+ * @param createPartitions whether rows of a missing partition create it, or fail the write
  */
 record RowBatchWriterFactory(
     FluxgateOptions connection,
@@ -24,7 +25,8 @@ record RowBatchWriterFactory(
     List<String> columns,
     String targetJson,
     String queryId,
-    int batchRows)
+    int batchRows,
+    boolean createPartitions)
     implements DataWriterFactory, StreamingDataWriterFactory {
 
   /**
@@ -49,6 +51,9 @@ record RowBatchWriterFactory(
     WriteRequest request = WriteRequest.of(table);
     if (columns != null) {
       request = request.withColumns(columns.toArray(new String[0]));
+    }
+    if (!createPartitions) {
+      request = request.withCreatePartitions(false);
     }
     request = request.withWriter(writerId, 0);
     try {
