@@ -421,7 +421,7 @@ func (e *Engine) LogBytesRead(name string) (int64, error) {
 	if info, _, err := e.resolveInfo(name); err == nil && info.IsPartitioned() {
 		var n int64
 		for _, p := range e.cat.Partitions(info.TableID) {
-			t, err := e.tableByID(p.PartitionID)
+			t, err := e.openPartition(p.PartitionID)
 			if err != nil {
 				return 0, err
 			}

@@ -89,7 +89,7 @@ func (e *Engine) partitionOffsets(ctx context.Context, info *catalog.TableInfo, 
 	}
 	res := protocol.OffsetsResult{PartitionOffsets: protocol.PartitionOffsets{}}
 	for _, p := range parts {
-		t, err := e.tableByID(p.PartitionID)
+		t, err := e.openPartition(p.PartitionID)
 		if err != nil {
 			return protocol.OffsetsResult{}, err
 		}

@@ -118,7 +118,7 @@ func (e *Engine) partitioned(name string) (*catalog.TableInfo, error) {
 func (e *Engine) partitionTable(info *catalog.TableInfo, values []string, create bool) (*table, *catalog.Partition, error) {
 	p, err := e.cat.PartitionByName(info, partition.Name(values))
 	if err == nil {
-		t, err := e.tableByID(p.PartitionID)
+		t, err := e.openPartition(p.PartitionID)
 		return t, p, err
 	}
 	if !errs.Is(err, errs.NotFound) || !create {
@@ -131,13 +131,27 @@ func (e *Engine) partitionTable(info *catalog.TableInfo, values []string, create
 	return e.createPartition(info, spec, true)
 }
 
+// openPartition returns the open table of a partition the catalog lists. A
+// partition is in the catalog a moment before it is open (createPartition
+// holds partMu across both), so a miss waits for a creation in progress and
+// looks once more. The caller must not hold partMu.
+func (e *Engine) openPartition(id int64) (*table, error) {
+	t, err := e.tableByID(id)
+	if err == nil || !errs.Is(err, errs.NotFound) {
+		return t, err
+	}
+	e.partMu.Lock()
+	e.partMu.Unlock() // empty on purpose: it only waits
+	return e.tableByID(id)
+}
+
 // partitionByName returns the open table of a partition given by name.
 func (e *Engine) partitionByName(info *catalog.TableInfo, name string) (*table, *catalog.Partition, error) {
 	p, err := e.cat.PartitionByName(info, name)
 	if err != nil {
 		return nil, nil, err
 	}
-	t, err := e.tableByID(p.PartitionID)
+	t, err := e.openPartition(p.PartitionID)
 	return t, p, err
 }
 

@@ -42,7 +42,7 @@ func (e *Engine) planPartitioned(ctx context.Context, info *catalog.TableInfo, p
 	base := protocol.Ticket{V: 1, TableID: info.TableID, Table: path.FullName(), View: view, Columns: req.Columns, Filter: req.Filter, Compression: req.Compression}
 	var ranges []protocol.TicketRange
 	for _, p := range prunePartitions(info, vp, parts) {
-		t, err := e.tableByID(p.PartitionID)
+		t, err := e.openPartition(p.PartitionID)
 		if err != nil {
 			return nil, err
 		}

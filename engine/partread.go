@@ -32,7 +32,7 @@ func (e *Engine) ticketTable(id, partitionID int64, name string) (*table, error)
 	if p.PartitionName != name {
 		return nil, errs.New(errs.Invalid, "ticket: partition id %d is partition %s, not %s", partitionID, p.PartitionName, protocol.Quote(name))
 	}
-	return e.tableByID(partitionID)
+	return e.openPartition(partitionID)
 }
 
 // usePartition makes the stream read the table of r's partition, when the

@@ -93,7 +93,7 @@ func (e *Engine) TableStats(ctx context.Context, req protocol.TableStatsRequest)
 	}
 	out := protocol.TableStats{Partitions: make(map[string]protocol.PartitionStats, len(parts))}
 	for _, p := range parts {
-		t, err := e.tableByID(p.PartitionID)
+		t, err := e.openPartition(p.PartitionID)
 		if err != nil {
 			return protocol.TableStats{}, err
 		}

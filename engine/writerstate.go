@@ -25,7 +25,7 @@ func (e *Engine) WriterState(_ context.Context, req protocol.WriterStateRequest)
 		// on after the last batch any of them applied.
 		var next int64
 		for _, p := range e.cat.Partitions(info.TableID) {
-			t, err := e.tableByID(p.PartitionID)
+			t, err := e.openPartition(p.PartitionID)
 			if err != nil {
 				return protocol.WriterState{}, err
 			}
