@@ -86,28 +86,21 @@ var wireTypes = map[string]func() any{
 	"ListPartitionsResult":   func() any { return new(ListPartitionsResult) },
 }
 
-// readIndex reads the vectors of vectors.json and of vectors-partitions.json
-// (partitioned tables, apart until every client models them).
+// readIndex reads testdata/vectors.json.
 func readIndex(t testing.TB) vectorIndex {
 	t.Helper()
-	var all vectorIndex
-	for _, file := range []string{"vectors.json", "vectors-partitions.json"} {
-		b, err := os.ReadFile(filepath.Join("testdata", file))
-		if err != nil {
-			t.Fatal(err)
-		}
-		var idx vectorIndex
-		if err := DecodeJSON(b, file, &idx); err != nil {
-			t.Fatal(err)
-		}
-		if idx.Version != 1 || len(idx.Vectors) == 0 || len(idx.Invalid) == 0 {
-			t.Fatalf("%s: version %d, %d vectors, %d invalid", file, idx.Version, len(idx.Vectors), len(idx.Invalid))
-		}
-		all.Version = idx.Version
-		all.Vectors = append(all.Vectors, idx.Vectors...)
-		all.Invalid = append(all.Invalid, idx.Invalid...)
+	b, err := os.ReadFile(filepath.Join("testdata", "vectors.json"))
+	if err != nil {
+		t.Fatal(err)
 	}
-	return all
+	var idx vectorIndex
+	if err := DecodeJSON(b, "vectors.json", &idx); err != nil {
+		t.Fatal(err)
+	}
+	if idx.Version != 1 || len(idx.Vectors) == 0 || len(idx.Invalid) == 0 {
+		t.Fatalf("vectors.json: version %d, %d vectors, %d invalid", idx.Version, len(idx.Vectors), len(idx.Invalid))
+	}
+	return idx
 }
 
 func readVector(t testing.TB, file string) []byte {

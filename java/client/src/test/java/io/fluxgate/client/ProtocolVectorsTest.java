@@ -156,25 +156,14 @@ class ProtocolVectorsTest {
     return tests;
   }
 
-  /**
-   * The vectors of a list ("vectors" or "invalid") of every index file: vectors.json and those kept
-   * beside it (vectors-partitions.json).
-   */
+  /** The vectors of a list ("vectors" or "invalid") of vectors.json. */
   private static List<JsonNode> indexed(String list) throws IOException {
     if (!Files.isDirectory(VECTORS)) {
       fail(
           "no shared vectors at " + VECTORS + ": run the tests from java/client in the repository");
     }
-    List<Path> indexes;
-    try (var files = Files.newDirectoryStream(VECTORS, "vectors*.json")) {
-      indexes = new ArrayList<>();
-      files.forEach(indexes::add);
-    }
-    indexes.sort(null);
     List<JsonNode> out = new ArrayList<>();
-    for (Path index : indexes) {
-      STRICT.readTree(Files.readAllBytes(index)).get(list).forEach(out::add);
-    }
+    STRICT.readTree(read("vectors.json")).get(list).forEach(out::add);
     return out;
   }
 
