@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fluxgate-io/fluxgate/autopartition"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/sqltype"
 )
@@ -120,7 +121,8 @@ var optionDefaults = map[string]string{
 }
 
 // alterable are the options alter-table may set or reset.
-var alterable = map[string]bool{OptDatalakeEnabled: true, OptDatalakeFreshness: true, OptLogTTL: true, OptCompactionTargetFileSize: true}
+var alterable = map[string]bool{OptDatalakeEnabled: true, OptDatalakeFreshness: true, OptLogTTL: true, OptCompactionTargetFileSize: true,
+	autopartition.OptEnabled: true, autopartition.OptNumPrecreate: true, autopartition.OptNumRetention: true}
 
 // valueParser checks an option value and returns its stored form, or an error
 // saying what was expected.
@@ -208,6 +210,9 @@ func isRoot(roots ...string) func(*sqltype.Type) bool {
 // parseOption checks one option's value on its own; rules that involve the
 // columns or other options are checked by the normalizer.
 func parseOption(table, key, value string) (string, error) {
+	if autopartition.IsOption(key) {
+		return parseAutoPartitionOption(table, key, value)
+	}
 	parse, ok := optionParsers[key]
 	if !ok {
 		return "", errs.New(errs.Invalid, "table %s: unknown option %q (see PROTOCOL.md §2 for the options understood; lake properties start with \"iceberg.\")", table, key)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/fluxgate-io/fluxgate/autopartition"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/protocol"
 	"github.com/fluxgate-io/fluxgate/sqltype"
@@ -165,6 +166,9 @@ func NormalizeSpec(spec TableSpec, defaults Defaults) (*TableInfo, error) {
 	if err := n.options(spec.Options, defaults); err != nil {
 		return nil, err
 	}
+	if err := n.autoPartition(n.partKeys); err != nil {
+		return nil, err
+	}
 	info := &TableInfo{TableInfo: protocol.TableInfo{
 		TableSpec: TableSpec{Table: n.table, Columns: n.cols, PrimaryKey: n.pk, PartitionKeys: n.partKeys,
 			Options: n.opts, Comment: spec.Comment},
@@ -220,7 +224,11 @@ func ValidateAlter(info *TableInfo, set map[string]string, reset []string, addCo
 		if _, ok := set[k]; ok {
 			return nil, errs.New(errs.Invalid, "table %s: option %q is both set and reset", table, k)
 		}
-		opts[k] = optionDefaults[k]
+		if autopartition.IsOption(k) {
+			delete(opts, k) // these have no stored default
+		} else {
+			opts[k] = optionDefaults[k]
+		}
 	}
 	n := &normalizer{table: table, types: map[string]*sqltype.Type{}, opts: opts}
 	for _, c := range info.Columns {
@@ -228,6 +236,9 @@ func ValidateAlter(info *TableInfo, set map[string]string, reset []string, addCo
 		n.types[c.Name] = info.columnType(c.Name)
 	}
 	n.cols = slices.Clone(info.Columns)
+	if err := n.autoPartition(info.PartitionKeys); err != nil {
+		return nil, err
+	}
 	for _, c := range addColumns {
 		if c.Nullable != nil && !*c.Nullable {
 			return nil, errs.New(errs.Invalid, "table %s: added column %q must be nullable", table, c.Name)
@@ -254,8 +265,8 @@ func ValidateAlter(info *TableInfo, set map[string]string, reset []string, addCo
 }
 
 func notAlterable(table, key string) error {
-	return errs.New(errs.Invalid, "table %s: option %q cannot be altered (only %s, %s and %s can)",
-		table, key, OptDatalakeEnabled, OptDatalakeFreshness, OptLogTTL)
+	return errs.New(errs.Invalid, "table %s: option %q cannot be altered (only %s can)",
+		table, key, strings.Join(slices.Sorted(maps.Keys(alterable)), ", "))
 }
 
 // reservedColumns are system column names of the views and lookup answers.
