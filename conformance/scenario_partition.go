@@ -1,0 +1,423 @@
+package conformance
+
+// partition-pruning, partition-follow-discovery and partition-restart
+// (PROTOCOL.md "Partitioned tables"), on a log table events(id, dt, note)
+// partitioned by dt and bucketed by id: writes route each row to its day, a
+// filter on dt prunes whole partitions (counted in the server's log bytes
+// read), a follow scan picks up a partition created after it started, and a
+// restart keeps partitions, rows and offsets.
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"reflect"
+	"slices"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/fluxgate-io/fluxgate/client"
+	"github.com/fluxgate-io/fluxgate/internal/promscrape"
+)
+
+// partDays are the partitions the log scenarios write, one per day.
+var partDays = []string{"20261128", "20261129", "20261130", "20261201", "20261202", "20261203"}
+
+// partFields are the columns of the events table, as written.
+var partFields = []arrow.Field{
+	{Name: "id", Type: arrow.PrimitiveTypes.Int64},
+	{Name: "dt", Type: arrow.BinaryTypes.String},
+	{Name: "note", Type: arrow.BinaryTypes.String, Nullable: true},
+}
+
+// partSpec is the events table: partitioned by dt, 2 buckets by id, with
+// opts added.
+func partSpec(table string, opts map[string]string) client.TableSpec {
+	spec := client.TableSpec{
+		Table: table,
+		Columns: []client.Column{
+			{Name: "id", Type: "BIGINT", Nullable: new(false)},
+			{Name: "dt", Type: "STRING", Nullable: new(false)},
+			{Name: "note", Type: "STRING"},
+		},
+		PartitionKeys: []string{"dt"},
+		Options:       map[string]string{"bucket.num": "2", "bucket.key": "id"},
+	}
+	maps.Copy(spec.Options, opts)
+	return spec
+}
+
+// partRows are a partitioned table's ids by partition name.
+type partRows map[string][]int64
+
+// dayRows gives each of days n ids, day i's from i*1000, and interleaves
+// them in one batch's order, so that a write must route every row.
+func dayRows(days []string, n int) (partRows, [][]any) {
+	want := partRows{}
+	var rows [][]any
+	for k := range n {
+		for i, day := range days {
+			id := int64(i*1000 + k)
+			want[day] = append(want[day], id)
+			rows = append(rows, []any{id, day, fmt.Sprintf("event %d of %s, padded to make a row of some size", id, day)})
+		}
+	}
+	return want, rows
+}
+
+// writePartRows writes rows (of partFields) as one batch.
+func writePartRows(ctx context.Context, env *Env, req client.WriteRequest, rows [][]any) (client.PutResult, error) {
+	rec, err := buildRecord(env.Mem, partFields, rows)
+	if err != nil {
+		return client.PutResult{}, err
+	}
+	defer rec.Release()
+	res, err := writeRecords(ctx, env, req, rec)
+	if err != nil {
+		return client.PutResult{}, err
+	}
+	return res[0], nil
+}
+
+// scanParts reads a planned scan of the events table and returns its ids by
+// partition, sorted. Every batch must name its partition, and its rows must
+// hold that partition's dt.
+func scanParts(ctx context.Context, env *Env, plan *client.ScanPlan) (partRows, error) {
+	s := env.Client.ScanPlanned(ctx, plan)
+	defer s.Release()
+	out := partRows{}
+	for s.Next() {
+		rec, m := s.RecordBatch(), s.Meta()
+		if rec.NumRows() == 0 {
+			continue
+		}
+		if err := checkPartBatch(rec, m); err != nil {
+			return nil, err
+		}
+		ids, err := int64Column(rec, "id")
+		if err != nil {
+			return nil, err
+		}
+		out[m.Partition] = append(out[m.Partition], ids...)
+	}
+	if err := s.Err(); err != nil {
+		return nil, err
+	}
+	for _, ids := range out {
+		slices.Sort(ids)
+	}
+	return out, nil
+}
+
+// checkPartBatch checks that a batch's app_metadata names a partition and
+// that its rows are that partition's.
+func checkPartBatch(rec arrow.RecordBatch, m client.BatchMeta) error {
+	if m.Partition == "" || m.PartitionID == 0 {
+		return fmt.Errorf("bucket %d: a batch of a partitioned table has app_metadata partition %q, partition_id %d; want both set", m.Bucket, m.Partition, m.PartitionID)
+	}
+	idx := rec.Schema().FieldIndices("dt")
+	if len(idx) != 1 {
+		return nil // a projection without dt
+	}
+	dt, ok := rec.Column(idx[0]).(*array.String)
+	if !ok {
+		return fmt.Errorf("column dt is %s, want utf8", rec.Column(idx[0]).DataType())
+	}
+	for i := range dt.Len() {
+		if dt.Value(i) != m.Partition {
+			return fmt.Errorf("a batch of partition %s holds a row with dt %q", m.Partition, dt.Value(i))
+		}
+	}
+	return nil
+}
+
+// planParts plans req and returns the plan and its partitions' names.
+func planParts(ctx context.Context, env *Env, req client.ScanRequest) (*client.ScanPlan, []string, error) {
+	plan, err := env.Client.Plan(ctx, req)
+	if err != nil {
+		return nil, nil, err
+	}
+	var names []string
+	for _, p := range plan.Meta.Partitions {
+		names = append(names, p.PartitionName)
+	}
+	return plan, names, nil
+}
+
+func equalPartRows(what string, got, want partRows) error {
+	for _, name := range slices.Sorted(maps.Keys(merge(got, want))) {
+		if err := equalInts(fmt.Sprintf("%s, partition %s", what, name), got[name], want[name]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func merge(a, b partRows) partRows {
+	out := maps.Clone(a)
+	maps.Copy(out, b)
+	return out
+}
+
+func partitionNames(infos []client.PartitionInfo) []string {
+	var out []string
+	for _, p := range infos {
+		out = append(out, p.PartitionName)
+	}
+	return out
+}
+
+// partitionPruning: a filter on dt plans and reads one partition of six, and
+// the server reads from its log files exactly what a scan naming that
+// partition reads; a full scan reads the sum of the partitions' reads.
+func partitionPruning(ctx context.Context, env *Env) error {
+	if err := env.needsMetrics(); err != nil {
+		return err
+	}
+	table := env.Table("part_pruning")
+	if _, err := createTable(ctx, env, partSpec(table, nil)); err != nil {
+		return err
+	}
+	want, rows := dayRows(partDays, 300)
+	if _, err := writePartRows(ctx, env, client.WriteRequest{Table: table}, rows); err != nil {
+		return fmt.Errorf("write: %w", err)
+	}
+	logRead := func(req client.ScanRequest) (partRows, []string, int, float64, error) {
+		plan, names, err := planParts(ctx, env, req)
+		if err != nil {
+			return nil, nil, 0, 0, err
+		}
+		before, err := promscrape.Sum(ctx, env.MetricsURL, "fluxgate_log_bytes_read_total", map[string]string{"table": table})
+		if err != nil {
+			return nil, nil, 0, 0, err
+		}
+		got, err := scanParts(ctx, env, plan)
+		if err != nil {
+			return nil, nil, 0, 0, err
+		}
+		after, err := promscrape.Sum(ctx, env.MetricsURL, "fluxgate_log_bytes_read_total", map[string]string{"table": table})
+		return got, names, len(plan.Endpoints), after - before, err
+	}
+
+	all, names, endpoints, allBytes, err := logRead(client.ScanRequest{Table: table})
+	if err != nil {
+		return fmt.Errorf("full scan: %w", err)
+	}
+	if err := equalPartRows("full scan", all, want); err != nil {
+		return err
+	}
+	if !slices.Equal(names, partDays) || endpoints != 2*len(partDays) {
+		return fmt.Errorf("full scan: planned partitions %v with %d endpoints, want %v with %d (one per partition and bucket)", names, endpoints, partDays, 2*len(partDays))
+	}
+	day := partDays[3]
+	var sumNamed float64
+	for _, d := range partDays {
+		got, _, _, n, err := logRead(client.ScanRequest{Table: table, Partitions: []string{d}})
+		if err != nil {
+			return fmt.Errorf("scan of partition %s: %w", d, err)
+		}
+		if err := equalPartRows("scan of partition "+d, got, partRows{d: want[d]}); err != nil {
+			return err
+		}
+		sumNamed += n
+	}
+	if allBytes <= 0 || sumNamed != allBytes {
+		return fmt.Errorf("the full scan read %.0f log bytes, the six one-partition scans %.0f together; want the same, above 0", allBytes, sumNamed)
+	}
+	_, _, _, oneBytes, err := logRead(client.ScanRequest{Table: table, Partitions: []string{day}})
+	if err != nil {
+		return err
+	}
+	filter := fmt.Appendf(nil, `{"eq": ["dt", %q]}`, day)
+	got, names, endpoints, filtered, err := logRead(client.ScanRequest{Table: table, Filter: filter})
+	if err != nil {
+		return fmt.Errorf("scan with filter %s: %w", filter, err)
+	}
+	if err := equalPartRows(fmt.Sprintf("scan with filter %s", filter), got, partRows{day: want[day]}); err != nil {
+		return err
+	}
+	if !slices.Equal(names, []string{day}) || endpoints != 2 {
+		return fmt.Errorf("scan with filter %s: planned partitions %v with %d endpoints, want [%s] with 2", filter, names, endpoints, day)
+	}
+	if filtered != oneBytes {
+		return fmt.Errorf("scan with filter %s read %.0f log bytes, the scan naming partition %s %.0f; want the same (the other partitions pruned unread)", filter, filtered, day, oneBytes)
+	}
+	// A filter no partition can match plans nothing and reads nothing.
+	_, names, endpoints, none, err := logRead(client.ScanRequest{Table: table, Filter: []byte(`{"eq": ["dt", "19991231"]}`)})
+	if err != nil {
+		return err
+	}
+	if len(names) != 0 || endpoints != 0 || none != 0 {
+		return fmt.Errorf(`scan with filter dt = "19991231": planned partitions %v with %d endpoints, read %.0f log bytes; want none`, names, endpoints, none)
+	}
+	return nil
+}
+
+// partitionFollowDiscovery: an unbounded scan with a short discovery
+// interval reads the rows of a partition a writer creates after the scan
+// started, from its first offset.
+func partitionFollowDiscovery(ctx context.Context, env *Env) error {
+	table := env.Table("part_follow")
+	if _, err := createTable(ctx, env, partSpec(table, nil)); err != nil {
+		return err
+	}
+	first, rows := dayRows(partDays[:1], 10)
+	if _, err := writePartRows(ctx, env, client.WriteRequest{Table: table}, rows); err != nil {
+		return err
+	}
+	sctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	s, err := env.Client.Scan(sctx, client.ScanRequest{Table: table, Stop: client.Unbounded}, client.WithPartitionDiscovery(50*time.Millisecond))
+	if err != nil {
+		return fmt.Errorf("plan unbounded scan: %w", err)
+	}
+	defer s.Release()
+	if names := partitionNames(s.Plan().Meta.Partitions); !slices.Equal(names, partDays[:1]) {
+		return fmt.Errorf("unbounded scan planned partitions %v, want %v", names, partDays[:1])
+	}
+	type batch struct {
+		meta client.BatchMeta
+		ids  []int64
+		err  error
+	}
+	batches := make(chan batch, 64)
+	go func() {
+		defer close(batches)
+		for s.Next() {
+			rec, m := s.RecordBatch(), s.Meta()
+			if rec.NumRows() == 0 {
+				continue
+			}
+			b := batch{meta: m, err: checkPartBatch(rec, m)}
+			if b.err == nil {
+				b.ids, b.err = int64Column(rec, "id")
+			}
+			batches <- b
+		}
+		if err := s.Err(); err != nil && status.Code(err) != codes.Canceled && !errors.Is(err, context.Canceled) {
+			batches <- batch{err: err}
+		}
+	}()
+	defer func() {
+		cancel()
+		for range batches {
+		}
+	}()
+	await := func(want partRows, within time.Duration) error {
+		got := partRows{}
+		deadline := time.NewTimer(within)
+		defer deadline.Stop()
+		for !reflect.DeepEqual(sortedParts(got), want) {
+			select {
+			case b, ok := <-batches:
+				if !ok {
+					return fmt.Errorf("the unbounded scan ended while rows %v were awaited (got %v)", want, got)
+				}
+				if b.err != nil {
+					return b.err
+				}
+				got[b.meta.Partition] = append(got[b.meta.Partition], b.ids...)
+			case <-deadline.C:
+				return fmt.Errorf("within %s the unbounded scan returned %v, want %v", within, sortedParts(got), want)
+			}
+		}
+		return nil
+	}
+	if err := await(first, 5*time.Second); err != nil {
+		return fmt.Errorf("rows written before the scan: %w", err)
+	}
+	later, rows := dayRows(partDays[1:3], 10)
+	res, err := writePartRows(ctx, env, client.WriteRequest{Table: table}, rows)
+	if err != nil {
+		return fmt.Errorf("write two new partitions: %w", err)
+	}
+	if names := slices.Sorted(maps.Keys(res.PartitionOffsets)); !slices.Equal(names, partDays[1:3]) {
+		return fmt.Errorf("the write to two new partitions acknowledged partition_offsets of %v, want %v", names, partDays[1:3])
+	}
+	// Discovery looks every 50 ms; a few seconds cover a loaded machine.
+	if err := await(later, 5*time.Second); err != nil {
+		return fmt.Errorf("rows of partitions created after the scan started: %w", err)
+	}
+	return nil
+}
+
+func sortedParts(m partRows) partRows {
+	out := partRows{}
+	for k, ids := range m {
+		out[k] = slices.Sorted(slices.Values(ids))
+	}
+	return out
+}
+
+// partitionRestart: a restart keeps a partitioned table's partitions (names
+// and ids), rows, offsets and tickets, and writes go on at the next offsets.
+func partitionRestart(ctx context.Context, env *Env) error {
+	if err := env.needsRestart(); err != nil {
+		return err
+	}
+	table := env.Table("part_restart")
+	if _, err := createTable(ctx, env, partSpec(table, nil)); err != nil {
+		return err
+	}
+	want, rows := dayRows(partDays[:3], 50)
+	if _, err := writePartRows(ctx, env, client.WriteRequest{Table: table}, rows); err != nil {
+		return err
+	}
+	partsBefore, err := env.Client.ListPartitions(ctx, table, nil)
+	if err != nil {
+		return err
+	}
+	offsetsBefore, err := env.Client.ListPartitionOffsets(ctx, table, client.Latest, nil, nil)
+	if err != nil {
+		return err
+	}
+	plan, _, err := planParts(ctx, env, client.ScanRequest{Table: table})
+	if err != nil {
+		return err
+	}
+
+	if err := env.Restart(ctx); err != nil {
+		return fmt.Errorf("restart: %w", err)
+	}
+
+	partsAfter, err := env.Client.ListPartitions(ctx, table, nil)
+	if err != nil {
+		return fmt.Errorf("after restart: %w", err)
+	}
+	if !reflect.DeepEqual(partsAfter, partsBefore) {
+		return fmt.Errorf("list-partitions changed across the restart:\nbefore %+v\n after %+v", partsBefore, partsAfter)
+	}
+	offsetsAfter, err := env.Client.ListPartitionOffsets(ctx, table, client.Latest, nil, nil)
+	if err != nil {
+		return fmt.Errorf("after restart: %w", err)
+	}
+	if !reflect.DeepEqual(offsetsAfter, offsetsBefore) {
+		return fmt.Errorf("list-offsets latest changed across the restart:\nbefore %v\n after %v", offsetsBefore, offsetsAfter)
+	}
+	got, err := scanParts(ctx, env, plan)
+	if err != nil {
+		return fmt.Errorf("redeem tickets planned before the restart: %w", err)
+	}
+	if err := equalPartRows("tickets planned before the restart", got, want); err != nil {
+		return err
+	}
+	day := partDays[1]
+	res, err := writePartRows(ctx, env, client.WriteRequest{Table: table, CreatePartitions: new(false)}, [][]any{{int64(5000), day, "after"}})
+	if err != nil {
+		return fmt.Errorf("write to partition %s after the restart: %w", day, err)
+	}
+	for b, end := range res.PartitionOffsets[day] {
+		if want := offsetsBefore[day][b] + 1; end != want {
+			return fmt.Errorf("after restart, partition %s bucket %d: the write acknowledged end offset %d, want %d (offsets continue)", day, b, end, want)
+		}
+	}
+	if len(res.PartitionOffsets) != 1 || len(res.PartitionOffsets[day]) != 1 {
+		return fmt.Errorf("a one-row write to partition %s acknowledged partition_offsets %v, want one bucket of it", day, res.PartitionOffsets)
+	}
+	return nil
+}
