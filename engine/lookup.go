@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
+	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/kv"
 	"github.com/fluxgate-io/fluxgate/logstore"
@@ -20,11 +21,30 @@ import (
 // OpenLookup validates a lookup against its table and returns the lookuper
 // that answers its key batches.
 func (e *Engine) OpenLookup(req protocol.LookupRequest) (*Lookuper, error) {
-	t, path, err := e.resolve(req.Table)
+	info, path, err := e.resolveInfo(req.Table)
 	if err != nil {
 		return nil, err
 	}
-	info := t.current().info
+	cols, err := checkLookup(info, path, req)
+	if err != nil {
+		return nil, err
+	}
+	if info.IsPartitioned() {
+		return e.openPartitionedLookup(info, path, req, cols)
+	}
+	if req.CreatePartitions != nil {
+		return nil, errs.New(errs.Invalid, "lookup of %s: create_partitions applies to partitioned tables only", path)
+	}
+	t, err := e.table(info)
+	if err != nil {
+		return nil, err
+	}
+	return &Lookuper{l: e.tableLookup(t, path, req, cols)}, nil
+}
+
+// checkLookup checks a lookup against its table's definition and returns
+// the answer's table columns.
+func checkLookup(info *catalog.TableInfo, path protocol.TablePath, req protocol.LookupRequest) ([]int, error) {
 	if path.View != "" {
 		return nil, errs.New(errs.Precondition, "lookup of %s: views cannot be looked up; look up %s", path.FullName(), path)
 	}
@@ -49,6 +69,20 @@ func (e *Engine) OpenLookup(req protocol.LookupRequest) (*Lookuper, error) {
 		}
 		cols = append(cols, c)
 	}
+	if req.InsertIfNotExists {
+		for c, col := range info.Columns {
+			if !*col.Nullable && !slices.Contains(info.PrimaryKeyIndexes(), c) && col.Name != info.AutoIncrementColumn() {
+				return nil, errs.New(errs.Precondition, "lookup of %s: insert_if_not_exists inserts keys with NULLs, but column %q is NOT NULL", path, col.Name)
+			}
+		}
+	}
+	return cols, nil
+}
+
+// tableLookup is the lookuper of one table (or partition) of a checked
+// lookup.
+func (e *Engine) tableLookup(t *table, path protocol.TablePath, req protocol.LookupRequest, cols []int) *lookup.Lookuper {
+	info := t.current().info
 	lt := lookup.Table{
 		Name: path.String(), ID: info.TableID, Schema: info.ArrowSchema(), Types: func() []arrow.DataType { return t.current().types },
 		PK: info.PrimaryKeyIndexes(), BucketKey: info.BucketKeyIndexes(), Buckets: info.BucketCount(),
@@ -58,26 +92,33 @@ func (e *Engine) OpenLookup(req protocol.LookupRequest) (*Lookuper, error) {
 		e.met.lookupKeys.Add(context.Background(), int64(m.Keys), attr)
 	}}
 	if req.InsertIfNotExists {
-		for c, col := range info.Columns {
-			if !*col.Nullable && !slices.Contains(lt.PK, c) && col.Name != info.AutoIncrementColumn() {
-				return nil, errs.New(errs.Precondition, "lookup of %s: insert_if_not_exists inserts keys with NULLs, but column %q is NOT NULL", path, col.Name)
-			}
-		}
 		opts.Insert = func(ctx context.Context, keys []lookup.Missing) error {
 			return e.insertKeys(t, keys)
 		}
 	}
-	return &Lookuper{lookup.New(e.kv, lt, opts, e.opts.Allocator)}, nil
+	return lookup.New(e.kv, lt, opts, e.opts.Allocator)
 }
 
-// Lookuper answers the key batches of one lookup.
-type Lookuper struct{ l *lookup.Lookuper }
+// Lookuper answers the key batches of one lookup: of a table, or routed to
+// the partitions of a partitioned one.
+type Lookuper struct {
+	l     *lookup.Lookuper
+	parts *partitionLookup
+}
 
 // Schema is the schema of the answers.
-func (l *Lookuper) Schema() *arrow.Schema { return l.l.Schema() }
+func (l *Lookuper) Schema() *arrow.Schema {
+	if l.parts != nil {
+		return l.parts.schema
+	}
+	return l.l.Schema()
+}
 
 // Lookup answers one batch of keys; the answer is the caller's to release.
 func (l *Lookuper) Lookup(ctx context.Context, keys arrow.RecordBatch) (arrow.RecordBatch, protocol.LookupMeta, error) {
+	if l.parts != nil {
+		return l.parts.lookup(ctx, keys)
+	}
 	ans, meta, err := l.l.Lookup(ctx, keys)
 	return ans, protocol.LookupMeta(meta), err
 }
@@ -85,11 +126,10 @@ func (l *Lookuper) Lookup(ctx context.Context, keys arrow.RecordBatch) (arrow.Re
 // InlineKeys turns the JSON keys of an inline lookup into a key batch of the
 // table's key (or bucket-key) columns.
 func (e *Engine) InlineKeys(req protocol.LookupRequest) (arrow.RecordBatch, error) {
-	t, path, err := e.resolve(req.Table)
+	info, path, err := e.resolveInfo(req.Table)
 	if err != nil {
 		return nil, err
 	}
-	info := t.current().info
 	keyCols := info.PrimaryKeyIndexes()
 	if req.Prefix {
 		keyCols = info.BucketKeyIndexes()
@@ -138,8 +178,8 @@ func (e *Engine) PlanInlineLookup(req protocol.LookupRequest) (*arrow.Schema, pr
 		return nil, protocol.Ticket{}, err
 	}
 	keys.Release()
-	t, path, _ := e.resolve(req.Table)
-	tk := protocol.Ticket{V: 1, TableID: t.current().info.TableID, Table: path.FullName(), View: protocol.ViewLookup, Lookup: &req}
+	info, path, _ := e.resolveInfo(req.Table)
+	tk := protocol.Ticket{V: 1, TableID: info.TableID, Table: path.FullName(), View: protocol.ViewLookup, Lookup: &req}
 	return l.Schema(), tk, nil
 }
 
@@ -148,10 +188,10 @@ func (e *Engine) InlineLookup(ctx context.Context, tk protocol.Ticket) (arrow.Re
 	if tk.Lookup == nil {
 		return nil, protocol.LookupMeta{}, errs.New(errs.Invalid, `ticket: view lookup without "lookup"`)
 	}
-	if _, err := e.tableByID(tk.TableID); err != nil {
+	if _, err := e.cat.TableByID(tk.TableID); err != nil {
 		return nil, protocol.LookupMeta{}, err
 	}
-	if t, _, err := e.resolve(tk.Lookup.Table); err != nil || t.current().info.TableID != tk.TableID {
+	if info, _, err := e.resolveInfo(tk.Lookup.Table); err != nil || info.TableID != tk.TableID {
 		return nil, protocol.LookupMeta{}, errs.New(errs.NotFound, "ticket: table id %d is no longer %s", tk.TableID, tk.Lookup.Table)
 	}
 	l, err := e.OpenLookup(*tk.Lookup)

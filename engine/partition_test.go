@@ -505,8 +505,59 @@ func TestPartitionedPrimaryKeyTable(t *testing.T) {
 	if err != nil || got.Offsets != nil || len(got.PartitionOffsets) != 2 || got.PartitionOffsets["us"][0]+got.PartitionOffsets["us"][1] != 1 {
 		t.Errorf("get: %+v %v", got, err)
 	}
-	// Lookups of partitioned tables are not built yet: a clear code, not a wrong answer.
-	if _, err := e.OpenLookup(protocol.LookupRequest{Table: "orders"}); errs.KindOf(err) != errs.Unimplemented {
-		t.Errorf("lookup: %v", err)
+
+	// Lookups go to the key's partition; a missing partition has no row.
+	lookupKeys := func(req protocol.LookupRequest, ids []int64, regions []string) map[int32]int64 {
+		t.Helper()
+		l, err := e.OpenLookup(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kb := array.NewRecordBuilder(memory.DefaultAllocator, arrow.NewSchema(ordersSchema.Fields()[:2], nil))
+		for i, id := range ids {
+			kb.Field(0).(*array.Int64Builder).Append(id)
+			kb.Field(1).(*array.StringBuilder).Append(regions[i])
+		}
+		keys := kb.NewRecordBatch()
+		kb.Release()
+		defer keys.Release()
+		ans, meta, err := l.Lookup(t.Context(), keys)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ans.Release()
+		got := map[int32]int64{}
+		last := int32(-1)
+		for i := range int(ans.NumRows()) {
+			k := ans.Column(0).(*array.Int32).Value(i)
+			if k <= last {
+				t.Errorf("answer rows out of key order: %d after %d", k, last)
+			}
+			last = k
+			got[k] = ans.Column(3).(*array.Int64).Value(i)
+		}
+		if meta.Keys != len(ids) || meta.Rows != len(got) {
+			t.Errorf("lookup meta %+v", meta)
+		}
+		return got
+	}
+	got2 := lookupKeys(protocol.LookupRequest{Table: "orders"}, []int64{1, 1, 9, 3}, []string{"eu", "us", "asia", "us"})
+	if len(got2) != 3 || got2[0] != 10 || got2[1] != 21 || got2[3] != 40 {
+		t.Errorf("lookup: %v", got2)
+	}
+	if parts, _ := e.ListPartitions("orders", nil); len(parts) != 2 {
+		t.Errorf("a lookup created a partition: %v", parts)
+	}
+	off := false
+	got2 = lookupKeys(protocol.LookupRequest{Table: "orders", InsertIfNotExists: true, CreatePartitions: &off}, []int64{5}, []string{"asia"})
+	if parts, _ := e.ListPartitions("orders", nil); len(got2) != 0 || len(parts) != 2 {
+		t.Errorf("insert_if_not_exists without creating partitions: %v, partitions %v", got2, parts)
+	}
+	got2 = lookupKeys(protocol.LookupRequest{Table: "orders", InsertIfNotExists: true}, []int64{5, 1}, []string{"asia", "eu"})
+	if parts, _ := e.ListPartitions("orders", map[string]string{"region": "asia"}); len(got2) != 2 || len(parts) != 1 {
+		t.Errorf("insert_if_not_exists: %v, partitions %v", got2, parts)
+	}
+	if _, err := e.OpenLookup(protocol.LookupRequest{Table: "orders", Prefix: true}); err == nil {
+		t.Error("prefix lookup of a partitioned table without a prefix index: no error")
 	}
 }

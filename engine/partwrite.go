@@ -53,7 +53,7 @@ func (r *partitionRoute) group(rec arrow.RecordBatch) ([]*partitionGroup, error)
 	for i, k := range r.info.PartitionKeys {
 		idx := rec.Schema().FieldIndices(k)
 		if len(idx) == 0 {
-			return nil, errs.New(errs.Invalid, "write to %s: the batch lacks partition key column %q", r.info.Path(), k)
+			return nil, errs.New(errs.Invalid, "table %s: the batch lacks partition key column %q", r.info.Path(), k)
 		}
 		cols[i] = rec.Column(idx[0])
 	}
