@@ -411,8 +411,19 @@ func (e *Engine) Ready() bool {
 }
 
 // LogBytesRead reports how many bytes scans have read from a table's log
-// files since it was opened.
+// files since it was opened (of all its partitions' on a partitioned table).
 func (e *Engine) LogBytesRead(name string) (int64, error) {
+	if info, _, err := e.resolveInfo(name); err == nil && info.IsPartitioned() {
+		var n int64
+		for _, p := range e.cat.Partitions(info.TableID) {
+			t, err := e.tableByID(p.PartitionID)
+			if err != nil {
+				return 0, err
+			}
+			n += t.log.BytesRead()
+		}
+		return n, nil
+	}
 	t, _, err := e.resolve(name)
 	if err != nil {
 		return 0, err
