@@ -143,6 +143,7 @@ func Scenarios() []Scenario {
 		{"partition-pruning", partitionPruning},
 		{"partition-follow-discovery", partitionFollowDiscovery},
 		{"partition-restart", partitionRestart},
+		{"partition-pk", partitionPK},
 	}
 }
 
