@@ -144,6 +144,7 @@ func Scenarios() []Scenario {
 		{"partition-follow-discovery", partitionFollowDiscovery},
 		{"partition-restart", partitionRestart},
 		{"partition-pk", partitionPK},
+		{"partition-bad-input", partitionBadInput},
 	}
 }
 
