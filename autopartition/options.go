@@ -57,12 +57,6 @@ func OptionList() string {
 // to be: an unknown key with the prefix is refused by ParseOption).
 func IsOption(key string) bool { return strings.HasPrefix(key, OptPrefix) }
 
-// Alterable reports whether alter-table may set or reset key, as Fluss's
-// ALTERABLE_TABLE_OPTIONS.
-func Alterable(key string) bool {
-	return key == OptEnabled || key == OptNumPrecreate || key == OptNumRetention
-}
-
 // ParseOption checks one option's value on its own and returns its stored
 // form. ok is false for a key this package does not know.
 func ParseOption(key, value string) (stored string, ok bool, err error) {

@@ -1,7 +1,6 @@
 package autopartition
 
 import (
-	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -106,10 +105,4 @@ func (s *Strategy) timeValue(name string) (string, bool) {
 	}
 	v := values[s.KeyIndex]
 	return v, s.Format.Matches(v)
-}
-
-// String describes the strategy for logs.
-func (s *Strategy) String() string {
-	return fmt.Sprintf("auto-partition{enabled=%t key=%s unit=%s format=%s zone=%s precreate=%d retention=%d}",
-		s.Enabled, s.Key, s.Unit, s.Format, s.Zone, s.NumPrecreate, s.NumRetention)
 }

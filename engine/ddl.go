@@ -72,6 +72,7 @@ func (e *Engine) createTable(ctx context.Context, spec protocol.TableSpec, ifNot
 		_, dropErr := e.cat.DropTable(info.Path(), true)
 		return nil, errors.Join(err, dropErr)
 	}
+	e.runAutoPartitions(ctx, info)
 	return info, nil
 }
 
@@ -179,6 +180,16 @@ func (e *Engine) ListTables(database string) ([]TableEntry, error) {
 
 // AlterTable changes the alterable options and adds nullable columns.
 func (e *Engine) AlterTable(ctx context.Context, name string, set map[string]string, reset []string, addColumns []protocol.Column) (*protocol.TableInfo, error) {
+	info, err := e.alterTable(ctx, name, set, reset, addColumns)
+	if err != nil {
+		return nil, err
+	}
+	// With the alter's locks released: a check creates and drops partitions.
+	e.runAutoPartitions(ctx, info)
+	return &info.TableInfo, nil
+}
+
+func (e *Engine) alterTable(ctx context.Context, name string, set map[string]string, reset []string, addColumns []protocol.Column) (*catalog.TableInfo, error) {
 	path, err := protocol.ParseTablePath(name)
 	if err != nil {
 		return nil, err
@@ -241,7 +252,7 @@ func (e *Engine) AlterTable(ctx context.Context, name string, set map[string]str
 			return nil, err
 		}
 	}
-	return &info.TableInfo, nil
+	return info, nil
 }
 
 // applyAlter gives an open table its altered definition. Options change in

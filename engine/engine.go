@@ -51,6 +51,8 @@ type Engine struct {
 	alterMu sync.Mutex // serializes alter-table, so that schemas are stored in order
 	partMu  sync.Mutex // serializes partition DDL with dropping tables (partitions.go)
 
+	autoPartMu sync.Mutex // serializes auto-partition checks (autopartition.go)
+
 	kvRecovery sync.Mutex // serializes reopening a broken kv store (recoverKV)
 
 	draining chan struct{} // closed by Drain
@@ -210,9 +212,11 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 		}
 	}
 	e.quarantineOrphans(data)
-	e.wg.Add(2)
+	e.CheckAutoPartitions(ctx)
+	e.wg.Add(3)
 	go e.retentionLoop()
 	go e.tieringLoop()
+	go e.autoPartitionLoop()
 	e.lock, opened = lock, true
 	return e, nil
 }

@@ -51,6 +51,8 @@ type Options struct {
 	// LakeCompactionInterval is how often the tiering scheduler compacts
 	// each lake-enabled table's lake, after a round. Default 1 h.
 	LakeCompactionInterval time.Duration
+	// AutoPartition configures automatic partitions (autopartition.go).
+	AutoPartition AutoPartitionOptions
 }
 
 // WithLogSegmentBytes returns o with the log segment size set.
@@ -88,6 +90,7 @@ func (o Options) withDefaults() Options {
 	if o.Logger == nil {
 		o.Logger = slog.Default()
 	}
+	o.AutoPartition = o.AutoPartition.withDefaults()
 	return o
 }
 

@@ -34,6 +34,9 @@ func (e *Engine) CreatePartition(ctx context.Context, table string, spec map[str
 // createPartition creates (or with ifNotExists finds) a partition and
 // returns its open table.
 func (e *Engine) createPartition(info *catalog.TableInfo, spec map[string]string, ifNotExists bool) (*table, *catalog.Partition, error) {
+	if err := e.checkPartitionTime(info, spec); err != nil {
+		return nil, nil, err
+	}
 	e.partMu.Lock()
 	defer e.partMu.Unlock()
 	p, created, err := e.cat.CreatePartition(info.Path(), spec, ifNotExists)

@@ -64,6 +64,9 @@ type Config struct {
 	LakeCatalog     string        // iceberg-go catalog properties, key=value,...
 	Retention       time.Duration // how often expired log segments are removed
 	WriterExpiry    time.Duration // how long an idle idempotent writer is kept
+
+	AutoPartitionCheck time.Duration // how often auto partitions are made and expired
+
 	// Now is the clock of bearer tokens; nil means time.Now. No flag sets
 	// it: tests do, to expire tokens without waiting.
 	Now func() time.Time
@@ -135,6 +138,7 @@ func Start(ctx context.Context, cfg *Config, log *slog.Logger) (*Server, error) 
 		Meter:             tel.Meter("github.com/fluxgate-io/fluxgate/engine"),
 		Lake:              engine.LakeOptions{Warehouse: cfg.LakeWarehouse, Catalog: lakeCatalog},
 		RetentionInterval: cfg.Retention,
+		AutoPartition:     engine.AutoPartitionOptions{CheckInterval: cfg.AutoPartitionCheck},
 	}.WithLogSegmentBytes(cfg.SegmentBytes).WithWriterExpiration(cfg.WriterExpiry))
 	if err != nil {
 		return nil, err

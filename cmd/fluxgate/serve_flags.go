@@ -53,6 +53,7 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.LakeWarehouse, "lake-warehouse", "", "Iceberg warehouse of the lake tier: a directory or an object-store URI iceberg-go supports (empty: <data>/lake)")
 	fs.StringVar(&c.LakeCatalog, "lake-catalog", "", "Iceberg catalog of the lake tier as iceberg-go catalog properties, e.g. type=rest,uri=http://localhost:8181 or type=sql,uri=file:/var/lib/lake.db,sql.driver=sqlite,sql.dialect=sqlite (empty: the filesystem catalog in the warehouse)")
 	fs.DurationVar(&c.Retention, "retention-interval", time.Minute, "how often log segments past table.log.ttl are removed")
+	fs.DurationVar(&c.AutoPartitionCheck, "auto-partition-check-interval", 10*time.Minute, "how often partitions of tables with table.auto-partition.enabled are created ahead and expired (Fluss's auto-partition.check.interval)")
 	fs.DurationVar(&c.WriterExpiry, "writer-expiration", logstore.DefaultWriterExpiration, "how long an idempotent writer's state is kept after its last batch (Fluss's server.writer-id.expiration-time)")
 }
 
