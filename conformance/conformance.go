@@ -145,6 +145,7 @@ func Scenarios() []Scenario {
 		{"partition-restart", partitionRestart},
 		{"partition-pk", partitionPK},
 		{"partition-bad-input", partitionBadInput},
+		{"partition-auto-retention", partitionAutoRetention},
 	}
 }
 
