@@ -150,18 +150,19 @@ func planParts(ctx context.Context, env *Env, req client.ScanRequest) (*client.S
 }
 
 func equalPartRows(what string, got, want partRows) error {
-	for _, name := range slices.Sorted(maps.Keys(merge(got, want))) {
+	names := map[string]bool{}
+	for name := range got {
+		names[name] = true
+	}
+	for name := range want {
+		names[name] = true
+	}
+	for _, name := range keys(names) {
 		if err := equalInts(fmt.Sprintf("%s, partition %s", what, name), got[name], want[name]); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-func merge(a, b partRows) partRows {
-	out := maps.Clone(a)
-	maps.Copy(out, b)
-	return out
 }
 
 func partitionNames(infos []client.PartitionInfo) []string {
@@ -170,6 +171,36 @@ func partitionNames(infos []client.PartitionInfo) []string {
 		out = append(out, p.PartitionName)
 	}
 	return out
+}
+
+// countedRead is one scan of a partitioned table: the partitions it planned,
+// its endpoints, the ids it read, and the bytes the server read from its
+// log files for it (the table's fluxgate_log_bytes_read_total).
+type countedRead struct {
+	planned   []string
+	endpoints int
+	rows      partRows
+	logBytes  float64
+}
+
+func readCounted(ctx context.Context, env *Env, req client.ScanRequest) (countedRead, error) {
+	var r countedRead
+	plan, names, err := planParts(ctx, env, req)
+	if err != nil {
+		return r, err
+	}
+	r.planned, r.endpoints = names, len(plan.Endpoints)
+	counter := map[string]string{"table": req.Table}
+	before, err := promscrape.Sum(ctx, env.MetricsURL, "fluxgate_log_bytes_read_total", counter)
+	if err != nil {
+		return r, err
+	}
+	if r.rows, err = scanParts(ctx, env, plan); err != nil {
+		return r, err
+	}
+	after, err := promscrape.Sum(ctx, env.MetricsURL, "fluxgate_log_bytes_read_total", counter)
+	r.logBytes = after - before
+	return r, err
 }
 
 // partitionPruning: a filter on dt plans and reads one partition of six, and
@@ -187,73 +218,56 @@ func partitionPruning(ctx context.Context, env *Env) error {
 	if _, err := writePartRows(ctx, env, client.WriteRequest{Table: table}, rows); err != nil {
 		return fmt.Errorf("write: %w", err)
 	}
-	logRead := func(req client.ScanRequest) (partRows, []string, int, float64, error) {
-		plan, names, err := planParts(ctx, env, req)
-		if err != nil {
-			return nil, nil, 0, 0, err
-		}
-		before, err := promscrape.Sum(ctx, env.MetricsURL, "fluxgate_log_bytes_read_total", map[string]string{"table": table})
-		if err != nil {
-			return nil, nil, 0, 0, err
-		}
-		got, err := scanParts(ctx, env, plan)
-		if err != nil {
-			return nil, nil, 0, 0, err
-		}
-		after, err := promscrape.Sum(ctx, env.MetricsURL, "fluxgate_log_bytes_read_total", map[string]string{"table": table})
-		return got, names, len(plan.Endpoints), after - before, err
-	}
 
-	all, names, endpoints, allBytes, err := logRead(client.ScanRequest{Table: table})
+	all, err := readCounted(ctx, env, client.ScanRequest{Table: table})
 	if err != nil {
 		return fmt.Errorf("full scan: %w", err)
 	}
-	if err := equalPartRows("full scan", all, want); err != nil {
+	if err := equalPartRows("full scan", all.rows, want); err != nil {
 		return err
 	}
-	if !slices.Equal(names, partDays) || endpoints != 2*len(partDays) {
-		return fmt.Errorf("full scan: planned partitions %v with %d endpoints, want %v with %d (one per partition and bucket)", names, endpoints, partDays, 2*len(partDays))
+	if !slices.Equal(all.planned, partDays) || all.endpoints != 2*len(partDays) {
+		return fmt.Errorf("full scan: planned partitions %v with %d endpoints, want %v with %d (one per partition and bucket)", all.planned, all.endpoints, partDays, 2*len(partDays))
 	}
-	day := partDays[3]
+	named := map[string]float64{}
 	var sumNamed float64
 	for _, d := range partDays {
-		got, _, _, n, err := logRead(client.ScanRequest{Table: table, Partitions: []string{d}})
+		one, err := readCounted(ctx, env, client.ScanRequest{Table: table, Partitions: []string{d}})
 		if err != nil {
 			return fmt.Errorf("scan of partition %s: %w", d, err)
 		}
-		if err := equalPartRows("scan of partition "+d, got, partRows{d: want[d]}); err != nil {
+		if err := equalPartRows("scan of partition "+d, one.rows, partRows{d: want[d]}); err != nil {
 			return err
 		}
-		sumNamed += n
+		named[d] = one.logBytes
+		sumNamed += one.logBytes
 	}
-	if allBytes <= 0 || sumNamed != allBytes {
-		return fmt.Errorf("the full scan read %.0f log bytes, the six one-partition scans %.0f together; want the same, above 0", allBytes, sumNamed)
+	if all.logBytes <= 0 || sumNamed != all.logBytes {
+		return fmt.Errorf("the full scan read %.0f log bytes, the six one-partition scans %.0f together; want the same, above 0", all.logBytes, sumNamed)
 	}
-	_, _, _, oneBytes, err := logRead(client.ScanRequest{Table: table, Partitions: []string{day}})
-	if err != nil {
-		return err
-	}
+
+	day := partDays[3]
 	filter := fmt.Appendf(nil, `{"eq": ["dt", %q]}`, day)
-	got, names, endpoints, filtered, err := logRead(client.ScanRequest{Table: table, Filter: filter})
+	got, err := readCounted(ctx, env, client.ScanRequest{Table: table, Filter: filter})
 	if err != nil {
 		return fmt.Errorf("scan with filter %s: %w", filter, err)
 	}
-	if err := equalPartRows(fmt.Sprintf("scan with filter %s", filter), got, partRows{day: want[day]}); err != nil {
+	if err := equalPartRows(fmt.Sprintf("scan with filter %s", filter), got.rows, partRows{day: want[day]}); err != nil {
 		return err
 	}
-	if !slices.Equal(names, []string{day}) || endpoints != 2 {
-		return fmt.Errorf("scan with filter %s: planned partitions %v with %d endpoints, want [%s] with 2", filter, names, endpoints, day)
+	if !slices.Equal(got.planned, []string{day}) || got.endpoints != 2 {
+		return fmt.Errorf("scan with filter %s: planned partitions %v with %d endpoints, want [%s] with 2", filter, got.planned, got.endpoints, day)
 	}
-	if filtered != oneBytes {
-		return fmt.Errorf("scan with filter %s read %.0f log bytes, the scan naming partition %s %.0f; want the same (the other partitions pruned unread)", filter, filtered, day, oneBytes)
+	if got.logBytes != named[day] {
+		return fmt.Errorf("scan with filter %s read %.0f log bytes, the scan naming partition %s %.0f; want the same (the other partitions pruned unread)", filter, got.logBytes, day, named[day])
 	}
 	// A filter no partition can match plans nothing and reads nothing.
-	_, names, endpoints, none, err := logRead(client.ScanRequest{Table: table, Filter: []byte(`{"eq": ["dt", "19991231"]}`)})
+	none, err := readCounted(ctx, env, client.ScanRequest{Table: table, Filter: []byte(`{"eq": ["dt", "19991231"]}`)})
 	if err != nil {
 		return err
 	}
-	if len(names) != 0 || endpoints != 0 || none != 0 {
-		return fmt.Errorf(`scan with filter dt = "19991231": planned partitions %v with %d endpoints, read %.0f log bytes; want none`, names, endpoints, none)
+	if len(none.planned) != 0 || none.endpoints != 0 || none.logBytes != 0 {
+		return fmt.Errorf(`scan with filter dt = "19991231": planned partitions %v with %d endpoints, read %.0f log bytes; want none`, none.planned, none.endpoints, none.logBytes)
 	}
 	return nil
 }
