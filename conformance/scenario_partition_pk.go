@@ -1,9 +1,9 @@
 package conformance
 
-// partition-pk (PROTOCOL.md "Partitioned tables", §5, §6, undo): a
+// partition-pk (PROTOCOL.md "Partitioned tables", §4.5, §5, §6, undo): a
 // primary-key table orders(region, id, amount) partitioned by region. Upserts
-// of three regions in one batch land in their partitions; point lookups are
-// routed by the keys' region (a region without a partition gives no row, as
+// of three regions in one batch land in their partitions, and $changelog
+// names each change's partition; point lookups are routed by the keys' region (a region without a partition gives no row, as
 // in Fluss); undo of one partition restores its rows and leaves the others;
 // list-offsets and the PutResults agree per partition.
 
@@ -84,6 +84,13 @@ func partitionPK(ctx context.Context, env *Env) error {
 	if err := checkPKParts(ctx, env, t, want, "after the updates"); err != nil {
 		return err
 	}
+	if err := checkChangeKinds(ctx, env, t, map[string]map[string]int{
+		"ap": {ctInsert: 10},
+		"eu": {ctInsert: 10, ctUpdateBefore: 5, ctUpdateAfter: 5},
+		"us": {ctInsert: 10, ctUpdateBefore: 5, ctUpdateAfter: 5},
+	}); err != nil {
+		return err
+	}
 
 	key := func(region string, id int64) string { return t.keyOf([]any{region, id, nil}) }
 	keys := [][]any{{"eu", int64(1)}, {"ap", int64(1)}, {"xx", int64(1)}, {"us", int64(4)}, {"eu", int64(99)}, {"us", int64(9)}}
@@ -123,6 +130,37 @@ func partitionPK(ctx context.Context, env *Env) error {
 	}
 	if wantRows := []lookupRow{{0, firstState[key("eu", 1)]}, {1, want[key("ap", 1)]}}; !reflect.DeepEqual(got, wantRows) {
 		return fmt.Errorf("lookup after undo of eu: got %v, want %v", got, wantRows)
+	}
+	return nil
+}
+
+// checkChangeKinds reads t$changelog from the start and compares the number
+// of changes of each kind per partition with want.
+func checkChangeKinds(ctx context.Context, env *Env, t *pkTable, want map[string]map[string]int) error {
+	s, err := env.Client.Scan(ctx, client.ScanRequest{Table: t.changelog(), Columns: []string{changeTypeCol, "region"}, Startup: client.Earliest})
+	if err != nil {
+		return fmt.Errorf("read %s: %w", t.changelog(), err)
+	}
+	defer s.Release()
+	got := map[string]map[string]int{}
+	for s.Next() {
+		rec, m := s.RecordBatch(), s.Meta()
+		for i := range int(rec.NumRows()) {
+			kind, region := cell(rec.Column(0), i), cell(rec.Column(1), i)
+			if region != m.Partition {
+				return fmt.Errorf("%s: a batch of partition %q holds a change of region %v", t.changelog(), m.Partition, region)
+			}
+			if got[m.Partition] == nil {
+				got[m.Partition] = map[string]int{}
+			}
+			got[m.Partition][fmt.Sprint(kind)]++
+		}
+	}
+	if err := s.Err(); err != nil {
+		return fmt.Errorf("read %s: %w", t.changelog(), err)
+	}
+	if !reflect.DeepEqual(got, want) {
+		return fmt.Errorf("%s: changes per partition and kind %v, want %v", t.changelog(), got, want)
 	}
 	return nil
 }
