@@ -98,11 +98,18 @@ func newMetrics(e *Engine, m metric.Meter) (*metrics, error) {
 		e.mu.RLock()
 		defer e.mu.RUnlock()
 		for _, t := range e.tables {
-			name := t.current().info.Path().String()
-			o.ObserveInt64(logBytes, t.log.Size(), tableAttr(name))
-			o.ObserveInt64(bytesRead, t.log.BytesRead(), tableAttr(name))
+			info := t.current().info
+			name := info.Path().String()
+			// A partition's series add its name: each is a log of its own.
+			var part []attribute.KeyValue
+			if p := info.Partition(); p != nil {
+				part = []attribute.KeyValue{attribute.String("partition", p.PartitionName)}
+			}
+			tableAttrs := metric.WithAttributes(append([]attribute.KeyValue{attribute.String("table", name)}, part...)...)
+			o.ObserveInt64(logBytes, t.log.Size(), tableAttrs)
+			o.ObserveInt64(bytesRead, t.log.BytesRead(), tableAttrs)
 			for b := range t.log.Buckets() {
-				attrs := metric.WithAttributes(attribute.String("table", name), attribute.Int("bucket", b))
+				attrs := metric.WithAttributes(append([]attribute.KeyValue{attribute.String("table", name), attribute.Int("bucket", b)}, part...)...)
 				o.ObserveInt64(hw, t.log.HighWatermark(b), attrs)
 				o.ObserveInt64(logEnd, t.log.LogEnd(b), attrs)
 				o.ObserveInt64(earliest, t.log.EarliestOffset(b), attrs)

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -210,6 +211,29 @@ func TestDropPartitionRemovesItsData(t *testing.T) {
 	}
 	if _, err := e.CreatePartition(t.Context(), "events", map[string]string{"dt": "1"}, false); errs.KindOf(err) != errs.NotFound {
 		t.Errorf("create a partition of a dropped table: %v", err)
+	}
+
+	// Dropping a database with cascade removes its partitioned tables' data.
+	if err := e.CreateDatabase("db", false); err != nil {
+		t.Fatal(err)
+	}
+	spec := eventsSpec()
+	spec.Table = "db.events"
+	if _, err := e.CreateTable(t.Context(), spec, false); err != nil {
+		t.Fatal(err)
+	}
+	p, err := e.CreatePartition(t.Context(), "db.events", map[string]string{"dt": "1"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(e.tableDir(p.PartitionID)); err != nil {
+		t.Fatalf("a created partition's directory: %v", err)
+	}
+	if err := e.DropDatabase(t.Context(), "db", false, true); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(e.tableDir(p.PartitionID)); !os.IsNotExist(err) {
+		t.Errorf("a dropped database's partition directory is still there: %v", err)
 	}
 }
 
@@ -559,5 +583,70 @@ func TestPartitionedPrimaryKeyTable(t *testing.T) {
 	}
 	if _, err := e.OpenLookup(protocol.LookupRequest{Table: "orders", Prefix: true}); err == nil {
 		t.Error("prefix lookup of a partitioned table without a prefix index: no error")
+	}
+}
+
+// Dropping a partition while a writer writes to it and a follower reads it:
+// the writer's batches either land or fail NOT_FOUND, the follower ends
+// NOT_FOUND, and the partition's data is gone.
+func TestDropPartitionUnderLoad(t *testing.T) {
+	e := openPartitioned(t, t.TempDir(), Options{IdleHeartbeat: 10 * time.Millisecond})
+	defer e.Close()
+	if _, err := e.CreateTable(t.Context(), eventsSpec(), false); err != nil {
+		t.Fatal(err)
+	}
+	info, err := e.CreatePartition(t.Context(), "events", map[string]string{"dt": "1"}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	off := false
+	ws, err := e.OpenWrite(protocol.WriteRequest{Table: "events", CreatePartitions: &off})
+	if err != nil {
+		t.Fatal(err)
+	}
+	plan, err := e.PlanScan(t.Context(), protocol.ScanRequest{Table: "events", Stop: protocol.Unbounded})
+	if err != nil {
+		t.Fatal(err)
+	}
+	readErr := make(chan error, len(plan.Tickets))
+	for _, tk := range plan.Tickets {
+		rs, err := e.OpenRead(tk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			readErr <- rs.Run(context.Background(), func(arrow.RecordBatch, protocol.BatchMeta) error { return nil })
+		}()
+	}
+	writeErr := make(chan error, 1)
+	written := make(chan struct{})
+	go func() {
+		for i := 0; ; i++ {
+			rec := eventRows([]int64{int64(i)}, []string{"1"})
+			_, err := ws.Write(context.Background(), rec)
+			rec.Release()
+			if i == 10 {
+				close(written)
+			}
+			if err != nil {
+				writeErr <- err
+				return
+			}
+		}
+	}()
+	<-written
+	if err := e.DropPartition(t.Context(), "events", map[string]string{"dt": "1"}, false); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-writeErr; errs.KindOf(err) != errs.NotFound {
+		t.Errorf("the writer ended with %v, want NOT_FOUND", err)
+	}
+	for range plan.Tickets {
+		if err := <-readErr; errs.KindOf(err) != errs.NotFound {
+			t.Errorf("a follower ended with %v, want NOT_FOUND", err)
+		}
+	}
+	if _, err := os.Stat(e.tableDir(info.PartitionID)); !os.IsNotExist(err) {
+		t.Errorf("the dropped partition's directory: %v", err)
 	}
 }
