@@ -94,10 +94,12 @@ func ParseOption(key, value string) (stored string, ok bool, err error) {
 }
 
 // Validate checks the options of a table whose partition keys are given, as
-// Fluss checks them at create (and this server at alter too), and sets
-// num-precreate to 0 where Fluss forces it (more than one partition key,
-// enabled, not set). isDate reports whether a column is of type DATE. The
-// options must have passed ParseOption.
+// Fluss checks them at create (and this server at alter too), and fills in
+// the defaults that describe-table shows: enabled false, time-unit day,
+// num-precreate 2 (0 with more than one partition key, as Fluss forces it)
+// and num-retention 7. The time format, key and zone stay unset when not
+// given: each default follows from something else. isDate reports whether a
+// column is of type DATE. The options must have passed ParseOption.
 func Validate(opts map[string]string, partitionKeys []string, isDate func(col string) bool) error {
 	enabled := opts[OptEnabled] == "true"
 	if len(partitionKeys) == 0 {
@@ -106,9 +108,16 @@ func Validate(opts map[string]string, partitionKeys []string, isDate func(col st
 		}
 		return nil
 	}
-	if enabled && len(partitionKeys) > 1 {
-		if _, set := opts[OptNumPrecreate]; !set {
-			opts[OptNumPrecreate] = "0"
+	precreate := DefaultNumPrecreate
+	if len(partitionKeys) > 1 {
+		precreate = 0
+	}
+	for k, v := range map[string]string{
+		OptEnabled: "false", OptTimeUnit: strings.ToLower(Day.String()),
+		OptNumPrecreate: strconv.Itoa(precreate), OptNumRetention: strconv.Itoa(DefaultNumRetention),
+	} {
+		if _, set := opts[k]; !set {
+			opts[k] = v
 		}
 	}
 	unit, err := parseUnit(opts[OptTimeUnit])
@@ -120,16 +129,18 @@ func Validate(opts map[string]string, partitionKeys []string, isDate func(col st
 			return fmt.Errorf("Invalid table property '%s': %w", OptTimeFormat, err)
 		}
 	}
+	// Fluss checks the key only when it must be set; a key that is not a
+	// partition key would leave no time value to check partitions by.
+	key := opts[OptKey]
+	if key != "" && !slices.Contains(partitionKeys, key) {
+		return fmt.Errorf("The specified key for auto partitioned table is not a partition key. Your key '%s' is not in key list [%s]", key, strings.Join(partitionKeys, ", "))
+	}
 	if !enabled {
 		return nil
 	}
-	key := opts[OptKey]
 	if len(partitionKeys) > 1 {
 		if key == "" {
 			return fmt.Errorf("Currently, auto partitioned table must set one auto partition key when it has multiple partition keys. Please set table property '%s'.", OptKey)
-		}
-		if !slices.Contains(partitionKeys, key) {
-			return fmt.Errorf("The specified key for auto partitioned table is not a partition key. Your key '%s' is not in key list [%s]", key, strings.Join(partitionKeys, ", "))
 		}
 		if n, _ := strconv.Atoi(opts[OptNumPrecreate]); n > 0 {
 			return fmt.Errorf("For a partitioned table with multiple partition keys, auto pre-create is unsupported and this value must be set to 0, but is %d", n)

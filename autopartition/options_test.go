@@ -38,11 +38,10 @@ func TestValidate(t *testing.T) {
 	dates := map[string]bool{"d": true}
 	isDate := func(c string) bool { return dates[c] }
 	for _, tc := range []struct {
-		name   string
-		opts   map[string]string
-		keys   []string
-		err    string
-		forced map[string]string // options Validate adds
+		name string
+		opts map[string]string
+		keys []string
+		err  string
 	}{
 		{name: "unpartitioned off", opts: map[string]string{OptEnabled: "false"}},
 		{name: "unpartitioned on", opts: map[string]string{OptEnabled: "true"},
@@ -52,8 +51,9 @@ func TestValidate(t *testing.T) {
 			err: "Currently, auto partitioned table must set one auto partition key when it has multiple partition keys. Please set table property 'table.auto-partition.key'."},
 		{name: "key not a partition key", opts: map[string]string{OptEnabled: "true", OptKey: "x"}, keys: []string{"region", "dt"},
 			err: "The specified key for auto partitioned table is not a partition key. Your key 'x' is not in key list [region, dt]"},
-		{name: "multi key precreate forced", opts: map[string]string{OptEnabled: "true", OptKey: "dt"}, keys: []string{"region", "dt"},
-			forced: map[string]string{OptNumPrecreate: "0"}},
+		{name: "key of a one-key table", opts: map[string]string{OptKey: "x"}, keys: []string{"dt"},
+			err: "The specified key for auto partitioned table is not a partition key. Your key 'x' is not in key list [dt]"},
+		{name: "multi key precreate 0", opts: map[string]string{OptEnabled: "true", OptKey: "dt"}, keys: []string{"region", "dt"}},
 		{name: "multi key precreate set", opts: map[string]string{OptEnabled: "true", OptKey: "dt", OptNumPrecreate: "2"}, keys: []string{"region", "dt"},
 			err: "For a partitioned table with multiple partition keys, auto pre-create is unsupported and this value must be set to 0, but is 2"},
 		{name: "multi key off is not checked", opts: map[string]string{OptNumPrecreate: "2"}, keys: []string{"region", "dt"}},
@@ -80,8 +80,15 @@ func TestValidate(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			want := maps.Clone(tc.opts)
-			maps.Copy(want, tc.forced)
+			// The defaults of a partitioned table are filled in.
+			want := map[string]string{}
+			if len(tc.keys) > 0 {
+				want = map[string]string{OptEnabled: "false", OptTimeUnit: "day", OptNumPrecreate: "2", OptNumRetention: "7"}
+				if len(tc.keys) > 1 {
+					want[OptNumPrecreate] = "0"
+				}
+			}
+			maps.Copy(want, tc.opts)
 			if !maps.Equal(opts, want) {
 				t.Errorf("options %v, want %v", opts, want)
 			}

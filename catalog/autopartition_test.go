@@ -56,8 +56,10 @@ func TestAutoPartitionOptionsOfAPartitionedTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Fluss forces num-precreate to 0 with more than one partition key.
-	if got := info.Options["table.auto-partition.num-precreate"]; got != "0" || info.Options["table.auto-partition.time-unit"] != "hour" {
+	// Fluss forces num-precreate to 0 with more than one partition key; the
+	// defaults are filled in.
+	if got := info.Options["table.auto-partition.num-precreate"]; got != "0" || info.Options["table.auto-partition.time-unit"] != "hour" ||
+		info.Options["table.auto-partition.num-retention"] != "7" {
 		t.Errorf("options %v", info.Options)
 	}
 	for _, tc := range []struct {
@@ -102,7 +104,7 @@ func TestAutoPartitionOptionsOfAPartitionedTable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, ok := reset.Options["table.auto-partition.num-retention"]; ok {
-		t.Errorf("reset left num-retention: %v", reset.Options)
+	if got := reset.Options["table.auto-partition.num-retention"]; got != "7" {
+		t.Errorf("num-retention after reset: %q, want the default 7", got)
 	}
 }

@@ -225,7 +225,7 @@ func ValidateAlter(info *TableInfo, set map[string]string, reset []string, addCo
 			return nil, errs.New(errs.Invalid, "table %s: option %q is both set and reset", table, k)
 		}
 		if autopartition.IsOption(k) {
-			delete(opts, k) // these have no stored default
+			delete(opts, k) // autoPartition fills the default in again
 		} else {
 			opts[k] = optionDefaults[k]
 		}

@@ -67,8 +67,9 @@ type Config struct {
 
 	AutoPartitionCheck time.Duration // how often auto partitions are made and expired
 
-	// Now is the clock of bearer tokens; nil means time.Now. No flag sets
-	// it: tests do, to expire tokens without waiting.
+	// Now is the clock of bearer tokens and of automatic partitions; nil
+	// means time.Now. No flag sets it: tests do, to expire tokens and
+	// partitions without waiting.
 	Now func() time.Time
 }
 
@@ -138,7 +139,7 @@ func Start(ctx context.Context, cfg *Config, log *slog.Logger) (*Server, error) 
 		Meter:             tel.Meter("github.com/fluxgate-io/fluxgate/engine"),
 		Lake:              engine.LakeOptions{Warehouse: cfg.LakeWarehouse, Catalog: lakeCatalog},
 		RetentionInterval: cfg.Retention,
-		AutoPartition:     engine.AutoPartitionOptions{CheckInterval: cfg.AutoPartitionCheck},
+		AutoPartition:     engine.AutoPartitionOptions{CheckInterval: cfg.AutoPartitionCheck, Now: cfg.Now},
 	}.WithLogSegmentBytes(cfg.SegmentBytes).WithWriterExpiration(cfg.WriterExpiry))
 	if err != nil {
 		return nil, err
