@@ -81,6 +81,16 @@ var benchWorkloads = []benchWorkload{
 		prepare: benchFilterPrepare, base: benchTableScan("none", "", nil), measure: benchFilterScan, finish: benchFilterNote,
 	},
 	{
+		name: "partition/1of30", baseline: "full scan of 30 days",
+		notes:   fmt.Sprintf("the events in %d day partitions (ts order), table without compression; filter dt = %s; rows/s counts the table's rows", benchPartDays, benchPartDT(benchPartDay)),
+		prepare: benchPartPrepare, base: benchPartFullScan, measure: benchPartScan, finish: benchPartNote(benchPartScan),
+	},
+	{
+		name: "partition/1of30-named", baseline: "full scan of 30 days",
+		notes:   fmt.Sprintf("partition/1of30's day read by naming it (\"partitions\": [%q]); rows/s counts the table's rows", benchPartDT(benchPartDay)),
+		prepare: benchPartPrepare, base: benchPartFullScan, measure: benchPartNamedScan, finish: benchPartNote(benchPartNamedScan),
+	},
+	{
 		name: "lookup/point", baseline: "raw pebble gets",
 		notes:   fmt.Sprintf("%d-key batches over Flight, %d in flight; baseline: point gets in process", benchdata.LookupBatch, benchdata.LookupWindow),
 		prepare: benchKVPrepare, base: benchPebbleGets, measure: benchPointLookups,

@@ -56,6 +56,9 @@ type Env struct {
 	// known. Scenarios that wait for log retention need it at most
 	// maxRetentionInterval.
 	RetentionInterval time.Duration
+	// MetricsURL is the server's Prometheus endpoint (http://host:port/metrics),
+	// "" when not known. Scenarios that count what the server read need it.
+	MetricsURL string
 }
 
 // NewEnv returns an Env for the server c is connected to, with a fresh table
@@ -137,6 +140,12 @@ func Scenarios() []Scenario {
 		{"lookup-bad-input", lookupBadInput},
 		{"lake-union-read", lakeUnionRead},
 		{"lake-union-read-after-ttl", lakeUnionReadAfterTTL},
+		{"partition-pruning", partitionPruning},
+		{"partition-follow-discovery", partitionFollowDiscovery},
+		{"partition-restart", partitionRestart},
+		{"partition-pk", partitionPK},
+		{"partition-bad-input", partitionBadInput},
+		{"partition-auto-retention", partitionAutoRetention},
 	}
 }
 
@@ -227,6 +236,14 @@ const maxRetentionInterval = time.Second
 func (e *Env) needsRetention() error {
 	if e.RetentionInterval <= 0 || e.RetentionInterval > maxRetentionInterval {
 		return Skip(fmt.Sprintf("needs a server whose --retention-interval is known and at most %s", maxRetentionInterval))
+	}
+	return nil
+}
+
+// needsMetrics is the Skip of scenarios that read the server's metrics.
+func (e *Env) needsMetrics() error {
+	if e.MetricsURL == "" {
+		return Skip("needs the server's metrics endpoint")
 	}
 	return nil
 }

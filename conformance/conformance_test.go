@@ -39,11 +39,13 @@ func TestMain(m *testing.M) {
 func TestScenarios(t *testing.T) {
 	// Small segments and frequent retention, so that lake-union-read-after-ttl
 	// sees tiered segments expire.
+	httpAddr := freeAddr(t)
 	srv := startServer(t, "--max-message-bytes", strconv.Itoa(testMaxMessageBytes),
-		"--segment-bytes", "65536", "--retention-interval", "200ms")
+		"--segment-bytes", "65536", "--retention-interval", "200ms", "--http", httpAddr)
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	env := newEnv(t, srv, mem)
 	env.RetentionInterval = 200 * time.Millisecond
+	env.MetricsURL = "http://" + httpAddr + "/metrics"
 	env.Restart = func(ctx context.Context) error {
 		if err := srv.restart(); err != nil {
 			return err

@@ -16,12 +16,13 @@ import (
 )
 
 func runConformance(ctx context.Context, args []string) error {
-	fs := cli.NewFlagSet("conformance", "conformance [--addr ADDR] [--run REGEXP] [--max-message-bytes N] [--retention-interval D]")
+	fs := cli.NewFlagSet("conformance", "conformance [--addr ADDR] [--run REGEXP] [--max-message-bytes N] [--retention-interval D] [--metrics URL]")
 	var conn connFlags
 	conn.register(fs)
 	filter := fs.String("run", "", "run only the scenarios whose name matches this regular expression")
 	maxMessage := fs.Int("max-message-bytes", client.MaxMessageBytes, "the server's --max-message-bytes (err-message-too-large sends a batch just above it)")
 	retention := fs.Duration("retention-interval", 0, "the server's --retention-interval, if at most 1s: scenarios that wait for log retention run only then")
+	metrics := fs.String("metrics", "", "the server's Prometheus endpoint, e.g. http://127.0.0.1:8816/metrics: scenarios that count bytes read run only with it")
 	list := fs.Bool("list", false, "list the scenarios and exit")
 	rest, err := cli.ParseArgs(fs, args)
 	if err != nil {
@@ -47,6 +48,7 @@ func runConformance(ctx context.Context, args []string) error {
 	env := conformance.NewEnv(c, conn.addr)
 	env.MaxMessageBytes = *maxMessage
 	env.RetentionInterval = *retention
+	env.MetricsURL = *metrics
 	_, failed, _ := conformance.Run(ctx, env, *filter, os.Stdout)
 	if failed > 0 {
 		return fmt.Errorf("%d scenarios failed", failed)
