@@ -21,6 +21,7 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/bucketing"
 	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/engine/internal/dirlock"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/internal/vfs"
 	"github.com/fluxgate-io/fluxgate/kv"
@@ -132,7 +133,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create data directory: %w", err)
 	}
-	lock, err := lockDataDir(dir)
+	lock, err := dirlock.Lock(dir)
 	if err != nil {
 		return nil, err
 	}
