@@ -10,6 +10,7 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/bucketing"
 	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/engine/internal/viewplan"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/framestats"
 	"github.com/fluxgate-io/fluxgate/kv"
@@ -46,7 +47,7 @@ func openPKWrite(sch *tableSchema, req protocol.WriteRequest) (*pkWrite, error) 
 	for _, name := range req.Columns {
 		c := info.ColumnIndex(name)
 		if c < 0 {
-			return nil, errs.New(errs.Invalid, "write to %s: target column %q does not exist (columns: %s)", path, name, columnNames(info.ArrowSchema()))
+			return nil, errs.New(errs.Invalid, "write to %s: target column %q does not exist (columns: %s)", path, name, viewplan.ColumnNames(info.ArrowSchema()))
 		}
 		if slices.Contains(target, c) {
 			return nil, errs.New(errs.Invalid, "write to %s: target column %q is listed twice", path, name)
@@ -82,7 +83,7 @@ func (p *pkWrite) bind(info *catalog.TableInfo, in *arrow.Schema) error {
 		}
 		c := info.ColumnIndex(f.Name)
 		if c < 0 {
-			return errs.New(errs.Invalid, "write to %s: the batch has column %q, which the table does not have (columns: %s)", path, f.Name, columnNames(table))
+			return errs.New(errs.Invalid, "write to %s: the batch has column %q, which the table does not have (columns: %s)", path, f.Name, viewplan.ColumnNames(table))
 		}
 		if written[c] {
 			return errs.New(errs.Invalid, "write to %s: column %q appears twice in the batch", path, f.Name)

@@ -37,24 +37,24 @@ func (rs *ReadStream) runSnapshot(ctx context.Context, bucket int, send func(arr
 	mem := rs.e.opts.Allocator
 	// Table columns decode straight into columns; the rest are skipped.
 	want := make([]bool, len(rs.sch.types))
-	for _, v := range p.need {
-		if v >= p.system {
-			want[v-p.system] = true
+	for _, v := range p.Need {
+		if v >= p.System {
+			want[v-p.System] = true
 		}
 	}
 	cols := row.NewColumnDecoder(rs.sch.types, want, mem)
 	defer cols.Release()
-	schema := p.needSchema()
+	schema := p.NeedSchema()
 	bytes, sent := 0, false
 	flush := func() error {
 		n := cols.Rows()
 		decoded := cols.Columns()
-		arrs := make([]arrow.Array, len(p.need))
-		for i, v := range p.need {
-			if v >= p.system {
-				arrs[i] = decoded[v-p.system]
+		arrs := make([]arrow.Array, len(p.Need))
+		for i, v := range p.Need {
+			if v >= p.System {
+				arrs[i] = decoded[v-p.System]
 			} else {
-				arrs[i] = snapshotSystemColumn(mem, p.view.Field(v), n, at, taken)
+				arrs[i] = snapshotSystemColumn(mem, p.View.Field(v), n, at, taken)
 			}
 		}
 		need := array.NewRecordBatch(schema, arrs, int64(n))
@@ -63,7 +63,7 @@ func (rs *ReadStream) runSnapshot(ctx context.Context, bucket int, send func(arr
 		}
 		defer need.Release()
 		bytes = 0
-		if p.filter != nil {
+		if p.Filter != nil {
 			_, filtered, err := rs.filterRows(ctx, need)
 			if err != nil {
 				return err

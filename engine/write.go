@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -11,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/engine/internal/viewplan"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/framestats"
 	"github.com/fluxgate-io/fluxgate/internal/ipcmsg"
@@ -394,7 +394,7 @@ func conform(info *catalog.TableInfo, rec arrow.RecordBatch) (arrow.RecordBatch,
 		}
 		seen[f.Name] = i
 		if schema.FieldIndices(f.Name) == nil {
-			return nil, errs.New(errs.Invalid, "write to %s: the batch has column %q, which the table does not have (columns: %s)", path, f.Name, columnNames(schema))
+			return nil, errs.New(errs.Invalid, "write to %s: the batch has column %q, which the table does not have (columns: %s)", path, f.Name, viewplan.ColumnNames(schema))
 		}
 	}
 	cols := make([]arrow.Array, schema.NumFields())
@@ -413,12 +413,4 @@ func conform(info *catalog.TableInfo, rec arrow.RecordBatch) (arrow.RecordBatch,
 		cols[i] = col
 	}
 	return array.NewRecordBatch(schema, cols, rec.NumRows()), nil
-}
-
-func columnNames(s *arrow.Schema) string {
-	names := make([]string, s.NumFields())
-	for i, f := range s.Fields() {
-		names[i] = f.Name
-	}
-	return strings.Join(names, ", ")
 }
