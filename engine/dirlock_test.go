@@ -8,7 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/fluxgate-io/fluxgate/engine/internal/dirlock"
+	"github.com/fluxgate-io/fluxgate/engine/internal/datadir"
 )
 
 // TestDataDirInUse checks that a data directory open in another process, or
@@ -20,7 +20,7 @@ func TestDataDirInUse(t *testing.T) {
 		return
 	}
 	dir := t.TempDir()
-	want := "data directory " + dir + " is in use by another fluxgate process (lock file " + filepath.Join(dir, dirlock.FileName) + ")"
+	want := "data directory " + dir + " is in use by another fluxgate process (lock file " + filepath.Join(dir, datadir.FileName) + ")"
 
 	// Another process holds it until its stdin closes.
 	cmd := exec.Command(os.Args[0], "-test.run=^TestDataDirInUse$")

@@ -1,6 +1,4 @@
-// Package dirlock keeps a data directory to one process: the lock an Engine
-// takes before it opens anything in the directory.
-package dirlock
+package datadir
 
 import (
 	"fmt"
