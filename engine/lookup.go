@@ -233,7 +233,7 @@ func (e *Engine) insertKeys(t *table, keys []lookup.Missing) error {
 	}
 	check := e.kv.NewTxn()
 	defer check.Abort()
-	check.ReadThrough(st.flight.through(buckets)) // keys being inserted count as there
+	check.ReadThrough(st.flight.Through(buckets)) // keys being inserted count as there
 	byBucket := map[int][]op{}
 	var pk []byte
 	for _, k := range keys {

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/engine/internal/inflight"
 	"github.com/fluxgate-io/fluxgate/engine/internal/viewplan"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/framestats"
@@ -133,7 +134,7 @@ func (w *WriteStream) Write(ctx context.Context, rec arrow.RecordBatch) (WriteRe
 type PendingWrite struct {
 	res   WriteResult
 	log   *logstore.Pending        // of a log table
-	pk    *pkTxn                   // of a primary-key table
+	pk    *inflight.Txn            // of a primary-key table
 	parts map[string]*PendingWrite // of a partitioned table, by partition name
 }
 
@@ -145,7 +146,7 @@ func (p *PendingWrite) Wait() (WriteResult, error) {
 		p.res.Buckets = out.Ends
 		return p.res, err
 	case p.pk != nil:
-		ends, err := p.pk.wait()
+		ends, err := p.pk.Wait()
 		p.res.Buckets = ends
 		return p.res, err
 	case p.parts != nil:
