@@ -20,7 +20,7 @@ func TestDataDirInUse(t *testing.T) {
 		return
 	}
 	dir := t.TempDir()
-	want := "data directory " + dir + " is in use by another fluxgate process (lock file " + filepath.Join(dir, datadir.FileName) + ")"
+	want := "data directory " + dir + " is in use by another fluxgate process (lock file " + filepath.Join(dir, datadir.LockFile) + ")"
 
 	// Another process holds it until its stdin closes.
 	cmd := exec.Command(os.Args[0], "-test.run=^TestDataDirInUse$")

@@ -9,8 +9,8 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
-// FileName is the data directory's lock file, held while an Engine is open.
-const FileName = "fluxgate.lock"
+// LockFile is the data directory's lock file, held while an Engine is open.
+const LockFile = "fluxgate.lock"
 
 // Lock locks dir for one Engine, before anything in it is opened, so
 // that a second server on the same directory stops with a sentence that says
@@ -18,7 +18,7 @@ const FileName = "fluxgate.lock"
 // store. The lock is the one pebble takes on its own directories: a file lock
 // that ends with the process.
 func Lock(dir string) (io.Closer, error) {
-	name := filepath.Join(dir, FileName)
+	name := filepath.Join(dir, LockFile)
 	// Open it first, so that a permission problem is reported as one.
 	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
