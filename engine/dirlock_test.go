@@ -7,6 +7,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"testing"
+
+	"github.com/fluxgate-io/fluxgate/engine/internal/datadir"
 )
 
 // TestDataDirInUse checks that a data directory open in another process, or
@@ -18,7 +20,7 @@ func TestDataDirInUse(t *testing.T) {
 		return
 	}
 	dir := t.TempDir()
-	want := "data directory " + dir + " is in use by another fluxgate process (lock file " + filepath.Join(dir, lockFileName) + ")"
+	want := "data directory " + dir + " is in use by another fluxgate process (lock file " + filepath.Join(dir, datadir.LockFile) + ")"
 
 	// Another process holds it until its stdin closes.
 	cmd := exec.Command(os.Args[0], "-test.run=^TestDataDirInUse$")

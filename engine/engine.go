@@ -21,6 +21,7 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/bucketing"
 	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/engine/internal/datadir"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/internal/vfs"
 	"github.com/fluxgate-io/fluxgate/kv"
@@ -132,7 +133,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create data directory: %w", err)
 	}
-	lock, err := lockDataDir(dir)
+	lock, err := datadir.Lock(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -142,7 +143,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 			lock.Close()
 		}
 	}()
-	data, err := scanTableData(dir)
+	data, err := datadir.Scan(dir)
 	if err != nil {
 		return nil, fmt.Errorf("list table data: %w", err)
 	}
@@ -258,7 +259,7 @@ func (e *Engine) Close() error {
 }
 
 func (e *Engine) tableDir(id int64) string {
-	return filepath.Join(e.dir, "tables", fmt.Sprint(id))
+	return datadir.TableDir(e.dir, id)
 }
 
 func (e *Engine) openTable(info *catalog.TableInfo) (*table, error) {

@@ -16,7 +16,7 @@ func (e *Engine) writablePK(t *table) error {
 			return err
 		}
 	}
-	if t.pk.flight.failed() != nil {
+	if t.pk.flight.Failed() != nil {
 		return e.recoverPK(t)
 	}
 	return nil
@@ -50,7 +50,7 @@ func (e *Engine) recoverKV() error {
 	return e.kv.Reopen(func(store *kv.Store) {
 		for _, t := range tables {
 			if err := e.replay(store, t); err != nil {
-				t.pk.flight.fail(err)
+				t.pk.flight.Fail(err)
 				e.opts.Logger.Error("replay the changelog into the reopened primary-key state", "table", t.current().info.Path().String(), "err", err.Error())
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/engine/internal/viewplan"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/lake"
 	"github.com/fluxgate-io/fluxgate/partition"
@@ -127,7 +128,7 @@ func (rs *ReadStream) lakePartition(ctx context.Context, lt *lake.Table) (lake.P
 // and fluxgate no longer has (dropped since), that the filter may match:
 // read from the lake alone, with the negative ids Fluss gives them (-1, -2,
 // ... in name order), partitions and ranges then in name order.
-func (e *Engine) planLakeOnly(ctx context.Context, info *catalog.TableInfo, vp *viewPlan, lk *partitionedLake, buckets []int, ranges []protocol.TicketRange, plan *ScanPlan) ([]protocol.TicketRange, error) {
+func (e *Engine) planLakeOnly(ctx context.Context, info *catalog.TableInfo, vp *viewplan.Plan, lk *partitionedLake, buckets []int, ranges []protocol.TicketRange, plan *ScanPlan) ([]protocol.TicketRange, error) {
 	lt, err := e.openLake(ctx, e.lakeParts.tier(info.TableID), info)
 	if err != nil {
 		return nil, err
@@ -146,7 +147,7 @@ func (e *Engine) planLakeOnly(ctx context.Context, info *catalog.TableInfo, vp *
 		if err != nil {
 			return nil, err
 		}
-		if !partitionMayMatch(info, vp, values) {
+		if !vp.MayMatchPartition(info, values) {
 			continue
 		}
 		spec := protocol.PartitionSpec{}

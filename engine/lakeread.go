@@ -28,7 +28,7 @@ func (rs *ReadStream) runLake(ctx context.Context, bucket int, send func(arrow.R
 		return err
 	}
 	// The scan returns the need columns, then __offset if need lacks it.
-	names := rs.plan.needNames()
+	names := rs.plan.NeedNames()
 	offsetAt := slices.Index(names, lake.ColOffset)
 	if offsetAt < 0 {
 		names = append(names, lake.ColOffset)
@@ -38,7 +38,7 @@ func (rs *ReadStream) runLake(ctx context.Context, bucket int, send func(arrow.R
 	if err != nil || !ok {
 		return err // !ok: the lake has nothing of the partition
 	}
-	recs, err := lt.Scan(ctx, rs.e.opts.Allocator, *rs.tk.LakeSnapshotID, part, bucket, names, rs.plan.filter)
+	recs, err := lt.Scan(ctx, rs.e.opts.Allocator, *rs.tk.LakeSnapshotID, part, bucket, names, rs.plan.Filter)
 	if err != nil {
 		return err
 	}
@@ -99,7 +99,7 @@ func (rs *ReadStream) sendLake(ctx context.Context, rec arrow.RecordBatch, bucke
 	end := offs.Value(int(rec.NumRows())-1) + 1
 	sub := rec
 	offset := func(k int64) int64 { return offs.Value(int(k)) }
-	if rs.plan.filter != nil {
+	if rs.plan.Filter != nil {
 		kept, filtered, err := rs.filterRows(ctx, rec)
 		if err != nil {
 			return err

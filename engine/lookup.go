@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/engine/internal/viewplan"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/kv"
 	"github.com/fluxgate-io/fluxgate/logstore"
@@ -62,7 +63,7 @@ func checkLookup(info *catalog.TableInfo, path protocol.TablePath, req protocol.
 	for _, name := range req.Columns {
 		c := info.ColumnIndex(name)
 		if c < 0 {
-			return nil, errs.New(errs.NotFound, "lookup of %s: column %q does not exist (columns: %s)", path, name, columnNames(info.ArrowSchema()))
+			return nil, errs.New(errs.NotFound, "lookup of %s: column %q does not exist (columns: %s)", path, name, viewplan.ColumnNames(info.ArrowSchema()))
 		}
 		if slices.Contains(cols, c) {
 			return nil, errs.New(errs.Invalid, "lookup of %s: column %q is asked for twice", path, name)
@@ -144,7 +145,7 @@ func (e *Engine) InlineKeys(req protocol.LookupRequest) (arrow.RecordBatch, erro
 	for k, key := range req.Keys {
 		for name := range key {
 			if !slices.ContainsFunc(fields, func(f arrow.Field) bool { return f.Name == name }) {
-				return nil, errs.New(errs.Invalid, "lookup of %s: key %d has column %q, which is not one of the key columns %s", path, k, name, columnNames(arrow.NewSchema(fields, nil)))
+				return nil, errs.New(errs.Invalid, "lookup of %s: key %d has column %q, which is not one of the key columns %s", path, k, name, viewplan.ColumnNames(arrow.NewSchema(fields, nil)))
 			}
 		}
 		for i, f := range fields {
@@ -232,7 +233,7 @@ func (e *Engine) insertKeys(t *table, keys []lookup.Missing) error {
 	}
 	check := e.kv.NewTxn()
 	defer check.Abort()
-	check.ReadThrough(st.flight.through(buckets)) // keys being inserted count as there
+	check.ReadThrough(st.flight.Through(buckets)) // keys being inserted count as there
 	byBucket := map[int][]op{}
 	var pk []byte
 	for _, k := range keys {

@@ -37,11 +37,11 @@ func (e *Engine) planPartitioned(ctx context.Context, info *catalog.TableInfo, p
 	if err != nil {
 		return nil, err
 	}
-	plan := &ScanPlan{Schema: vp.schema, TableID: info.TableID, SchemaID: info.SchemaID, Buckets: info.BucketCount(),
+	plan := &ScanPlan{Schema: vp.Schema, TableID: info.TableID, SchemaID: info.SchemaID, Buckets: info.BucketCount(),
 		Partitions: []protocol.PartitionInfo{}}
 	base := protocol.Ticket{V: 1, TableID: info.TableID, Table: path.FullName(), View: view, Columns: req.Columns, Filter: req.Filter, Compression: req.Compression}
 	var ranges []protocol.TicketRange
-	for _, p := range prunePartitions(info, vp, parts) {
+	for _, p := range vp.Prune(info, parts) {
 		t, err := e.openPartition(p.PartitionID)
 		if err != nil {
 			return nil, err

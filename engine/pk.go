@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/engine/internal/inflight"
 	"github.com/fluxgate-io/fluxgate/kv"
 	"github.com/fluxgate-io/fluxgate/row"
 )
@@ -16,8 +17,8 @@ import (
 // bucket, the types of its key, and its auto-increment ids. (The merger and
 // the column types go with the schema: tableSchema.)
 type pkState struct {
-	locks   []sync.Mutex // one per bucket: a bucket's writes read and change its state in turn
-	flight  inflight     // writes appended and not yet committed
+	locks   []sync.Mutex   // one per bucket: a bucket's writes read and change its state in turn
+	flight  inflight.Queue // writes appended and not yet committed
 	pkIdx   []int
 	pkTypes []arrow.DataType
 	ids     *kv.IDs // nil without an auto-increment column
@@ -64,7 +65,7 @@ func (st *pkState) unlock(buckets []int) {
 func (st *pkState) quiesce() (unlock func()) {
 	all := indexes(len(st.locks))
 	st.lock(all)
-	st.flight.drain(all)
+	st.flight.Drain(all)
 	return func() { st.unlock(all) }
 }
 

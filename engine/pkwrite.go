@@ -10,6 +10,8 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/bucketing"
 	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/engine/internal/inflight"
+	"github.com/fluxgate-io/fluxgate/engine/internal/viewplan"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/framestats"
 	"github.com/fluxgate-io/fluxgate/kv"
@@ -46,7 +48,7 @@ func openPKWrite(sch *tableSchema, req protocol.WriteRequest) (*pkWrite, error) 
 	for _, name := range req.Columns {
 		c := info.ColumnIndex(name)
 		if c < 0 {
-			return nil, errs.New(errs.Invalid, "write to %s: target column %q does not exist (columns: %s)", path, name, columnNames(info.ArrowSchema()))
+			return nil, errs.New(errs.Invalid, "write to %s: target column %q does not exist (columns: %s)", path, name, viewplan.ColumnNames(info.ArrowSchema()))
 		}
 		if slices.Contains(target, c) {
 			return nil, errs.New(errs.Invalid, "write to %s: target column %q is listed twice", path, name)
@@ -82,7 +84,7 @@ func (p *pkWrite) bind(info *catalog.TableInfo, in *arrow.Schema) error {
 		}
 		c := info.ColumnIndex(f.Name)
 		if c < 0 {
-			return errs.New(errs.Invalid, "write to %s: the batch has column %q, which the table does not have (columns: %s)", path, f.Name, columnNames(table))
+			return errs.New(errs.Invalid, "write to %s: the batch has column %q, which the table does not have (columns: %s)", path, f.Name, viewplan.ColumnNames(table))
 		}
 		if written[c] {
 			return errs.New(errs.Invalid, "write to %s: column %q appears twice in the batch", path, f.Name)
@@ -234,8 +236,8 @@ func checkNulls(info *catalog.TableInfo, rec arrow.RecordBatch, cols []int) erro
 
 // stagePK runs ops (per touched bucket, ascending) through the merge engine
 // under the buckets' locks and appends the changelog; the state is committed
-// once the changelog is durable (pkTxn.wait).
-func (e *Engine) stagePK(t *table, sch *tableSchema, wr *merge.Write, buckets []int, ops [][]op, writer logstore.Writer) (*pkTxn, error) {
+// once the changelog is durable (inflight.Txn.Wait).
+func (e *Engine) stagePK(t *table, sch *tableSchema, wr *merge.Write, buckets []int, ops [][]op, writer logstore.Writer) (*inflight.Txn, error) {
 	if err := e.writablePK(t); err != nil {
 		return nil, err
 	}
@@ -251,21 +253,21 @@ func (e *Engine) applyPKLocked(t *table, sch *tableSchema, wr *merge.Write, buck
 	if err != nil {
 		return nil, err
 	}
-	return p.wait()
+	return p.Wait()
 }
 
 // stagePKLocked merges the ops and appends their changelog, and queues the
-// state change to be committed once the changelog is durable (pkinflight.go).
+// state change to be committed once the changelog is durable (inflight).
 // The caller holds the buckets' locks. wr and ops are of sch; a write whose
 // schema is no longer the table's (columns were added since it was opened)
 // is FAILED_PRECONDITION, since its rows would be stored narrower than the
 // table.
-func (e *Engine) stagePKLocked(t *table, sch *tableSchema, wr *merge.Write, buckets []int, ops [][]op, writer logstore.Writer) (*pkTxn, error) {
+func (e *Engine) stagePKLocked(t *table, sch *tableSchema, wr *merge.Write, buckets []int, ops [][]op, writer logstore.Writer) (*inflight.Txn, error) {
 	if now := t.current().info; now.SchemaID != sch.info.SchemaID {
 		return nil, errs.New(errs.Precondition, "write to %s: the table's columns changed (schema %d, now %d) while the write was open; open it again", now.Path(), sch.info.SchemaID, now.SchemaID)
 	}
 	st := t.pk
-	if err := st.flight.failed(); err != nil {
+	if err := st.flight.Failed(); err != nil {
 		return nil, err
 	}
 	if writer.ID != "" {
@@ -275,11 +277,11 @@ func (e *Engine) stagePKLocked(t *table, sch *tableSchema, wr *merge.Write, buck
 			if err != nil {
 				return nil, err
 			}
-			return finished(prev.Ends, nil), nil
+			return inflight.Finished(prev.Ends, nil), nil
 		}
 	}
 	txn := e.kv.NewTxn()
-	txn.ReadThrough(st.flight.through(buckets))
+	txn.ReadThrough(st.flight.Through(buckets))
 	committed := false // or handed to the committer
 	defer func() {
 		if !committed {
@@ -288,10 +290,10 @@ func (e *Engine) stagePKLocked(t *table, sch *tableSchema, wr *merge.Write, buck
 	}()
 	info := sch.info
 	mem := e.opts.Allocator
-	p := &pkTxn{txn: txn, t: t, sch: sch, mem: mem, writer: writer, buckets: buckets, done: make(chan struct{}), appended: make(chan struct{})}
+	changelog := &pkChangelog{t: t, sch: sch, mem: mem, writer: writer, buckets: buckets}
 	defer func() {
 		if !committed {
-			p.releaseChanges()
+			changelog.Release()
 		}
 	}()
 	var key []byte
@@ -358,7 +360,7 @@ func (e *Engine) stagePKLocked(t *table, sch *tableSchema, wr *merge.Write, buck
 			}
 			cl.add(changes)
 		}
-		p.changes = append(p.changes, cl.finish())
+		changelog.parts = append(changelog.parts, cl.finish())
 		if st.counted {
 			txn.CountRows(info.TableID, b, rows)
 		}
@@ -366,18 +368,19 @@ func (e *Engine) stagePKLocked(t *table, sch *tableSchema, wr *merge.Write, buck
 	// Done reading: holding on to the earlier txns would keep every txn
 	// since the table opened reachable, each through the one after it.
 	txn.ReadThrough(nil)
+	p := inflight.New(txn, info.TableID, info.Path().String(), buckets, changelog)
 	if writer.ID != "" {
 		// An idempotent writer's batch is appended before the buckets are
 		// unlocked, so that its retry finds it in the log (Previous) and
 		// its sequence is checked before anything builds on it; after the
 		// changelogs of the writes merged before it.
-		st.flight.waitAppended(buckets)
-		if err := p.appendChangelog(); err != nil {
+		st.flight.WaitAppended(buckets)
+		if err := p.Append(); err != nil {
 			return nil, err
 		}
 	}
 	committed = true
-	st.flight.add(p)
+	st.flight.Add(p)
 	return p, nil
 }
 
@@ -432,4 +435,49 @@ func (c changelogPart) encode(enc *logstore.Encoder, schemaID int32, w logstore.
 		meta.WriterSeq = w.Seq
 	}
 	return enc.Encode(c.rec, meta)
+}
+
+// pkChangelog is a write's changelog on its way to the log: inflight appends
+// it in write order.
+type pkChangelog struct {
+	t       *table
+	sch     *tableSchema
+	mem     memory.Allocator
+	writer  logstore.Writer
+	buckets []int
+	parts   []changelogPart // per bucket, until appended
+}
+
+// Append encodes the changelog, one frame per bucket, and appends them as
+// one atomic unit.
+func (c *pkChangelog) Append() (*logstore.Pending, error) {
+	t, info := c.t, c.sch.info
+	enc, err := c.sch.getEncoder(t.codec, c.mem)
+	if err != nil {
+		return nil, err
+	}
+	defer c.sch.putEncoder(enc)
+	parts := make([]logstore.Part, 0, len(c.parts))
+	for i, p := range c.parts {
+		b, err := p.encode(enc, info.SchemaID, c.writer)
+		if err != nil {
+			releaseBatches(parts)
+			return nil, err
+		}
+		parts = append(parts, logstore.Part{Bucket: c.buckets[i], Batch: b})
+	}
+	c.Release()
+	pending, err := t.log.AppendAsync(parts, c.writer)
+	if err != nil && t.dropped.Load() {
+		err = errs.New(errs.NotFound, "table %s was dropped", info.Path())
+	}
+	return pending, err
+}
+
+// Release lets go of the changelog's records.
+func (c *pkChangelog) Release() {
+	for _, p := range c.parts {
+		p.rec.Release()
+	}
+	c.parts = nil
 }

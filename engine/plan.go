@@ -6,6 +6,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/engine/internal/viewplan"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
@@ -46,7 +47,7 @@ func (e *Engine) PlanScan(ctx context.Context, req protocol.ScanRequest) (*ScanP
 	if err != nil {
 		return nil, err
 	}
-	plan := &ScanPlan{Schema: vp.schema, TableID: info.TableID, SchemaID: info.SchemaID, Buckets: info.BucketCount()}
+	plan := &ScanPlan{Schema: vp.Schema, TableID: info.TableID, SchemaID: info.SchemaID, Buckets: info.BucketCount()}
 	base := protocol.Ticket{V: 1, TableID: info.TableID, Table: path.FullName(), View: pl.view, Columns: req.Columns, Filter: req.Filter, Compression: req.Compression, Snapshot: pl.snapshotFirst}
 	plan.LakeSnapshotID, base.LakeSnapshotID = pl.lakeSnapshotID, pl.lakeSnapshotID
 	// A lake snapshot's row count is not kept, nor a state's; changelog
@@ -101,7 +102,7 @@ func (plan *ScanPlan) addTickets(base protocol.Ticket, ranges []protocol.TicketR
 
 // planCommon checks what every scan shares, whatever its table: its view,
 // compression, columns, filter and limit; it fills in the default startup.
-func planCommon(info *catalog.TableInfo, path protocol.TablePath, req protocol.ScanRequest) (string, *viewPlan, protocol.Position, error) {
+func planCommon(info *catalog.TableInfo, path protocol.TablePath, req protocol.ScanRequest) (string, *viewplan.Plan, protocol.Position, error) {
 	startup := req.Startup
 	view, err := readView(info, path)
 	if err != nil {
@@ -110,7 +111,7 @@ func planCommon(info *catalog.TableInfo, path protocol.TablePath, req protocol.S
 	if err := checkCompression(req.Compression); err != nil {
 		return "", nil, startup, err
 	}
-	vp, err := planView(info, view, req.Columns, req.Filter)
+	vp, err := viewplan.Resolve(info, view, req.Columns, req.Filter)
 	if err != nil {
 		return "", nil, startup, err
 	}
@@ -137,11 +138,11 @@ func (e *Engine) ScanSchema(req protocol.ScanRequest) (*arrow.Schema, error) {
 	if err != nil {
 		return nil, err
 	}
-	vp, err := planView(info, view, req.Columns, req.Filter)
+	vp, err := viewplan.Resolve(info, view, req.Columns, req.Filter)
 	if err != nil {
 		return nil, err
 	}
-	return vp.schema, nil
+	return vp.Schema, nil
 }
 
 // readView maps a table path to the view a scan of it reads.

@@ -5,11 +5,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/engine/internal/datadir"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/logstore"
 )
@@ -22,74 +22,14 @@ import (
 
 // QuarantineDir is where data that no table owns is moved, under the data
 // directory.
-const QuarantineDir = "quarantine"
-
-// tableData lists the table ids that have data on disk: a directory in
-// tables/, or one in quarantine/ (its name ends in -<id>).
-type tableData struct {
-	tables      []int64
-	quarantined map[int64]string // id → path
-}
-
-func scanTableData(dir string) (*tableData, error) {
-	d := &tableData{quarantined: map[int64]string{}}
-	ents, err := readDirIfAny(filepath.Join(dir, "tables"))
-	if err != nil {
-		return nil, err
-	}
-	for _, ent := range ents {
-		if id, err := strconv.ParseInt(ent.Name(), 10, 64); err == nil && ent.IsDir() {
-			d.tables = append(d.tables, id)
-		}
-	}
-	qdir := filepath.Join(dir, QuarantineDir)
-	if ents, err = readDirIfAny(qdir); err != nil {
-		return nil, err
-	}
-	for _, ent := range ents {
-		if id, ok := quarantinedID(ent.Name()); ok {
-			d.quarantined[id] = filepath.Join(qdir, ent.Name())
-		}
-	}
-	return d, nil
-}
-
-// maxID returns the largest id with data on disk, 0 if none.
-func (d *tableData) maxID() int64 {
-	var m int64
-	for _, id := range d.tables {
-		m = max(m, id)
-	}
-	for id := range d.quarantined {
-		m = max(m, id)
-	}
-	return m
-}
-
-// quarantinedID parses the table id at the end of a quarantine entry's name.
-func quarantinedID(name string) (int64, bool) {
-	i := strings.LastIndexByte(name, '-')
-	if i < 0 {
-		return 0, false
-	}
-	id, err := strconv.ParseInt(name[i+1:], 10, 64)
-	return id, err == nil && id > 0
-}
-
-func readDirIfAny(dir string) ([]os.DirEntry, error) {
-	ents, err := os.ReadDir(dir)
-	if errors.Is(err, os.ErrNotExist) {
-		return nil, nil
-	}
-	return ents, err
-}
+const QuarantineDir = datadir.QuarantineDir
 
 // checkCatalog is run on open, before the catalog is opened for writing
 // (which would replay its log into new files): data of a table id that the
 // catalog never handed out means the catalog lost what it had committed, its
 // log damaged or the catalog restored from an older copy. Open then refuses,
 // naming the log, rather than serve without those tables.
-func checkCatalog(dir string, d *tableData, opts Options) error {
+func checkCatalog(dir string, d *datadir.TableData, opts Options) error {
 	catDir := filepath.Join(dir, "catalog")
 	wals, err := filepath.Glob(filepath.Join(catDir, "*.log"))
 	if err != nil {
@@ -106,23 +46,23 @@ func checkCatalog(dir string, d *tableData, opts Options) error {
 	if err := cat.Close(); err != nil {
 		return err
 	}
-	if d.maxID() < next {
+	if d.MaxID() < next {
 		return nil
 	}
 	return fmt.Errorf("the catalog in %s is behind the table data: it hands out table ids from %d, yet data of table id %d is on disk (in %s or %s). Its log (%s) was damaged, or it was restored from an older copy. Restore a copy that names every table; or, to start with no tables and every table's data moved to quarantine, move %s away",
-		catDir, next, d.maxID(), filepath.Join(dir, "tables"), filepath.Join(dir, QuarantineDir), strings.Join(wals, ", "), catDir)
+		catDir, next, d.MaxID(), datadir.TablesDir(dir), filepath.Join(dir, QuarantineDir), strings.Join(wals, ", "), catDir)
 }
 
 // checkTableData is run on open, before the tables are. A new catalog
 // (catalog/ was deleted) takes its next id past every id with data on disk or
 // primary-key state, whose data quarantineOrphans then moves aside. It
 // returns the tables that cannot open because their data is in quarantine.
-func (e *Engine) checkTableData(infos []*catalog.TableInfo, d *tableData) (map[int64]error, error) {
+func (e *Engine) checkTableData(infos []*catalog.TableInfo, d *datadir.TableData) (map[int64]error, error) {
 	stateID, err := e.kv.MaxTableID()
 	if err != nil {
 		return nil, fmt.Errorf("list primary-key state: %w", err)
 	}
-	if next := max(d.maxID(), stateID) + 1; next > e.cat.NextID() {
+	if next := max(d.MaxID(), stateID) + 1; next > e.cat.NextID() {
 		e.opts.Logger.Error("the catalog's next table id is behind the table data or primary-key state on disk (was catalog/ deleted?): tables it does not name have their data moved to quarantine, and their ids are not handed out again",
 			"catalog", filepath.Join(e.dir, "catalog"), "next_id", next, "data", e.dir)
 		if err := e.cat.ReserveIDs(next); err != nil {
@@ -134,7 +74,7 @@ func (e *Engine) checkTableData(infos []*catalog.TableInfo, d *tableData) (map[i
 		if _, err := os.Stat(e.tableDir(info.TableID)); !errors.Is(err, os.ErrNotExist) {
 			continue
 		}
-		q, ok := d.quarantined[info.TableID]
+		q, ok := d.Quarantined[info.TableID]
 		if !ok {
 			// Created just before a crash, or its data was removed by hand.
 			e.opts.Logger.Warn("table has no data directory: it starts empty", "table", info.Path().String(), "path", e.tableDir(info.TableID))
@@ -162,8 +102,8 @@ func (e *Engine) corruptTable(info *catalog.TableInfo, err error) error {
 // quarantineOrphans moves the table directories that the catalog does not
 // name (a drop that crashed before removing its data, or a lost catalog)
 // into the quarantine directory.
-func (e *Engine) quarantineOrphans(d *tableData) {
-	for _, id := range d.tables {
+func (e *Engine) quarantineOrphans(d *datadir.TableData) {
+	for _, id := range d.Tables {
 		if _, err := e.cat.TableByID(id); err == nil {
 			continue
 		}
@@ -171,8 +111,8 @@ func (e *Engine) quarantineOrphans(d *tableData) {
 			continue
 		}
 		from := e.tableDir(id)
-		to := filepath.Join(e.dir, QuarantineDir, fmt.Sprintf("%s-%d", time.Now().UTC().Format("20060102T150405Z"), id))
-		if err := moveDir(from, to); err != nil {
+		to := datadir.QuarantinePath(e.dir, id, time.Now())
+		if err := datadir.Move(from, to); err != nil {
 			e.opts.Logger.Error("table data that the catalog does not name could not be moved to quarantine; it stays where it is",
 				"table_id", id, "path", from, "err", err)
 			continue
@@ -180,24 +120,4 @@ func (e *Engine) quarantineOrphans(d *tableData) {
 		e.opts.Logger.Error("moved table data that the catalog does not name to quarantine (a drop that did not finish, or a lost or damaged catalog); delete it once you know it is not needed",
 			"table_id", id, "from", from, "to", to)
 	}
-}
-
-// moveDir renames from to to, creating to's parent, and syncs both parents.
-func moveDir(from, to string) error {
-	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
-		return err
-	}
-	if err := os.Rename(from, to); err != nil {
-		return err
-	}
-	return errors.Join(syncDir(filepath.Dir(from)), syncDir(filepath.Dir(to)))
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return err
-	}
-	defer d.Close()
-	return d.Sync()
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/engine/internal/datadir"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
@@ -74,7 +75,7 @@ func TestTableWithQuarantinedDataIsUnavailable(t *testing.T) {
 		t.Fatal(err)
 	}
 	q := filepath.Join(dir, QuarantineDir, "20260101T000000Z-"+filepath.Base(e.tableDir(info.TableID)))
-	if err := moveDir(e.tableDir(info.TableID), q); err != nil {
+	if err := datadir.Move(e.tableDir(info.TableID), q); err != nil {
 		t.Fatal(err)
 	}
 

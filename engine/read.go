@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/util"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/engine/internal/viewplan"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/framestats"
 	"github.com/fluxgate-io/fluxgate/logstore"
@@ -47,8 +48,8 @@ type ReadStream struct {
 	sch    *tableSchema // the table's when the stream opened: it reads in that schema
 	info   *catalog.TableInfo
 	tk     protocol.Ticket
-	plan   *viewPlan
-	outPos []int // position in plan.need of each result column
+	plan   *viewplan.Plan
+	outPos []int // position in plan.Need of each result column
 	left   int64 // rows the limit still allows; -1 without a limit
 
 	// encoded, when set, sends frames as the store holds them; msgCols
@@ -138,11 +139,11 @@ func (e *Engine) OpenRead(tk protocol.Ticket) (*ReadStream, error) {
 			return nil, errs.New(errs.Invalid, "ticket: bucket %d does not exist in %s", r.Bucket, info.Path())
 		}
 	}
-	plan, err := planView(info, tk.View, tk.Columns, tk.Filter)
+	plan, err := viewplan.Resolve(info, tk.View, tk.Columns, tk.Filter)
 	if err != nil {
 		return nil, err
 	}
-	rs := &ReadStream{e: e, t: t, sch: sch, info: info, tk: tk, plan: plan, outPos: plan.outPositions(), left: -1}
+	rs := &ReadStream{e: e, t: t, sch: sch, info: info, tk: tk, plan: plan, outPos: plan.OutPositions(), left: -1}
 	if t == nil {
 		rs.lakeOnly = &ticketRanges(tk)[0]
 	}
@@ -153,7 +154,7 @@ func (e *Engine) OpenRead(tk protocol.Ticket) (*ReadStream, error) {
 }
 
 // Schema returns the schema of the batches the stream sends.
-func (rs *ReadStream) Schema() *arrow.Schema { return rs.plan.schema }
+func (rs *ReadStream) Schema() *arrow.Schema { return rs.plan.Schema }
 
 // Compression returns the IPC compression of the batches Run sends: the
 // ticket's, or "" (uncompressed) when the ticket asks for batches as stored.
@@ -171,7 +172,7 @@ func (rs *ReadStream) SendEncoded(send func(EncodedBatch, protocol.BatchMeta) er
 	if rs.tk.Compression != rs.info.Compression() && !asStored {
 		return
 	}
-	rs.msgCols, rs.systemNames = rs.plan.messageColumns(len(rs.info.ArrowSchema().Fields()))
+	rs.msgCols, rs.systemNames = rs.plan.MessageColumns(len(rs.info.ArrowSchema().Fields()))
 	if rs.msgCols != nil {
 		rs.encoded = func(msg logstore.Message, m protocol.BatchMeta) error {
 			return send(EncodedBatch{Meta: msg.Meta, Body: msg.Body, BodyLen: msg.BodyLen}, m)
@@ -257,12 +258,12 @@ func (rs *ReadStream) Run(ctx context.Context, send func(arrow.RecordBatch, prot
 }
 
 func (rs *ReadStream) runRange(ctx context.Context, r protocol.TicketRange, send func(arrow.RecordBatch, protocol.BatchMeta) error) error {
-	reader, err := rs.t.log.NewReader(r.Bucket, r.Start, rs.plan.read)
+	reader, err := rs.t.log.NewReader(r.Bucket, r.Start, rs.plan.Read)
 	if err != nil {
 		return err
 	}
 	defer reader.Close()
-	if rs.plan.filter != nil {
+	if rs.plan.Filter != nil {
 		reader.SkipIf(rs.ruledOut)
 	}
 	lastSend := time.Now()
@@ -370,7 +371,7 @@ func (rs *ReadStream) idle(ctx context.Context, reader *logstore.Reader, bucket 
 
 // sendEmpty sends a batch without rows at offset off.
 func (rs *ReadStream) sendEmpty(off, hw int64, bucket int, send func(arrow.RecordBatch, protocol.BatchMeta) error) error {
-	empty := emptyRecord(rs.plan.schema, rs.e.opts.Allocator)
+	empty := emptyRecord(rs.plan.Schema, rs.e.opts.Allocator)
 	defer empty.Release()
 	return send(empty, protocol.BatchMeta{Bucket: bucket, Start: off, Next: off, HighWatermark: hw})
 }
@@ -490,31 +491,31 @@ func (rs *ReadStream) count(ctx context.Context, rows, bytes int64) {
 // matches the filter.
 func (rs *ReadStream) ruledOut(stats []byte, rows int) bool {
 	view := rs.viewStats(stats, rows)
-	return view != nil && !rs.plan.filter.MayMatch(int64(rows), view)
+	return view != nil && !rs.plan.Filter.MayMatch(int64(rows), view)
 }
 
 // unfiltered reports whether f's rows go out without filtering: there is no
 // filter, or the frame's statistics prove that every row matches it.
 func (rs *ReadStream) unfiltered(f *logstore.Frame) bool {
-	if rs.plan.filter == nil {
+	if rs.plan.Filter == nil {
 		return true
 	}
 	view := rs.viewStats(f.Stats, f.Rows)
-	return view != nil && rs.plan.filter.MatchesAll(int64(f.Rows), view)
+	return view != nil && rs.plan.Filter.MatchesAll(int64(f.Rows), view)
 }
 
 // viewStats returns a frame's statistics as the filter sees the view's
 // columns; nil if nothing is known.
 func (rs *ReadStream) viewStats(stats []byte, rows int) []framestats.Column {
-	return framestats.View(stats, rs.sch.types, rows, rs.plan.system)
+	return framestats.View(stats, rs.sch.types, rows, rs.plan.System)
 }
 
 // filterRows keeps the rows of rec that match the filter, and returns their
 // positions.
 func (rs *ReadStream) filterRows(ctx context.Context, rec arrow.RecordBatch) ([]int64, arrow.RecordBatch, error) {
 	mem := rs.e.opts.Allocator
-	mask, err := rs.plan.filter.Filter(ctx, mem, func(v int) arrow.Array {
-		return rec.Column(slices.Index(rs.plan.need, v))
+	mask, err := rs.plan.Filter.Filter(ctx, mem, func(v int) arrow.Array {
+		return rec.Column(slices.Index(rs.plan.Need, v))
 	}, int(rec.NumRows()))
 	if err != nil {
 		return nil, nil, err
@@ -539,41 +540,41 @@ func (rs *ReadStream) project(rec arrow.RecordBatch) arrow.RecordBatch {
 	for i, p := range rs.outPos {
 		cols[i] = rec.Column(p)
 	}
-	return array.NewRecordBatch(rs.plan.schema, cols, rec.NumRows())
+	return array.NewRecordBatch(rs.plan.Schema, cols, rec.NumRows())
 }
 
 // build turns a frame into a record of the need columns: the table columns
 // read, and the view's system columns made up from the frame's offsets,
 // commit time and change types.
 func (rs *ReadStream) build(f *logstore.Frame) (arrow.RecordBatch, error) {
-	cols := make([]arrow.Array, len(rs.plan.need))
-	if len(rs.plan.read) == 0 {
+	cols := make([]arrow.Array, len(rs.plan.Need))
+	if len(rs.plan.Read) == 0 {
 		// System columns alone: the frame's header has all they need, and
 		// its column bodies are not decoded (nor are they projected away).
-		for i, v := range rs.plan.need {
-			cols[i] = systemColumn(f, rs.plan.view.Field(v).Name, rs.e.opts.Allocator)
+		for i, v := range rs.plan.Need {
+			cols[i] = systemColumn(f, rs.plan.View.Field(v).Name, rs.e.opts.Allocator)
 		}
 		return rs.record(f, cols), nil
 	}
-	read, err := f.Record(rs.sch.decoder, readSchema(rs.info.ArrowSchema(), rs.plan.read))
+	read, err := f.Record(rs.sch.decoder, readSchema(rs.info.ArrowSchema(), rs.plan.Read))
 	if err != nil {
 		return nil, err
 	}
 	defer read.Release()
-	for i, v := range rs.plan.need {
-		if v >= rs.plan.system {
-			cols[i] = read.Column(slices.Index(rs.plan.read, v-rs.plan.system))
+	for i, v := range rs.plan.Need {
+		if v >= rs.plan.System {
+			cols[i] = read.Column(slices.Index(rs.plan.Read, v-rs.plan.System))
 			cols[i].Retain()
 			continue
 		}
-		cols[i] = systemColumn(f, rs.plan.view.Field(v).Name, rs.e.opts.Allocator)
+		cols[i] = systemColumn(f, rs.plan.View.Field(v).Name, rs.e.opts.Allocator)
 	}
 	return rs.record(f, cols), nil
 }
 
 // record makes the need-columns record of a frame's columns, taking them over.
 func (rs *ReadStream) record(f *logstore.Frame, cols []arrow.Array) arrow.RecordBatch {
-	rec := array.NewRecordBatch(rs.plan.needSchema(), cols, int64(f.Rows))
+	rec := array.NewRecordBatch(rs.plan.NeedSchema(), cols, int64(f.Rows))
 	for _, c := range cols {
 		c.Release()
 	}
@@ -593,7 +594,7 @@ func systemColumn(f *logstore.Frame, name string, mem memory.Allocator) arrow.Ar
 		}
 		return b.NewArray()
 	case ColCommitTimestamp:
-		b := array.NewTimestampBuilder(mem, changelogFields[2].Type.(*arrow.TimestampType))
+		b := array.NewTimestampBuilder(mem, viewplan.ChangelogFields[2].Type.(*arrow.TimestampType))
 		defer b.Release()
 		for range f.Rows {
 			b.Append(arrow.Timestamp(f.CommitTs))

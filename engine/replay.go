@@ -17,7 +17,7 @@ import (
 func (e *Engine) recoverPK(t *table) error {
 	unlock := t.pk.quiesce()
 	defer unlock()
-	if t.pk.flight.failed() == nil {
+	if t.pk.flight.Failed() == nil {
 		return nil // another write recovered it meanwhile
 	}
 	if err := t.log.Recover(); err != nil {
@@ -26,7 +26,7 @@ func (e *Engine) recoverPK(t *table) error {
 	if err := e.replay(e.kv, t); err != nil {
 		return fmt.Errorf("recover %s: %w", t.current().info.Path(), err)
 	}
-	t.pk.flight.reset()
+	t.pk.flight.Reset()
 	return nil
 }
 

@@ -3,21 +3,16 @@ package engine
 import (
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/fluxgate-io/fluxgate/engine/internal/viewplan"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
 // System columns of the $changelog view (PROTOCOL.md §4.5).
 const (
-	ColChangeType      = "_change_type"
-	ColLogOffset       = "_log_offset"
-	ColCommitTimestamp = "_commit_timestamp"
+	ColChangeType      = viewplan.ColChangeType
+	ColLogOffset       = viewplan.ColLogOffset
+	ColCommitTimestamp = viewplan.ColCommitTimestamp
 )
-
-var changelogFields = []arrow.Field{
-	{Name: ColChangeType, Type: arrow.BinaryTypes.String},
-	{Name: ColLogOffset, Type: arrow.PrimitiveTypes.Int64},
-	{Name: ColCommitTimestamp, Type: &arrow.TimestampType{Unit: arrow.Millisecond, TimeZone: "UTC"}},
-}
 
 // ScanPlan is a planned scan: the result schema and one ticket per endpoint.
 type ScanPlan struct {

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/arrow/util"
 
+	"github.com/fluxgate-io/fluxgate/engine/internal/statevalues"
 	"github.com/fluxgate-io/fluxgate/protocol"
 	"github.com/fluxgate-io/fluxgate/row"
 )
@@ -36,24 +37,24 @@ func (rs *ReadStream) runSnapshot(ctx context.Context, bucket int, send func(arr
 	mem := rs.e.opts.Allocator
 	// Table columns decode straight into columns; the rest are skipped.
 	want := make([]bool, len(rs.sch.types))
-	for _, v := range p.need {
-		if v >= p.system {
-			want[v-p.system] = true
+	for _, v := range p.Need {
+		if v >= p.System {
+			want[v-p.System] = true
 		}
 	}
 	cols := row.NewColumnDecoder(rs.sch.types, want, mem)
 	defer cols.Release()
-	schema := p.needSchema()
+	schema := p.NeedSchema()
 	bytes, sent := 0, false
 	flush := func() error {
 		n := cols.Rows()
 		decoded := cols.Columns()
-		arrs := make([]arrow.Array, len(p.need))
-		for i, v := range p.need {
-			if v >= p.system {
-				arrs[i] = decoded[v-p.system]
+		arrs := make([]arrow.Array, len(p.Need))
+		for i, v := range p.Need {
+			if v >= p.System {
+				arrs[i] = decoded[v-p.System]
 			} else {
-				arrs[i] = snapshotSystemColumn(mem, p.view.Field(v), n, at, taken)
+				arrs[i] = snapshotSystemColumn(mem, p.View.Field(v), n, at, taken)
 			}
 		}
 		need := array.NewRecordBatch(schema, arrs, int64(n))
@@ -62,7 +63,7 @@ func (rs *ReadStream) runSnapshot(ctx context.Context, bucket int, send func(arr
 		}
 		defer need.Release()
 		bytes = 0
-		if p.filter != nil {
+		if p.Filter != nil {
 			_, filtered, err := rs.filterRows(ctx, need)
 			if err != nil {
 				return err
@@ -90,8 +91,8 @@ func (rs *ReadStream) runSnapshot(ctx context.Context, bucket int, send func(arr
 		rs.e.met.bytesRead.Add(ctx, util.TotalRecordSize(out)*out.NumRows()/max(bufRows, 1), attr)
 		return send(out, meta)
 	}
-	values := streamValues(ctx, snap, info.TableID, bucket)
-	defer values.close()
+	values := statevalues.Start(ctx, snap, info.TableID, bucket)
+	defer values.Close()
 	err = rs.decodeValues(ctx, values, func(value []byte) error {
 		if err := cols.Decode(value); err != nil {
 			return err
@@ -116,21 +117,21 @@ func (rs *ReadStream) runSnapshot(ctx context.Context, bucket int, send func(arr
 
 // decodeValues calls fn with each value of the stream until the limit is
 // reached (errStopScan), fn fails or the read is cancelled.
-func (rs *ReadStream) decodeValues(ctx context.Context, values *valueStream, fn func(value []byte) error) error {
-	var c *valueChunk
+func (rs *ReadStream) decodeValues(ctx context.Context, values *statevalues.Stream, fn func(value []byte) error) error {
+	var c *statevalues.Chunk
 	for {
 		var err error
-		if c, err = values.next(c); err != nil || c == nil {
+		if c, err = values.Next(c); err != nil || c == nil {
 			return err
 		}
 		if err := rs.check(ctx); err != nil {
 			return err
 		}
-		for i := range c.ends {
+		for i := range c.Len() {
 			if rs.left == 0 {
 				return errStopScan
 			}
-			if err := fn(c.value(i)); err != nil {
+			if err := fn(c.Value(i)); err != nil {
 				return err
 			}
 		}

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/engine/internal/statevalues"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
@@ -29,7 +30,7 @@ func TestSnapshotReadAcrossChunks(t *testing.T) {
 	}, false); err != nil {
 		t.Fatal(err)
 	}
-	const rows = snapshotBatchRows + 2*chunkValues + 7
+	const rows = snapshotBatchRows + 2*statevalues.ChunkValues + 7
 	schema := arrow.NewSchema([]arrow.Field{{Name: "k", Type: arrow.PrimitiveTypes.Int64}, {Name: "v", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
 	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
 	for k := rows - 1; k >= 0; k-- { // written in descending order, read ascending
@@ -85,7 +86,7 @@ func TestSnapshotReadAcrossChunks(t *testing.T) {
 			t.Fatalf("row %d has key %d", i, k)
 		}
 	}
-	limit := int64(chunkValues + 3)
+	limit := int64(statevalues.ChunkValues + 3)
 	if keys, err = read(context.Background(), &limit, 0); err != nil || len(keys) != int(limit) {
 		t.Fatalf("limit %d: read %d rows, err %v", limit, len(keys), err)
 	}

@@ -95,7 +95,7 @@ func (e *Engine) undoTable(ctx context.Context, t *table, path protocol.TablePat
 	st := t.pk
 	st.lock(buckets)
 	defer st.unlock(buckets)
-	st.flight.drain(buckets) // the changelog to undo is all durable, the state all committed
+	st.flight.Drain(buckets) // the changelog to undo is all durable, the state all committed
 	sch := t.current()       // fixed while the buckets are locked
 
 	res := protocol.UndoResult{Offsets: map[int]int64{}}

@@ -3,7 +3,6 @@ package engine
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -11,6 +10,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/engine/internal/inflight"
+	"github.com/fluxgate-io/fluxgate/engine/internal/viewplan"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/framestats"
 	"github.com/fluxgate-io/fluxgate/internal/ipcmsg"
@@ -133,7 +134,7 @@ func (w *WriteStream) Write(ctx context.Context, rec arrow.RecordBatch) (WriteRe
 type PendingWrite struct {
 	res   WriteResult
 	log   *logstore.Pending        // of a log table
-	pk    *pkTxn                   // of a primary-key table
+	pk    *inflight.Txn            // of a primary-key table
 	parts map[string]*PendingWrite // of a partitioned table, by partition name
 }
 
@@ -145,7 +146,7 @@ func (p *PendingWrite) Wait() (WriteResult, error) {
 		p.res.Buckets = out.Ends
 		return p.res, err
 	case p.pk != nil:
-		ends, err := p.pk.wait()
+		ends, err := p.pk.Wait()
 		p.res.Buckets = ends
 		return p.res, err
 	case p.parts != nil:
@@ -394,7 +395,7 @@ func conform(info *catalog.TableInfo, rec arrow.RecordBatch) (arrow.RecordBatch,
 		}
 		seen[f.Name] = i
 		if schema.FieldIndices(f.Name) == nil {
-			return nil, errs.New(errs.Invalid, "write to %s: the batch has column %q, which the table does not have (columns: %s)", path, f.Name, columnNames(schema))
+			return nil, errs.New(errs.Invalid, "write to %s: the batch has column %q, which the table does not have (columns: %s)", path, f.Name, viewplan.ColumnNames(schema))
 		}
 	}
 	cols := make([]arrow.Array, schema.NumFields())
@@ -413,12 +414,4 @@ func conform(info *catalog.TableInfo, rec arrow.RecordBatch) (arrow.RecordBatch,
 		cols[i] = col
 	}
 	return array.NewRecordBatch(schema, cols, rec.NumRows()), nil
-}
-
-func columnNames(s *arrow.Schema) string {
-	names := make([]string, s.NumFields())
-	for i, f := range s.Fields() {
-		names[i] = f.Name
-	}
-	return strings.Join(names, ", ")
 }

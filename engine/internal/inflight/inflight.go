@@ -1,10 +1,11 @@
-package engine
+// Package inflight is a primary-key table's writes merged and not yet
+// committed: it appends their changelogs and commits their state changes in
+// write order, and hands a write the ones it must read through.
+package inflight
 
 import (
 	"slices"
 	"sync"
-
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/kv"
@@ -23,15 +24,21 @@ import (
 // later read. An idempotent writer's batch is appended under the locks, so
 // that a retry finds it in the log and its sequence is checked in time.
 
-// pkTxn is a write on its way from merged to committed.
-type pkTxn struct {
-	txn     *kv.Txn
-	t       *table
-	sch     *tableSchema
-	mem     memory.Allocator
-	writer  logstore.Writer
-	buckets []int
-	changes []changelogPart // per bucket, until appended
+// Changelog is a write's changelog, one part per bucket, not yet appended.
+type Changelog interface {
+	// Append encodes the parts and appends them as one atomic unit.
+	Append() (*logstore.Pending, error)
+	// Release lets go of the parts, appended or not.
+	Release()
+}
+
+// Txn is a write on its way from merged to committed.
+type Txn struct {
+	txn       *kv.Txn
+	tableID   int64
+	table     string // the table's path, for errors
+	buckets   []int
+	changelog Changelog
 
 	appended  chan struct{}     // closed when the changelog is appended (or failed to be)
 	log       *logstore.Pending // set before appended is closed
@@ -42,71 +49,46 @@ type pkTxn struct {
 	err  error         // set before done
 }
 
-// appendChangelog encodes the write's changelog, one frame per bucket, and
-// appends them as one atomic unit.
-func (p *pkTxn) appendChangelog() error {
+// New returns the write of txn, its state change on buckets of table
+// tableID (its path table), and of changelog.
+func New(txn *kv.Txn, tableID int64, table string, buckets []int, changelog Changelog) *Txn {
+	return &Txn{txn: txn, tableID: tableID, table: table, buckets: buckets, changelog: changelog, appended: make(chan struct{}), done: make(chan struct{})}
+}
+
+// Append appends the write's changelog.
+func (p *Txn) Append() error {
 	defer close(p.appended)
-	t, info := p.t, p.sch.info
-	enc, err := p.sch.getEncoder(t.codec, p.mem)
-	if err != nil {
-		p.appendErr = err
-		return err
-	}
-	defer p.sch.putEncoder(enc)
-	parts := make([]logstore.Part, 0, len(p.changes))
-	for i, c := range p.changes {
-		b, err := c.encode(enc, info.SchemaID, p.writer)
-		if err != nil {
-			releaseBatches(parts)
-			p.appendErr = err
-			return err
-		}
-		parts = append(parts, logstore.Part{Bucket: p.buckets[i], Batch: b})
-	}
-	p.releaseChanges()
-	p.log, err = t.log.AppendAsync(parts, p.writer)
-	if err != nil && t.dropped.Load() {
-		err = errs.New(errs.NotFound, "table %s was dropped", info.Path())
-	}
-	p.appendErr = err
-	return err
+	p.log, p.appendErr = p.changelog.Append()
+	return p.appendErr
 }
 
-// releaseChanges lets go of the changelog records.
-func (p *pkTxn) releaseChanges() {
-	for _, c := range p.changes {
-		c.rec.Release()
-	}
-	p.changes = nil
-}
-
-// wait blocks until the write is committed.
-func (p *pkTxn) wait() (map[int]int64, error) {
+// Wait blocks until the write is committed.
+func (p *Txn) Wait() (map[int]int64, error) {
 	<-p.done
 	return p.ends, p.err
 }
 
-// finished returns a pkTxn that has nothing left to do.
-func finished(ends map[int]int64, err error) *pkTxn {
-	p := &pkTxn{done: make(chan struct{}), ends: ends, err: err}
+// Finished returns a Txn that has nothing left to do.
+func Finished(ends map[int]int64, err error) *Txn {
+	p := &Txn{done: make(chan struct{}), ends: ends, err: err}
 	close(p.done)
 	return p
 }
 
-// inflight is a table's appended, uncommitted writes, oldest first.
-type inflight struct {
+// Queue is a table's appended, uncommitted writes, oldest first.
+type Queue struct {
 	mu         sync.Mutex
-	txns       []*pkTxn
-	toAppend   []*pkTxn // those whose changelog the appender has yet to append
+	txns       []*Txn
+	toAppend   []*Txn // those whose changelog the appender has yet to append
 	appending  bool
 	committing bool
 	err        error // a write failed: the state lags the log until the table is reopened
 }
 
-// through returns the txns of writes in flight on any of buckets, newest
+// Through returns the txns of writes in flight on any of buckets, newest
 // first: what a write on those buckets reads through. The caller holds the
 // buckets' locks, so these txns no longer change.
-func (f *inflight) through(buckets []int) []*kv.Txn {
+func (f *Queue) Through(buckets []int) []*kv.Txn {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	var out []*kv.Txn
@@ -118,30 +100,32 @@ func (f *inflight) through(buckets []int) []*kv.Txn {
 	return out
 }
 
-// failed returns the error of a failed commit, after which the table takes
+// Failed returns the error of a failed commit, after which the table takes
 // no more writes until it is reopened (and its log replayed).
-func (f *inflight) failed() error {
+func (f *Queue) Failed() error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.err
 }
 
-// reset lets writes in again once the table has recovered from a failure.
+// Reset lets writes in again once the table has recovered from a failure.
 // The caller has quiesced the table.
-func (f *inflight) reset() {
+func (f *Queue) Reset() {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.err = nil
 }
 
-// add queues p after the writes queued before it: to have its changelog
+// Add queues p after the writes queued before it: to have its changelog
 // appended, unless that is done, then to be committed. The caller holds p's
 // buckets' locks.
-func (f *inflight) add(p *pkTxn) {
+func (f *Queue) Add(p *Txn) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.txns = append(f.txns, p)
-	if p.changes != nil {
+	select {
+	case <-p.appended: // an idempotent writer's, appended under the locks
+	default:
 		f.toAppend = append(f.toAppend, p)
 		if !f.appending {
 			f.appending = true
@@ -157,7 +141,7 @@ func (f *inflight) add(p *pkTxn) {
 // appendAll appends the queued writes' changelogs in order until none is
 // left. After a failure nothing more is appended: each later write was
 // merged on top of the failed one.
-func (f *inflight) appendAll() {
+func (f *Queue) appendAll() {
 	for {
 		f.mu.Lock()
 		if len(f.toAppend) == 0 {
@@ -170,27 +154,27 @@ func (f *inflight) appendAll() {
 		f.toAppend = f.toAppend[1:]
 		f.mu.Unlock()
 		if err != nil {
-			p.releaseChanges()
+			p.changelog.Release()
 			p.appendErr = err
 			close(p.appended)
 			continue
 		}
-		if err := p.appendChangelog(); err != nil {
-			f.fail(err)
+		if err := p.Append(); err != nil {
+			f.Fail(err)
 		}
 	}
 }
 
-// waitAppended waits until the changelogs of the writes queued on any of
+// WaitAppended waits until the changelogs of the writes queued on any of
 // buckets are appended. The caller holds the buckets' locks.
-func (f *inflight) waitAppended(buckets []int) {
+func (f *Queue) WaitAppended(buckets []int) {
 	if last := f.lastOn(buckets); last != nil {
 		<-last.appended // appends are in order: the earlier ones are done too
 	}
 }
 
-// fail records the first failure.
-func (f *inflight) fail(err error) {
+// Fail records the first failure.
+func (f *Queue) Fail(err error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if f.err == nil {
@@ -200,7 +184,7 @@ func (f *inflight) fail(err error) {
 
 // commitAll commits the queued writes in order until none is left. After a
 // failure every queued write fails too: each was merged on top of it.
-func (f *inflight) commitAll() {
+func (f *Queue) commitAll() {
 	for {
 		f.mu.Lock()
 		if len(f.txns) == 0 {
@@ -217,7 +201,7 @@ func (f *inflight) commitAll() {
 			p.txn.Abort()
 		}
 		if err != nil {
-			f.fail(err)
+			f.Fail(err)
 		}
 		f.mu.Lock()
 		f.txns[0] = nil // no longer kept (with its view of keys) by the queue's array
@@ -228,16 +212,16 @@ func (f *inflight) commitAll() {
 	}
 }
 
-// drain waits until no write on any of buckets is in flight. The caller
+// Drain waits until no write on any of buckets is in flight. The caller
 // holds the buckets' locks, so none starts meanwhile.
-func (f *inflight) drain(buckets []int) {
+func (f *Queue) Drain(buckets []int) {
 	if last := f.lastOn(buckets); last != nil {
 		<-last.done // commits are in order: the earlier ones are done too
 	}
 }
 
 // lastOn returns the newest queued write on any of buckets, or nil.
-func (f *inflight) lastOn(buckets []int) *pkTxn {
+func (f *Queue) lastOn(buckets []int) *Txn {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	for _, p := range slices.Backward(f.txns) {
@@ -259,7 +243,7 @@ func overlaps(a, b []int) bool {
 
 // commit commits the write's state change once its changelog is durable,
 // with each bucket's new applied offset.
-func (p *pkTxn) commit() error {
+func (p *Txn) commit() error {
 	<-p.appended
 	if p.appendErr != nil {
 		p.txn.Abort()
@@ -273,14 +257,14 @@ func (p *pkTxn) commit() error {
 		return err
 	}
 	for _, b := range p.buckets {
-		if err := p.txn.SetApplied(p.sch.info.TableID, b, res.Ends[b]); err != nil {
+		if err := p.txn.SetApplied(p.tableID, b, res.Ends[b]); err != nil {
 			p.txn.Abort()
 			return err
 		}
 	}
 	p.ends = res.Ends
 	if err := p.txn.Commit(); err != nil {
-		return errs.New(errs.Unavailable, "commit the state of %s: %w", p.sch.info.Path(), err)
+		return errs.New(errs.Unavailable, "commit the state of %s: %w", p.table, err)
 	}
 	return nil
 }

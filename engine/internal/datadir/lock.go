@@ -1,4 +1,4 @@
-package engine
+package datadir
 
 import (
 	"fmt"
@@ -9,17 +9,16 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
-// lockFileName is the data directory's lock file, held while an Engine is
-// open.
-const lockFileName = "fluxgate.lock"
+// LockFile is the data directory's lock file, held while an Engine is open.
+const LockFile = "fluxgate.lock"
 
-// lockDataDir locks dir for one Engine, before anything in it is opened, so
+// Lock locks dir for one Engine, before anything in it is opened, so
 // that a second server on the same directory stops with a sentence that says
 // why, rather than with "resource temporarily unavailable" from the catalog's
 // store. The lock is the one pebble takes on its own directories: a file lock
 // that ends with the process.
-func lockDataDir(dir string) (io.Closer, error) {
-	name := filepath.Join(dir, lockFileName)
+func Lock(dir string) (io.Closer, error) {
+	name := filepath.Join(dir, LockFile)
 	// Open it first, so that a permission problem is reported as one.
 	f, err := os.OpenFile(name, os.O_RDWR|os.O_CREATE, 0o644)
 	if err != nil {
