@@ -63,3 +63,28 @@ func TestPartitionedChangelogOffsets(t *testing.T) {
 		t.Errorf("latest changelog offsets of eu sum to %d, want 9 records: %v", eu, latest.PartitionOffsets["eu"])
 	}
 }
+
+// A producer starting on a partitioned table without partitions registers
+// that: no partition offsets, which a retry then gets back.
+func TestRegisterProducerOffsetsOfNoPartitions(t *testing.T) {
+	e := openPartitioned(t, t.TempDir(), Options{})
+	defer e.Close()
+	if _, err := e.CreateTable(t.Context(), eventsSpec(), false); err != nil {
+		t.Fatal(err)
+	}
+	reg := protocol.ProducerOffsetsRequest{ProducerID: "p", Table: "events", PartitionOffsets: protocol.RawPartitionOffsets{}}
+	if r, err := e.RegisterProducerOffsets(t.Context(), reg); err != nil || r.Result != protocol.RegisterCreated {
+		t.Fatalf("register no partitions: %+v %v", r, err)
+	}
+	if r, err := e.RegisterProducerOffsets(t.Context(), reg); err != nil || r.Result != protocol.RegisterAlreadyExists {
+		t.Fatalf("register again: %+v %v", r, err)
+	}
+	got, err := e.GetProducerOffsets(t.Context(), protocol.ProducerOffsetsRequest{ProducerID: "p", Table: "events"})
+	if err != nil || got.Offsets != nil || len(got.PartitionOffsets) != 0 {
+		t.Errorf("get: %+v %v", got, err)
+	}
+	reg.PartitionOffsets = nil
+	if _, err := e.RegisterProducerOffsets(t.Context(), reg); err == nil {
+		t.Error("register without partition_offsets: no error")
+	}
+}
