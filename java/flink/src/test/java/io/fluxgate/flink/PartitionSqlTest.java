@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.stream.IntStream;
 import org.apache.flink.core.execution.JobClient;
@@ -39,15 +38,6 @@ class PartitionSqlTest {
   }
 
   /**
-   * A batch environment of one subtask: rows of a new partition reach the server through one
-   * writer. Two writers creating the same partition at once can fail one of them (NOT_FOUND "table
-   * id N does not exist") until the server opens a partition before listing it.
-   */
-  private StreamTableEnvironment batch() {
-    return sql.env(true, 1, Map.of());
-  }
-
-  /**
    * An INSERT of n (id, payload, dt) rows of each day. The values are literals, a payload made from
    * them: VALUES rows with a function call would each be an operator of their own.
    */
@@ -65,7 +55,7 @@ class PartitionSqlTest {
 
   @Test
   void aDayPartitionedTableIsWrittenAndReadOnlyInTheDaysAskedFor() throws Exception {
-    StreamTableEnvironment env = batch();
+    StreamTableEnvironment env = sql.env(true);
     env.executeSql(
         "CREATE TABLE fluss.visits (id BIGINT, payload STRING, dt STRING) PARTITIONED BY (dt)");
     env.executeSql(days("fluss.visits", 50, "20261201", "20261202", "20261203")).await();
@@ -103,7 +93,7 @@ class PartitionSqlTest {
 
   @Test
   void partitionsAreAddedShownAndDropped() throws Exception {
-    StreamTableEnvironment env = batch();
+    StreamTableEnvironment env = sql.env(true);
     env.executeSql("CREATE TABLE fluss.managed (id BIGINT, dt STRING) PARTITIONED BY (dt)");
     env.executeSql("ALTER TABLE fluss.managed ADD PARTITION (dt = '20261201')");
     env.executeSql(
@@ -136,7 +126,7 @@ class PartitionSqlTest {
   @Test
   void aStreamingReadPicksUpPartitionsCreatedAfterItStartedAndOutlivesDroppedOnes()
       throws Exception {
-    StreamTableEnvironment batch = batch();
+    StreamTableEnvironment batch = sql.env(true);
     batch.executeSql("CREATE TABLE fluss.followed (id BIGINT, dt STRING) PARTITIONED BY (dt)");
     batch.executeSql("INSERT INTO fluss.followed VALUES (1, '20261201')").await();
 
@@ -167,7 +157,7 @@ class PartitionSqlTest {
 
   @Test
   void aPartitionedPrimaryKeyTableIsUpserted() throws Exception {
-    StreamTableEnvironment batch = batch();
+    StreamTableEnvironment batch = sql.env(true);
     batch.executeSql(
         "CREATE TABLE fluss.prices (item INT, region STRING, price INT,"
             + " PRIMARY KEY (item, region) NOT ENFORCED) PARTITIONED BY (region)");
@@ -185,7 +175,7 @@ class PartitionSqlTest {
 
   @Test
   void aLookupJoinOnAPartitionedPrimaryKeyTableLooksUpInThePartitionOfTheKey() throws Exception {
-    StreamTableEnvironment batch = batch();
+    StreamTableEnvironment batch = sql.env(true);
     batch.executeSql(
         "CREATE TABLE fluss.stock (item INT, region STRING, qty INT,"
             + " PRIMARY KEY (item, region) NOT ENFORCED) PARTITIONED BY (region)");
