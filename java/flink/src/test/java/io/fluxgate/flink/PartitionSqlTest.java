@@ -197,4 +197,40 @@ class PartitionSqlTest {
         List.of("+I[100, 5]", "+I[101, 7]", "+I[102, null]", "+I[103, null]"),
         Sql.rows(stream, join));
   }
+
+  /**
+   * A join on the bucket key and the partition key of a table whose bucket key is a strict prefix
+   * of its physical primary key: a prefix lookup, every row of the prefix in the key's partition.
+   */
+  @Test
+  void aLookupJoinOnTheBucketKeyAndPartitionKeyIsAPrefixLookup() throws Exception {
+    StreamTableEnvironment batch = sql.env(true);
+    batch.executeSql(
+        "CREATE TABLE fluss.bins (item INT, region STRING, bin INT, qty INT,"
+            + " PRIMARY KEY (item, region, bin) NOT ENFORCED) PARTITIONED BY (region)"
+            + " WITH ('bucket.key' = 'item')");
+    batch
+        .executeSql(
+            "INSERT INTO fluss.bins VALUES (1, 'eu', 1, 5), (1, 'eu', 2, 6), (1, 'us', 1, 7),"
+                + " (2, 'eu', 1, 9)")
+        .await();
+
+    StreamTableEnvironment stream = sql.env(false);
+    stream.createTemporaryView(
+        "orders",
+        stream.sqlQuery(
+            "SELECT order_id, item, region, PROCTIME() AS ptime FROM (VALUES (100, 1, 'eu'), (101,"
+                + " 1, 'us'), (102, 2, 'us'), (103, 2, 'ap')) AS t (order_id, item, region)"));
+    String join =
+        "SELECT o.order_id, b.bin, b.qty FROM orders AS o LEFT JOIN fluss.bins"
+            + " FOR SYSTEM_TIME AS OF o.ptime AS b ON o.item = b.item AND o.region = b.region";
+    assertEquals(
+        List.of(
+            "+I[100, 1, 5]",
+            "+I[100, 2, 6]",
+            "+I[101, 1, 7]",
+            "+I[102, null, null]",
+            "+I[103, null, null]"),
+        Sql.rows(stream, join));
+  }
 }
