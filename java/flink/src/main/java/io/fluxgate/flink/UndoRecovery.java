@@ -78,7 +78,9 @@ final class UndoRecovery {
                   "no offset of bucket " + b + " of " + table + " to undo back to");
             }
             // A partition's bucket without one is of a partition created since.
-            owned.computeIfAbsent(partition, k -> new HashMap<>()).put(b, offset == null ? 0 : offset);
+            owned
+                .computeIfAbsent(partition, k -> new HashMap<>())
+                .put(b, offset == null ? 0 : offset);
           }
         });
     if (owned.isEmpty()) {
@@ -102,7 +104,8 @@ final class UndoRecovery {
       // Nothing back: the registration named no partition (the table had none then).
       return client.producerPartitionOffsets(producerId, table).orElse(Map.of());
     }
-    client.registerProducerOffsets(producerId, table, client.listOffsets(table, Position.LATEST, null));
+    client.registerProducerOffsets(
+        producerId, table, client.listOffsets(table, Position.LATEST, null));
     Map<Integer, Long> offsets =
         client
             .producerOffsets(producerId, table)

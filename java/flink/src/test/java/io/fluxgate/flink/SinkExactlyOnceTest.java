@@ -172,8 +172,9 @@ class SinkExactlyOnceTest {
 
   /**
    * Runs INSERT INTO table SELECT id % 10, 1 FROM a paced sequence (partitioned: into partition
-   * 'd' || id / 1000 too); after some rows (and, with checkpoint, after a checkpoint and more rows),
-   * fails the job once and waits for it to finish after its restart. Returns the table's sums.
+   * 'd' || id / 1000 too); after some rows (and, with checkpoint, after a checkpoint and more
+   * rows), fails the job once and waits for it to finish after its restart. Returns the table's
+   * sums.
    */
   private Map<String, Long> runFailingOnce(
       ClusterClient<?> cluster, String table, boolean partitioned, boolean undo, boolean checkpoint)

@@ -16,7 +16,9 @@ class UndoRecoveryTest {
     IllegalStateException e =
         assertThrows(
             IllegalStateException.class,
-            () -> UndoRecovery.recover(null, "fluss.t", false, "job", 0, 3, 4, List.of(checkpointed)));
+            () ->
+                UndoRecovery.recover(
+                    null, "fluss.t", false, "job", 0, 3, 4, List.of(checkpointed)));
     assertTrue(e.getMessage().contains("restore it with 2"), e.getMessage());
   }
 
