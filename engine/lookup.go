@@ -56,8 +56,12 @@ func checkLookup(info *catalog.TableInfo, path protocol.TablePath, req protocol.
 		return nil, errs.New(errs.Invalid, "lookup of %s: insert_if_not_exists needs a point lookup, not a prefix lookup", path)
 	}
 	if req.Prefix && !info.HasPrefixIndex() {
+		var key []string // the physical primary key: without partition keys
+		for _, c := range info.PhysicalKeyIndexes() {
+			key = append(key, info.Columns[c].Name)
+		}
 		return nil, errs.New(errs.Precondition, "prefix lookup of %s: its bucket key (%s) is not a strict prefix of its primary key (%s), so it has no prefix index",
-			path, strings.Join(info.BucketKey(), ", "), strings.Join(info.PrimaryKey, ", "))
+			path, strings.Join(info.BucketKey(), ", "), strings.Join(key, ", "))
 	}
 	var cols []int
 	for _, name := range req.Columns {
@@ -87,6 +91,7 @@ func (e *Engine) tableLookup(t *table, path protocol.TablePath, req protocol.Loo
 	lt := lookup.Table{
 		Name: path.String(), ID: info.TableID, Schema: info.ArrowSchema(), Types: func() []arrow.DataType { return t.current().types },
 		PK: info.PrimaryKeyIndexes(), BucketKey: info.BucketKeyIndexes(), Buckets: info.BucketCount(),
+		Fixed: info.PartitionKeyIndexes(), // not in a partition's stored key (newPKState)
 	}
 	attr := tableAttr(path.String())
 	opts := lookup.Options{Columns: cols, Prefix: req.Prefix, Observe: func(m lookup.Meta) {
@@ -133,7 +138,7 @@ func (e *Engine) InlineKeys(req protocol.LookupRequest) (arrow.RecordBatch, erro
 	}
 	keyCols := info.PrimaryKeyIndexes()
 	if req.Prefix {
-		keyCols = info.BucketKeyIndexes()
+		keyCols = append(slices.Clone(info.BucketKeyIndexes()), info.PartitionKeyIndexes()...)
 	}
 	schema := info.ArrowSchema()
 	fields := make([]arrow.Field, len(keyCols))

@@ -71,11 +71,9 @@ func (e *Engine) logOffsets(t *table, buckets []int, at protocol.Position, out m
 }
 
 // partitionOffsets answers list-offsets of a partitioned table: per
-// partition asked (all by default), per bucket.
+// partition asked (all by default), per bucket. $changelog reads the
+// partitions' logs, so its offsets are the table's.
 func (e *Engine) partitionOffsets(ctx context.Context, info *catalog.TableInfo, path protocol.TablePath, req protocol.OffsetsRequest, at protocol.Position) (protocol.OffsetsResult, error) {
-	if path.View != "" && path.View != "lake" {
-		return protocol.OffsetsResult{}, errs.New(errs.Unimplemented, "%s: list-offsets of a view of a partitioned table is not built yet", path.FullName())
-	}
 	parts, err := e.scanPartitions(info, req.Partitions)
 	if err != nil {
 		return protocol.OffsetsResult{}, err

@@ -17,8 +17,9 @@ import (
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
-// partitionLookup is a point lookup of a partitioned table: the keys carry
-// the partition columns (they are in the primary key), each key is looked up
+// partitionLookup is a lookup of a partitioned table: the keys carry the
+// partition columns (they are in the primary key; a prefix lookup's keys are
+// the bucket key and the partition keys, as in Fluss), each key is looked up
 // in its partition, and a partition that does not exist has no rows (as in
 // Fluss) unless insert_if_not_exists creates it.
 type partitionLookup struct {
@@ -38,9 +39,6 @@ type partitionLookuper struct {
 }
 
 func (e *Engine) openPartitionedLookup(info *catalog.TableInfo, path protocol.TablePath, req protocol.LookupRequest, cols []int) (*Lookuper, error) {
-	if req.Prefix {
-		return nil, errs.New(errs.Unimplemented, "prefix lookup of %s: prefix lookups of partitioned tables are not built yet", path)
-	}
 	// The answer's schema is every partition's: made as a lookup of the
 	// table makes it, without touching data.
 	schema := lookup.New(e.kv, lookup.Table{Schema: info.ArrowSchema()}, lookup.Options{Columns: cols}, e.opts.Allocator).Schema()

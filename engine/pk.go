@@ -29,7 +29,10 @@ type pkState struct {
 
 func newPKState(info *catalog.TableInfo, store *kv.Store) (*pkState, error) {
 	schema := info.ArrowSchema()
-	st := &pkState{locks: make([]sync.Mutex, info.BucketCount()), pkIdx: info.PrimaryKeyIndexes(), counted: keepsRowCount(info)}
+	// A partition's rows all have its partition values, so its stored key
+	// is the physical primary key (as in Fluss): then a bucket-key prefix
+	// is a byte prefix of it (prefix lookups). Other tables: the primary key.
+	st := &pkState{locks: make([]sync.Mutex, info.BucketCount()), pkIdx: info.PhysicalKeyIndexes(), counted: keepsRowCount(info)}
 	for _, i := range st.pkIdx {
 		st.pkTypes = append(st.pkTypes, schema.Field(i).Type)
 	}

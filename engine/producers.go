@@ -74,7 +74,9 @@ func producerBucketOffsets(req protocol.ProducerOffsetsRequest, raw map[string]i
 // producerPartitionOffsets checks the partition offsets of a partitioned
 // table's registration: of partitions that exist, of their buckets.
 func (e *Engine) producerPartitionOffsets(info *catalog.TableInfo, req protocol.ProducerOffsetsRequest) (map[string]map[int]int64, error) {
-	if req.Offsets != nil || len(req.PartitionOffsets) == 0 {
+	// An empty map is allowed: a partitioned table may have no partition
+	// yet when a producer starts.
+	if req.Offsets != nil || req.PartitionOffsets == nil {
 		return nil, errs.New(errs.Invalid, `register-producer-offsets of %s: the table is partitioned: give "partition_offsets"`, req.Table)
 	}
 	out := make(map[string]map[int]int64, len(req.PartitionOffsets))

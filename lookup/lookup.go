@@ -36,8 +36,12 @@ type Table struct {
 	// written after columns were added have more of them than Schema.
 	Types     func() []arrow.DataType
 	PK        []int // primary-key columns, in key order
-	BucketKey []int // bucket-key columns, in order; a prefix of PK for prefix lookups
+	BucketKey []int // bucket-key columns, in order; a prefix of PK less Fixed for prefix lookups
 	Buckets   int
+	// Fixed are the primary-key columns every row of the table shares (a
+	// partition's keys): key batches carry them, stored keys leave them
+	// out, so that a bucket-key prefix is a prefix of the stored key.
+	Fixed []int
 }
 
 // Insert writes a row (the key's values, everything else nil) for each of the
@@ -68,7 +72,8 @@ type Lookuper struct {
 	t      Table
 	opts   Options
 	mem    memory.Allocator
-	keyCol []int // table columns a key batch carries: PK, or bucket key for prefix
+	keyCol []int // table columns a key batch carries: PK, or bucket key and Fixed for prefix
+	stored []int // the positions in keyCol of the columns the stored key holds
 	schema *arrow.Schema
 
 	// bound to the key batch schema
@@ -87,7 +92,12 @@ type Meta struct {
 func New(store *kv.Store, t Table, opts Options, mem memory.Allocator) *Lookuper {
 	l := &Lookuper{store: store, t: t, opts: opts, mem: mem, keyCol: t.PK}
 	if opts.Prefix {
-		l.keyCol = t.BucketKey
+		l.keyCol = append(slices.Clone(t.BucketKey), t.Fixed...)
+	}
+	for i, c := range l.keyCol {
+		if !slices.Contains(t.Fixed, c) {
+			l.stored = append(l.stored, i)
+		}
 	}
 	if l.opts.Columns == nil {
 		for c := range t.Schema.NumFields() {
@@ -114,6 +124,9 @@ func (l *Lookuper) bind(in *arrow.Schema) error {
 	what := "primary-key"
 	if l.opts.Prefix {
 		what = "bucket-key"
+		if len(l.t.Fixed) > 0 {
+			what = "bucket-key and partition-key"
+		}
 	}
 	names := make([]string, len(l.keyCol))
 	for i, c := range l.keyCol {
@@ -183,16 +196,16 @@ func (l *Lookuper) Lookup(ctx context.Context, keys arrow.RecordBatch) (arrow.Re
 		}
 	}
 	// Encode every key and group them by bucket, in key order.
-	types := make([]arrow.DataType, len(l.keyCol))
-	for i, c := range l.keyCol {
-		types[i] = l.t.Schema.Field(c).Type
+	types := make([]arrow.DataType, len(l.stored))
+	for i, k := range l.stored {
+		types[i] = l.t.Schema.Field(l.keyCol[k]).Type
 	}
 	enc := make([][]byte, n)
-	vals := make([]any, len(l.inCols))
+	vals := make([]any, len(l.stored))
 	byBucket := make([][]int, l.t.Buckets)
 	for i, b := range l.assigner.Assign(keys, nil) {
-		for j, c := range l.inCols {
-			vals[j] = row.Get(keys.Column(c), i)
+		for j, k := range l.stored {
+			vals[j] = row.Get(keys.Column(l.inCols[k]), i)
 		}
 		k, err := row.EncodeKey(nil, types, vals)
 		if err != nil {

@@ -8,7 +8,8 @@ type LookupRequest struct {
 	// nil means every table column.
 	Columns []string `json:"columns,omitempty"`
 	// Prefix makes the lookup a prefix lookup: the keys are the bucket-key
-	// columns and every row with that prefix is returned (§6.2).
+	// columns (and a partitioned table's partition keys) and every row with
+	// that prefix is returned (§6.2).
 	Prefix bool `json:"prefix,omitempty"`
 	// InsertIfNotExists inserts every absent key as (key, NULLs, new
 	// auto-increment id) and returns it (§6.3).

@@ -114,20 +114,13 @@ final class FluxgateTableSink
     String mergeEngine = info.options().get("table.merge-engine");
     Bucketer bucketer = shuffle(info, mergeEngine);
     boolean undo = "aggregation".equals(mergeEngine) && options.undoRecovery();
-    if (undo && info.isPartitioned()) {
-      throw new ValidationException(
-          "undo recovery of partitioned aggregation table "
-              + name.base()
-              + " is not built yet: write it at-least-once with '"
-              + FluxgateOptions.SINK_UNDO_RECOVERY.key()
-              + "'='false'");
-    }
     SinkSpec spec =
         new SinkSpec(
             name.writable(),
             rowType,
             targets,
             primaryKey,
+            info.isPartitioned(),
             ignoreDelete,
             BATCH_ROWS,
             bucketer,

@@ -7,8 +7,6 @@ import io.fluxgate.client.ResendingWriter;
 import io.fluxgate.client.ScanRequest;
 import io.fluxgate.client.WriteMode;
 import io.fluxgate.client.WriteRequest;
-import java.io.IOException;
-import java.io.InterruptedIOException;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -74,15 +72,17 @@ final class FluxgateWriter
   private final String producerId;
   private final int parallelism;
 
-  /** With undo recovery, each owned bucket's log end offset after our last write; else null. */
-  private final Map<Integer, Long> offsets;
+  /**
+   * With undo recovery, each owned bucket's log end offset after our last write, per partition
+   * ({@link SinkState}); else null.
+   */
+  private final Map<String, Map<Integer, Long>> offsets;
 
   FluxgateWriter(
       Connection connection,
       SinkSpec spec,
       WriterInitContext context,
-      Collection<SinkState> restored)
-      throws IOException {
+      Collection<SinkState> restored) {
     this.spec = spec;
     this.time = context.getProcessingTimeService();
     String jobId = context.getJobInfo().getJobId().toString();
@@ -119,7 +119,7 @@ final class FluxgateWriter
       }
       this.writer =
           new ResendingWriter(client, request, Compression.ZSTD, MAX_IN_FLIGHT, RESEND_FOR);
-    } catch (IOException | RuntimeException e) {
+    } catch (RuntimeException e) {
       // A writer that was never made is never closed: release what it holds now.
       Release.all(this, batch, client, allocator);
       throw e;
@@ -128,24 +128,19 @@ final class FluxgateWriter
   }
 
   /** With undo recovery, undoes the subtask's buckets: their offsets after the undo; else null. */
-  private Map<Integer, Long> recover(Collection<SinkState> restored, int subtask)
-      throws IOException {
+  private Map<String, Map<Integer, Long>> recover(Collection<SinkState> restored, int subtask) {
     if (!spec.undo()) {
       return null;
     }
-    try {
-      return UndoRecovery.recover(
-          client,
-          spec.table(),
-          producerId,
-          subtask,
-          parallelism,
-          spec.bucketer().numBuckets(),
-          restored);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new InterruptedIOException("undo recovery of " + spec.table() + " interrupted");
-    }
+    return UndoRecovery.recover(
+        client,
+        spec.table(),
+        spec.partitioned(),
+        producerId,
+        subtask,
+        parallelism,
+        spec.bucketer().numBuckets(),
+        restored);
   }
 
   /**
@@ -214,9 +209,18 @@ final class FluxgateWriter
   }
 
   private void acknowledged(PutResult result) {
-    if (offsets != null) {
-      result.buckets().forEach((bucket, end) -> offsets.merge(bucket, end, Math::max));
+    if (offsets == null) {
+      return;
     }
+    Map<String, Map<Integer, Long>> ends =
+        spec.partitioned()
+            ? result.partitionOffsets()
+            : Map.of(SinkState.UNPARTITIONED, result.buckets());
+    ends.forEach(
+        (partition, buckets) -> {
+          Map<Integer, Long> into = offsets.computeIfAbsent(partition, p -> new HashMap<>());
+          buckets.forEach((bucket, end) -> into.merge(bucket, end, Math::max));
+        });
   }
 
   @Override
@@ -229,7 +233,7 @@ final class FluxgateWriter
   public List<SinkState> snapshotState(long checkpointId) {
     return offsets == null
         ? List.of()
-        : List.of(new SinkState(parallelism, new HashMap<>(offsets)));
+        : List.of(new SinkState(parallelism, SinkState.copy(offsets)));
   }
 
   @Override

@@ -10,6 +10,7 @@ import org.apache.flink.table.types.logical.RowType;
  * @param rowType the rows the sink receives: every column of the table
  * @param targets positions in rowType of the columns written; all of them but on partial updates
  * @param primaryKey whether the table is a primary-key table (changelog writes) or a log table
+ * @param partitioned whether the table is partitioned: offsets are then per partition
  * @param ignoreDelete drop DELETE rows instead of deleting
  * @param bucketer the server's buckets, when rows are shuffled by bucket; else null
  * @param undo whether the sink undoes, on restore, what it wrote after the checkpoint
@@ -21,6 +22,7 @@ record SinkSpec(
     RowType rowType,
     int[] targets,
     boolean primaryKey,
+    boolean partitioned,
     boolean ignoreDelete,
     int batchRows,
     Bucketer bucketer,

@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.ExecutionException;
 import java.util.stream.IntStream;
 import org.apache.flink.core.execution.JobClient;
@@ -39,15 +38,6 @@ class PartitionSqlTest {
   }
 
   /**
-   * A batch environment of one subtask: rows of a new partition reach the server through one
-   * writer. Two writers creating the same partition at once can fail one of them (NOT_FOUND "table
-   * id N does not exist") until the server opens a partition before listing it.
-   */
-  private StreamTableEnvironment batch() {
-    return sql.env(true, 1, Map.of());
-  }
-
-  /**
    * An INSERT of n (id, payload, dt) rows of each day. The values are literals, a payload made from
    * them: VALUES rows with a function call would each be an operator of their own.
    */
@@ -65,7 +55,7 @@ class PartitionSqlTest {
 
   @Test
   void aDayPartitionedTableIsWrittenAndReadOnlyInTheDaysAskedFor() throws Exception {
-    StreamTableEnvironment env = batch();
+    StreamTableEnvironment env = sql.env(true);
     env.executeSql(
         "CREATE TABLE fluss.visits (id BIGINT, payload STRING, dt STRING) PARTITIONED BY (dt)");
     env.executeSql(days("fluss.visits", 50, "20261201", "20261202", "20261203")).await();
@@ -103,7 +93,7 @@ class PartitionSqlTest {
 
   @Test
   void partitionsAreAddedShownAndDropped() throws Exception {
-    StreamTableEnvironment env = batch();
+    StreamTableEnvironment env = sql.env(true);
     env.executeSql("CREATE TABLE fluss.managed (id BIGINT, dt STRING) PARTITIONED BY (dt)");
     env.executeSql("ALTER TABLE fluss.managed ADD PARTITION (dt = '20261201')");
     env.executeSql(
@@ -136,7 +126,7 @@ class PartitionSqlTest {
   @Test
   void aStreamingReadPicksUpPartitionsCreatedAfterItStartedAndOutlivesDroppedOnes()
       throws Exception {
-    StreamTableEnvironment batch = batch();
+    StreamTableEnvironment batch = sql.env(true);
     batch.executeSql("CREATE TABLE fluss.followed (id BIGINT, dt STRING) PARTITIONED BY (dt)");
     batch.executeSql("INSERT INTO fluss.followed VALUES (1, '20261201')").await();
 
@@ -167,7 +157,7 @@ class PartitionSqlTest {
 
   @Test
   void aPartitionedPrimaryKeyTableIsUpserted() throws Exception {
-    StreamTableEnvironment batch = batch();
+    StreamTableEnvironment batch = sql.env(true);
     batch.executeSql(
         "CREATE TABLE fluss.prices (item INT, region STRING, price INT,"
             + " PRIMARY KEY (item, region) NOT ENFORCED) PARTITIONED BY (region)");
@@ -185,7 +175,7 @@ class PartitionSqlTest {
 
   @Test
   void aLookupJoinOnAPartitionedPrimaryKeyTableLooksUpInThePartitionOfTheKey() throws Exception {
-    StreamTableEnvironment batch = batch();
+    StreamTableEnvironment batch = sql.env(true);
     batch.executeSql(
         "CREATE TABLE fluss.stock (item INT, region STRING, qty INT,"
             + " PRIMARY KEY (item, region) NOT ENFORCED) PARTITIONED BY (region)");
@@ -205,6 +195,42 @@ class PartitionSqlTest {
     assertTrue(stream.explainSql(join).contains("LookupJoin"), stream.explainSql(join));
     assertEquals(
         List.of("+I[100, 5]", "+I[101, 7]", "+I[102, null]", "+I[103, null]"),
+        Sql.rows(stream, join));
+  }
+
+  /**
+   * A join on the bucket key and the partition key of a table whose bucket key is a strict prefix
+   * of its physical primary key: a prefix lookup, every row of the prefix in the key's partition.
+   */
+  @Test
+  void aLookupJoinOnTheBucketKeyAndPartitionKeyIsAPrefixLookup() throws Exception {
+    StreamTableEnvironment batch = sql.env(true);
+    batch.executeSql(
+        "CREATE TABLE fluss.bins (item INT, region STRING, bin INT, qty INT,"
+            + " PRIMARY KEY (item, region, bin) NOT ENFORCED) PARTITIONED BY (region)"
+            + " WITH ('bucket.key' = 'item')");
+    batch
+        .executeSql(
+            "INSERT INTO fluss.bins VALUES (1, 'eu', 1, 5), (1, 'eu', 2, 6), (1, 'us', 1, 7),"
+                + " (2, 'eu', 1, 9)")
+        .await();
+
+    StreamTableEnvironment stream = sql.env(false);
+    stream.createTemporaryView(
+        "orders",
+        stream.sqlQuery(
+            "SELECT order_id, item, region, PROCTIME() AS ptime FROM (VALUES (100, 1, 'eu'), (101,"
+                + " 1, 'us'), (102, 2, 'us'), (103, 2, 'ap')) AS t (order_id, item, region)"));
+    String join =
+        "SELECT o.order_id, b.bin, b.qty FROM orders AS o LEFT JOIN fluss.bins"
+            + " FOR SYSTEM_TIME AS OF o.ptime AS b ON o.item = b.item AND o.region = b.region";
+    assertEquals(
+        List.of(
+            "+I[100, 1, 5]",
+            "+I[100, 2, 6]",
+            "+I[101, 1, 7]",
+            "+I[102, null, null]",
+            "+I[103, null, null]"),
         Sql.rows(stream, join));
   }
 }

@@ -160,6 +160,7 @@ public final class SinkBench {
             all,
             false,
             false,
+            false,
             FluxgateTableSink.BATCH_ROWS,
             null,
             false,

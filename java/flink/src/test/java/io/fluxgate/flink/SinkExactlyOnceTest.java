@@ -32,7 +32,8 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 /**
  * Exactly-once into an aggregation table (sum): a streaming job fails once after it wrote rows the
  * restored state does not cover, restarts, and the sums are exact with undo recovery — and
- * double-counted with it switched off, which shows the undo is what makes them exact.
+ * double-counted with it switched off, which shows the undo is what makes them exact. Also into a
+ * partitioned one, whose partitions the job creates as it goes.
  */
 @Timeout(180)
 class SinkExactlyOnceTest {
@@ -88,8 +89,8 @@ class SinkExactlyOnceTest {
   void sumsAreExactAfterARestoreWithUndo(@InjectClusterClient ClusterClient<?> cluster)
       throws Exception {
     String table = "fluss.counts_undo";
-    Map<Long, Long> sums = runFailingOnce(cluster, table, true, true);
-    assertEquals(expected(), sums);
+    Map<String, Long> sums = runFailingOnce(cluster, table, false, true, true);
+    assertEquals(expected(false), sums);
     assertTrue(
         client.producerOffsets("exactly-once-" + table, table).isEmpty(),
         "the finished job left its producer offsets behind");
@@ -100,10 +101,32 @@ class SinkExactlyOnceTest {
       @InjectClusterClient ClusterClient<?> cluster) throws Exception {
     // No state to restore: the restart undoes back to the offsets registered at the start.
     String table = "fluss.counts_first";
-    assertEquals(expected(), runFailingOnce(cluster, table, true, false));
+    assertEquals(expected(false), runFailingOnce(cluster, table, false, true, false));
     assertTrue(
         client.producerOffsets("exactly-once-" + table, table).isEmpty(),
         "the finished job left its producer offsets behind");
+  }
+
+  /**
+   * A partitioned aggregation table: the buckets are undone per partition, those of partitions
+   * created after the checkpoint back to their start.
+   */
+  @Test
+  void partitionedSumsAreExactAfterARestoreWithUndo(@InjectClusterClient ClusterClient<?> cluster)
+      throws Exception {
+    String table = "fluss.counts_by_part";
+    assertEquals(expected(true), runFailingOnce(cluster, table, true, true, true));
+    assertTrue(
+        client.producerPartitionOffsets("exactly-once-" + table, table).isEmpty(),
+        "the finished job left its producer offsets behind");
+  }
+
+  @Test
+  void aPartitionedFirstAttemptFailingBeforeAnyCheckpointIsUndoneByTheNext(
+      @InjectClusterClient ClusterClient<?> cluster) throws Exception {
+    // Registered at the start: no partition (the table has none yet).
+    String table = "fluss.counts_by_part_first";
+    assertEquals(expected(true), runFailingOnce(cluster, table, true, true, false));
   }
 
   @Test
@@ -123,7 +146,7 @@ class SinkExactlyOnceTest {
                   + " VALUES (CAST(1 AS BIGINT), CAST(2 AS BIGINT)), (CAST(1 AS BIGINT), CAST(3 AS"
                   + " BIGINT)), (CAST(7 AS BIGINT), CAST(1 AS BIGINT))")
           .await();
-      assertEquals(Map.of(1L, 5L, 7L, 1L), sums("fluss.counts_batch"));
+      assertEquals(Map.of("1", 5L, "7", 1L), sums("fluss.counts_batch"));
       assertTrue(client.producerOffsets("batch-job", "fluss.counts_batch").isEmpty());
     } finally {
       t.getCatalog("fg").orElseThrow().close();
@@ -133,26 +156,29 @@ class SinkExactlyOnceTest {
   @Test
   void sumsDoubleCountWithoutUndo(@InjectClusterClient ClusterClient<?> cluster)
       throws Exception {
-    Map<Long, Long> sums = runFailingOnce(cluster, "fluss.counts_plain", false, true);
+    Map<String, Long> sums = runFailingOnce(cluster, "fluss.counts_plain", false, false, true);
     long total = sums.values().stream().mapToLong(Long::longValue).sum();
     assertTrue(total > ROWS, "without undo the replayed rows count twice, got " + total);
   }
 
-  private static Map<Long, Long> expected() {
-    Map<Long, Long> want = new TreeMap<>();
-    for (long k = 0; k < 10; k++) {
-      want.put(k, (long) ROWS / 10);
+  /** The sums by key: k, or k/dt on the partitioned table (dt a thousand ids each). */
+  private static Map<String, Long> expected(boolean partitioned) {
+    Map<String, Long> want = new TreeMap<>();
+    for (long id = 1; id <= ROWS; id++) {
+      want.merge(id % 10 + (partitioned ? "/d" + id / 1000 : ""), 1L, Long::sum);
     }
     return want;
   }
 
   /**
-   * Runs INSERT INTO table SELECT id % 10, 1 FROM a paced sequence; after some rows (and, with
-   * checkpoint, after a checkpoint and more rows), fails the job once and waits for it to finish
-   * after its restart. Returns the table's sums.
+   * Runs INSERT INTO table SELECT id % 10, 1 FROM a paced sequence (partitioned: into partition
+   * 'd' || id / 1000 too); after some rows (and, with checkpoint, after a checkpoint and more
+   * rows), fails the job once and waits for it to finish after its restart. Returns the table's
+   * sums.
    */
-  private Map<Long, Long> runFailingOnce(
-      ClusterClient<?> cluster, String table, boolean undo, boolean checkpoint) throws Exception {
+  private Map<String, Long> runFailingOnce(
+      ClusterClient<?> cluster, String table, boolean partitioned, boolean undo, boolean checkpoint)
+      throws Exception {
     Configuration conf =
         Configuration.fromMap(
             Map.of(
@@ -178,8 +204,12 @@ class SinkExactlyOnceTest {
       t.executeSql(
           "CREATE TABLE "
               + table
-              + " (k BIGINT, n BIGINT, PRIMARY KEY (k) NOT ENFORCED) WITH ('bucket.num'='4',"
-              + " 'table.merge-engine'='aggregation', 'fields.n.agg'='sum')");
+              + (partitioned
+                  ? " (k BIGINT, dt STRING, n BIGINT, PRIMARY KEY (k, dt) NOT ENFORCED)"
+                      + " PARTITIONED BY (dt)"
+                  : " (k BIGINT, n BIGINT, PRIMARY KEY (k) NOT ENFORCED)")
+              + " WITH ('bucket.num'='4', 'table.merge-engine'='aggregation',"
+              + " 'fields.n.agg'='sum')");
       TableResult insert =
           t.executeSql(
               "INSERT INTO "
@@ -188,14 +218,17 @@ class SinkExactlyOnceTest {
                   + table
                   + "', 'sink.undo-recovery'='"
                   + undo
-                  + "') */ SELECT FAIL_ONCE(id) % 10, CAST(1 AS BIGINT) FROM ids");
+                  + "') */ SELECT FAIL_ONCE(id) % 10, "
+                  + (partitioned ? "CONCAT('d', CAST(id / 1000 AS STRING)), " : "")
+                  + "CAST(1 AS BIGINT) FROM ids");
       JobID job = insert.getJobClient().orElseThrow().getJobID();
       long written = await(table, n -> n >= 100);
       if (checkpoint) {
         cluster.triggerCheckpoint(job, CheckpointType.FULL).get();
-        // Rows visible now may be in the checkpoint; 100 more surely are not.
-        long atCheckpoint = total(table);
-        written = await(table, n -> n >= atCheckpoint + 100);
+        // Rows visible now may be in the checkpoint; 100 more surely are not. Partitioned: on
+        // into partition d1 too, which a checkpoint this early does not know.
+        long after = total(table) + 100;
+        written = await(table, n -> n >= (partitioned ? Math.max(after, 1100) : after));
       }
       armed = true;
       insert.await();
@@ -222,10 +255,12 @@ class SinkExactlyOnceTest {
     return sums(table).values().stream().mapToLong(Long::longValue).sum();
   }
 
-  private static Map<Long, Long> sums(String table) {
-    Map<Long, Long> out = new TreeMap<>();
+  /** The sum (last column) by key: the other columns, joined by '/'. */
+  private static Map<String, Long> sums(String table) {
+    Map<String, Long> out = new TreeMap<>();
     for (List<Object> row : Rows.read(client, ScanRequest.of(table))) {
-      out.put((Long) row.get(0), (Long) row.get(1));
+      List<String> key = row.subList(0, row.size() - 1).stream().map(String::valueOf).toList();
+      out.put(String.join("/", key), (Long) row.get(row.size() - 1));
     }
     return out;
   }
