@@ -65,18 +65,20 @@ func partitionArgs(verb string, pos []string, need bool) (string, client.Partiti
 	return pos[0], spec, nil
 }
 
-func partitionCreate(ctx context.Context, args []string, std stdio) error {
+// partitionCommand parses a partition command's flags (the connection's and
+// those extra adds) and its T key=value ... arguments, dials, and runs do.
+func partitionCommand(ctx context.Context, verb, usage string, args []string, std stdio, needSpec bool,
+	extra func(*flag.FlagSet), do func(c *client.Client, table string, spec client.PartitionSpec, given []string) error) error {
 	var conn connFlags
-	var ifNotExists bool
-	fs := cli.NewFlagSet("partition create", "partition create T key=value ... [--if-not-exists]")
+	fs := cli.NewFlagSet("partition "+verb, usage)
 	fs.SetOutput(std.err)
 	conn.register(fs)
-	fs.BoolVar(&ifNotExists, "if-not-exists", false, "succeed if the partition exists already")
+	extra(fs)
 	pos, err := cli.ParseArgs(fs, args)
 	if err != nil {
 		return err
 	}
-	table, spec, err := partitionArgs("create", pos, true)
+	table, spec, err := partitionArgs(verb, pos, needSpec)
 	if err != nil {
 		fs.Usage()
 		return err
@@ -86,76 +88,59 @@ func partitionCreate(ctx context.Context, args []string, std stdio) error {
 		return err
 	}
 	defer c.Close()
-	info, err := c.CreatePartition(ctx, table, spec, ifNotExists)
-	if err != nil {
-		return err
-	}
-	fmt.Fprintf(std.out, "created partition %s of %s, partition_id %d\n", info.PartitionName, table, info.PartitionID)
-	return nil
+	return do(c, table, spec, pos[1:])
+}
+
+func partitionCreate(ctx context.Context, args []string, std stdio) error {
+	var ifNotExists bool
+	return partitionCommand(ctx, "create", "partition create T key=value ... [--if-not-exists]", args, std, true,
+		func(fs *flag.FlagSet) {
+			fs.BoolVar(&ifNotExists, "if-not-exists", false, "succeed if the partition exists already")
+		},
+		func(c *client.Client, table string, spec client.PartitionSpec, _ []string) error {
+			info, err := c.CreatePartition(ctx, table, spec, ifNotExists)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(std.out, "created partition %s of %s, partition_id %d\n", info.PartitionName, table, info.PartitionID)
+			return nil
+		})
 }
 
 func partitionList(ctx context.Context, args []string, std stdio) error {
-	var conn connFlags
 	var asJSON bool
-	fs := cli.NewFlagSet("partition list", "partition list T [key=value ...] [--json]")
-	fs.SetOutput(std.err)
-	conn.register(fs)
-	fs.BoolVar(&asJSON, "json", false, "print the partitions as JSON")
-	pos, err := cli.ParseArgs(fs, args)
-	if err != nil {
-		return err
-	}
-	table, partial, err := partitionArgs("list", pos, false)
-	if err != nil {
-		fs.Usage()
-		return err
-	}
-	c, err := conn.dial(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	parts, err := c.ListPartitions(ctx, table, partial)
-	if err != nil {
-		return err
-	}
-	if asJSON {
-		if parts == nil {
-			parts = []client.PartitionInfo{}
-		}
-		return cli.WriteJSON(std.out, map[string]any{"partitions": parts})
-	}
-	rows := make([][]string, len(parts))
-	for i, p := range parts {
-		rows[i] = []string{p.PartitionName, fmt.Sprint(p.PartitionID)}
-	}
-	return cli.WriteAligned(std.out, []string{"PARTITION", "ID"}, rows)
+	return partitionCommand(ctx, "list", "partition list T [key=value ...] [--json]", args, std, false,
+		func(fs *flag.FlagSet) { fs.BoolVar(&asJSON, "json", false, "print the partitions as JSON") },
+		func(c *client.Client, table string, partial client.PartitionSpec, _ []string) error {
+			parts, err := c.ListPartitions(ctx, table, partial)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				if parts == nil {
+					parts = []client.PartitionInfo{}
+				}
+				return cli.WriteJSON(std.out, map[string]any{"partitions": parts})
+			}
+			rows := make([][]string, len(parts))
+			for i, p := range parts {
+				rows[i] = []string{p.PartitionName, fmt.Sprint(p.PartitionID)}
+			}
+			return cli.WriteAligned(std.out, []string{"PARTITION", "ID"}, rows)
+		})
 }
 
 func partitionDrop(ctx context.Context, args []string, std stdio) error {
-	var conn connFlags
 	var ifExists bool
-	fs := cli.NewFlagSet("partition drop", "partition drop T key=value ... [--if-exists]")
-	fs.SetOutput(std.err)
-	conn.register(fs)
-	fs.BoolVar(&ifExists, "if-exists", false, "succeed if the partition does not exist")
-	pos, err := cli.ParseArgs(fs, args)
-	if err != nil {
-		return err
-	}
-	table, spec, err := partitionArgs("drop", pos, true)
-	if err != nil {
-		fs.Usage()
-		return err
-	}
-	c, err := conn.dial(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	if err := c.DropPartition(ctx, table, spec, ifExists); err != nil {
-		return err
-	}
-	fmt.Fprintf(std.out, "dropped partition %s of %s\n", pos[1:], table)
-	return nil
+	return partitionCommand(ctx, "drop", "partition drop T key=value ... [--if-exists]", args, std, true,
+		func(fs *flag.FlagSet) {
+			fs.BoolVar(&ifExists, "if-exists", false, "succeed if the partition does not exist")
+		},
+		func(c *client.Client, table string, spec client.PartitionSpec, given []string) error {
+			if err := c.DropPartition(ctx, table, spec, ifExists); err != nil {
+				return err
+			}
+			fmt.Fprintf(std.out, "dropped partition %s of %s\n", strings.Join(given, " "), table)
+			return nil
+		})
 }

@@ -28,7 +28,7 @@ func TestPartitionVerb(t *testing.T) {
 	if out, err := run(t, partitionMain, "", append([]string{"list", "events", "region=us"}, a...)...); err != nil || !strings.Contains(out, "20261202$us") || strings.Contains(out, "20261201$eu") {
 		t.Errorf("partition list region=us: %q, %v", out, err)
 	}
-	if out, err := run(t, partitionMain, "", append([]string{"drop", "events", "dt=20261201", "region=eu"}, a...)...); err != nil || out != "dropped partition [dt=20261201 region=eu] of events\n" {
+	if out, err := run(t, partitionMain, "", append([]string{"drop", "events", "dt=20261201", "region=eu"}, a...)...); err != nil || out != "dropped partition dt=20261201 region=eu of events\n" {
 		t.Errorf("partition drop: %q, %v", out, err)
 	}
 	if out, err := run(t, partitionMain, "", append([]string{"list", "events", "--json"}, a...)...); err != nil || strings.Contains(out, "20261201$eu") || !strings.Contains(out, `"partition_name": "20261202$us"`) {
