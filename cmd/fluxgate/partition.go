@@ -66,7 +66,8 @@ func partitionArgs(verb string, pos []string, need bool) (string, client.Partiti
 }
 
 // partitionCommand parses a partition command's flags (the connection's and
-// those extra adds) and its T key=value ... arguments, dials, and runs do.
+// those extra adds) and its T key=value ... arguments, dials, and runs do
+// with the table, the spec and its key=value arguments as given.
 func partitionCommand(ctx context.Context, verb, usage string, args []string, std stdio, needSpec bool,
 	extra func(*flag.FlagSet), do func(c *client.Client, table string, spec client.PartitionSpec, given []string) error) error {
 	var conn connFlags
