@@ -204,9 +204,15 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 			continue
 		}
 		if _, err := e.openTable(info); err != nil {
-			// A damaged log makes only its table unavailable.
+			// A damaged log, or state that cannot be recovered from it,
+			// makes only its table unavailable.
 			if cerr := e.corruptTable(info, err); cerr != nil {
 				e.unavailable[info.TableID] = cerr
+				continue
+			}
+			if errs.Is(err, errs.DataLoss) {
+				e.opts.Logger.Error("table is unavailable: its state cannot be recovered from its log", "table", info.Path().String(), "err", err)
+				e.unavailable[info.TableID] = err
 				continue
 			}
 			e.Close()

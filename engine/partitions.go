@@ -39,7 +39,17 @@ func (e *Engine) createPartition(info *catalog.TableInfo, spec map[string]string
 	}
 	e.partMu.Lock()
 	defer e.partMu.Unlock()
-	p, created, err := e.cat.CreatePartition(info.Path(), spec, ifNotExists)
+	// The caller's definition may be older than the table's: altered since,
+	// or dropped and re-created. The partition opens under the current one,
+	// and only of the same table (both stay put under partMu).
+	cur, err := e.cat.Table(info.Path())
+	if err != nil {
+		return nil, nil, err
+	}
+	if cur.TableID != info.TableID {
+		return nil, nil, errs.New(errs.NotFound, "table %s (id %d) was dropped; a table of that name has been created since", info.Path(), info.TableID)
+	}
+	p, created, err := e.cat.CreatePartition(cur.Path(), spec, ifNotExists)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -47,7 +57,7 @@ func (e *Engine) createPartition(info *catalog.TableInfo, spec map[string]string
 		t, err := e.tableByID(p.PartitionID)
 		return t, p, err
 	}
-	t, err := e.openTable(info.ForPartition(p))
+	t, err := e.openTable(cur.ForPartition(p))
 	if err != nil {
 		// Leave no half-created partition behind.
 		_, dropErr := e.cat.DropPartition(info.Path(), spec, true)

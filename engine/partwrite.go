@@ -87,11 +87,20 @@ func (r *partitionRoute) stream(values []string) (*WriteStream, error) {
 	if w := r.streams[name]; w != nil && !w.t.dropped.Load() {
 		return w, nil
 	}
-	t, _, err := r.e.partitionTable(r.info, values, r.create)
+	t, p, err := r.e.partitionTable(r.info, values, r.create)
 	if err != nil {
 		return nil, err
 	}
-	w, err := r.e.newWriteStream(t, t.current(), r.req)
+	// The partition's stream writes in the schema the route opened with, as
+	// a table's stream does across an alter: a log table's batches go on in
+	// it, a primary-key table's are refused with "open it again".
+	sch := t.current()
+	if sch.info.SchemaID != r.info.SchemaID {
+		if sch, err = r.e.newTableSchema(r.info.ForPartition(p)); err != nil {
+			return nil, err
+		}
+	}
+	w, err := r.e.newWriteStream(t, sch, r.req)
 	if err != nil {
 		return nil, err
 	}

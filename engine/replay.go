@@ -77,6 +77,14 @@ func (e *Engine) replay(store *kv.Store, t *table) error {
 			if f == nil {
 				break
 			}
+			if len(f.ChangeTypes) != f.Rows {
+				// A log table's frame, not a changelog's: the data directory
+				// holds a foreign log, and guessing its changes would be worse
+				// than leaving the table unavailable.
+				reader.Close()
+				txn.Abort()
+				return errs.New(errs.DataLoss, "bucket %d: the frame at offset %d has %d change types for %d rows: not a primary-key table's changelog", b, f.BaseOffset, len(f.ChangeTypes), f.Rows)
+			}
 			rec, err := f.Record(sch.decoder, schema)
 			if err != nil {
 				reader.Close()
