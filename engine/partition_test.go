@@ -406,6 +406,32 @@ func partitionHW(t *testing.T, e *Engine, name string, b int) int64 {
 	return pt.log.HighWatermark(b)
 }
 
+// createOrders creates "orders", a primary-key table partitioned by region.
+func createOrders(t *testing.T, e *Engine) {
+	t.Helper()
+	if _, err := e.CreateTable(t.Context(), protocol.TableSpec{
+		Table:         "orders",
+		Columns:       []protocol.Column{{Name: "id", Type: "BIGINT"}, {Name: "region", Type: "STRING"}, {Name: "amount", Type: "BIGINT"}},
+		PrimaryKey:    []string{"id", "region"},
+		PartitionKeys: []string{"region"},
+		Options:       map[string]string{"bucket.num": "2"},
+	}, false); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// idRegionKeys makes a key batch of the first two columns of schema, a
+// BIGINT and a STRING.
+func idRegionKeys(schema *arrow.Schema, ids []int64, regions []string) arrow.RecordBatch {
+	b := array.NewRecordBuilder(memory.DefaultAllocator, arrow.NewSchema(schema.Fields()[:2], nil))
+	defer b.Release()
+	for i, id := range ids {
+		b.Field(0).(*array.Int64Builder).Append(id)
+		b.Field(1).(*array.StringBuilder).Append(regions[i])
+	}
+	return b.NewRecordBatch()
+}
+
 var ordersSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "id", Type: arrow.PrimitiveTypes.Int64},
 	{Name: "region", Type: arrow.BinaryTypes.String},
@@ -458,15 +484,7 @@ func amounts(t *testing.T, e *Engine) map[string]int64 {
 func TestPartitionedPrimaryKeyTable(t *testing.T) {
 	e := openPartitioned(t, t.TempDir(), Options{})
 	defer e.Close()
-	if _, err := e.CreateTable(t.Context(), protocol.TableSpec{
-		Table:         "orders",
-		Columns:       []protocol.Column{{Name: "id", Type: "BIGINT"}, {Name: "region", Type: "STRING"}, {Name: "amount", Type: "BIGINT"}},
-		PrimaryKey:    []string{"id", "region"},
-		PartitionKeys: []string{"region"},
-		Options:       map[string]string{"bucket.num": "2"},
-	}, false); err != nil {
-		t.Fatal(err)
-	}
+	createOrders(t, e)
 	seq := int64(0)
 	upsert := func(ids []int64, regions []string, amts []int64) {
 		t.Helper()
@@ -537,13 +555,7 @@ func TestPartitionedPrimaryKeyTable(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		kb := array.NewRecordBuilder(memory.DefaultAllocator, arrow.NewSchema(ordersSchema.Fields()[:2], nil))
-		for i, id := range ids {
-			kb.Field(0).(*array.Int64Builder).Append(id)
-			kb.Field(1).(*array.StringBuilder).Append(regions[i])
-		}
-		keys := kb.NewRecordBatch()
-		kb.Release()
+		keys := idRegionKeys(ordersSchema, ids, regions)
 		defer keys.Release()
 		ans, meta, err := l.Lookup(t.Context(), keys)
 		if err != nil {

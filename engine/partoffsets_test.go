@@ -13,15 +13,7 @@ import (
 func TestPartitionedChangelogOffsets(t *testing.T) {
 	e := openPartitioned(t, t.TempDir(), Options{})
 	defer e.Close()
-	if _, err := e.CreateTable(t.Context(), protocol.TableSpec{
-		Table:         "orders",
-		Columns:       []protocol.Column{{Name: "id", Type: "BIGINT"}, {Name: "region", Type: "STRING"}, {Name: "amount", Type: "BIGINT"}},
-		PrimaryKey:    []string{"id", "region"},
-		PartitionKeys: []string{"region"},
-		Options:       map[string]string{"bucket.num": "2"},
-	}, false); err != nil {
-		t.Fatal(err)
-	}
+	createOrders(t, e)
 	// An insert then an update: the changelog has more records than rows.
 	for _, amt := range []int64{1, 2} {
 		if _, err := writeEvents(t, e, protocol.WriteRequest{Table: "orders"},

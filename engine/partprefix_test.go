@@ -75,13 +75,7 @@ func TestPartitionedPrefixLookup(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		kb := array.NewRecordBuilder(memory.DefaultAllocator, arrow.NewSchema(purchasesSchema.Fields()[:2], nil))
-		for i, c := range customers {
-			kb.Field(0).(*array.Int64Builder).Append(c)
-			kb.Field(1).(*array.StringBuilder).Append(regions[i])
-		}
-		keys := kb.NewRecordBatch()
-		kb.Release()
+		keys := idRegionKeys(purchasesSchema, customers, regions)
 		defer keys.Release()
 		ans, meta, err := l.Lookup(t.Context(), keys)
 		if err != nil {
