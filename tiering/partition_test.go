@@ -4,10 +4,8 @@ import (
 	"context"
 	"fmt"
 	"reflect"
-	"slices"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
@@ -79,22 +77,7 @@ func (p *partitionedLake) round(t *testing.T) Result {
 // rows reads one partition of the snapshot as sorted "k=v@offset" lines.
 func (p *partitionedLake) rows(t *testing.T, snap *lake.Snapshot, name string) []string {
 	t.Helper()
-	recs, err := p.lt.Scan(context.Background(), p.mem, snap.ID, lake.Partition{name}, 0, []string{"k", "v", lake.ColOffset}, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var out []string
-	for rec, err := range recs {
-		if err != nil {
-			t.Fatal(err)
-		}
-		for i := range int(rec.NumRows()) {
-			out = append(out, fmt.Sprintf("%d=%s@%d", rec.Column(0).(*array.Int64).Value(i), rec.Column(1).(*array.String).Value(i), rec.Column(2).(*array.Int64).Value(i)))
-		}
-		rec.Release()
-	}
-	slices.Sort(out)
-	return out
+	return partitionRows(t, p.lt, p.mem, snap, lake.Partition{name})
 }
 
 func offsetsOf(parts map[int64]lake.PartitionOffsets) map[string]int64 {

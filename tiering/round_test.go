@@ -146,7 +146,13 @@ func newLakeWith(t *testing.T, pk bool, opts lake.Options) (*lake.Table, *fakeLo
 // lakeRows reads the lake snapshot as sorted "k=v@offset" lines.
 func lakeRows(t *testing.T, lt *lake.Table, f *fakeLog, snap *lake.Snapshot) []string {
 	t.Helper()
-	recs, err := lt.Scan(context.Background(), f.mem, snap.ID, nil, 0, []string{"k", "v", lake.ColOffset}, nil)
+	return partitionRows(t, lt, f.mem, snap, nil)
+}
+
+// partitionRows is lakeRows of one partition (nil: a table without them).
+func partitionRows(t *testing.T, lt *lake.Table, mem memory.Allocator, snap *lake.Snapshot, part lake.Partition) []string {
+	t.Helper()
+	recs, err := lt.Scan(context.Background(), mem, snap.ID, part, 0, []string{"k", "v", lake.ColOffset}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
