@@ -46,9 +46,9 @@ func ValueString(col string, arr arrow.Array, i int) (string, error) {
 	case *array.Date32:
 		return DateString(int32(a.Value(i))), nil
 	case *array.Time32:
-		return TimeString(int64(a.Value(i)) * timeUnitNanos(a.DataType().(*arrow.Time32Type).Unit)), nil
+		return TimeString(timeMillis(int64(a.Value(i)), a.DataType().(*arrow.Time32Type).Unit)), nil
 	case *array.Time64:
-		return TimeString(int64(a.Value(i)) * timeUnitNanos(a.DataType().(*arrow.Time64Type).Unit)), nil
+		return TimeString(timeMillis(int64(a.Value(i)), a.DataType().(*arrow.Time64Type).Unit)), nil
 	case *array.Timestamp:
 		unit := a.DataType().(*arrow.TimestampType).Unit
 		return TimestampString(int64(a.Value(i)), unit), nil
@@ -56,8 +56,14 @@ func ValueString(col string, arr arrow.Array, i int) (string, error) {
 	return "", errs.New(errs.Invalid, "partition key column %q has Arrow type %s, which cannot be a partition key", col, arr.DataType())
 }
 
-func timeUnitNanos(u arrow.TimeUnit) int64 {
-	return int64(u.Multiplier())
+// timeMillis converts a time of day in unit to milliseconds, cutting finer
+// digits toward zero; it divides rather than going through nanoseconds, which
+// a TIME(6)'s int64 of microseconds may overflow.
+func timeMillis(v int64, unit arrow.TimeUnit) int64 {
+	if perMs := int64(time.Millisecond / unit.Multiplier()); perMs > 0 {
+		return v / perMs
+	}
+	return v * int64(unit.Multiplier()/time.Millisecond)
 }
 
 // DateString formats days since the epoch as yyyy-MM-dd (Fluss's dayToString).
@@ -66,10 +72,9 @@ func DateString(days int32) string {
 	return fmt.Sprintf("%04d-%02d-%02d", t.Year(), int(t.Month()), t.Day())
 }
 
-// TimeString formats a time of day, in nanoseconds, as HH-mm-ss_SSS (Fluss's
+// TimeString formats a time of day, in milliseconds, as HH-mm-ss_SSS (Fluss's
 // milliToString: a TIME is milliseconds there, so finer digits are cut).
-func TimeString(nanos int64) string {
-	ms := nanos / int64(time.Millisecond)
+func TimeString(ms int64) string {
 	return fmt.Sprintf("%02d-%02d-%02d_%03d", ms/3_600_000, ms/60_000%60, ms/1000%60, ms%1000)
 }
 

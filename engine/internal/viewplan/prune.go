@@ -8,8 +8,9 @@ import (
 
 // Prune keeps the partitions whose rows may match the scan's
 // filter, judged before anything of theirs is opened: the filter sees each
-// partition column as a column of one value, the partition's, and every
-// other column as unknown.
+// partition column as a column of the values whose partition value is the
+// partition's (partition.Bounds: one value, or a TIME's millisecond), and
+// every other column as unknown.
 func (p *Plan) Prune(info *catalog.TableInfo, parts []*catalog.Partition) []*catalog.Partition {
 	if p.Filter == nil {
 		return parts
@@ -35,8 +36,8 @@ func (p *Plan) MayMatchPartition(info *catalog.TableInfo, values []string) bool 
 	}
 	for k, col := range info.PartitionKeyIndexes() {
 		v := p.System + col
-		if typed, ok := partition.Typed(p.View.Field(v).Type, values[k]); ok {
-			stats[v] = framestats.Column{Min: typed, Max: typed}
+		if lo, hi, ok := partition.Bounds(p.View.Field(v).Type, values[k]); ok {
+			stats[v] = framestats.Column{Min: lo, Max: hi}
 		}
 	}
 	return p.Filter.MayMatch(1, stats)
