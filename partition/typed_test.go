@@ -254,3 +254,34 @@ func TestBoundsRefuses(t *testing.T) {
 		}
 	}
 }
+
+// FuzzBounds checks that whatever string Bounds accepts is the partition
+// value of both its bounds: it never maps a partition to values routed
+// elsewhere.
+func FuzzBounds(f *testing.F) {
+	for _, s := range []string{"1_5", "-0_0", "NaN", "-Inf", "1_0E-4", "0aff", "", "007", "true", "2026-12-01", "-001-12-31",
+		"01-02-03_004", "596-31-23_647", "2025-12-01-12-00-00_123456", "1969-12-31-23-59-59_999999999", "10000-01-01-00-00-00_"} {
+		for k := range keyTypes {
+			f.Add(s, k)
+		}
+	}
+	f.Fuzz(func(t *testing.T, s string, k int) {
+		if k < 0 || k >= len(keyTypes) {
+			return
+		}
+		dt := keyTypes[k]
+		lo, hi, ok := Bounds(dt, s)
+		if !ok {
+			return
+		}
+		if row.Compare(dt, lo, hi) > 0 {
+			t.Fatalf("%s %q: bounds [%v, %v] out of order", dt, s, lo, hi)
+		}
+		if got := valueString(t, dt, lo); got != s {
+			t.Fatalf("%s %q: lower bound %v has the partition value %q", dt, s, lo, got)
+		}
+		if got := valueString(t, dt, hi); got != s {
+			t.Fatalf("%s %q: upper bound %v has the partition value %q", dt, s, hi, got)
+		}
+	})
+}
