@@ -129,13 +129,13 @@ func parseTimestamp(s string, unit arrow.TimeUnit) (arrow.Timestamp, error) {
 		return 0, strconv.ErrRange // finer than the unit holds
 	}
 	t := time.Date(year, time.Month(f[0]), f[1], f[2], f[3], f[4], 0, time.UTC)
-	// An overflow here gives a value that formats otherwise, which inverse
-	// refuses.
+	// A result beyond int64 wraps to a value that formats otherwise, which
+	// inverse refuses.
 	return arrow.Timestamp(t.Unix()*int64(time.Second/unit.Multiplier()) + int64(nanos/perUnit)), nil
 }
 
-// timeBounds returns the values of a TIME column in unit, of type int64
-// between min and max, whose partition value is s: TimeString's HH-mm-ss_SSS
+// timeBounds returns the values of a TIME column in unit, held in
+// [minV, maxV], whose partition value is s: TimeString's HH-mm-ss_SSS
 // of milliseconds. A unit finer than milliseconds has a range of values per
 // millisecond, cut toward zero, so the millisecond 0 also has the values
 // just below it. Only digits are read: a time before midnight has a minus
