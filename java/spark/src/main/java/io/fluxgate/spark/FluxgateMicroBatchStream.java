@@ -97,8 +97,9 @@ final class FluxgateMicroBatchStream implements MicroBatchStream {
   private InputPartition[] planPartitions(PartitionOffsets start, PartitionOffsets end) {
     Map<String, PartitionOffsets.Place> moved = new TreeMap<>();
     for (Map.Entry<String, PartitionOffsets.Place> p : end.places().entrySet()) {
+      Map<Integer, Long> was = from(start, p);
       if (p.getValue().buckets().entrySet().stream()
-          .anyMatch(b -> b.getValue() > from(start, p).getOrDefault(b.getKey(), 0L))) {
+          .anyMatch(b -> b.getValue() > was.getOrDefault(b.getKey(), 0L))) {
         moved.put(p.getKey(), p.getValue());
       }
     }
