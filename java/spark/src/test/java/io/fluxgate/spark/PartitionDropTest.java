@@ -4,7 +4,6 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import io.fluxgate.client.FluxgateException;
-import io.fluxgate.client.Position;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
