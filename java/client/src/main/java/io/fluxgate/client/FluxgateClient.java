@@ -507,6 +507,9 @@ public final class FluxgateClient implements AutoCloseable {
 
   record WriterState(long nextSequence) {}
 
+  /** What {@link #partitionDropped} reads of a ticket. */
+  record PartitionTicket(long tableId, String table, Long partitionId, List<Object> then) {}
+
   // ---- Reading (PROTOCOL.md §4) ----
 
   /** Plans a scan: GetFlightInfo with CMD {"scan": request}. */
@@ -561,6 +564,29 @@ public final class FluxgateClient implements AutoCloseable {
   /** Redeems one ticket of a plan (DoGet). */
   public TicketStream read(byte[] ticket) {
     return new TicketStream(this, ticket);
+  }
+
+  /**
+   * Whether the partition that ticket reads was dropped (by hand, or by automatic partition
+   * retention) while its table remains: then a read of it that failed with NOT_FOUND may end as
+   * Fluss's readers end a dropped partition's bucket, without its rows. Told by the table's id and
+   * partitions now, not by the error's text. False for a table that is not partitioned, a ticket
+   * whose ranges span partitions (a limited scan: the others must still be read), and when the
+   * check itself fails.
+   */
+  public boolean partitionDropped(byte[] ticket) {
+    PartitionTicket t = Json.decode(ticket, PartitionTicket.class, "ticket");
+    boolean spans = t.then() != null && !t.then().isEmpty();
+    if (t.partitionId() == null || t.partitionId() <= 0 || spans) {
+      return false; // not partitioned, a lake-only partition, or several partitions
+    }
+    String table = t.table().split("\\$", 2)[0]; // a view's ticket names table$view
+    try {
+      return describeTable(table).tableId() == t.tableId()
+          && listPartitions(table).stream().noneMatch(p -> p.partitionId() == t.partitionId());
+    } catch (FluxgateException e) {
+      return false; // the table is gone too, or the server is: the read failed
+    }
   }
 
   /**

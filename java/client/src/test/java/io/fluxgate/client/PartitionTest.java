@@ -2,6 +2,7 @@ package io.fluxgate.client;
 
 import static io.fluxgate.client.Rows.row;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNotEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -19,7 +20,10 @@ import org.junit.jupiter.api.Test;
 class PartitionTest extends ServerTest {
 
   private String dayTable() {
-    String name = table("days");
+    return dayTable(table("days"));
+  }
+
+  private String dayTable(String name) {
     client.createTable(
         TableSpec.of(name, Column.of("id", "BIGINT"), Column.of("dt", "STRING"))
             .withPartitionKeys("dt")
@@ -116,6 +120,32 @@ class PartitionTest extends ServerTest {
         Rows.read(client, ScanRequest.of(name).withFilter(Predicates.eq("dt", "20261201")));
     assertEquals(List.of(row(1L, "20261201")), filtered);
     assertEquals(3, client.rowCount(name).getAsLong());
+  }
+
+  @Test
+  void aTicketOfADroppedPartitionIsToldFromOtherNotFounds() {
+    String name = dayTable();
+    write(WriteRequest.of(name), List.of(row(1L, "20261201"), row(2L, "20261202")));
+    ScanPlan plan = client.plan(ScanRequest.of(name));
+    byte[] dropped = plan.tickets().get(0); // partitions in name order: 20261201's bucket 0
+    byte[] kept = plan.tickets().get(2);
+    client.dropPartition(name, Map.of("dt", "20261201"), false);
+
+    try (TicketStream s = client.read(dropped)) {
+      assertThrows(FluxgateException.NotFound.class, s::next);
+    }
+    assertTrue(client.partitionDropped(dropped));
+    assertFalse(client.partitionDropped(kept));
+    byte[] limited = client.plan(ScanRequest.of(name).withLimit(10)).tickets().get(0);
+    assertFalse(client.partitionDropped(limited), "a limited ticket may span partitions");
+
+    // The whole table dropped and created again under its name: not a dropped partition.
+    client.dropTable(name, false);
+    dayTable(name);
+    client.createPartition(name, Map.of("dt", "20261202"), false);
+    assertFalse(client.partitionDropped(dropped));
+    client.dropTable(name, false);
+    assertFalse(client.partitionDropped(kept));
   }
 
   @Test

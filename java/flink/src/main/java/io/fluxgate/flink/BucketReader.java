@@ -101,7 +101,7 @@ final class BucketReader implements SourceReader<RowData, BucketSplit> {
     } catch (FluxgateException.NotFound e) {
       // A partition dropped while it was read (by hand, or expired): its split is over, as in
       // Fluss.
-      if (!partitionDropped(split)) {
+      if (!client.partitionDropped(split.ticket())) {
         error = e;
       }
     } catch (Throwable t) {
@@ -110,19 +110,6 @@ final class BucketReader implements SourceReader<RowData, BucketSplit> {
     // Only now, with the streams' buffers freed: the reader may close the client once it is told.
     if (!closed) {
       put(new Fetched(split.splitId(), null, null, error));
-    }
-  }
-
-  /** Whether the split's partition no longer exists, while its table does. */
-  private boolean partitionDropped(BucketSplit split) {
-    Long id = split.partitionId();
-    if (id == null) {
-      return false;
-    }
-    try {
-      return client.listPartitions(spec.baseTable()).stream().noneMatch(p -> p.partitionId() == id);
-    } catch (FluxgateException e) {
-      return false; // the table is gone too, or the server is: the read failed
     }
   }
 

@@ -115,12 +115,6 @@ final class BucketSplit implements SourceSplit {
     return ranges.length == 1 ? ranges[0] : Predicates.or(ranges);
   }
 
-  /** The id of the split's partition, on a partitioned table; else null. */
-  Long partitionId() {
-    JsonNode p = json().get("partition_id");
-    return p == null ? null : p.asLong();
-  }
-
   /** Whether the split can record where it is: a ticket reading several buckets cannot. */
   boolean resumable() {
     return !json().has("then");

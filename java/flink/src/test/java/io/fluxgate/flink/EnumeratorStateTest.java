@@ -1,5 +1,6 @@
 package io.fluxgate.flink;
 
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.nio.charset.StandardCharsets;
@@ -28,7 +29,7 @@ class EnumeratorStateTest {
     assertEquals(6, back.nextSplit());
     assertEquals(1, back.pending().size());
     assertEquals("ticket-4", back.pending().get(0).splitId());
-    assertEquals(7L, back.pending().get(0).partitionId());
+    assertArrayEquals(split(4, "20261202").ticket(), back.pending().get(0).ticket());
   }
 
   @Test

@@ -149,6 +149,10 @@ class PartitionSqlTest {
       batch.executeSql("ALTER TABLE fluss.followed DROP PARTITION (dt = '20261201')");
       batch.executeSql("INSERT INTO fluss.followed VALUES (4, '20261202')").await();
       assertEquals("+I[4, 20261202]", it.next().toString());
+
+      // Created again under its name, it has a new id: a new partition, read from its start.
+      batch.executeSql("INSERT INTO fluss.followed VALUES (5, '20261201')").await();
+      assertEquals("+I[5, 20261201]", it.next().toString());
     }
     // Closing the results cancels the job; wait for it to end, so its slots are free again.
     JobClient job = follow.getJobClient().orElseThrow();
