@@ -210,16 +210,21 @@ func (e *Engine) alterTable(ctx context.Context, name string, set map[string]str
 	if err != nil {
 		return nil, err
 	}
-	var tables []*table // the table, or each partition of a partitioned one
+	var tables []*table // the table, or each open partition of a partitioned one
 	var parts []*catalog.Partition
 	if old.IsPartitioned() {
-		parts = e.cat.Partitions(old.TableID)
-		for _, p := range parts {
+		for _, p := range e.cat.Partitions(old.TableID) {
 			t, err := e.tableByID(p.PartitionID)
+			if errs.Is(err, errs.DataLoss) {
+				// Unavailable until a restart, which opens it under the
+				// catalog's definition then: the alter has nothing of it
+				// to change now.
+				continue
+			}
 			if err != nil {
 				return nil, err
 			}
-			tables = append(tables, t)
+			tables, parts = append(tables, t), append(parts, p)
 		}
 	} else {
 		t, err := e.table(old)

@@ -95,12 +95,20 @@ func (e *Engine) tierRound(ctx context.Context, o lakeOwner) (tiering.Result, er
 }
 
 // tierPartitions lists a partitioned table's partitions, in name order, as
-// a round reads them.
+// a round reads them. A partition whose data is unavailable (DATA_LOSS) is
+// listed without a source, so that the round tiers the others and keeps its
+// offsets. Not openPartition, which waits for partMu: a drop may hold it.
 func (e *Engine) tierPartitions(info *catalog.TableInfo) ([]tiering.Partition, error) {
 	var parts []tiering.Partition
 	for _, p := range e.cat.Partitions(info.TableID) {
 		t, err := e.table(info.ForPartition(p))
-		if err != nil {
+		switch {
+		case errs.Is(err, errs.DataLoss):
+			e.opts.Logger.Warn("tiering leaves out an unavailable partition; its lake offsets stay until it is repaired",
+				"table", info.Path().String(), "partition", p.PartitionName, "err", err)
+			parts = append(parts, tiering.Partition{ID: p.PartitionID, Name: p.PartitionName})
+			continue
+		case err != nil:
 			return nil, fmt.Errorf("partition %s: %w", p.PartitionName, err)
 		}
 		sch := t.current()
