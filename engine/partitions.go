@@ -57,6 +57,9 @@ func (e *Engine) createPartition(info *catalog.TableInfo, spec map[string]string
 		t, err := e.tableByID(p.PartitionID)
 		return t, p, err
 	}
+	if e.partitionListed != nil {
+		e.partitionListed()
+	}
 	t, err := e.openTable(cur.ForPartition(p))
 	if err != nil {
 		// Leave no half-created partition behind.

@@ -97,7 +97,9 @@ func (e *Engine) tierRound(ctx context.Context, o lakeOwner) (tiering.Result, er
 // tierPartitions lists a partitioned table's partitions, in name order, as
 // a round reads them. A partition whose data is unavailable (DATA_LOSS) is
 // listed without a source, so that the round tiers the others and keeps its
-// offsets. Not openPartition, which waits for partMu: a drop may hold it.
+// offsets. One listed and not open is left out: either being created, with
+// no rows yet, or being dropped, already gone from the catalog. Not
+// openPartition, which waits for partMu: a drop may hold it.
 func (e *Engine) tierPartitions(info *catalog.TableInfo) ([]tiering.Partition, error) {
 	var parts []tiering.Partition
 	for _, p := range e.cat.Partitions(info.TableID) {
@@ -108,6 +110,8 @@ func (e *Engine) tierPartitions(info *catalog.TableInfo) ([]tiering.Partition, e
 				"table", info.Path().String(), "partition", p.PartitionName, "err", err)
 			parts = append(parts, tiering.Partition{ID: p.PartitionID, Name: p.PartitionName})
 			continue
+		case errs.Is(err, errs.NotFound):
+			continue // not open yet, being created, or no longer, being dropped
 		case err != nil:
 			return nil, fmt.Errorf("partition %s: %w", p.PartitionName, err)
 		}
