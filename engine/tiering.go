@@ -99,7 +99,7 @@ func (e *Engine) tierRound(ctx context.Context, o lakeOwner) (tiering.Result, er
 // listed without a source, so that the round tiers the others and keeps its
 // offsets. One listed and not open is left out: either being created, with
 // no rows yet, or being dropped, already gone from the catalog. Not
-// openPartition, which waits for partMu: a drop may hold it.
+// openPartition: a round does not wait for partition DDL (partMu).
 func (e *Engine) tierPartitions(info *catalog.TableInfo) ([]tiering.Partition, error) {
 	var parts []tiering.Partition
 	for _, p := range e.cat.Partitions(info.TableID) {
