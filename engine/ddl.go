@@ -22,7 +22,6 @@ func (e *Engine) CreateDatabase(name string, ifNotExists bool) error {
 // DropDatabase drops a database; with cascade, its tables and their data too.
 func (e *Engine) DropDatabase(ctx context.Context, name string, ifExists, cascade bool) error {
 	e.partMu.Lock()
-	defer e.partMu.Unlock()
 	parts := map[int64][]*catalog.Partition{} // of the partitioned tables, before the drop forgets them
 	if tables, err := e.cat.ListTables(name); err == nil {
 		for _, info := range tables {
@@ -30,6 +29,7 @@ func (e *Engine) DropDatabase(ctx context.Context, name string, ifExists, cascad
 		}
 	}
 	dropped, err := e.cat.DropDatabase(name, ifExists, cascade)
+	e.partMu.Unlock() // before waiting for lake rounds (removeTable)
 	for _, info := range dropped {
 		err = errors.Join(err, e.removePartitions(ctx, info, parts[info.TableID]), e.removeTable(ctx, info))
 	}
@@ -87,12 +87,12 @@ func (e *Engine) DropTable(ctx context.Context, name string, ifExists bool) erro
 		return errs.New(errs.Precondition, "%s is a view of %s and cannot be dropped by itself", path.FullName(), path)
 	}
 	e.partMu.Lock()
-	defer e.partMu.Unlock()
 	var parts []*catalog.Partition // listed before the drop forgets them
 	if info, err := e.cat.Table(path); err == nil {
 		parts = e.cat.Partitions(info.TableID)
 	}
 	info, err := e.cat.DropTable(path, ifExists)
+	e.partMu.Unlock() // before waiting for lake rounds (removeTable)
 	if err != nil || info == nil {
 		return err
 	}
@@ -115,7 +115,8 @@ func (e *Engine) removeTable(ctx context.Context, info *catalog.TableInfo) error
 	// table a partition is of) ends before the log and the lake table go,
 	// so that it cannot read a closed log or write into a dropped lake
 	// table. The table is already gone from the catalog, so the drop waits
-	// even past ctx: a round ends at its own context's end.
+	// even past ctx: a round ends at its own context's end. The caller
+	// holds no partMu: the wait lasts as long as the round.
 	if round := e.lakeRoundOf(info, t); round != nil {
 		round.lockWait()
 		defer round.unlock()
@@ -210,16 +211,21 @@ func (e *Engine) alterTable(ctx context.Context, name string, set map[string]str
 	if err != nil {
 		return nil, err
 	}
-	var tables []*table // the table, or each partition of a partitioned one
+	var tables []*table // the table, or each open partition of a partitioned one
 	var parts []*catalog.Partition
 	if old.IsPartitioned() {
-		parts = e.cat.Partitions(old.TableID)
-		for _, p := range parts {
+		for _, p := range e.cat.Partitions(old.TableID) {
 			t, err := e.tableByID(p.PartitionID)
+			if errs.Is(err, errs.DataLoss) {
+				// Unavailable until a restart, which opens it under the
+				// catalog's definition then: the alter has nothing of it
+				// to change now.
+				continue
+			}
 			if err != nil {
 				return nil, err
 			}
-			tables = append(tables, t)
+			tables, parts = append(tables, t), append(parts, p)
 		}
 	} else {
 		t, err := e.table(old)

@@ -55,6 +55,10 @@ type Engine struct {
 	autoPartMu sync.Mutex // serializes auto-partition checks (autopartition.go)
 	lakeParts  partTiers  // the lake tiers of partitioned tables (lakeowner.go)
 
+	// partitionListed, if set, is called by createPartition between listing
+	// a new partition in the catalog and opening it (tests).
+	partitionListed func()
+
 	kvRecovery sync.Mutex // serializes reopening a broken kv store (recoverKV)
 
 	draining chan struct{} // closed by Drain

@@ -15,7 +15,10 @@ import (
 // makes (the table's, with the partition's id), in e.tables by that id. DDL
 // of partitions, and dropping a partitioned table, hold e.partMu, so that a
 // partition is open once it is in the catalog and a dropped table's
-// partitions are all found.
+// partitions are all found. A drop holds it for its catalog change only:
+// removing the data waits for a lake round (removeTable), which must not
+// stall creating partitions, and what is gone from the catalog is found by
+// nothing new (its name may be created again at once, with a new id).
 
 // CreatePartition creates a partition of a partitioned table and opens it.
 // With ifNotExists an existing partition is returned instead of an error.
@@ -57,6 +60,9 @@ func (e *Engine) createPartition(info *catalog.TableInfo, spec map[string]string
 		t, err := e.tableByID(p.PartitionID)
 		return t, p, err
 	}
+	if e.partitionListed != nil {
+		e.partitionListed()
+	}
 	t, err := e.openTable(cur.ForPartition(p))
 	if err != nil {
 		// Leave no half-created partition behind.
@@ -75,8 +81,8 @@ func (e *Engine) DropPartition(ctx context.Context, table string, spec map[strin
 		return err
 	}
 	e.partMu.Lock()
-	defer e.partMu.Unlock()
 	p, err := e.cat.DropPartition(info.Path(), spec, ifExists)
+	e.partMu.Unlock()
 	if err != nil || p == nil {
 		return err
 	}

@@ -95,12 +95,24 @@ func (e *Engine) tierRound(ctx context.Context, o lakeOwner) (tiering.Result, er
 }
 
 // tierPartitions lists a partitioned table's partitions, in name order, as
-// a round reads them.
+// a round reads them. A partition whose data is unavailable (DATA_LOSS) is
+// listed without a source, so that the round tiers the others and keeps its
+// offsets. One listed and not open is left out: either being created, with
+// no rows yet, or being dropped, already gone from the catalog. Not
+// openPartition: a round does not wait for partition DDL (partMu).
 func (e *Engine) tierPartitions(info *catalog.TableInfo) ([]tiering.Partition, error) {
 	var parts []tiering.Partition
 	for _, p := range e.cat.Partitions(info.TableID) {
 		t, err := e.table(info.ForPartition(p))
-		if err != nil {
+		switch {
+		case errs.Is(err, errs.DataLoss):
+			e.opts.Logger.Warn("tiering leaves out an unavailable partition; its lake offsets stay until it is repaired",
+				"table", info.Path().String(), "partition", p.PartitionName, "err", err)
+			parts = append(parts, tiering.Partition{ID: p.PartitionID, Name: p.PartitionName})
+			continue
+		case errs.Is(err, errs.NotFound):
+			continue // not open yet, being created, or no longer, being dropped
+		case err != nil:
 			return nil, fmt.Errorf("partition %s: %w", p.PartitionName, err)
 		}
 		sch := t.current()

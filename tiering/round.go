@@ -70,14 +70,20 @@ type Result struct {
 	Rows      int64 // log rows read
 	// Skipped counts offsets of a log table that retention removed before
 	// they were tiered (while the lake was disabled): they are in neither.
-	Skipped  int64
+	Skipped int64
+	// Held counts the partitions a partitioned table's round could not read
+	// (listed without a Source): their offsets stay as they were.
+	Held     int
 	Duration time.Duration
 }
 
 // Partition is one partition of a partitioned table, as a round reads it.
 type Partition struct {
-	ID     int64
-	Name   string
+	ID   int64
+	Name string
+	// Source is nil for a partition that exists but cannot be read now
+	// (its data is unavailable): the round leaves its offsets as they are,
+	// so that it resumes from them once it can be read, and skips nothing.
 	Source Source
 }
 
@@ -122,9 +128,14 @@ func run(ctx context.Context, lt *lake.Table, parts []Partition, partitioned boo
 	}
 	var spans []span
 	var skipped int64
+	var held int
 	moved := map[*Partition]map[int]int64{}
 	for i := range parts {
 		p := &parts[i]
+		if p.Source == nil {
+			held++
+			continue
+		}
 		src, done := p.Source, tiered(p)
 		pk := len(src.PrimaryKey()) > 0
 		moved[p] = map[int]int64{}
@@ -159,14 +170,14 @@ func run(ctx context.Context, lt *lake.Table, parts []Partition, partitioned boo
 			}
 		}
 	}
-	res := Result{Snapshot: prev, Skipped: skipped}
+	res := Result{Snapshot: prev, Skipped: skipped, Held: held}
 	if len(spans) == 0 && len(forget) == 0 {
 		res.Duration = time.Since(start)
 		return res, nil
 	}
 	r := &rounder{lt: lt, mem: mem}
 	c := lake.Commit{Forget: forget}
-	if pk := len(parts) > 0 && len(parts[0].Source.PrimaryKey()) > 0; !pk {
+	if pk := len(spans) > 0 && len(spans[0].part.Source.PrimaryKey()) > 0; !pk {
 		c.Data = func(yield func(arrow.RecordBatch, error) bool) {
 			for _, s := range spans {
 				if !r.appendBucket(ctx, s.part.Source, s.bucket, s.from, s.to, yield) {
@@ -215,7 +226,7 @@ func run(ctx context.Context, lt *lake.Table, parts []Partition, partitioned boo
 	if err != nil {
 		return Result{}, err
 	}
-	return Result{Snapshot: snap, Committed: true, Stats: st, Rows: r.rows, Skipped: skipped, Duration: time.Since(start)}, nil
+	return Result{Snapshot: snap, Committed: true, Stats: st, Rows: r.rows, Skipped: skipped, Held: held, Duration: time.Since(start)}, nil
 }
 
 // prefix names a partition at the start of a message; "" for none.
