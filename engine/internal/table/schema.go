@@ -43,7 +43,7 @@ func NewSchema(info *catalog.TableInfo, alloc memory.Allocator) (*Schema, error)
 }
 
 // GetEncoder returns an encoder of the schema's rows from the pool, or a
-// new one; PutEncoder gives it back.
+// new one.
 func (s *Schema) GetEncoder(codec logstore.Codec, mem memory.Allocator) (*logstore.Encoder, error) {
 	select {
 	case enc := <-s.encoders:
@@ -53,6 +53,7 @@ func (s *Schema) GetEncoder(codec logstore.Codec, mem memory.Allocator) (*logsto
 	}
 }
 
+// PutEncoder gives enc back to the pool, or drops it when the pool is full.
 func (s *Schema) PutEncoder(enc *logstore.Encoder) {
 	select {
 	case s.encoders <- enc:
