@@ -39,17 +39,17 @@ func (e *Engine) CompactLake(ctx context.Context, name string) (protocol.LakeCom
 
 // compactLake compacts o's lake, between its tiering rounds.
 func (e *Engine) compactLake(ctx context.Context, o lakeOwner) (lake.CompactStats, error) {
-	if err := o.tier.round.lock(ctx); err != nil {
+	if err := o.tier.Round.Lock(ctx); err != nil {
 		return lake.CompactStats{}, err
 	}
-	defer o.tier.round.unlock()
+	defer o.tier.Round.Unlock()
 	info, err := e.ownerInfo(o)
 	if err != nil {
 		return lake.CompactStats{}, err
 	}
-	o.tier.mu.Lock()
-	o.tier.lastCompaction = time.Now()
-	o.tier.mu.Unlock()
+	o.tier.Mu.Lock()
+	o.tier.LastCompaction = time.Now()
+	o.tier.Mu.Unlock()
 	lt, err := e.openLake(ctx, o.tier, info)
 	if err != nil {
 		return lake.CompactStats{}, err
@@ -65,9 +65,9 @@ func (e *Engine) compactLake(ctx context.Context, o lakeOwner) (lake.CompactStat
 		e.opts.Logger.Warn("lake maintenance failed", "table", table, "err", st.MaintenanceErr)
 	}
 	if st.Committed {
-		o.tier.mu.Lock()
-		o.tier.snap = st.Snapshot
-		o.tier.mu.Unlock()
+		o.tier.Mu.Lock()
+		o.tier.Snap = st.Snapshot
+		o.tier.Mu.Unlock()
 		e.opts.Logger.Info("compacted the lake", "table", table, "snapshot", st.Snapshot.ID, "rewritten", st.RewrittenFiles,
 			"added", st.AddedFiles, "deletes_removed", st.RemovedDeleteFiles, "orphans_deleted", st.OrphansDeleted)
 	}
@@ -77,10 +77,10 @@ func (e *Engine) compactLake(ctx context.Context, o lakeOwner) (lake.CompactStat
 // compactionDue reports whether o's lake was last compacted (or first
 // opened) longer than LakeCompactionInterval ago.
 func (e *Engine) compactionDue(o lakeOwner) bool {
-	o.tier.mu.Lock()
-	defer o.tier.mu.Unlock()
-	if o.tier.lastCompaction.IsZero() {
-		o.tier.lastCompaction = time.Now() // not at once after a restart
+	o.tier.Mu.Lock()
+	defer o.tier.Mu.Unlock()
+	if o.tier.LastCompaction.IsZero() {
+		o.tier.LastCompaction = time.Now() // not at once after a restart
 	}
-	return time.Since(o.tier.lastCompaction) >= e.opts.LakeCompactionInterval
+	return time.Since(o.tier.LastCompaction) >= e.opts.LakeCompactionInterval
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/engine/internal/table"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/lake"
 	"github.com/fluxgate-io/fluxgate/protocol"
@@ -106,10 +107,10 @@ func (e *Engine) removeTable(ctx context.Context, info *catalog.TableInfo) error
 	delete(e.unavailable, info.TableID)
 	e.mu.Unlock()
 	var err error
-	if ok && t.pk != nil {
+	if ok && t.PK != nil {
 		// Writes in flight commit before the state goes, or they would
 		// leave rows of the dropped table behind.
-		defer t.pk.quiesce()()
+		defer t.PK.Quiesce()()
 	}
 	// A tiering round in progress (of the table, or of the partitioned
 	// table a partition is of) ends before the log and the lake table go,
@@ -118,17 +119,17 @@ func (e *Engine) removeTable(ctx context.Context, info *catalog.TableInfo) error
 	// even past ctx: a round ends at its own context's end. The caller
 	// holds no partMu: the wait lasts as long as the round.
 	if round := e.lakeRoundOf(info, t); round != nil {
-		round.lockWait()
-		defer round.unlock()
+		round.LockWait()
+		defer round.Unlock()
 	}
 	if ok {
-		t.dropped.Store(true)
-		err = t.log.Close()
+		t.Dropped.Store(true)
+		err = t.Log.Close()
 	}
 	if info.IsPrimaryKey() {
 		err = errors.Join(err, e.kv.DropTable(info.TableID))
 	}
-	if info.Partition() == nil && (info.DatalakeEnabled() || (ok && t.tier.opened())) {
+	if info.Partition() == nil && (info.DatalakeEnabled() || (ok && t.Tier.Opened())) {
 		e.dropLake(ctx, info)
 	}
 	if rmErr := os.RemoveAll(e.tableDir(info.TableID)); rmErr != nil {
@@ -211,7 +212,7 @@ func (e *Engine) alterTable(ctx context.Context, name string, set map[string]str
 	if err != nil {
 		return nil, err
 	}
-	var tables []*table // the table, or each open partition of a partitioned one
+	var tables []*table.Table // the table, or each open partition of a partitioned one
 	var parts []*catalog.Partition
 	if old.IsPartitioned() {
 		for _, p := range e.cat.Partitions(old.TableID) {
@@ -239,10 +240,10 @@ func (e *Engine) alterTable(ctx context.Context, name string, set map[string]str
 		return nil, err
 	}
 	for _, t := range tables {
-		if next.SchemaID != old.SchemaID && t.pk != nil {
+		if next.SchemaID != old.SchemaID && t.PK != nil {
 			// No primary-key write may interleave with a schema change: each
 			// reads and stores rows in one schema (applyPKLocked).
-			defer t.pk.quiesce()()
+			defer t.PK.Quiesce()()
 		}
 	}
 	if err := e.ensureLake(ctx, next); err != nil {
@@ -268,19 +269,19 @@ func (e *Engine) alterTable(ctx context.Context, name string, set map[string]str
 // place; added columns make a new schema, which streams opened from now on
 // read and write with. Open streams go on in theirs: log batches keep their
 // schema id, and rows written before read their added columns as NULL.
-func (e *Engine) applyAlter(t *table, info *catalog.TableInfo) error {
-	cur := t.current()
-	sch := &tableSchema{}
-	if info.SchemaID == cur.info.SchemaID {
+func (e *Engine) applyAlter(t *table.Table, info *catalog.TableInfo) error {
+	cur := t.Current()
+	sch := &table.Schema{}
+	if info.SchemaID == cur.Info.SchemaID {
 		*sch = *cur
-		sch.info = info
+		sch.Info = info
 	} else {
 		var err error
-		if sch, err = e.newTableSchema(info); err != nil {
+		if sch, err = table.NewSchema(info, e.opts.Allocator); err != nil {
 			return err
 		}
 	}
-	t.sch.Store(sch)
+	t.SetSchema(sch)
 	return nil
 }
 
@@ -294,5 +295,5 @@ func (e *Engine) TablePathOf(id int64) (protocol.TablePath, error) {
 	if err != nil {
 		return protocol.TablePath{}, err
 	}
-	return t.current().info.Path(), nil
+	return t.Current().Info.Path(), nil
 }

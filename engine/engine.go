@@ -11,23 +11,17 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"runtime"
 	"sync"
-	"sync/atomic"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-
-	"github.com/fluxgate-io/fluxgate/bucketing"
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/engine/internal/datadir"
+	"github.com/fluxgate-io/fluxgate/engine/internal/table"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/internal/vfs"
 	"github.com/fluxgate-io/fluxgate/kv"
 	"github.com/fluxgate-io/fluxgate/lake"
 	"github.com/fluxgate-io/fluxgate/logstore"
-	"github.com/fluxgate-io/fluxgate/merge"
 	"github.com/fluxgate-io/fluxgate/producer"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
@@ -46,8 +40,8 @@ type Engine struct {
 	producers *producer.Store // undo recovery's producer offsets (producers.go)
 
 	mu          sync.RWMutex
-	tables      map[int64]*table // open tables by id; guarded by mu
-	unavailable map[int64]error  // tables that could not open, and why; guarded by mu
+	tables      map[int64]*table.Table // open tables by id; guarded by mu
+	unavailable map[int64]error        // tables that could not open, and why; guarded by mu
 
 	alterMu sync.Mutex // serializes alter-table, so that schemas are stored in order
 	partMu  sync.Mutex // serializes partition DDL with dropping tables (partitions.go)
@@ -69,62 +63,6 @@ type Engine struct {
 	stop context.CancelFunc
 	wg   sync.WaitGroup
 }
-
-// table is an open table: its definition and its log.
-type table struct {
-	sch      atomic.Pointer[tableSchema] // replaced by alter-table
-	log      *logstore.Table
-	assigner *bucketing.Assigner // nil without a bucket key
-	codec    logstore.Codec
-	rr       atomic.Uint32 // round-robin start for streams without a bucket key
-	dropped  atomic.Bool
-	pk       *pkState // primary-key tables only
-	tier     lakeTier
-}
-
-// tableSchema is a table definition and what is made from it to read and
-// write under its schema. alter-table replaces it whole; an operation loads
-// it once and uses that one throughout, so that a schema change in between
-// never mixes two schemas.
-type tableSchema struct {
-	info     *catalog.TableInfo
-	types    []arrow.DataType // of the table's columns
-	decoder  *logstore.Decoder
-	encoders chan *logstore.Encoder // a small pool: encoders keep their buffers
-	merger   *merge.Merger          // primary-key tables only
-}
-
-func (e *Engine) newTableSchema(info *catalog.TableInfo) (*tableSchema, error) {
-	s := &tableSchema{
-		info:     info,
-		decoder:  logstore.NewDecoder(info.ArrowSchema(), e.opts.Allocator),
-		encoders: make(chan *logstore.Encoder, runtime.GOMAXPROCS(0)),
-	}
-	for _, f := range info.ArrowSchema().Fields() {
-		s.types = append(s.types, f.Type)
-	}
-	if info.IsPrimaryKey() {
-		var err error
-		if s.merger, err = merge.New(info); err != nil {
-			return nil, err
-		}
-	}
-	return s, nil
-}
-
-// indexes returns 0, 1, ..., n-1: all of a schema's columns (for a log
-// reader: frames written before columns were added have fewer), or all of
-// a table's buckets.
-func indexes(n int) []int {
-	cols := make([]int, n)
-	for i := range cols {
-		cols[i] = i
-	}
-	return cols
-}
-
-// current returns the table's current definition and schema.
-func (t *table) current() *tableSchema { return t.sch.Load() }
 
 // Open opens the data directory dir, creating it if needed, and recovers
 // every table's log. A table whose log is corrupt, or whose data is in
@@ -181,7 +119,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 		cat.Close()
 		return nil, err
 	}
-	e := &Engine{dir: dir, opts: opts, cat: cat, kv: store, lake: lk, producers: producers, tables: map[int64]*table{}, draining: make(chan struct{})}
+	e := &Engine{dir: dir, opts: opts, cat: cat, kv: store, lake: lk, producers: producers, tables: map[int64]*table.Table{}, draining: make(chan struct{})}
 	e.life, e.stop = context.WithCancel(context.Background())
 	if e.met, err = newMetrics(e, opts.Meter); err != nil {
 		lk.Close()
@@ -255,10 +193,10 @@ func (e *Engine) Close() error {
 	defer e.mu.Unlock()
 	var err error
 	for id, t := range e.tables {
-		if t.pk != nil {
-			t.pk.quiesce()()
+		if t.PK != nil {
+			t.PK.Quiesce()()
 		}
-		err = errors.Join(err, t.log.Close())
+		err = errors.Join(err, t.Log.Close())
 		delete(e.tables, id)
 	}
 	err = errors.Join(err, e.kv.Close(), e.cat.Close(), e.lake.Close())
@@ -272,32 +210,14 @@ func (e *Engine) tableDir(id int64) string {
 	return datadir.TableDir(e.dir, id)
 }
 
-func (e *Engine) openTable(info *catalog.TableInfo) (*table, error) {
-	log, err := logstore.Open(e.tableDir(info.TableID), info.BucketCount(), e.logOpts)
+func (e *Engine) openTable(info *catalog.TableInfo) (*table.Table, error) {
+	t, err := table.Open(e.tableDir(info.TableID), info, e.logOpts, e.opts.Allocator, e.kv)
 	if err != nil {
-		return nil, fmt.Errorf("open table %s: %w", info.Path(), err)
+		return nil, err
 	}
-	sch, err := e.newTableSchema(info)
-	if err != nil {
-		log.Close()
-		return nil, fmt.Errorf("open table %s: %w", info.Path(), err)
-	}
-	t := &table{log: log, codec: codecOf(info.Compression())}
-	t.tier.round, t.tier.opening = newCtxMutex(), newCtxMutex()
-	t.sch.Store(sch)
-	t.tier.lastRound = time.Now() // the first round comes a freshness after opening
-	if key := info.BucketKeyIndexes(); len(key) > 0 {
-		if t.assigner, err = bucketing.NewAssigner(info.ArrowSchema(), key, info.BucketCount()); err != nil {
-			log.Close()
-			return nil, err
-		}
-	}
-	if info.IsPrimaryKey() {
-		if t.pk, err = newPKState(info, e.kv); err == nil {
-			err = e.replay(e.kv, t)
-		}
-		if err != nil {
-			log.Close()
+	if t.PK != nil {
+		if err := e.replay(e.kv, t); err != nil {
+			t.Log.Close()
 			return nil, fmt.Errorf("open table %s: %w", info.Path(), err)
 		}
 	}
@@ -305,16 +225,6 @@ func (e *Engine) openTable(info *catalog.TableInfo) (*table, error) {
 	e.tables[info.TableID] = t
 	e.mu.Unlock()
 	return t, nil
-}
-
-func codecOf(name string) logstore.Codec {
-	switch name {
-	case "lz4_frame":
-		return logstore.CodecLZ4
-	case "zstd":
-		return logstore.CodecZstd
-	}
-	return logstore.CodecNone
 }
 
 func (e *Engine) retentionLoop() {
@@ -336,14 +246,14 @@ func (e *Engine) retentionLoop() {
 // bounds asking the lake what it still needs.
 func (e *Engine) ExpireLogs(ctx context.Context) {
 	e.mu.RLock()
-	tables := make([]*table, 0, len(e.tables))
+	tables := make([]*table.Table, 0, len(e.tables))
 	for _, t := range e.tables {
 		tables = append(tables, t)
 	}
 	e.mu.RUnlock()
 	for _, t := range tables {
-		info := t.current().info
-		n, err := t.log.Expire(info.LogTTL(), e.lakeKeep(ctx, t))
+		info := t.Current().Info
+		n, err := t.Log.Expire(info.LogTTL(), e.lakeKeep(ctx, t))
 		if err != nil {
 			e.opts.Logger.Warn("log retention failed", "table", info.Path().String(), "err", err)
 		} else if n > 0 {
@@ -353,7 +263,7 @@ func (e *Engine) ExpireLogs(ctx context.Context) {
 }
 
 // table returns the open table for a catalog entry.
-func (e *Engine) table(info *catalog.TableInfo) (*table, error) {
+func (e *Engine) table(info *catalog.TableInfo) (*table.Table, error) {
 	e.mu.RLock()
 	t, ok := e.tables[info.TableID]
 	unavailable := e.unavailable[info.TableID]
@@ -361,14 +271,14 @@ func (e *Engine) table(info *catalog.TableInfo) (*table, error) {
 	if unavailable != nil {
 		return nil, unavailable
 	}
-	if !ok || t.dropped.Load() {
+	if !ok || t.Dropped.Load() {
 		return nil, errs.New(errs.NotFound, "table %s does not exist", info.Path())
 	}
 	return t, nil
 }
 
 // resolve parses a table name (with an optional $view) and returns the table.
-func (e *Engine) resolve(name string) (*table, protocol.TablePath, error) {
+func (e *Engine) resolve(name string) (*table.Table, protocol.TablePath, error) {
 	path, err := protocol.ParseTablePath(name)
 	if err != nil {
 		return nil, path, err
@@ -385,7 +295,7 @@ func (e *Engine) resolve(name string) (*table, protocol.TablePath, error) {
 }
 
 // tableByID returns the open table with id, for tickets.
-func (e *Engine) tableByID(id int64) (*table, error) {
+func (e *Engine) tableByID(id int64) (*table.Table, error) {
 	e.mu.RLock()
 	t, ok := e.tables[id]
 	unavailable := e.unavailable[id]
@@ -393,26 +303,10 @@ func (e *Engine) tableByID(id int64) (*table, error) {
 	if unavailable != nil {
 		return nil, unavailable
 	}
-	if !ok || t.dropped.Load() {
+	if !ok || t.Dropped.Load() {
 		return nil, errs.New(errs.NotFound, "table id %d does not exist (dropped or re-created)", id)
 	}
 	return t, nil
-}
-
-func (s *tableSchema) getEncoder(codec logstore.Codec, mem memory.Allocator) (*logstore.Encoder, error) {
-	select {
-	case enc := <-s.encoders:
-		return enc, nil
-	default:
-		return logstore.NewEncoder(s.info.ArrowSchema(), codec, s.info.ZstdLevel(), mem)
-	}
-}
-
-func (s *tableSchema) putEncoder(enc *logstore.Encoder) {
-	select {
-	case s.encoders <- enc:
-	default:
-	}
 }
 
 // Ready reports whether the engine serves: recovery has finished and it is
@@ -436,7 +330,7 @@ func (e *Engine) LogBytesRead(name string) (int64, error) {
 			if err != nil {
 				return 0, err
 			}
-			n += t.log.BytesRead()
+			n += t.Log.BytesRead()
 		}
 		return n, nil
 	}
@@ -444,5 +338,5 @@ func (e *Engine) LogBytesRead(name string) (int64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return t.log.BytesRead(), nil
+	return t.Log.BytesRead(), nil
 }

@@ -4,19 +4,20 @@ import (
 	"cmp"
 	"slices"
 
+	"github.com/fluxgate-io/fluxgate/engine/internal/table"
 	"github.com/fluxgate-io/fluxgate/kv"
 )
 
 // writablePK readies a primary-key table for a write: if the state store
 // broke (a write of its log failed) it is reopened first, and if the
 // table's last write failed its log and state are recovered.
-func (e *Engine) writablePK(t *table) error {
+func (e *Engine) writablePK(t *table.Table) error {
 	if e.kv.Broken() {
 		if err := e.recoverKV(); err != nil {
 			return err
 		}
 	}
-	if t.pk.flight.Failed() != nil {
+	if t.PK.InFlight.Failed() != nil {
 		return e.recoverPK(t)
 	}
 	return nil
@@ -36,22 +37,22 @@ func (e *Engine) recoverKV() error {
 		return nil // another write recovered it meanwhile
 	}
 	e.mu.RLock()
-	var tables []*table
+	var tables []*table.Table
 	for _, t := range e.tables {
-		if t.pk != nil {
+		if t.PK != nil {
 			tables = append(tables, t)
 		}
 	}
 	e.mu.RUnlock()
-	slices.SortFunc(tables, func(a, b *table) int { return cmp.Compare(a.current().info.TableID, b.current().info.TableID) })
+	slices.SortFunc(tables, func(a, b *table.Table) int { return cmp.Compare(a.Current().Info.TableID, b.Current().Info.TableID) })
 	for _, t := range tables {
-		defer t.pk.quiesce()()
+		defer t.PK.Quiesce()()
 	}
 	return e.kv.Reopen(func(store *kv.Store) {
 		for _, t := range tables {
 			if err := e.replay(store, t); err != nil {
-				t.pk.flight.Fail(err)
-				e.opts.Logger.Error("replay the changelog into the reopened primary-key state", "table", t.current().info.Path().String(), "err", err.Error())
+				t.PK.InFlight.Fail(err)
+				e.opts.Logger.Error("replay the changelog into the reopened primary-key state", "table", t.Current().Info.Path().String(), "err", err.Error())
 			}
 		}
 	})

@@ -2,45 +2,19 @@ package engine
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/engine/internal/table"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/lake"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
-// lakeTier is a table's place in the lake: its Iceberg table, opened on
-// first use, and the tiering rounds' bookkeeping.
-type lakeTier struct {
-	// round is held for a whole round (one at a time per table), and
-	// opening while the lake table is opened (one opening at a time). Both
-	// are held across lake calls, so a caller waits for them under its
-	// context; mu is never held across one.
-	round, opening ctxMutex
-
-	mu        sync.Mutex
-	lt        *lake.Table
-	ltSchema  int32          // the table schema id lt maps
-	snap      *lake.Snapshot // the latest committed snapshot, nil before the first
-	lastRound time.Time      // start of the last round, finished or not
-	caughtUp  time.Time      // start of the last round that succeeded: the lake holds all written before it
-
-	lastCompaction time.Time // start of the last compaction, or when the scheduler first saw the table
-}
-
-// opened reports whether the table's lake table has been opened.
-func (lt *lakeTier) opened() bool {
-	lt.mu.Lock()
-	defer lt.mu.Unlock()
-	return lt.lt != nil
-}
-
 // lakeTable returns the Iceberg table t is tiered into (a partition's, its
 // partitioned table's) as it maps info's schema (of a partition's table, the
 // partitioned table's current one).
-func (e *Engine) lakeTable(ctx context.Context, t *table, info *catalog.TableInfo) (*lake.Table, error) {
+func (e *Engine) lakeTable(ctx context.Context, t *table.Table, info *catalog.TableInfo) (*lake.Table, error) {
 	o := e.ownerOf(t)
 	if o.t == nil {
 		var err error
@@ -53,15 +27,15 @@ func (e *Engine) lakeTable(ctx context.Context, t *table, info *catalog.TableInf
 
 // openLake returns tier's Iceberg table as it maps info's schema, creating
 // it, or adding the columns added since, if needed.
-func (e *Engine) openLake(ctx context.Context, tier *lakeTier, info *catalog.TableInfo) (*lake.Table, error) {
-	if lt := tier.table(info.SchemaID); lt != nil {
+func (e *Engine) openLake(ctx context.Context, tier *table.Tier, info *catalog.TableInfo) (*lake.Table, error) {
+	if lt := tier.Table(info.SchemaID); lt != nil {
 		return lt, nil
 	}
-	if err := tier.opening.lock(ctx); err != nil {
+	if err := tier.Opening.Lock(ctx); err != nil {
 		return nil, err
 	}
-	defer tier.opening.unlock()
-	if lt := tier.table(info.SchemaID); lt != nil {
+	defer tier.Opening.Unlock()
+	if lt := tier.Table(info.SchemaID); lt != nil {
 		return lt, nil // opened while this caller waited
 	}
 	lt, err := e.lake.Ensure(ctx, info)
@@ -72,49 +46,20 @@ func (e *Engine) openLake(ctx context.Context, tier *lakeTier, info *catalog.Tab
 	if err != nil {
 		return nil, err
 	}
-	tier.mu.Lock()
-	defer tier.mu.Unlock()
-	if tier.lt == nil {
+	tier.Mu.Lock()
+	defer tier.Mu.Unlock()
+	if tier.Lake == nil {
 		// Only the first opening reads the snapshot: later ones (for a new
 		// schema) may race a round's commit, and rounds keep it current.
-		tier.snap = snap
+		tier.Snap = snap
 	}
-	tier.lt, tier.ltSchema = lt, info.SchemaID
+	tier.Lake, tier.LakeSchema = lt, info.SchemaID
 	return lt, nil
 }
 
-// table returns the open lake table if it maps schema, else nil.
-func (lt *lakeTier) table(schema int32) *lake.Table {
-	lt.mu.Lock()
-	defer lt.mu.Unlock()
-	if lt.lt != nil && lt.ltSchema == schema {
-		return lt.lt
-	}
-	return nil
-}
-
-// ctxMutex is a mutex whose waiters give up when their context is done.
-type ctxMutex chan struct{}
-
-func newCtxMutex() ctxMutex { return make(ctxMutex, 1) }
-
-func (m ctxMutex) lock(ctx context.Context) error {
-	select {
-	case m <- struct{}{}:
-		return nil
-	case <-ctx.Done():
-		return ctx.Err()
-	}
-}
-
-// lockWait locks m whatever it takes, for work that must not stop half-way.
-func (m ctxMutex) lockWait() { m <- struct{}{} }
-
-func (m ctxMutex) unlock() { <-m }
-
 // lakeSnapshot returns the latest lake snapshot t is in (a partition's,
 // its partitioned table's), or nil before the first commit.
-func (e *Engine) lakeSnapshot(ctx context.Context, t *table) (*lake.Snapshot, error) {
+func (e *Engine) lakeSnapshot(ctx context.Context, t *table.Table) (*lake.Snapshot, error) {
 	o := e.ownerOf(t)
 	info, err := e.ownerInfo(o)
 	if err != nil {
@@ -126,15 +71,15 @@ func (e *Engine) lakeSnapshot(ctx context.Context, t *table) (*lake.Snapshot, er
 // ownerSnapshot returns the latest lake snapshot of o, whose definition is
 // info, or nil before the first commit.
 func (e *Engine) ownerSnapshot(ctx context.Context, o lakeOwner, info *catalog.TableInfo) (*lake.Snapshot, error) {
-	if !info.DatalakeEnabled() && !o.tier.opened() {
+	if !info.DatalakeEnabled() && !o.tier.Opened() {
 		return nil, nil
 	}
 	if _, err := e.openLake(ctx, o.tier, info); err != nil {
 		return nil, err
 	}
-	o.tier.mu.Lock()
-	defer o.tier.mu.Unlock()
-	return o.tier.snap, nil
+	o.tier.Mu.Lock()
+	defer o.tier.Mu.Unlock()
+	return o.tier.Snap, nil
 }
 
 // LakeSnapshot returns the latest lake snapshot of a table (the
@@ -185,8 +130,8 @@ func noLakeSnapshot(info *catalog.TableInfo, path protocol.TablePath) error {
 
 // lakeKeep is what log retention must keep of t for the lake: every offset
 // not yet tiered. Nil when t is not tiered.
-func (e *Engine) lakeKeep(ctx context.Context, t *table) func(bucket int) int64 {
-	if !t.current().info.DatalakeEnabled() {
+func (e *Engine) lakeKeep(ctx context.Context, t *table.Table) func(bucket int) int64 {
+	if !t.Current().Info.DatalakeEnabled() {
 		return nil
 	}
 	snap, err := e.lakeSnapshot(ctx, t)
@@ -197,7 +142,7 @@ func (e *Engine) lakeKeep(ctx context.Context, t *table) func(bucket int) int64 
 		if snap == nil {
 			return 0
 		}
-		return lakeOffsets(snap, t.current().info)[b]
+		return lakeOffsets(snap, t.Current().Info)[b]
 	}
 }
 
@@ -205,22 +150,22 @@ func (e *Engine) lakeKeep(ctx context.Context, t *table) func(bucket int) int64 
 // over buckets, and since when: the start of the last round that brought it
 // up to date (the table's creation before any). A partition's is its part
 // of its partitioned table's lag, which the caller sums.
-func (e *Engine) lakeLag(t *table) (offsets int64, since time.Time, ok bool) {
+func (e *Engine) lakeLag(t *table.Table) (offsets int64, since time.Time, ok bool) {
 	o := e.ownerOf(t)
-	o.tier.mu.Lock()
-	snap, known, caughtUp := o.tier.snap, o.tier.lt != nil, o.tier.caughtUp
-	o.tier.mu.Unlock()
+	o.tier.Mu.Lock()
+	snap, known, caughtUp := o.tier.Snap, o.tier.Lake != nil, o.tier.CaughtUp
+	o.tier.Mu.Unlock()
 	if !known {
 		return 0, time.Time{}, false
 	}
-	info := t.current().info
+	info := t.Current().Info
 	var tiered map[int]int64
 	if snap != nil {
 		tiered = lakeOffsets(snap, info)
 	}
-	for b := range t.log.Buckets() {
+	for b := range t.Log.Buckets() {
 		at := max(tiered[b], 0)
-		offsets += max(t.log.HighWatermark(b)-max(at, t.log.EarliestOffset(b)), 0)
+		offsets += max(t.Log.HighWatermark(b)-max(at, t.Log.EarliestOffset(b)), 0)
 	}
 	since = caughtUp
 	if since.IsZero() {

@@ -2,9 +2,9 @@ package engine
 
 import (
 	"sync"
-	"time"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/engine/internal/table"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
@@ -14,36 +14,36 @@ import (
 // partition is stored as a table of its own, but they share one Iceberg
 // table, so one round at a time and one snapshot. lakeOwner is that unit.
 type lakeOwner struct {
-	tier *lakeTier
-	id   int64  // the table's id
-	t    *table // the table; nil for a partitioned table, which has none
+	tier *table.Tier
+	id   int64        // the table's id
+	t    *table.Table // the table; nil for a partitioned table, which has none
 }
 
 // partTiers are the lake tiers of partitioned tables, by table id, made on
 // first use; the zero value is ready.
 type partTiers struct {
 	mu sync.Mutex
-	m  map[int64]*lakeTier
+	m  map[int64]*table.Tier
 }
 
-func (p *partTiers) tier(id int64) *lakeTier {
+func (p *partTiers) tier(id int64) *table.Tier {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.m == nil {
-		p.m = map[int64]*lakeTier{}
+		p.m = map[int64]*table.Tier{}
 	}
 	t := p.m[id]
 	if t == nil {
 		// The first round comes a freshness after first use, as a table's
 		// comes a freshness after it is opened.
-		t = &lakeTier{round: newCtxMutex(), opening: newCtxMutex(), lastRound: time.Now()}
+		t = table.NewTier()
 		p.m[id] = t
 	}
 	return t
 }
 
 // existing returns the tier of id if it was made, else nil.
-func (p *partTiers) existing(id int64) *lakeTier {
+func (p *partTiers) existing(id int64) *table.Tier {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.m[id]
@@ -56,12 +56,12 @@ func (p *partTiers) forget(id int64) {
 }
 
 // ownerOf returns the lake owner of t: t, or a partition's table.
-func (e *Engine) ownerOf(t *table) lakeOwner {
-	info := t.current().info
+func (e *Engine) ownerOf(t *table.Table) lakeOwner {
+	info := t.Current().Info
 	if p := info.Partition(); p != nil {
 		return lakeOwner{tier: e.lakeParts.tier(p.TableID), id: p.TableID}
 	}
-	return lakeOwner{tier: &t.tier, id: info.TableID, t: t}
+	return lakeOwner{tier: &t.Tier, id: info.TableID, t: t}
 }
 
 // ownerInfo is the owner's current definition; NOT_FOUND once it was
@@ -70,8 +70,8 @@ func (e *Engine) ownerInfo(o lakeOwner) (*catalog.TableInfo, error) {
 	if o.t == nil {
 		return e.cat.TableByID(o.id)
 	}
-	info := o.t.current().info
-	if o.t.dropped.Load() {
+	info := o.t.Current().Info
+	if o.t.Dropped.Load() {
 		return nil, errs.New(errs.NotFound, "table %s was dropped", info.Path())
 	}
 	return info, nil
@@ -103,7 +103,7 @@ func (e *Engine) resolveLake(name string) (lakeOwner, *catalog.TableInfo, protoc
 func (e *Engine) lakeOwners() []lakeOwner {
 	var out []lakeOwner
 	for _, t := range e.openTables() {
-		if info := t.current().info; info.DatalakeEnabled() && info.Partition() == nil && !t.dropped.Load() {
+		if info := t.Current().Info; info.DatalakeEnabled() && info.Partition() == nil && !t.Dropped.Load() {
 			out = append(out, e.ownerOf(t))
 		}
 	}
@@ -124,7 +124,7 @@ func (e *Engine) lakeOwners() []lakeOwner {
 // for it or one of its partitions; nil when there is none. A partitioned
 // table without a tier has no round running, and none that starts later
 // finds the dropped table or partition.
-func (e *Engine) lakeRoundOf(info *catalog.TableInfo, t *table) ctxMutex {
+func (e *Engine) lakeRoundOf(info *catalog.TableInfo, t *table.Table) table.CtxMutex {
 	id := info.TableID
 	switch p := info.Partition(); {
 	case p != nil:
@@ -133,10 +133,10 @@ func (e *Engine) lakeRoundOf(info *catalog.TableInfo, t *table) ctxMutex {
 		if t == nil {
 			return nil
 		}
-		return t.tier.round
+		return t.Tier.Round
 	}
 	if tier := e.lakeParts.existing(id); tier != nil {
-		return tier.round
+		return tier.Round
 	}
 	return nil
 }

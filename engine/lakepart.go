@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/engine/internal/table"
 	"github.com/fluxgate-io/fluxgate/engine/internal/viewplan"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/lake"
@@ -98,9 +99,9 @@ func (e *Engine) planPartitionedLake(ctx context.Context, info *catalog.TableInf
 }
 
 // planner plans the ranges of partition t.
-func (pl *partitionedLake) planner(e *Engine, t *table, startup, stop protocol.Position) viewPlanner {
+func (pl *partitionedLake) planner(e *Engine, t *table.Table, startup, stop protocol.Position) viewPlanner {
 	if pl.view == protocol.ViewLake {
-		return planLakeSnapshot(pl.snap, lakeOffsets(pl.snap, t.current().info))
+		return planLakeSnapshot(pl.snap, lakeOffsets(pl.snap, t.Current().Info))
 	}
 	return planUnion(e, t, pl.snap, startup, stop)
 }
@@ -201,7 +202,7 @@ func (rs *ReadStream) readLake(ctx context.Context) (*lake.Table, error) {
 	if rs.t == nil {
 		return rs.e.openLake(ctx, rs.e.lakeParts.tier(rs.info.TableID), rs.info)
 	}
-	return rs.e.lakeTable(ctx, rs.t, rs.t.current().info)
+	return rs.e.lakeTable(ctx, rs.t, rs.t.Current().Info)
 }
 
 // highWatermark is a bucket's high watermark for a batch's app_metadata;
@@ -210,7 +211,7 @@ func (rs *ReadStream) highWatermark(bucket int, end int64) int64 {
 	if rs.t == nil {
 		return end
 	}
-	return rs.t.log.HighWatermark(bucket)
+	return rs.t.Log.HighWatermark(bucket)
 }
 
 // lakePartitionOffsets answers list-offsets of a partitioned table's $lake:

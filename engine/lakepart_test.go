@@ -168,7 +168,7 @@ func TestPartitionedTableTiering(t *testing.T) {
 	}
 	var lag int64
 	for _, pt := range e.openTables() {
-		if offsets, _, ok := e.lakeLag(pt); ok && pt.current().info.Partition() != nil {
+		if offsets, _, ok := e.lakeLag(pt); ok && pt.Current().Info.Partition() != nil {
 			lag += offsets
 		}
 	}
@@ -314,8 +314,8 @@ func TestPartitionRetentionKeepsWhatTheLakeLacks(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for b := range pt.log.Buckets() {
-				sum += pt.log.EarliestOffset(b)
+			for b := range pt.Log.Buckets() {
+				sum += pt.Log.EarliestOffset(b)
 			}
 		}
 		return sum

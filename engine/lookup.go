@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/engine/internal/table"
 	"github.com/fluxgate-io/fluxgate/engine/internal/viewplan"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/kv"
@@ -86,12 +87,12 @@ func checkLookup(info *catalog.TableInfo, path protocol.TablePath, req protocol.
 
 // tableLookup is the lookuper of one table (or partition) of a checked
 // lookup.
-func (e *Engine) tableLookup(t *table, path protocol.TablePath, req protocol.LookupRequest, cols []int) *lookup.Lookuper {
-	info := t.current().info
+func (e *Engine) tableLookup(t *table.Table, path protocol.TablePath, req protocol.LookupRequest, cols []int) *lookup.Lookuper {
+	info := t.Current().Info
 	lt := lookup.Table{
-		Name: path.String(), ID: info.TableID, Schema: info.ArrowSchema(), Types: func() []arrow.DataType { return t.current().types },
+		Name: path.String(), ID: info.TableID, Schema: info.ArrowSchema(), Types: func() []arrow.DataType { return t.Current().Types },
 		PK: info.PrimaryKeyIndexes(), BucketKey: info.BucketKeyIndexes(), Buckets: info.BucketCount(),
-		Fixed: info.PartitionKeyIndexes(), // not in a partition's stored key (newPKState)
+		Fixed: info.PartitionKeyIndexes(), // not in a partition's stored key (table.NewPK)
 	}
 	attr := tableAttr(path.String())
 	opts := lookup.Options{Columns: cols, Prefix: req.Prefix, Observe: func(m lookup.Meta) {
@@ -215,8 +216,8 @@ func (e *Engine) InlineLookup(ctx context.Context, tk protocol.Ticket) (arrow.Re
 // insertKeys inserts the keys a lookup did not find. Under the buckets' locks
 // it skips those another lookup inserted meanwhile and takes ids, in request
 // order, only for the keys it inserts, so ids stay dense.
-func (e *Engine) insertKeys(t *table, keys []lookup.Missing) error {
-	st := t.pk
+func (e *Engine) insertKeys(t *table.Table, keys []lookup.Missing) error {
+	st := t.PK
 	var buckets []int
 	for _, k := range keys {
 		if !slices.Contains(buckets, k.Bucket) {
@@ -227,23 +228,23 @@ func (e *Engine) insertKeys(t *table, keys []lookup.Missing) error {
 	if err := e.writablePK(t); err != nil {
 		return err
 	}
-	st.lock(buckets)
-	defer st.unlock(buckets)
+	st.Lock(buckets)
+	defer st.Unlock(buckets)
 	// Under the locks the schema cannot change: the rows take its width.
-	sch := t.current()
-	info := sch.info
-	w, err := sch.merger.NewWrite(info.PrimaryKeyIndexes(), false)
+	sch := t.Current()
+	info := sch.Info
+	w, err := sch.Merger.NewWrite(info.PrimaryKeyIndexes(), false)
 	if err != nil {
 		return err
 	}
 	check := e.kv.NewTxn()
 	defer check.Abort()
-	check.ReadThrough(st.flight.Through(buckets)) // keys being inserted count as there
+	check.ReadThrough(st.InFlight.Through(buckets)) // keys being inserted count as there
 	byBucket := map[int][]op{}
 	var pk []byte
 	for _, k := range keys {
 		var err error
-		if pk, err = st.key(pk[:0], k.Row); err != nil {
+		if pk, err = st.Key(pk[:0], k.Row); err != nil {
 			return err
 		}
 		if _, exists, err := check.Get(kv.RowKey(nil, info.TableID, k.Bucket, pk)); err != nil || exists {
@@ -252,9 +253,9 @@ func (e *Engine) insertKeys(t *table, keys []lookup.Missing) error {
 			}
 			continue
 		}
-		o := op{row: append(k.Row, make(row.Row, len(sch.types)-len(k.Row))...)}
-		if st.ids != nil {
-			if o.id, err = st.ids.Next(); err != nil {
+		o := op{row: append(k.Row, make(row.Row, len(sch.Types)-len(k.Row))...)}
+		if st.IDs != nil {
+			if o.id, err = st.IDs.Next(); err != nil {
 				return err
 			}
 		}

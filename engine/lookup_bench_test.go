@@ -71,7 +71,7 @@ func BenchmarkPointLookup(b *testing.B) {
 	b.Run("pebble", func(b *testing.B) {
 		// The same keys, already bucketed and encoded: only the gets.
 		info, _ := e.DescribeTable("kv")
-		st := e.tables[info.Meta.TableID].pk
+		st := e.tables[info.Meta.TableID].PK
 		type loc struct {
 			bucket int
 			key    []byte
@@ -79,9 +79,9 @@ func BenchmarkPointLookup(b *testing.B) {
 		locs := make([][]loc, len(batches))
 		for i, keys := range batches {
 			rec := keyBatch(keys)
-			buckets := e.tables[info.Meta.TableID].assigner.Assign(rec, nil)
+			buckets := e.tables[info.Meta.TableID].Assigner.Assign(rec, nil)
 			for j, k := range keys {
-				pk, _ := row.EncodeKey(nil, st.pkTypes, []any{k})
+				pk, _ := row.EncodeKey(nil, st.KeyTypes, []any{k})
 				locs[i] = append(locs[i], loc{int(buckets[j]), kv.RowKey(nil, info.Meta.TableID, int(buckets[j]), pk)})
 			}
 			rec.Release()

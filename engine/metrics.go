@@ -103,7 +103,7 @@ func newMetrics(e *Engine, m metric.Meter) (*metrics, error) {
 		}
 		lags := map[string]lag{} // by table: a partitioned table's partitions sum
 		for _, t := range e.tables {
-			info := t.current().info
+			info := t.Current().Info
 			name := info.Path().String()
 			// A partition's series add its name: each is a log of its own.
 			var part []attribute.KeyValue
@@ -111,13 +111,13 @@ func newMetrics(e *Engine, m metric.Meter) (*metrics, error) {
 				part = []attribute.KeyValue{attribute.String("partition", p.PartitionName)}
 			}
 			tableAttrs := metric.WithAttributes(append([]attribute.KeyValue{attribute.String("table", name)}, part...)...)
-			o.ObserveInt64(logBytes, t.log.Size(), tableAttrs)
-			o.ObserveInt64(bytesRead, t.log.BytesRead(), tableAttrs)
-			for b := range t.log.Buckets() {
+			o.ObserveInt64(logBytes, t.Log.Size(), tableAttrs)
+			o.ObserveInt64(bytesRead, t.Log.BytesRead(), tableAttrs)
+			for b := range t.Log.Buckets() {
 				attrs := metric.WithAttributes(append([]attribute.KeyValue{attribute.String("table", name), attribute.Int("bucket", b)}, part...)...)
-				o.ObserveInt64(hw, t.log.HighWatermark(b), attrs)
-				o.ObserveInt64(logEnd, t.log.LogEnd(b), attrs)
-				o.ObserveInt64(earliest, t.log.EarliestOffset(b), attrs)
+				o.ObserveInt64(hw, t.Log.HighWatermark(b), attrs)
+				o.ObserveInt64(logEnd, t.Log.LogEnd(b), attrs)
+				o.ObserveInt64(earliest, t.Log.EarliestOffset(b), attrs)
 			}
 			if offsets, since, ok := e.lakeLag(t); ok {
 				l := lags[name]

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/engine/internal/table"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
@@ -28,7 +29,7 @@ func (e *Engine) ListOffsets(ctx context.Context, req protocol.OffsetsRequest) (
 	if err != nil {
 		return protocol.OffsetsResult{}, err
 	}
-	info := t.current().info
+	info := t.Current().Info
 	buckets, err := scanBuckets(info, req.Buckets)
 	if err != nil {
 		return protocol.OffsetsResult{}, err
@@ -59,7 +60,7 @@ func (e *Engine) ListOffsets(ctx context.Context, req protocol.OffsetsRequest) (
 }
 
 // logOffsets puts the offset of each bucket of t at a position in out.
-func (e *Engine) logOffsets(t *table, buckets []int, at protocol.Position, out map[int]int64) error {
+func (e *Engine) logOffsets(t *table.Table, buckets []int, at protocol.Position, out map[int]int64) error {
 	for _, b := range buckets {
 		off, err := e.startOffset(t, b, at)
 		if err != nil {

@@ -80,8 +80,8 @@ func partitionRows(t *testing.T, e *Engine, info *catalog.TableInfo, name string
 		t.Fatal(err)
 	}
 	var n int64
-	for b := range pt.log.Buckets() {
-		n += pt.log.HighWatermark(b)
+	for b := range pt.Log.Buckets() {
+		n += pt.Log.HighWatermark(b)
 	}
 	return n
 }
@@ -403,7 +403,7 @@ func partitionHW(t *testing.T, e *Engine, name string, b int) int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return pt.log.HighWatermark(b)
+	return pt.Log.HighWatermark(b)
 }
 
 // createOrders creates "orders", a primary-key table partitioned by region.

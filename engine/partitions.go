@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/engine/internal/table"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/partition"
 	"github.com/fluxgate-io/fluxgate/protocol"
@@ -36,7 +37,7 @@ func (e *Engine) CreatePartition(ctx context.Context, table string, spec map[str
 
 // createPartition creates (or with ifNotExists finds) a partition and
 // returns its open table.
-func (e *Engine) createPartition(info *catalog.TableInfo, spec map[string]string, ifNotExists bool) (*table, *catalog.Partition, error) {
+func (e *Engine) createPartition(info *catalog.TableInfo, spec map[string]string, ifNotExists bool) (*table.Table, *catalog.Partition, error) {
 	if err := e.checkPartitionTime(info, spec); err != nil {
 		return nil, nil, err
 	}
@@ -131,7 +132,7 @@ func (e *Engine) partitioned(name string) (*catalog.TableInfo, error) {
 // partitionTable returns the open table of a partition given by its values
 // in key order. A missing partition is created when create is set, else it
 // is errs.NotFound naming it.
-func (e *Engine) partitionTable(info *catalog.TableInfo, values []string, create bool) (*table, *catalog.Partition, error) {
+func (e *Engine) partitionTable(info *catalog.TableInfo, values []string, create bool) (*table.Table, *catalog.Partition, error) {
 	p, err := e.cat.PartitionByName(info, partition.Name(values))
 	if err == nil {
 		t, err := e.openPartition(p.PartitionID)
@@ -151,7 +152,7 @@ func (e *Engine) partitionTable(info *catalog.TableInfo, values []string, create
 // partition is in the catalog a moment before it is open (createPartition
 // holds partMu across both), so a miss waits for a creation in progress and
 // looks once more. The caller must not hold partMu.
-func (e *Engine) openPartition(id int64) (*table, error) {
+func (e *Engine) openPartition(id int64) (*table.Table, error) {
 	t, err := e.tableByID(id)
 	if err == nil || !errs.Is(err, errs.NotFound) {
 		return t, err
@@ -162,7 +163,7 @@ func (e *Engine) openPartition(id int64) (*table, error) {
 }
 
 // partitionByName returns the open table of a partition given by name.
-func (e *Engine) partitionByName(info *catalog.TableInfo, name string) (*table, *catalog.Partition, error) {
+func (e *Engine) partitionByName(info *catalog.TableInfo, name string) (*table.Table, *catalog.Partition, error) {
 	p, err := e.cat.PartitionByName(info, name)
 	if err != nil {
 		return nil, nil, err

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/engine/internal/table"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/lookup"
 	"github.com/fluxgate-io/fluxgate/partition"
@@ -34,7 +35,7 @@ type partitionLookup struct {
 }
 
 type partitionLookuper struct {
-	t *table
+	t *table.Table
 	l *lookup.Lookuper
 }
 
@@ -52,7 +53,7 @@ func (e *Engine) openPartitionedLookup(info *catalog.TableInfo, path protocol.Ta
 // and may not be created.
 func (p *partitionLookup) partition(values []string) (*lookup.Lookuper, error) {
 	name := partition.Name(values)
-	if pl := p.lookups[name]; pl != nil && !pl.t.dropped.Load() {
+	if pl := p.lookups[name]; pl != nil && !pl.t.Dropped.Load() {
 		return pl.l, nil
 	}
 	t, _, err := p.e.partitionTable(p.info, values, p.create)

@@ -3,6 +3,7 @@ package engine
 import (
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/fluxgate-io/fluxgate/engine/internal/table"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/logstore"
 	"github.com/fluxgate-io/fluxgate/protocol"
@@ -15,7 +16,7 @@ import (
 // ticketTable returns the table a ticket's range reads: the table with id,
 // or, on a partitioned table, its partition partitionID. A partition that no
 // longer exists is errs.NotFound naming it.
-func (e *Engine) ticketTable(id, partitionID int64, name string) (*table, error) {
+func (e *Engine) ticketTable(id, partitionID int64, name string) (*table.Table, error) {
 	if partitionID < 0 {
 		return nil, e.checkLakeOnly(id, name) // no table: read from the lake alone
 	}
@@ -48,7 +49,7 @@ func (rs *ReadStream) usePartition(r protocol.TicketRange) error {
 	if err != nil {
 		return err
 	}
-	rs.t, rs.sch, rs.info, rs.lakeOnly = t, t.current(), t.current().info, nil
+	rs.t, rs.sch, rs.info, rs.lakeOnly = t, t.Current(), t.Current().Info, nil
 	return nil
 }
 

@@ -38,7 +38,7 @@ func TestPartitionCreatedAfterAlterTakesTheCurrentSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got := pt.current().info
+	got := pt.Current().Info
 	if got.SchemaID != info.SchemaID || len(got.Columns) != len(info.Columns) || got.LogTTL() != info.LogTTL() {
 		t.Fatalf("partition opened at schema %d with %d columns and ttl %v; the table is at %d, %d, %v",
 			got.SchemaID, len(got.Columns), got.LogTTL(), info.SchemaID, len(info.Columns), info.LogTTL())

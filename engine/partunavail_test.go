@@ -91,7 +91,7 @@ func TestUnavailablePartitionLeavesTheOthersTiering(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the partition with its data back: %v", err)
 	}
-	if got, want := pt.current().info.SchemaID, info.SchemaID+1; got != want {
+	if got, want := pt.Current().Info.SchemaID, info.SchemaID+1; got != want {
 		t.Errorf("the partition back opens at schema %d, want the altered table's %d", got, want)
 	}
 	snap, err = e.TierNow(t.Context(), "events")

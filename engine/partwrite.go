@@ -7,6 +7,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/engine/internal/table"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/partition"
 	"github.com/fluxgate-io/fluxgate/protocol"
@@ -27,7 +28,7 @@ type partitionRoute struct {
 // openPartitionedWrite validates a write to a partitioned table as a write
 // to any of its partitions would be, and returns the routing stream.
 func (e *Engine) openPartitionedWrite(info *catalog.TableInfo, req protocol.WriteRequest) (*WriteStream, error) {
-	sch, err := e.newTableSchema(info)
+	sch, err := table.NewSchema(info, e.opts.Allocator)
 	if err != nil {
 		return nil, err
 	}
@@ -84,7 +85,7 @@ func (r *partitionRoute) group(rec arrow.RecordBatch) ([]*partitionGroup, error)
 // the route may.
 func (r *partitionRoute) stream(values []string) (*WriteStream, error) {
 	name := partition.Name(values)
-	if w := r.streams[name]; w != nil && !w.t.dropped.Load() {
+	if w := r.streams[name]; w != nil && !w.t.Dropped.Load() {
 		return w, nil
 	}
 	t, p, err := r.e.partitionTable(r.info, values, r.create)
@@ -94,9 +95,9 @@ func (r *partitionRoute) stream(values []string) (*WriteStream, error) {
 	// The partition's stream writes in the schema the route opened with, as
 	// a table's stream does across an alter: a log table's batches go on in
 	// it, a primary-key table's are refused with "open it again".
-	sch := t.current()
-	if sch.info.SchemaID != r.info.SchemaID {
-		if sch, err = r.e.newTableSchema(r.info.ForPartition(p)); err != nil {
+	sch := t.Current()
+	if sch.Info.SchemaID != r.info.SchemaID {
+		if sch, err = table.NewSchema(r.info.ForPartition(p), r.e.opts.Allocator); err != nil {
 			return nil, err
 		}
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/fluxgate-io/fluxgate/bucketing"
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/engine/internal/inflight"
+	"github.com/fluxgate-io/fluxgate/engine/internal/table"
 	"github.com/fluxgate-io/fluxgate/engine/internal/viewplan"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/framestats"
@@ -35,8 +36,8 @@ type pkWrite struct {
 }
 
 // openPKWrite validates a write request for a primary-key table.
-func openPKWrite(sch *tableSchema, req protocol.WriteRequest) (*pkWrite, error) {
-	info := sch.info
+func openPKWrite(sch *table.Schema, req protocol.WriteRequest) (*pkWrite, error) {
+	info := sch.Info
 	path := info.Path()
 	if req.Mode == protocol.ModeAppend {
 		return nil, errs.New(errs.Precondition, "table %s has a primary key: write with mode upsert, delete or changelog, not append", path)
@@ -56,7 +57,7 @@ func openPKWrite(sch *tableSchema, req protocol.WriteRequest) (*pkWrite, error) 
 		target = append(target, c)
 	}
 	slices.Sort(target)
-	w, err := sch.merger.NewWrite(target, req.MergeMode == "overwrite")
+	w, err := sch.Merger.NewWrite(target, req.MergeMode == "overwrite")
 	if err != nil {
 		return nil, err
 	}
@@ -237,18 +238,18 @@ func checkNulls(info *catalog.TableInfo, rec arrow.RecordBatch, cols []int) erro
 // stagePK runs ops (per touched bucket, ascending) through the merge engine
 // under the buckets' locks and appends the changelog; the state is committed
 // once the changelog is durable (inflight.Txn.Wait).
-func (e *Engine) stagePK(t *table, sch *tableSchema, wr *merge.Write, buckets []int, ops [][]op, writer logstore.Writer) (*inflight.Txn, error) {
+func (e *Engine) stagePK(t *table.Table, sch *table.Schema, wr *merge.Write, buckets []int, ops [][]op, writer logstore.Writer) (*inflight.Txn, error) {
 	if err := e.writablePK(t); err != nil {
 		return nil, err
 	}
-	t.pk.lock(buckets)
-	defer t.pk.unlock(buckets)
+	t.PK.Lock(buckets)
+	defer t.PK.Unlock(buckets)
 	return e.stagePKLocked(t, sch, wr, buckets, ops, writer)
 }
 
 // applyPKLocked is applyPK for a caller that holds the buckets' locks: it
 // returns once the write is committed.
-func (e *Engine) applyPKLocked(t *table, sch *tableSchema, wr *merge.Write, buckets []int, ops [][]op, writer logstore.Writer) (map[int]int64, error) {
+func (e *Engine) applyPKLocked(t *table.Table, sch *table.Schema, wr *merge.Write, buckets []int, ops [][]op, writer logstore.Writer) (map[int]int64, error) {
 	p, err := e.stagePKLocked(t, sch, wr, buckets, ops, writer)
 	if err != nil {
 		return nil, err
@@ -262,18 +263,18 @@ func (e *Engine) applyPKLocked(t *table, sch *tableSchema, wr *merge.Write, buck
 // schema is no longer the table's (columns were added since it was opened)
 // is FAILED_PRECONDITION, since its rows would be stored narrower than the
 // table.
-func (e *Engine) stagePKLocked(t *table, sch *tableSchema, wr *merge.Write, buckets []int, ops [][]op, writer logstore.Writer) (*inflight.Txn, error) {
-	if now := t.current().info; now.SchemaID != sch.info.SchemaID {
-		return nil, errs.New(errs.Precondition, "write to %s: the table's columns changed (schema %d, now %d) while the write was open; open it again", now.Path(), sch.info.SchemaID, now.SchemaID)
+func (e *Engine) stagePKLocked(t *table.Table, sch *table.Schema, wr *merge.Write, buckets []int, ops [][]op, writer logstore.Writer) (*inflight.Txn, error) {
+	if now := t.Current().Info; now.SchemaID != sch.Info.SchemaID {
+		return nil, errs.New(errs.Precondition, "write to %s: the table's columns changed (schema %d, now %d) while the write was open; open it again", now.Path(), sch.Info.SchemaID, now.SchemaID)
 	}
-	st := t.pk
-	if err := st.flight.Failed(); err != nil {
+	st := t.PK
+	if err := st.InFlight.Failed(); err != nil {
 		return nil, err
 	}
 	if writer.ID != "" {
 		// A retried batch must not be merged again: it would take new
 		// auto-increment ids for nothing.
-		if prev, dup, err := t.log.Previous(writer); err != nil || dup {
+		if prev, dup, err := t.Log.Previous(writer); err != nil || dup {
 			if err != nil {
 				return nil, err
 			}
@@ -281,14 +282,14 @@ func (e *Engine) stagePKLocked(t *table, sch *tableSchema, wr *merge.Write, buck
 		}
 	}
 	txn := e.kv.NewTxn()
-	txn.ReadThrough(st.flight.Through(buckets))
+	txn.ReadThrough(st.InFlight.Through(buckets))
 	committed := false // or handed to the committer
 	defer func() {
 		if !committed {
 			txn.Abort()
 		}
 	}()
-	info := sch.info
+	info := sch.Info
 	mem := e.opts.Allocator
 	changelog := &pkChangelog{t: t, sch: sch, mem: mem, writer: writer, buckets: buckets}
 	defer func() {
@@ -305,7 +306,7 @@ func (e *Engine) stagePKLocked(t *table, sch *tableSchema, wr *merge.Write, buck
 			if o.row == nil {
 				continue
 			}
-			if key, err = st.key(key[:0], o.row); err != nil {
+			if key, err = st.Key(key[:0], o.row); err != nil {
 				return nil, errs.New(errs.Invalid, "write to %s: %w", info.Path(), err)
 			}
 			keys[j] = kv.RowKey(nil, info.TableID, b, key)
@@ -325,7 +326,7 @@ func (e *Engine) stagePKLocked(t *table, sch *tableSchema, wr *merge.Write, buck
 			rk := keys[j]
 			var old row.Row
 			if o.del || wr.NeedsOld() {
-				if old, err = e.readRow(txn, rk, sch.types); err != nil {
+				if old, err = e.readRow(txn, rk, sch.Types); err != nil {
 					cl.release()
 					return nil, err
 				}
@@ -336,7 +337,7 @@ func (e *Engine) stagePKLocked(t *table, sch *tableSchema, wr *merge.Write, buck
 			if o.del {
 				remove, stored, changes, err = wr.Delete(old)
 			} else {
-				nextID := st.nextID
+				nextID := st.NextID
 				if o.id != 0 {
 					nextID = func() (int64, error) { return o.id, nil }
 				}
@@ -351,7 +352,7 @@ func (e *Engine) stagePKLocked(t *table, sch *tableSchema, wr *merge.Write, buck
 				err = txn.Delete(rk)
 				rows += rowsDelta(old != nil, false)
 			case stored != nil:
-				err = txn.Set(rk, row.Encode(nil, info.SchemaID, sch.types, stored))
+				err = txn.Set(rk, row.Encode(nil, info.SchemaID, sch.Types, stored))
 				rows += rowsDelta(old != nil, true)
 			}
 			if err != nil {
@@ -361,7 +362,7 @@ func (e *Engine) stagePKLocked(t *table, sch *tableSchema, wr *merge.Write, buck
 			cl.add(changes)
 		}
 		changelog.parts = append(changelog.parts, cl.finish())
-		if st.counted {
+		if st.Counted {
 			txn.CountRows(info.TableID, b, rows)
 		}
 	}
@@ -374,13 +375,13 @@ func (e *Engine) stagePKLocked(t *table, sch *tableSchema, wr *merge.Write, buck
 		// unlocked, so that its retry finds it in the log (Previous) and
 		// its sequence is checked before anything builds on it; after the
 		// changelogs of the writes merged before it.
-		st.flight.WaitAppended(buckets)
+		st.InFlight.WaitAppended(buckets)
 		if err := p.Append(); err != nil {
 			return nil, err
 		}
 	}
 	committed = true
-	st.flight.Add(p)
+	st.InFlight.Add(p)
 	return p, nil
 }
 
@@ -440,8 +441,8 @@ func (c changelogPart) encode(enc *logstore.Encoder, schemaID int32, w logstore.
 // pkChangelog is a write's changelog on its way to the log: inflight appends
 // it in write order.
 type pkChangelog struct {
-	t       *table
-	sch     *tableSchema
+	t       *table.Table
+	sch     *table.Schema
 	mem     memory.Allocator
 	writer  logstore.Writer
 	buckets []int
@@ -451,12 +452,12 @@ type pkChangelog struct {
 // Append encodes the changelog, one frame per bucket, and appends them as
 // one atomic unit.
 func (c *pkChangelog) Append() (*logstore.Pending, error) {
-	t, info := c.t, c.sch.info
-	enc, err := c.sch.getEncoder(t.codec, c.mem)
+	t, info := c.t, c.sch.Info
+	enc, err := c.sch.GetEncoder(t.Codec, c.mem)
 	if err != nil {
 		return nil, err
 	}
-	defer c.sch.putEncoder(enc)
+	defer c.sch.PutEncoder(enc)
 	parts := make([]logstore.Part, 0, len(c.parts))
 	for i, p := range c.parts {
 		b, err := p.encode(enc, info.SchemaID, c.writer)
@@ -467,8 +468,8 @@ func (c *pkChangelog) Append() (*logstore.Pending, error) {
 		parts = append(parts, logstore.Part{Bucket: c.buckets[i], Batch: b})
 	}
 	c.Release()
-	pending, err := t.log.AppendAsync(parts, c.writer)
-	if err != nil && t.dropped.Load() {
+	pending, err := t.Log.AppendAsync(parts, c.writer)
+	if err != nil && t.Dropped.Load() {
 		err = errs.New(errs.NotFound, "table %s was dropped", info.Path())
 	}
 	return pending, err

@@ -6,6 +6,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/engine/internal/table"
 	"github.com/fluxgate-io/fluxgate/engine/internal/viewplan"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/protocol"
@@ -31,7 +32,7 @@ func (e *Engine) PlanScan(ctx context.Context, req protocol.ScanRequest) (*ScanP
 	if err != nil {
 		return nil, err
 	}
-	info = t.current().info
+	info = t.Current().Info
 	if err := checkOffsetBuckets(req, path.FullName(), info.BucketCount()); err != nil {
 		return nil, err
 	}
@@ -184,30 +185,30 @@ func scanBuckets(info *catalog.TableInfo, want []int) ([]int, error) {
 	return want, nil
 }
 
-func (e *Engine) startOffset(t *table, bucket int, s protocol.Position) (int64, error) {
+func (e *Engine) startOffset(t *table.Table, bucket int, s protocol.Position) (int64, error) {
 	switch s.Mode {
 	case protocol.PositionFull, protocol.PositionEarliest:
-		return t.log.EarliestOffset(bucket), nil
+		return t.Log.EarliestOffset(bucket), nil
 	case protocol.PositionLatest:
-		return t.log.HighWatermark(bucket), nil
+		return t.Log.HighWatermark(bucket), nil
 	case protocol.PositionTimestamp:
-		return t.log.OffsetForTime(bucket, s.Timestamp)
+		return t.Log.OffsetForTime(bucket, s.Timestamp)
 	}
 	off, ok := s.Offsets[bucket]
 	if !ok {
-		return t.log.EarliestOffset(bucket), nil
+		return t.Log.EarliestOffset(bucket), nil
 	}
-	if first, hw := t.log.EarliestOffset(bucket), t.log.HighWatermark(bucket); off < first || off > hw {
+	if first, hw := t.Log.EarliestOffset(bucket), t.Log.HighWatermark(bucket); off < first || off > hw {
 		return 0, errs.New(errs.OutOfRange, "startup offset %d of bucket %d is outside the retained range [%d, %d]", off, bucket, first, hw)
 	}
 	return off, nil
 }
 
-func stopOffset(t *table, bucket int, start int64, s protocol.Position) (*int64, error) {
+func stopOffset(t *table.Table, bucket int, start int64, s protocol.Position) (*int64, error) {
 	if s.IsUnbounded() {
 		return nil, nil
 	}
-	hw := t.log.HighWatermark(bucket)
+	hw := t.Log.HighWatermark(bucket)
 	stop, ok := s.Offsets[bucket]
 	if !ok {
 		stop = hw

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/engine/internal/table"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/lake"
 	"github.com/fluxgate-io/fluxgate/protocol"
@@ -21,7 +22,7 @@ type viewPlanner struct {
 }
 
 // planner returns the planner of a scan of view.
-func (e *Engine) planner(ctx context.Context, t *table, path protocol.TablePath, view string, startup protocol.Position, stop protocol.Position) (viewPlanner, error) {
+func (e *Engine) planner(ctx context.Context, t *table.Table, path protocol.TablePath, view string, startup protocol.Position, stop protocol.Position) (viewPlanner, error) {
 	switch view {
 	case protocol.ViewSnapshot:
 		return planState(t, path, startup, stop)
@@ -30,7 +31,7 @@ func (e *Engine) planner(ctx context.Context, t *table, path protocol.TablePath,
 	case protocol.ViewLake:
 		return e.planLake(ctx, t, path, startup, stop)
 	}
-	info := t.current().info
+	info := t.Current().Info
 	if startup.Mode == protocol.PositionFull && info.DatalakeEnabled() {
 		// A lake-enabled log table read whole: the lake snapshot first,
 		// then the log from its offsets (PROTOCOL.md §7.3).
@@ -46,7 +47,7 @@ func (e *Engine) planner(ctx context.Context, t *table, path protocol.TablePath,
 }
 
 // planLog reads the log from the startup's offsets to the stop's.
-func planLog(e *Engine, t *table, startup protocol.Position, stop protocol.Position) viewPlanner {
+func planLog(e *Engine, t *table.Table, startup protocol.Position, stop protocol.Position) viewPlanner {
 	return viewPlanner{view: protocol.ViewLog, bucketRange: func(b int) (protocol.TicketRange, error) {
 		start, err := e.startOffset(t, b, startup)
 		if err != nil {
@@ -58,7 +59,7 @@ func planLog(e *Engine, t *table, startup protocol.Position, stop protocol.Posit
 }
 
 // planState reads a primary-key table's current rows: whole, and bounded.
-func planState(t *table, path protocol.TablePath, startup protocol.Position, stop protocol.Position) (viewPlanner, error) {
+func planState(t *table.Table, path protocol.TablePath, startup protocol.Position, stop protocol.Position) (viewPlanner, error) {
 	if startup.Mode != protocol.PositionFull {
 		return viewPlanner{}, errs.New(errs.Precondition, "%s has a primary key: reading it by its plain name gives its current rows (startup full); read %s$changelog from %s", path, path, startup.Mode)
 	}
@@ -70,7 +71,7 @@ func planState(t *table, path protocol.TablePath, startup protocol.Position, sto
 
 // snapshotRange starts at 0: the snapshot's offset is known when the ticket
 // is redeemed.
-func snapshotRange(t *table, stop protocol.Position) func(b int) (protocol.TicketRange, error) {
+func snapshotRange(t *table.Table, stop protocol.Position) func(b int) (protocol.TicketRange, error) {
 	return func(b int) (protocol.TicketRange, error) {
 		end, err := stopOffset(t, b, 0, stop)
 		return protocol.TicketRange{Bucket: b, Start: 0, Stop: end}, err
@@ -79,8 +80,8 @@ func snapshotRange(t *table, stop protocol.Position) func(b int) (protocol.Ticke
 
 // planChangelog reads the changes; full on a primary-key table reads its
 // current rows first, then the changes after them.
-func planChangelog(e *Engine, t *table, startup protocol.Position, stop protocol.Position) viewPlanner {
-	if t.current().info.IsPrimaryKey() && startup.Mode == protocol.PositionFull {
+func planChangelog(e *Engine, t *table.Table, startup protocol.Position, stop protocol.Position) viewPlanner {
+	if t.Current().Info.IsPrimaryKey() && startup.Mode == protocol.PositionFull {
 		return viewPlanner{view: protocol.ViewChangelog, snapshotFirst: true, bucketRange: snapshotRange(t, stop)}
 	}
 	pl := planLog(e, t, startup, stop)
@@ -89,15 +90,15 @@ func planChangelog(e *Engine, t *table, startup protocol.Position, stop protocol
 }
 
 // planLake reads the table's latest lake snapshot, whole.
-func (e *Engine) planLake(ctx context.Context, t *table, path protocol.TablePath, startup protocol.Position, stop protocol.Position) (viewPlanner, error) {
+func (e *Engine) planLake(ctx context.Context, t *table.Table, path protocol.TablePath, startup protocol.Position, stop protocol.Position) (viewPlanner, error) {
 	snap, err := e.lakeSnapshot(ctx, t)
 	if err != nil {
 		return viewPlanner{}, err
 	}
-	if err := checkLakeRead(t.current().info, path, snap, startup, stop); err != nil {
+	if err := checkLakeRead(t.Current().Info, path, snap, startup, stop); err != nil {
 		return viewPlanner{}, err
 	}
-	return planLakeSnapshot(snap, lakeOffsets(snap, t.current().info)), nil
+	return planLakeSnapshot(snap, lakeOffsets(snap, t.Current().Info)), nil
 }
 
 // checkLakeRead checks a read of the lake view: of a snapshot (nil: there
@@ -124,8 +125,8 @@ func planLakeSnapshot(snap *lake.Snapshot, offsets map[int]int64) viewPlanner {
 
 // planUnion reads the lake snapshot, then the log from the snapshot's
 // offsets; the range is the log part's.
-func planUnion(e *Engine, t *table, snap *lake.Snapshot, startup protocol.Position, stop protocol.Position) viewPlanner {
-	offsets := lakeOffsets(snap, t.current().info)
+func planUnion(e *Engine, t *table.Table, snap *lake.Snapshot, startup protocol.Position, stop protocol.Position) viewPlanner {
+	offsets := lakeOffsets(snap, t.Current().Info)
 	return viewPlanner{view: protocol.ViewUnion, lakeSnapshotID: &snap.ID, bucketRange: func(b int) (protocol.TicketRange, error) {
 		start, err := e.startOffset(t, b, startup)
 		if err != nil {

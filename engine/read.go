@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/util"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/engine/internal/table"
 	"github.com/fluxgate-io/fluxgate/engine/internal/viewplan"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/framestats"
@@ -44,8 +45,8 @@ var changeTypeNames = [...]string{
 // ReadStream is an opened ticket.
 type ReadStream struct {
 	e      *Engine
-	t      *table
-	sch    *tableSchema // the table's when the stream opened: it reads in that schema
+	t      *table.Table
+	sch    *table.Schema // the table's when the stream opened: it reads in that schema
 	info   *catalog.TableInfo
 	tk     protocol.Ticket
 	plan   *viewplan.Plan
@@ -98,10 +99,10 @@ func (e *Engine) OpenRead(tk protocol.Ticket) (*ReadStream, error) {
 			return nil, err
 		}
 	}
-	var sch *tableSchema
+	var sch *table.Schema
 	var info *catalog.TableInfo
 	if t != nil {
-		sch, info = t.current(), t.current().info
+		sch, info = t.Current(), t.Current().Info
 	} else if info, err = e.cat.TableByID(tk.TableID); err != nil { // a lake-only partition's
 		return nil, err
 	}
@@ -258,7 +259,7 @@ func (rs *ReadStream) Run(ctx context.Context, send func(arrow.RecordBatch, prot
 }
 
 func (rs *ReadStream) runRange(ctx context.Context, r protocol.TicketRange, send func(arrow.RecordBatch, protocol.BatchMeta) error) error {
-	reader, err := rs.t.log.NewReader(r.Bucket, r.Start, rs.plan.Read)
+	reader, err := rs.t.Log.NewReader(r.Bucket, r.Start, rs.plan.Read)
 	if err != nil {
 		return err
 	}
@@ -285,7 +286,7 @@ func (rs *ReadStream) runRange(ctx context.Context, r protocol.TicketRange, send
 	}
 	direct := directFrames{rs, reader}
 	var frames frameSource = direct
-	if r.Stop != nil && *r.Stop <= reader.HighWatermark() && rs.t.codec != logstore.CodecNone {
+	if r.Stop != nil && *r.Stop <= reader.HighWatermark() && rs.t.Codec != logstore.CodecNone {
 		// Every frame of the range is in the log already: decode ahead.
 		ahead := readAhead(ctx, direct, *r.Stop)
 		defer ahead.close()
@@ -341,7 +342,7 @@ func (rs *ReadStream) runRange(ctx context.Context, r protocol.TicketRange, send
 // check ends the stream when the client went away, the table was dropped or
 // the server is closing.
 func (rs *ReadStream) check(ctx context.Context) error {
-	if rs.t != nil && rs.t.dropped.Load() { // nil: a lake-only partition's range
+	if rs.t != nil && rs.t.Dropped.Load() { // nil: a lake-only partition's range
 		return errs.New(errs.NotFound, "table %s was dropped during the scan", rs.info.Path())
 	}
 	if !rs.e.Ready() {
@@ -351,7 +352,7 @@ func (rs *ReadStream) check(ctx context.Context) error {
 }
 
 func (rs *ReadStream) readErr(err error) error {
-	if rs.t.dropped.Load() {
+	if rs.t.Dropped.Load() {
 		return errs.New(errs.NotFound, "table %s was dropped during the scan", rs.info.Path())
 	}
 	return err
@@ -393,7 +394,7 @@ func (rs *ReadStream) sendFrame(ctx context.Context, d decodedFrame, r protocol.
 	if d.msg != nil {
 		whole := lo == 0 && hi == int64(f.Rows) && (rs.left < 0 || hi <= rs.left)
 		if whole && len(d.msg.Meta)+d.msg.BodyLen <= MaxBatchBytes {
-			meta := protocol.BatchMeta{Bucket: r.Bucket, Start: f.BaseOffset, Next: f.NextOffset, HighWatermark: rs.t.log.HighWatermark(r.Bucket)}
+			meta := protocol.BatchMeta{Bucket: r.Bucket, Start: f.BaseOffset, Next: f.NextOffset, HighWatermark: rs.t.Log.HighWatermark(r.Bucket)}
 			if err := encoded(*d.msg, meta); err != nil {
 				return err
 			}
@@ -442,7 +443,7 @@ func (rs *ReadStream) sendFrame(ctx context.Context, d decodedFrame, r protocol.
 		bufRows = int64(f.Rows)
 	}
 	sent := util.TotalRecordSize(out) * rows / max(bufRows, 1)
-	meta := protocol.BatchMeta{Bucket: r.Bucket, Start: f.BaseOffset + lo, Next: end, HighWatermark: rs.t.log.HighWatermark(r.Bucket)}
+	meta := protocol.BatchMeta{Bucket: r.Bucket, Start: f.BaseOffset + lo, Next: end, HighWatermark: rs.t.Log.HighWatermark(r.Bucket)}
 	return rs.sendRows(ctx, out, rows, meta, offset, sent, send)
 }
 
@@ -507,7 +508,7 @@ func (rs *ReadStream) unfiltered(f *logstore.Frame) bool {
 // viewStats returns a frame's statistics as the filter sees the view's
 // columns; nil if nothing is known.
 func (rs *ReadStream) viewStats(stats []byte, rows int) []framestats.Column {
-	return framestats.View(stats, rs.sch.types, rows, rs.plan.System)
+	return framestats.View(stats, rs.sch.Types, rows, rs.plan.System)
 }
 
 // filterRows keeps the rows of rec that match the filter, and returns their
@@ -556,7 +557,7 @@ func (rs *ReadStream) build(f *logstore.Frame) (arrow.RecordBatch, error) {
 		}
 		return rs.record(f, cols), nil
 	}
-	read, err := f.Record(rs.sch.decoder, readSchema(rs.info.ArrowSchema(), rs.plan.Read))
+	read, err := f.Record(rs.sch.Decoder, readSchema(rs.info.ArrowSchema(), rs.plan.Read))
 	if err != nil {
 		return nil, err
 	}

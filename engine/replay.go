@@ -3,6 +3,7 @@ package engine
 import (
 	"fmt"
 
+	"github.com/fluxgate-io/fluxgate/engine/internal/table"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/kv"
 	"github.com/fluxgate-io/fluxgate/merge"
@@ -14,19 +15,19 @@ import (
 // once no write is in flight it recovers the log from its fault and replays
 // into the state the changelog that the state lacks, as on open. While the
 // storage still fails, so does this, and the table goes on refusing writes.
-func (e *Engine) recoverPK(t *table) error {
-	unlock := t.pk.quiesce()
+func (e *Engine) recoverPK(t *table.Table) error {
+	unlock := t.PK.Quiesce()
 	defer unlock()
-	if t.pk.flight.Failed() == nil {
+	if t.PK.InFlight.Failed() == nil {
 		return nil // another write recovered it meanwhile
 	}
-	if err := t.log.Recover(); err != nil {
+	if err := t.Log.Recover(); err != nil {
 		return err
 	}
 	if err := e.replay(e.kv, t); err != nil {
-		return fmt.Errorf("recover %s: %w", t.current().info.Path(), err)
+		return fmt.Errorf("recover %s: %w", t.Current().Info.Path(), err)
 	}
-	t.pk.flight.Reset()
+	t.PK.InFlight.Reset()
 	return nil
 }
 
@@ -36,11 +37,11 @@ func (e *Engine) recoverPK(t *table) error {
 // after-images are applied from each bucket's applied offset on, into store
 // (the engine's, or the one kv.Store.Reopen hands over), with the row count
 // of each bucket (stats.go).
-func (e *Engine) replay(store *kv.Store, t *table) error {
-	sch := t.current()
-	info, st := sch.info, t.pk
+func (e *Engine) replay(store *kv.Store, t *table.Table) error {
+	sch := t.Current()
+	info, st := sch.Info, t.PK
 	schema := info.ArrowSchema()
-	if st.counted {
+	if st.Counted {
 		if err := e.countOldBuckets(store, info); err != nil {
 			return err
 		}
@@ -50,16 +51,16 @@ func (e *Engine) replay(store *kv.Store, t *table) error {
 		if err != nil {
 			return err
 		}
-		hw := t.log.HighWatermark(b)
+		hw := t.Log.HighWatermark(b)
 		switch {
 		case applied == hw:
 			continue
 		case applied > hw:
 			return fmt.Errorf("bucket %d: state is ahead of the log (applied %d, log end %d)", b, applied, hw)
-		case applied < t.log.EarliestOffset(b):
+		case applied < t.Log.EarliestOffset(b):
 			return errs.New(errs.DataLoss, "bucket %d: the changelog from offset %d, needed to recover the state, has expired", b, applied)
 		}
-		reader, err := t.log.NewReader(b, applied, indexes(len(sch.types)))
+		reader, err := t.Log.NewReader(b, applied, table.Indexes(len(sch.Types)))
 		if err != nil {
 			return err
 		}
@@ -85,7 +86,7 @@ func (e *Engine) replay(store *kv.Store, t *table) error {
 				txn.Abort()
 				return errs.New(errs.DataLoss, "bucket %d: the frame at offset %d has %d change types for %d rows: not a primary-key table's changelog", b, f.BaseOffset, len(f.ChangeTypes), f.Rows)
 			}
-			rec, err := f.Record(sch.decoder, schema)
+			rec, err := f.Record(sch.Decoder, schema)
 			if err != nil {
 				reader.Close()
 				txn.Abort()
@@ -98,13 +99,13 @@ func (e *Engine) replay(store *kv.Store, t *table) error {
 				}
 				r := row.FromRecord(rec, i, nil)
 				var d int64
-				if key, err = st.key(key[:0], r); err == nil {
+				if key, err = st.Key(key[:0], r); err == nil {
 					var v []byte // nil: a delete
 					if kind != merge.Delete {
-						val = row.Encode(val[:0], info.SchemaID, sch.types, r)
+						val = row.Encode(val[:0], info.SchemaID, sch.Types, r)
 						v = append([]byte(nil), val...)
 					}
-					d, err = replayChange(txn, kv.RowKey(nil, info.TableID, b, key), v, st.counted)
+					d, err = replayChange(txn, kv.RowKey(nil, info.TableID, b, key), v, st.Counted)
 					rows += d
 				}
 				if err != nil {
@@ -122,7 +123,7 @@ func (e *Engine) replay(store *kv.Store, t *table) error {
 			txn.Abort()
 			return err
 		}
-		if st.counted {
+		if st.Counted {
 			txn.CountRows(info.TableID, b, rows)
 		}
 		if err := txn.Commit(); err != nil {

@@ -36,13 +36,13 @@ func (rs *ReadStream) runSnapshot(ctx context.Context, bucket int, send func(arr
 	taken := time.Now().UnixMilli()
 	mem := rs.e.opts.Allocator
 	// Table columns decode straight into columns; the rest are skipped.
-	want := make([]bool, len(rs.sch.types))
+	want := make([]bool, len(rs.sch.Types))
 	for _, v := range p.Need {
 		if v >= p.System {
 			want[v-p.System] = true
 		}
 	}
-	cols := row.NewColumnDecoder(rs.sch.types, want, mem)
+	cols := row.NewColumnDecoder(rs.sch.Types, want, mem)
 	defer cols.Release()
 	schema := p.NeedSchema()
 	bytes, sent := 0, false
@@ -85,7 +85,7 @@ func (rs *ReadStream) runSnapshot(ctx context.Context, bucket int, send func(arr
 			rs.left -= out.NumRows()
 		}
 		sent = true
-		meta.HighWatermark = rs.t.log.HighWatermark(bucket)
+		meta.HighWatermark = rs.t.Log.HighWatermark(bucket)
 		attr := tableAttr(info.Path().String())
 		rs.e.met.rowsRead.Add(ctx, out.NumRows(), attr)
 		rs.e.met.bytesRead.Add(ctx, util.TotalRecordSize(out)*out.NumRows()/max(bufRows, 1), attr)

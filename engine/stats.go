@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/engine/internal/table"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/kv"
 	"github.com/fluxgate-io/fluxgate/protocol"
@@ -26,15 +27,10 @@ import (
 // current row too, tiered or not, so its count is served as well (Fluss
 // serves none for those).
 //
-// A WAL-image table keeps no count, as in Fluss: its whole-row upserts do not
-// read the stored row (merge.Write.NeedsOld), so a write does not know
-// whether its key is new, and reading it for the count alone would take the
-// WAL image's saving away.
-
-// keepsRowCount reports whether a primary-key table keeps a row count.
-func keepsRowCount(info *catalog.TableInfo) bool {
-	return info.ChangelogImage() != catalog.ChangelogWAL
-}
+// A WAL-image table keeps no count (table.KeepsRowCount), as in Fluss: its
+// whole-row upserts do not read the stored row (merge.Write.NeedsOld), so a
+// write does not know whether its key is new, and reading it for the count
+// alone would take the WAL image's saving away.
 
 // countOldBuckets counts the rows of the table's buckets that have no count
 // yet (a table from before counts were kept); replay runs it first, with no
@@ -108,11 +104,11 @@ func (e *Engine) TableStats(ctx context.Context, req protocol.TableStatsRequest)
 }
 
 // rowCounts counts the rows of a table (or of one partition) per bucket.
-func (e *Engine) rowCounts(t *table) (protocol.PartitionStats, error) {
-	info := t.current().info
+func (e *Engine) rowCounts(t *table.Table) (protocol.PartitionStats, error) {
+	info := t.Current().Info
 	var count func(bucket int) (int64, error)
 	switch {
-	case info.IsPrimaryKey() && !keepsRowCount(info):
+	case info.IsPrimaryKey() && !table.KeepsRowCount(info):
 		return protocol.PartitionStats{}, errs.New(errs.Precondition, "table-stats of %s: a table with %s = %s keeps no row count (its upserts do not read whether the key exists)", info.Path(), catalog.OptChangelogImage, catalog.ChangelogWAL)
 	case info.IsPrimaryKey():
 		count = func(b int) (int64, error) {
@@ -122,7 +118,7 @@ func (e *Engine) rowCounts(t *table) (protocol.PartitionStats, error) {
 	case info.DatalakeEnabled():
 		return protocol.PartitionStats{}, errs.New(errs.Precondition, "table-stats of %s: a lake-enabled log table's rows are its lake's and its log's, and tiered rows may have left the log; read it to count them", info.Path())
 	default:
-		count = func(b int) (int64, error) { return t.log.HighWatermark(b) - t.log.EarliestOffset(b), nil }
+		count = func(b int) (int64, error) { return t.Log.HighWatermark(b) - t.Log.EarliestOffset(b), nil }
 	}
 	out := protocol.PartitionStats{Buckets: make(map[int]int64, info.BucketCount())}
 	for b := range info.BucketCount() {

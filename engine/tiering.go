@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/engine/internal/table"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/protocol"
 	"github.com/fluxgate-io/fluxgate/row"
@@ -44,25 +45,25 @@ func (e *Engine) TierNow(ctx context.Context, name string) (protocol.LakeSnapsho
 
 // tierRound runs one round of o, after any round already running.
 func (e *Engine) tierRound(ctx context.Context, o lakeOwner) (tiering.Result, error) {
-	if err := o.tier.round.lock(ctx); err != nil {
+	if err := o.tier.Round.Lock(ctx); err != nil {
 		return tiering.Result{}, err
 	}
-	defer o.tier.round.unlock()
+	defer o.tier.Round.Unlock()
 	info, err := e.ownerInfo(o)
 	if err != nil {
 		return tiering.Result{}, err
 	}
 	start := time.Now()
-	o.tier.mu.Lock()
-	o.tier.lastRound = start
-	o.tier.mu.Unlock()
+	o.tier.Mu.Lock()
+	o.tier.LastRound = start
+	o.tier.Mu.Unlock()
 	lt, err := e.openLake(ctx, o.tier, info)
 	if err != nil {
 		return tiering.Result{}, err
 	}
 	var res tiering.Result
 	if o.t != nil {
-		res, err = tiering.Round(ctx, lt, &tierSource{e: e, t: o.t, sch: o.t.current()}, e.opts.Allocator)
+		res, err = tiering.Round(ctx, lt, &tierSource{e: e, t: o.t, sch: o.t.Current()}, e.opts.Allocator)
 	} else {
 		var parts []tiering.Partition
 		if parts, err = e.tierPartitions(info); err == nil {
@@ -75,9 +76,9 @@ func (e *Engine) tierRound(ctx context.Context, o lakeOwner) (tiering.Result, er
 		e.opts.Logger.Warn("tiering round failed", "table", info.Path().String(), "err", err)
 		return res, err
 	}
-	o.tier.mu.Lock()
-	o.tier.snap, o.tier.caughtUp = res.Snapshot, start
-	o.tier.mu.Unlock()
+	o.tier.Mu.Lock()
+	o.tier.Snap, o.tier.CaughtUp = res.Snapshot, start
+	o.tier.Mu.Unlock()
 	if res.Stats.ExpireErr != nil {
 		e.opts.Logger.Warn("could not expire old lake snapshots", "table", info.Path().String(), "err", res.Stats.ExpireErr)
 	}
@@ -115,11 +116,11 @@ func (e *Engine) tierPartitions(info *catalog.TableInfo) ([]tiering.Partition, e
 		case err != nil:
 			return nil, fmt.Errorf("partition %s: %w", p.PartitionName, err)
 		}
-		sch := t.current()
-		if sch.info.SchemaID != info.SchemaID {
+		sch := t.Current()
+		if sch.Info.SchemaID != info.SchemaID {
 			// An alter-table reaching the partitions: the next round
 			// reads them all in the new schema.
-			return nil, fmt.Errorf("partition %s is at schema %d, the table at %d", p.PartitionName, sch.info.SchemaID, info.SchemaID)
+			return nil, fmt.Errorf("partition %s is at schema %d, the table at %d", p.PartitionName, sch.Info.SchemaID, info.SchemaID)
 		}
 		parts = append(parts, tiering.Partition{ID: p.PartitionID, Name: p.PartitionName, Source: &tierSource{e: e, t: t, sch: sch}})
 	}
@@ -153,9 +154,9 @@ func (s scheduled) Freshness() time.Duration {
 }
 
 func (s scheduled) LastRound() time.Time {
-	s.o.tier.mu.Lock()
-	defer s.o.tier.mu.Unlock()
-	return s.o.tier.lastRound
+	s.o.tier.Mu.Lock()
+	defer s.o.tier.Mu.Unlock()
+	return s.o.tier.LastRound
 }
 
 func (s scheduled) Round(ctx context.Context)   { s.e.tierRound(ctx, s.o) } // failures are logged
@@ -165,15 +166,15 @@ func (s scheduled) Compact(ctx context.Context) { s.e.compactLake(ctx, s.o) } //
 // Idle opens the lake table early, so that its lag is known before its first
 // round; a failure shows in the round.
 func (s scheduled) Idle(ctx context.Context) {
-	if info, err := s.e.ownerInfo(s.o); err == nil && !s.o.tier.opened() {
+	if info, err := s.e.ownerInfo(s.o); err == nil && !s.o.tier.Opened() {
 		s.e.openLake(ctx, s.o.tier, info)
 	}
 }
 
-func (e *Engine) openTables() []*table {
+func (e *Engine) openTables() []*table.Table {
 	e.mu.RLock()
 	defer e.mu.RUnlock()
-	tables := make([]*table, 0, len(e.tables))
+	tables := make([]*table.Table, 0, len(e.tables))
 	for _, t := range e.tables {
 		tables = append(tables, t)
 	}
@@ -183,21 +184,21 @@ func (e *Engine) openTables() []*table {
 // tierSource is a table as a tiering round reads it, in one schema.
 type tierSource struct {
 	e   *Engine
-	t   *table
-	sch *tableSchema
+	t   *table.Table
+	sch *table.Schema
 }
 
-func (s *tierSource) Buckets() int { return s.t.log.Buckets() }
+func (s *tierSource) Buckets() int { return s.t.Log.Buckets() }
 
 func (s *tierSource) Retained(b int) (int64, int64) {
-	return s.t.log.EarliestOffset(b), s.t.log.HighWatermark(b)
+	return s.t.Log.EarliestOffset(b), s.t.Log.HighWatermark(b)
 }
 
-func (s *tierSource) PrimaryKey() []int { return s.sch.info.PrimaryKeyIndexes() }
+func (s *tierSource) PrimaryKey() []int { return s.sch.Info.PrimaryKeyIndexes() }
 
 func (s *tierSource) Read(ctx context.Context, bucket int, from, to int64, fn func(tiering.Batch) error) error {
-	info := s.sch.info
-	reader, err := s.t.log.NewReader(bucket, from, indexes(len(s.sch.types)))
+	info := s.sch.Info
+	reader, err := s.t.Log.NewReader(bucket, from, table.Indexes(len(s.sch.Types)))
 	if err != nil {
 		return err
 	}
@@ -216,7 +217,7 @@ func (s *tierSource) Read(ctx context.Context, bucket int, from, to int64, fn fu
 		if f.Rows == 0 {
 			continue
 		}
-		rec, err := f.Record(s.sch.decoder, info.ArrowSchema())
+		rec, err := f.Record(s.sch.Decoder, info.ArrowSchema())
 		if err != nil {
 			return err
 		}
@@ -233,7 +234,7 @@ func (s *tierSource) Read(ctx context.Context, bucket int, from, to int64, fn fu
 const tierSnapshotRows = 8192
 
 func (s *tierSource) Snapshot(ctx context.Context, bucket int, fn func(tiering.Batch) error) (int64, error) {
-	info := s.sch.info
+	info := s.sch.Info
 	snap := s.e.kv.Snapshot()
 	defer snap.Close()
 	at, err := snap.Applied(info.TableID, bucket)
@@ -249,7 +250,7 @@ func (s *tierSource) Snapshot(ctx context.Context, bucket int, fn func(tiering.B
 	}
 	rows := 0
 	err = snap.Rows(info.TableID, bucket, func(_, value []byte) error {
-		if err := row.DecodeTo(value, s.sch.types, b.Fields()); err != nil {
+		if err := row.DecodeTo(value, s.sch.Types, b.Fields()); err != nil {
 			return err
 		}
 		if rows++; rows%tierSnapshotRows == 0 {

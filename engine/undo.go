@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/engine/internal/table"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/logstore"
 	"github.com/fluxgate-io/fluxgate/merge"
@@ -56,7 +57,7 @@ func (e *Engine) undoPartitions(ctx context.Context, info *catalog.TableInfo, pa
 	if len(offsets) == 0 {
 		return protocol.UndoResult{}, errs.New(errs.Invalid, "undo of %s: no offsets", path)
 	}
-	tables := make([]*table, 0, len(offsets))
+	tables := make([]*table.Table, 0, len(offsets))
 	for _, name := range offsets.Names() {
 		t, _, err := e.partitionByName(info, name)
 		if err != nil {
@@ -77,8 +78,8 @@ func (e *Engine) undoPartitions(ctx context.Context, info *catalog.TableInfo, pa
 }
 
 // undoTable undoes the buckets of one table (or partition) to offsets.
-func (e *Engine) undoTable(ctx context.Context, t *table, path protocol.TablePath, offsets map[int]int64) (protocol.UndoResult, error) {
-	n := t.current().info.BucketCount()
+func (e *Engine) undoTable(ctx context.Context, t *table.Table, path protocol.TablePath, offsets map[int]int64) (protocol.UndoResult, error) {
+	n := t.Current().Info.BucketCount()
 	if len(offsets) == 0 {
 		return protocol.UndoResult{}, errs.New(errs.Invalid, "undo of %s: no offsets", path)
 	}
@@ -92,19 +93,19 @@ func (e *Engine) undoTable(ctx context.Context, t *table, path protocol.TablePat
 		buckets = append(buckets, b)
 	}
 	slices.Sort(buckets) // the lock order
-	st := t.pk
-	st.lock(buckets)
-	defer st.unlock(buckets)
-	st.flight.Drain(buckets) // the changelog to undo is all durable, the state all committed
-	sch := t.current()       // fixed while the buckets are locked
+	st := t.PK
+	st.Lock(buckets)
+	defer st.Unlock(buckets)
+	st.InFlight.Drain(buckets) // the changelog to undo is all durable, the state all committed
+	sch := t.Current()         // fixed while the buckets are locked
 
 	res := protocol.UndoResult{Offsets: map[int]int64{}}
 	var touched []int
 	var ops [][]op
 	for _, b := range buckets {
-		first, hw := offsets[b], t.log.HighWatermark(b)
-		if first > hw || first < t.log.EarliestOffset(b) {
-			return protocol.UndoResult{}, errs.New(errs.OutOfRange, "undo of %s: offset %d of bucket %d is outside the retained changelog [%d, %d]", path, first, b, t.log.EarliestOffset(b), hw)
+		first, hw := offsets[b], t.Log.HighWatermark(b)
+		if first > hw || first < t.Log.EarliestOffset(b) {
+			return protocol.UndoResult{}, errs.New(errs.OutOfRange, "undo of %s: offset %d of bucket %d is outside the retained changelog [%d, %d]", path, first, b, t.Log.EarliestOffset(b), hw)
 		}
 		bucketOps, err := e.undoOps(ctx, t, sch, b, first, hw)
 		if err != nil {
@@ -120,7 +121,7 @@ func (e *Engine) undoTable(ctx context.Context, t *table, path protocol.TablePat
 	if len(touched) == 0 {
 		return res, nil
 	}
-	w, err := sch.merger.NewWrite(nil, true)
+	w, err := sch.Merger.NewWrite(nil, true)
 	if err != nil {
 		return protocol.UndoResult{}, err
 	}
@@ -136,9 +137,9 @@ func (e *Engine) undoTable(ctx context.Context, t *table, path protocol.TablePat
 
 // undoOps reads a bucket's changelog in [from, to) and returns, per key in
 // order of first change, the write that restores the key's state at from.
-func (e *Engine) undoOps(ctx context.Context, t *table, sch *tableSchema, bucket int, from, to int64) ([]op, error) {
-	info, st := sch.info, t.pk
-	reader, err := t.log.NewReader(bucket, from, indexes(len(sch.types)))
+func (e *Engine) undoOps(ctx context.Context, t *table.Table, sch *table.Schema, bucket int, from, to int64) ([]op, error) {
+	info, st := sch.Info, t.PK
+	reader, err := t.Log.NewReader(bucket, from, table.Indexes(len(sch.Types)))
 	if err != nil {
 		return nil, err
 	}
@@ -154,14 +155,14 @@ func (e *Engine) undoOps(ctx context.Context, t *table, sch *tableSchema, bucket
 		if err != nil || f == nil {
 			return ops, err
 		}
-		rec, err := f.Record(sch.decoder, info.ArrowSchema())
+		rec, err := f.Record(sch.Decoder, info.ArrowSchema())
 		if err != nil {
 			return nil, err
 		}
 		skip := int(max(from-f.BaseOffset, 0))
 		for i := skip; i < f.Rows; i++ {
 			r := row.FromRecord(rec, i, nil)
-			if key, err = st.key(key[:0], r); err != nil {
+			if key, err = st.Key(key[:0], r); err != nil {
 				rec.Release()
 				return nil, err
 			}

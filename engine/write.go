@@ -11,6 +11,7 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/engine/internal/inflight"
+	"github.com/fluxgate-io/fluxgate/engine/internal/table"
 	"github.com/fluxgate-io/fluxgate/engine/internal/viewplan"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/framestats"
@@ -24,8 +25,8 @@ import (
 // It is not safe for concurrent use.
 type WriteStream struct {
 	e    *Engine
-	t    *table
-	sch  *tableSchema // the schema the stream writes with: the table's when it opened
+	t    *table.Table
+	sch  *table.Schema // the schema the stream writes with: the table's when it opened
 	info *catalog.TableInfo
 	req  protocol.WriteRequest
 	seq  int64    // sequence of the next batch
@@ -69,14 +70,14 @@ func (e *Engine) OpenWrite(req protocol.WriteRequest) (*WriteStream, error) {
 	if err != nil {
 		return nil, err
 	}
-	return e.newWriteStream(t, t.current(), req)
+	return e.newWriteStream(t, t.Current(), req)
 }
 
 // newWriteStream validates a write request against a table's schema and
 // returns its stream. t is nil for the stream of a partitioned table, which
 // routes to its partitions' streams.
-func (e *Engine) newWriteStream(t *table, sch *tableSchema, req protocol.WriteRequest) (*WriteStream, error) {
-	info := sch.info
+func (e *Engine) newWriteStream(t *table.Table, sch *table.Schema, req protocol.WriteRequest) (*WriteStream, error) {
+	info := sch.Info
 	path := info.Path()
 	if req.FirstSequence < 0 {
 		return nil, errs.New(errs.Invalid, "first_sequence %d is negative", req.FirstSequence)
@@ -112,7 +113,7 @@ func (e *Engine) newWriteStream(t *table, sch *tableSchema, req protocol.WriteRe
 	req.Mode = protocol.ModeAppend
 	w := &WriteStream{e: e, t: t, sch: sch, info: info, req: req, seq: req.FirstSequence}
 	if t != nil {
-		w.rr = t.rr.Add(1)
+		w.rr = t.RoundRobin.Add(1)
 	}
 	return w, nil
 }
@@ -198,7 +199,7 @@ func (w *WriteStream) SubmitReceived(ctx context.Context, rec arrow.RecordBatch,
 // submitAt is SubmitReceived of the batch with sequence seq.
 func (w *WriteStream) submitAt(ctx context.Context, rec arrow.RecordBatch, recv *Received, seq int64) (*PendingWrite, error) {
 	sent := rec
-	if w.t.dropped.Load() {
+	if w.t.Dropped.Load() {
 		return nil, errs.New(errs.NotFound, "table %s was dropped", w.info.Path())
 	}
 	rec, err := w.intake(ctx, rec)
@@ -224,12 +225,12 @@ func (w *WriteStream) submitAt(ctx context.Context, rec arrow.RecordBatch, recv 
 	if w.req.WriterID != "" {
 		writer = logstore.Writer{ID: w.req.WriterID, Seq: seq, Sparse: w.info.Partition() != nil}
 	}
-	enc, err := w.sch.getEncoder(w.t.codec, mem)
+	enc, err := w.sch.GetEncoder(w.t.Codec, mem)
 	if err != nil {
 		releaseParts(parts)
 		return nil, err
 	}
-	defer w.sch.putEncoder(enc)
+	defer w.sch.PutEncoder(enc)
 	var sentCols []int // of a batch stored whole: the sent column of each column
 	if recv != nil && len(parts) == 1 && parts[0].rec == rec {
 		sentCols = sameColumns(sent, rec)
@@ -251,9 +252,9 @@ func (w *WriteStream) submitAt(ctx context.Context, rec arrow.RecordBatch, recv 
 		size += b.Size()
 	}
 	releaseParts(parts)
-	pending, err := w.t.log.AppendAsync(batches, writer)
+	pending, err := w.t.Log.AppendAsync(batches, writer)
 	if err != nil {
-		if w.t.dropped.Load() {
+		if w.t.Dropped.Load() {
 			return nil, errs.New(errs.NotFound, "table %s was dropped", w.info.Path())
 		}
 		return nil, err
@@ -305,7 +306,7 @@ func (w *WriteStream) split(ctx context.Context, rec arrow.RecordBatch, mem memo
 		return nil, nil
 	}
 	n := w.info.BucketCount()
-	if w.t.assigner == nil || n == 1 {
+	if w.t.Assigner == nil || n == 1 {
 		b := 0
 		if n > 1 {
 			b = int(w.rr % uint32(n))
@@ -314,7 +315,7 @@ func (w *WriteStream) split(ctx context.Context, rec arrow.RecordBatch, mem memo
 		rec.Retain()
 		return []bucketRecord{{b, rec}}, nil
 	}
-	assigned := w.t.assigner.Assign(rec, nil)
+	assigned := w.t.Assigner.Assign(rec, nil)
 	rows := make([][]int32, n)
 	for i, b := range assigned {
 		rows[b] = append(rows[b], int32(i))

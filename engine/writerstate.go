@@ -29,7 +29,7 @@ func (e *Engine) WriterState(_ context.Context, req protocol.WriterStateRequest)
 			if err != nil {
 				return protocol.WriterState{}, err
 			}
-			next = max(next, t.log.NextSequence(req.WriterID))
+			next = max(next, t.Log.NextSequence(req.WriterID))
 		}
 		return protocol.WriterState{NextSequence: next}, nil
 	}
@@ -37,5 +37,5 @@ func (e *Engine) WriterState(_ context.Context, req protocol.WriterStateRequest)
 	if err != nil {
 		return protocol.WriterState{}, err
 	}
-	return protocol.WriterState{NextSequence: t.log.NextSequence(req.WriterID)}, nil
+	return protocol.WriterState{NextSequence: t.Log.NextSequence(req.WriterID)}, nil
 }
