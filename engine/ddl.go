@@ -64,7 +64,7 @@ func (e *Engine) createTable(ctx context.Context, spec protocol.TableSpec, ifNot
 	if err != nil || !created {
 		return info, err
 	}
-	err = e.ensureLake(ctx, info)
+	err = e.lakes.Ensure(ctx, info)
 	if err == nil && !info.IsPartitioned() { // a partitioned table's partitions hold its data
 		_, err = e.openTable(info)
 	}
@@ -118,7 +118,7 @@ func (e *Engine) removeTable(ctx context.Context, info *catalog.TableInfo) error
 	// table. The table is already gone from the catalog, so the drop waits
 	// even past ctx: a round ends at its own context's end. The caller
 	// holds no partMu: the wait lasts as long as the round.
-	if round := e.lakeRoundOf(info, t); round != nil {
+	if round := e.lakes.RoundOf(info, t); round != nil {
 		round.LockWait()
 		defer round.Unlock()
 	}
@@ -130,7 +130,7 @@ func (e *Engine) removeTable(ctx context.Context, info *catalog.TableInfo) error
 		err = errors.Join(err, e.kv.DropTable(info.TableID))
 	}
 	if info.Partition() == nil && (info.DatalakeEnabled() || (ok && t.Tier.Opened())) {
-		e.dropLake(ctx, info)
+		e.lakes.Drop(ctx, info)
 	}
 	if rmErr := os.RemoveAll(e.tableDir(info.TableID)); rmErr != nil {
 		err = errors.Join(err, fmt.Errorf("remove data of %s: %w", info.Path(), rmErr))
@@ -246,7 +246,7 @@ func (e *Engine) alterTable(ctx context.Context, name string, set map[string]str
 			defer t.PK.Quiesce()()
 		}
 	}
-	if err := e.ensureLake(ctx, next); err != nil {
+	if err := e.lakes.Ensure(ctx, next); err != nil {
 		return nil, err
 	}
 	info, err := e.cat.AlterTable(path, set, reset, addColumns)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/engine/internal/datadir"
+	"github.com/fluxgate-io/fluxgate/engine/internal/laketier"
 	"github.com/fluxgate-io/fluxgate/engine/internal/table"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/internal/vfs"
@@ -34,6 +35,7 @@ type Engine struct {
 	cat     *catalog.Catalog
 	kv      *kv.Store
 	lake    *lake.Lake
+	lakes   *laketier.Lakes // the tables' lake tiers
 	met     *metrics
 	lock    io.Closer // of the data directory; released last by Close
 
@@ -47,7 +49,6 @@ type Engine struct {
 	partMu  sync.Mutex // serializes partition DDL with dropping tables (partitions.go)
 
 	autoPartMu sync.Mutex // serializes auto-partition checks (autopartition.go)
-	lakeParts  partTiers  // the lake tiers of partitioned tables (lakeowner.go)
 
 	// partitionListed, if set, is called by createPartition between listing
 	// a new partition in the catalog and opening it (tests).
@@ -128,6 +129,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e.logOpts = opts.logOptions(e.met.observeSync)
+	e.lakes = e.newLakes()
 	tables, err := cat.ListTables("")
 	if err != nil {
 		store.Close()
@@ -253,7 +255,7 @@ func (e *Engine) ExpireLogs(ctx context.Context) {
 	e.mu.RUnlock()
 	for _, t := range tables {
 		info := t.Current().Info
-		n, err := t.Log.Expire(info.LogTTL(), e.lakeKeep(ctx, t))
+		n, err := t.Log.Expire(info.LogTTL(), e.lakes.Keep(ctx, t))
 		if err != nil {
 			e.opts.Logger.Warn("log retention failed", "table", info.Path().String(), "err", err)
 		} else if n > 0 {

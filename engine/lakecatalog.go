@@ -40,5 +40,5 @@ func (e *Engine) LakeTable(ctx context.Context, name string) (*lake.Table, error
 	if !info.DatalakeEnabled() {
 		return nil, errs.New(errs.NotFound, "%s is not datalake enabled (%s is not true)", path, catalog.OptDatalakeEnabled)
 	}
-	return e.openLake(ctx, o.tier, info)
+	return e.lakes.Open(ctx, o.Tier, info)
 }

@@ -5,67 +5,20 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-
 	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/engine/internal/laketier"
 	"github.com/fluxgate-io/fluxgate/engine/internal/table"
 	"github.com/fluxgate-io/fluxgate/engine/internal/viewplan"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/lake"
 	"github.com/fluxgate-io/fluxgate/partition"
 	"github.com/fluxgate-io/fluxgate/protocol"
-	"github.com/fluxgate-io/fluxgate/row"
 )
 
 // Reading a partitioned table's lake (PROTOCOL.md §7.7): the lake knows its
 // partitions by their values, fluxgate by their names, and reads match them
 // by name, as Fluss's union read does; a partition only in the lake (dropped
 // from fluxgate since) is read lake-only.
-
-// lakePart is a partition of a lake snapshot.
-type lakePart struct {
-	name   string
-	values lake.Partition
-}
-
-// lakeParts lists the partitions of a lake snapshot by name, in name order.
-func lakeParts(ctx context.Context, lt *lake.Table, snapshotID int64, info *catalog.TableInfo) ([]lakePart, error) {
-	parts, err := lt.Partitions(ctx, snapshotID)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]lakePart, 0, len(parts))
-	for _, p := range parts {
-		name, err := lakePartitionName(info, p)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, lakePart{name: name, values: p})
-	}
-	slices.SortFunc(out, func(a, b lakePart) int { return strings.Compare(a.name, b.name) })
-	return out, nil
-}
-
-// lakePartitionName names a lake partition as a row of its values names
-// its partition (package partition).
-func lakePartitionName(info *catalog.TableInfo, p lake.Partition) (string, error) {
-	values := make([]string, len(p))
-	for i, k := range info.PartitionKeyIndexes() {
-		f := info.ArrowSchema().Field(k)
-		b := array.NewBuilder(memory.DefaultAllocator, f.Type)
-		row.Append(b, p[i])
-		arr := b.NewArray()
-		b.Release()
-		v, err := partition.ValueString(f.Name, arr, 0)
-		arr.Release()
-		if err != nil {
-			return "", err
-		}
-		values[i] = v
-	}
-	return partition.Name(values), nil
-}
 
 // partitionedLake is a $lake or union read of a partitioned table, planned
 // on one lake snapshot for all its partitions.
@@ -82,7 +35,7 @@ func (e *Engine) planPartitionedLake(ctx context.Context, info *catalog.TableInf
 	if view != protocol.ViewLake && !union {
 		return nil, nil
 	}
-	snap, err := e.ownerSnapshot(ctx, lakeOwner{tier: e.lakeParts.tier(info.TableID), id: info.TableID}, info)
+	snap, err := e.lakes.OwnerSnapshot(ctx, e.lakes.Partitioned(info.TableID), info)
 	if err != nil {
 		return nil, err
 	}
@@ -114,15 +67,15 @@ func (rs *ReadStream) lakePartition(ctx context.Context, lt *lake.Table) (lake.P
 	if !rs.info.IsPartitioned() {
 		return nil, true, nil
 	}
-	parts, err := lakeParts(ctx, lt, *rs.tk.LakeSnapshotID, rs.info)
+	parts, err := laketier.Parts(ctx, lt, *rs.tk.LakeSnapshotID, rs.info)
 	if err != nil {
 		return nil, false, err
 	}
-	i, found := slices.BinarySearchFunc(parts, name, func(lp lakePart, name string) int { return strings.Compare(lp.name, name) })
+	i, found := slices.BinarySearchFunc(parts, name, func(lp laketier.Part, name string) int { return strings.Compare(lp.Name, name) })
 	if !found {
 		return nil, false, nil
 	}
-	return parts[i].values, true, nil
+	return parts[i].Values, true, nil
 }
 
 // planLakeOnly adds to a plan the partitions that the lake snapshot holds
@@ -130,21 +83,21 @@ func (rs *ReadStream) lakePartition(ctx context.Context, lt *lake.Table) (lake.P
 // read from the lake alone, with the negative ids Fluss gives them (-1, -2,
 // ... in name order), partitions and ranges then in name order.
 func (e *Engine) planLakeOnly(ctx context.Context, info *catalog.TableInfo, vp *viewplan.Plan, lk *partitionedLake, buckets []int, ranges []protocol.TicketRange, plan *ScanPlan) ([]protocol.TicketRange, error) {
-	lt, err := e.openLake(ctx, e.lakeParts.tier(info.TableID), info)
+	lt, err := e.lakes.Open(ctx, e.lakes.Partitioned(info.TableID).Tier, info)
 	if err != nil {
 		return nil, err
 	}
-	parts, err := lakeParts(ctx, lt, lk.snap.ID, info)
+	parts, err := laketier.Parts(ctx, lt, lk.snap.ID, info)
 	if err != nil {
 		return nil, err
 	}
 	id := int64(0)
 	for _, p := range parts {
-		if _, err := e.cat.PartitionByName(info, p.name); err == nil {
+		if _, err := e.cat.PartitionByName(info, p.Name); err == nil {
 			continue
 		}
 		id--
-		values, err := partition.Values(info.PartitionKeys, p.name)
+		values, err := partition.Values(info.PartitionKeys, p.Name)
 		if err != nil {
 			return nil, err
 		}
@@ -155,10 +108,10 @@ func (e *Engine) planLakeOnly(ctx context.Context, info *catalog.TableInfo, vp *
 		for i, k := range info.PartitionKeys {
 			spec[k] = values[i]
 		}
-		plan.Partitions = append(plan.Partitions, protocol.PartitionInfo{PartitionID: id, PartitionName: p.name, Spec: spec})
+		plan.Partitions = append(plan.Partitions, protocol.PartitionInfo{PartitionID: id, PartitionName: p.Name, Spec: spec})
 		for _, b := range buckets {
 			end := int64(0) // a lake-only partition has no offsets
-			ranges = append(ranges, protocol.TicketRange{PartitionID: id, Partition: p.name, Bucket: b, Stop: &end})
+			ranges = append(ranges, protocol.TicketRange{PartitionID: id, Partition: p.Name, Bucket: b, Stop: &end})
 		}
 	}
 	slices.SortStableFunc(plan.Partitions, func(a, b protocol.PartitionInfo) int { return strings.Compare(a.PartitionName, b.PartitionName) })
@@ -200,9 +153,9 @@ func (rs *ReadStream) useLakeOnly(r protocol.TicketRange) error {
 // partitioned table a lake-only range is of.
 func (rs *ReadStream) readLake(ctx context.Context) (*lake.Table, error) {
 	if rs.t == nil {
-		return rs.e.openLake(ctx, rs.e.lakeParts.tier(rs.info.TableID), rs.info)
+		return rs.e.lakes.Open(ctx, rs.e.lakes.Partitioned(rs.info.TableID).Tier, rs.info)
 	}
-	return rs.e.lakeTable(ctx, rs.t, rs.t.Current().Info)
+	return rs.e.lakes.TableLake(ctx, rs.t, rs.t.Current().Info)
 }
 
 // highWatermark is a bucket's high watermark for a batch's app_metadata;
@@ -221,7 +174,7 @@ func (e *Engine) lakePartitionOffsets(ctx context.Context, info *catalog.TableIn
 	if at.Mode != protocol.PositionLatest {
 		return protocol.OffsetsResult{}, errs.New(errs.Precondition, "%s: list-offsets of the lake view knows \"latest\" (the lake snapshot's offsets) only", path.FullName())
 	}
-	snap, err := e.ownerSnapshot(ctx, lakeOwner{tier: e.lakeParts.tier(info.TableID), id: info.TableID}, info)
+	snap, err := e.lakes.OwnerSnapshot(ctx, e.lakes.Partitioned(info.TableID), info)
 	if err != nil {
 		return protocol.OffsetsResult{}, err
 	}

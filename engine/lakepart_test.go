@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/fluxgate-io/fluxgate/engine/internal/laketier"
 	"github.com/fluxgate-io/fluxgate/lake"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
@@ -34,22 +35,22 @@ func lakeIDs(t *testing.T, e *Engine, table string) map[string][]int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	snap, err := e.ownerSnapshot(ctx, o, info)
+	snap, err := e.lakes.OwnerSnapshot(ctx, o, info)
 	if err != nil || snap == nil {
 		t.Fatalf("lake snapshot %v, %v", snap, err)
 	}
-	lt, err := e.openLake(ctx, o.tier, info)
+	lt, err := e.lakes.Open(ctx, o.Tier, info)
 	if err != nil {
 		t.Fatal(err)
 	}
-	parts, err := lakeParts(ctx, lt, snap.ID, info)
+	parts, err := laketier.Parts(ctx, lt, snap.ID, info)
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := map[string][]int64{}
 	for _, p := range parts {
 		for b := range info.BucketCount() {
-			recs, err := lt.Scan(ctx, memory.DefaultAllocator, snap.ID, p.values, b, []string{"id"}, nil)
+			recs, err := lt.Scan(ctx, memory.DefaultAllocator, snap.ID, p.Values, b, []string{"id"}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -57,11 +58,11 @@ func lakeIDs(t *testing.T, e *Engine, table string) map[string][]int64 {
 				if err != nil {
 					t.Fatal(err)
 				}
-				out[p.name] = append(out[p.name], rec.Column(0).(*array.Int64).Values()...)
+				out[p.Name] = append(out[p.Name], rec.Column(0).(*array.Int64).Values()...)
 				rec.Release()
 			}
 		}
-		slices.Sort(out[p.name])
+		slices.Sort(out[p.Name])
 	}
 	return out
 }
@@ -82,7 +83,7 @@ func lakeTableOf(t *testing.T, e *Engine, table string) *lake.Table {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lt, err := e.openLake(t.Context(), o.tier, info)
+	lt, err := e.lakes.Open(t.Context(), o.Tier, info)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -168,7 +169,7 @@ func TestPartitionedTableTiering(t *testing.T) {
 	}
 	var lag int64
 	for _, pt := range e.openTables() {
-		if offsets, _, ok := e.lakeLag(pt); ok && pt.Current().Info.Partition() != nil {
+		if offsets, _, ok := e.lakes.Lag(pt); ok && pt.Current().Info.Partition() != nil {
 			lag += offsets
 		}
 	}

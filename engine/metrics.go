@@ -119,7 +119,7 @@ func newMetrics(e *Engine, m metric.Meter) (*metrics, error) {
 				o.ObserveInt64(logEnd, t.Log.LogEnd(b), attrs)
 				o.ObserveInt64(earliest, t.Log.EarliestOffset(b), attrs)
 			}
-			if offsets, since, ok := e.lakeLag(t); ok {
+			if offsets, since, ok := e.lakes.Lag(t); ok {
 				l := lags[name]
 				lags[name] = lag{offsets: l.offsets + offsets, since: since}
 			}

@@ -58,7 +58,7 @@ func TestUnavailablePartitionLeavesTheOthersTiering(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := e.tierRound(t.Context(), o)
+	res, err := e.lakes.Round(t.Context(), o)
 	if err != nil {
 		t.Fatalf("a round with one partition unavailable: %v, want the others tiered", err)
 	}

@@ -1,0 +1,54 @@
+// Package laketier is the engine's lake tier: a table's Iceberg table opened
+// into its tier (table.Tier), its latest snapshot, the tiering rounds and
+// the lake's compaction. The engine holds the open tables and the catalog;
+// it builds one Lakes over what the tier uses of it (Env) and keeps the
+// exported actions (tier-now, lake-snapshot, compact-lake, the served
+// Iceberg catalog) as thin methods over it.
+package laketier
+
+import (
+	"log/slog"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"go.opentelemetry.io/otel/metric"
+
+	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/engine/internal/table"
+	"github.com/fluxgate-io/fluxgate/kv"
+	"github.com/fluxgate-io/fluxgate/lake"
+)
+
+// Env is what the lake tier uses of the engine.
+type Env struct {
+	Lake               *lake.Lake
+	KV                 *kv.Store // a primary-key table's first round reads its state
+	Alloc              memory.Allocator
+	Logger             *slog.Logger
+	Metrics            Metrics
+	CompactionInterval time.Duration // how often the scheduler compacts a table's lake
+
+	// The engine's services: a table by id in the catalog (NOT_FOUND once
+	// dropped), a partitioned table's partitions, and the open table of a
+	// definition (NOT_FOUND when not open, DATA_LOSS when unavailable).
+	TableByID  func(id int64) (*catalog.TableInfo, error)
+	Partitions func(tableID int64) []*catalog.Partition
+	Table      func(info *catalog.TableInfo) (*table.Table, error)
+}
+
+// Metrics are the instruments a round records, per table.
+type Metrics struct {
+	RoundSeconds metric.Float64Histogram
+	Files        metric.Int64Counter
+	Bytes        metric.Int64Counter
+	Rows         metric.Int64Counter
+}
+
+// Lakes is the lake tier of an engine's tables.
+type Lakes struct {
+	env   Env
+	parts partTiers
+}
+
+// New returns the lake tier over env.
+func New(env Env) *Lakes { return &Lakes{env: env} }
