@@ -9,7 +9,7 @@ import (
 
 // Tier is a table's place in the lake: its Iceberg table, opened on first
 // use, and the tiering rounds' bookkeeping. A partitioned table has one of
-// its own, shared by its partitions (the engine's lakeowner.go).
+// its own, shared by its partitions (internal/laketier's owner.go).
 type Tier struct {
 	// Round is held for a whole round (one at a time per table), and
 	// Opening while the lake table is opened (one opening at a time). Both
