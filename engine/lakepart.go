@@ -6,7 +6,7 @@ import (
 	"strings"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
-	"github.com/fluxgate-io/fluxgate/engine/internal/laketier"
+	"github.com/fluxgate-io/fluxgate/engine/internal/scanread"
 	"github.com/fluxgate-io/fluxgate/engine/internal/table"
 	"github.com/fluxgate-io/fluxgate/engine/internal/viewplan"
 	"github.com/fluxgate-io/fluxgate/errs"
@@ -59,25 +59,6 @@ func (pl *partitionedLake) planner(e *Engine, t *table.Table, startup, stop prot
 	return planUnion(e, t, pl.snap, startup, stop)
 }
 
-// lakePartition returns the lake's values of the partition a lake read is
-// at (nil on a table without partitions); false when the snapshot has no
-// files of it.
-func (rs *ReadStream) lakePartition(ctx context.Context, lt *lake.Table) (lake.Partition, bool, error) {
-	_, name := rs.partitionOf()
-	if !rs.info.IsPartitioned() {
-		return nil, true, nil
-	}
-	parts, err := laketier.Parts(ctx, lt, *rs.tk.LakeSnapshotID, rs.info)
-	if err != nil {
-		return nil, false, err
-	}
-	i, found := slices.BinarySearchFunc(parts, name, func(lp laketier.Part, name string) int { return strings.Compare(lp.Name, name) })
-	if !found {
-		return nil, false, nil
-	}
-	return parts[i].Values, true, nil
-}
-
 // planLakeOnly adds to a plan the partitions that the lake snapshot holds
 // and fluxgate no longer has (dropped since), that the filter may match:
 // read from the lake alone, with the negative ids Fluss gives them (-1, -2,
@@ -87,7 +68,7 @@ func (e *Engine) planLakeOnly(ctx context.Context, info *catalog.TableInfo, vp *
 	if err != nil {
 		return nil, err
 	}
-	parts, err := laketier.Parts(ctx, lt, lk.snap.ID, info)
+	parts, err := scanread.LakeParts(ctx, lt, lk.snap.ID, info)
 	if err != nil {
 		return nil, err
 	}
@@ -133,38 +114,6 @@ func (e *Engine) checkLakeOnly(tableID int64, name string) error {
 		return err
 	}
 	return nil
-}
-
-// useLakeOnly makes the stream read r, a range of a partition only in the
-// lake, from the lake alone.
-func (rs *ReadStream) useLakeOnly(r protocol.TicketRange) error {
-	if rs.tk.View != protocol.ViewLake && rs.tk.View != protocol.ViewUnion {
-		return errs.New(errs.Invalid, "ticket: partition %s is only in the lake; view %s does not read the lake", r.Partition, rs.tk.View)
-	}
-	info, err := rs.e.cat.TableByID(rs.tk.TableID)
-	if err != nil {
-		return err
-	}
-	rs.t, rs.sch, rs.info, rs.lakeOnly = nil, nil, info, &r
-	return nil
-}
-
-// readLake returns the lake table the stream reads: of its table, or of the
-// partitioned table a lake-only range is of.
-func (rs *ReadStream) readLake(ctx context.Context) (*lake.Table, error) {
-	if rs.t == nil {
-		return rs.e.lakes.Open(ctx, rs.e.lakes.Partitioned(rs.info.TableID).Tier, rs.info)
-	}
-	return rs.e.lakes.TableLake(ctx, rs.t, rs.t.Current().Info)
-}
-
-// highWatermark is a bucket's high watermark for a batch's app_metadata;
-// a partition only in the lake has no log, so its lake offset end stands.
-func (rs *ReadStream) highWatermark(bucket int, end int64) int64 {
-	if rs.t == nil {
-		return end
-	}
-	return rs.t.Log.HighWatermark(bucket)
 }
 
 // lakePartitionOffsets answers list-offsets of a partitioned table's $lake:

@@ -13,7 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/fluxgate-io/fluxgate/engine/internal/laketier"
+	"github.com/fluxgate-io/fluxgate/engine/internal/scanread"
 	"github.com/fluxgate-io/fluxgate/lake"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
@@ -43,7 +43,7 @@ func lakeIDs(t *testing.T, e *Engine, table string) map[string][]int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	parts, err := laketier.Parts(ctx, lt, snap.ID, info)
+	parts, err := scanread.LakeParts(ctx, lt, snap.ID, info)
 	if err != nil {
 		t.Fatal(err)
 	}
