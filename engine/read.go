@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/util"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/engine/internal/scanplan"
 	"github.com/fluxgate-io/fluxgate/engine/internal/table"
 	"github.com/fluxgate-io/fluxgate/engine/internal/viewplan"
 	"github.com/fluxgate-io/fluxgate/errs"
@@ -79,7 +80,7 @@ func ParseTicket(b []byte) (protocol.Ticket, error) {
 			return tk, errs.New(errs.Invalid, "ticket range of bucket %d is malformed (start %d, stop %s)", r.Bucket, r.Start, stopString(r))
 		}
 	}
-	if err := checkCompression(tk.Compression); err != nil {
+	if err := scanplan.CheckCompression(tk.Compression); err != nil {
 		return tk, fmt.Errorf("ticket: %w", err)
 	}
 	if tk.Limit != nil && *tk.Limit < 0 {
