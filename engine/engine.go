@@ -17,6 +17,7 @@ import (
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/engine/internal/datadir"
 	"github.com/fluxgate-io/fluxgate/engine/internal/laketier"
+	"github.com/fluxgate-io/fluxgate/engine/internal/scanplan"
 	"github.com/fluxgate-io/fluxgate/engine/internal/scanread"
 	"github.com/fluxgate-io/fluxgate/engine/internal/table"
 	"github.com/fluxgate-io/fluxgate/errs"
@@ -50,6 +51,8 @@ type Engine struct {
 	partMu  sync.Mutex // serializes partition DDL with dropping tables (partitions.go)
 
 	autoPartMu sync.Mutex // serializes auto-partition checks (autopartition.go)
+
+	plan scanplan.Env // what planning uses of the engine, built by Open (plan.go)
 
 	// partitionListed, if set, is called by createPartition between listing
 	// a new partition in the catalog and opening it (tests).
@@ -132,6 +135,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 	}
 	e.logOpts = opts.logOptions(e.met.observeSync)
 	e.lakes = e.newLakes()
+	e.plan = e.planEnv()
 	e.reads = e.readEnv()
 	tables, err := cat.ListTables("")
 	if err != nil {

@@ -5,8 +5,6 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/engine/internal/laketier"
-	"github.com/fluxgate-io/fluxgate/engine/internal/table"
-	"github.com/fluxgate-io/fluxgate/lake"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
@@ -81,18 +79,4 @@ func (e *Engine) lakeOwners() []laketier.Owner {
 		}
 	}
 	return out
-}
-
-// The planning rooms' calls into the lake tier.
-
-func (e *Engine) lakeSnapshot(ctx context.Context, t *table.Table) (*lake.Snapshot, error) {
-	return e.lakes.Snapshot(ctx, t)
-}
-
-func lakeOffsets(snap *lake.Snapshot, info *catalog.TableInfo) map[int]int64 {
-	return laketier.Offsets(snap, info)
-}
-
-func noLakeSnapshot(info *catalog.TableInfo, path protocol.TablePath) error {
-	return laketier.NoSnapshot(info, path)
 }
