@@ -16,6 +16,7 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/engine/internal/datadir"
+	"github.com/fluxgate-io/fluxgate/engine/internal/pkwrite"
 	"github.com/fluxgate-io/fluxgate/engine/internal/table"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/internal/vfs"
@@ -35,7 +36,8 @@ type Engine struct {
 	kv      *kv.Store
 	lake    *lake.Lake
 	met     *metrics
-	lock    io.Closer // of the data directory; released last by Close
+	pkw     *pkwrite.Env // the primary-key write pipeline's view of the engine
+	lock    io.Closer    // of the data directory; released last by Close
 
 	producers *producer.Store // undo recovery's producer offsets (producers.go)
 
@@ -121,6 +123,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 	}
 	e := &Engine{dir: dir, opts: opts, cat: cat, kv: store, lake: lk, producers: producers, tables: map[int64]*table.Table{}, draining: make(chan struct{})}
 	e.life, e.stop = context.WithCancel(context.Background())
+	e.pkw = &pkwrite.Env{Alloc: opts.Allocator, KV: store, Logger: opts.Logger, RecoverKV: e.recoverKV}
 	if e.met, err = newMetrics(e, opts.Meter); err != nil {
 		lk.Close()
 		store.Close()
@@ -216,7 +219,7 @@ func (e *Engine) openTable(info *catalog.TableInfo) (*table.Table, error) {
 		return nil, err
 	}
 	if t.PK != nil {
-		if err := e.replay(e.kv, t); err != nil {
+		if err := e.pkw.Replay(e.kv, t); err != nil {
 			t.Log.Close()
 			return nil, fmt.Errorf("open table %s: %w", info.Path(), err)
 		}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/engine/internal/inflight"
+	"github.com/fluxgate-io/fluxgate/engine/internal/pkwrite"
 	"github.com/fluxgate-io/fluxgate/engine/internal/table"
 	"github.com/fluxgate-io/fluxgate/engine/internal/viewplan"
 	"github.com/fluxgate-io/fluxgate/errs"
@@ -29,9 +30,9 @@ type WriteStream struct {
 	sch  *table.Schema // the schema the stream writes with: the table's when it opened
 	info *catalog.TableInfo
 	req  protocol.WriteRequest
-	seq  int64    // sequence of the next batch
-	rr   uint32   // next bucket for log tables without a bucket key
-	pk   *pkWrite // primary-key tables only
+	seq  int64          // sequence of the next batch
+	rr   uint32         // next bucket for log tables without a bucket key
+	pk   *pkwrite.Write // primary-key tables only
 	// parts routes the batches of a partitioned table to its partitions'
 	// streams; t is nil then.
 	parts *partitionRoute
@@ -96,7 +97,7 @@ func (e *Engine) newWriteStream(t *table.Table, sch *table.Schema, req protocol.
 		return nil, errs.New(errs.Invalid, "mode %q: want append, upsert, delete or changelog", req.Mode)
 	}
 	if info.IsPrimaryKey() {
-		pk, err := openPKWrite(sch, req)
+		pk, err := pkwrite.Open(sch, req)
 		if err != nil {
 			return nil, err
 		}
@@ -245,7 +246,7 @@ func (w *WriteStream) submitAt(ctx context.Context, rec arrow.RecordBatch, recv 
 		b, err := enc.EncodeReceived(p.rec, meta, recv.stored(), sentCols)
 		if err != nil {
 			releaseParts(parts)
-			releaseBatches(batches)
+			logstore.ReleaseParts(batches)
 			return nil, err
 		}
 		batches = append(batches, logstore.Part{Bucket: p.bucket, Batch: b})
@@ -279,13 +280,6 @@ func sameColumns(sent, rec arrow.RecordBatch) []int {
 		}
 	}
 	return out
-}
-
-// releaseBatches releases encoded batches that were not appended.
-func releaseBatches(parts []logstore.Part) {
-	for _, p := range parts {
-		p.Batch.Release()
-	}
 }
 
 func releaseParts(parts []bucketRecord) {
@@ -372,7 +366,7 @@ func take(ctx context.Context, rec arrow.RecordBatch, idx []int32, mem memory.Al
 func (w *WriteStream) intake(ctx context.Context, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
 	schema := w.info.ArrowSchema()
 	return row.ConformTypes(ctx, w.e.opts.Allocator, rec, func(name string) (arrow.DataType, bool) {
-		if w.pk != nil && w.pk.mode == protocol.ModeChangelog && name == ColChangeType {
+		if w.pk != nil && w.pk.Changelog() && name == ColChangeType {
 			return arrow.BinaryTypes.String, true
 		}
 		if c := w.info.ColumnIndex(name); c >= 0 {
