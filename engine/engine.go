@@ -16,6 +16,7 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/engine/internal/datadir"
+	"github.com/fluxgate-io/fluxgate/engine/internal/logwrite"
 	"github.com/fluxgate-io/fluxgate/engine/internal/pkwrite"
 	"github.com/fluxgate-io/fluxgate/engine/internal/table"
 	"github.com/fluxgate-io/fluxgate/errs"
@@ -36,8 +37,9 @@ type Engine struct {
 	kv      *kv.Store
 	lake    *lake.Lake
 	met     *metrics
-	pkw     *pkwrite.Env // the primary-key write pipeline's view of the engine
-	lock    io.Closer    // of the data directory; released last by Close
+	pkw     *pkwrite.Env  // the primary-key write pipeline's view of the engine
+	logw    *logwrite.Env // the write path's
+	lock    io.Closer     // of the data directory; released last by Close
 
 	producers *producer.Store // undo recovery's producer offsets (producers.go)
 
@@ -131,6 +133,8 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e.logOpts = opts.logOptions(e.met.observeSync)
+	e.logw = &logwrite.Env{Alloc: opts.Allocator, PK: e.pkw, Partition: e.partitionTable,
+		Metrics: logwrite.Metrics{Rows: e.met.rowsWritten, Bytes: e.met.bytesWritten, Table: tableAttr}}
 	tables, err := cat.ListTables("")
 	if err != nil {
 		store.Close()
