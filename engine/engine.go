@@ -18,6 +18,8 @@ import (
 	"github.com/fluxgate-io/fluxgate/engine/internal/datadir"
 	"github.com/fluxgate-io/fluxgate/engine/internal/logwrite"
 	"github.com/fluxgate-io/fluxgate/engine/internal/pkwrite"
+	"github.com/fluxgate-io/fluxgate/engine/internal/scanplan"
+	"github.com/fluxgate-io/fluxgate/engine/internal/scanread"
 	"github.com/fluxgate-io/fluxgate/engine/internal/table"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/internal/vfs"
@@ -53,6 +55,8 @@ type Engine struct {
 	autoPartMu sync.Mutex // serializes auto-partition checks (autopartition.go)
 	lakeParts  partTiers  // the lake tiers of partitioned tables (lakeowner.go)
 
+	plan scanplan.Env // what planning uses of the engine, built by Open (plan.go)
+
 	// partitionListed, if set, is called by createPartition between listing
 	// a new partition in the catalog and opening it (tests).
 	partitionListed func()
@@ -60,6 +64,7 @@ type Engine struct {
 	kvRecovery sync.Mutex // serializes reopening a broken kv store (recoverKV)
 
 	draining chan struct{} // closed by Drain
+	reads    *scanread.Env // what scans use of the engine (read.go)
 	// life is the engine's lifetime: background work (retention, tiering)
 	// runs under it, and Close cancels it, so that no lake call outlives
 	// the engine.
@@ -126,6 +131,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 	e := &Engine{dir: dir, opts: opts, cat: cat, kv: store, lake: lk, producers: producers, tables: map[int64]*table.Table{}, draining: make(chan struct{})}
 	e.life, e.stop = context.WithCancel(context.Background())
 	e.pkw = &pkwrite.Env{Alloc: opts.Allocator, KV: store, Logger: opts.Logger, RecoverKV: e.recoverKV}
+	e.plan = e.planEnv()
 	if e.met, err = newMetrics(e, opts.Meter); err != nil {
 		lk.Close()
 		store.Close()
@@ -135,6 +141,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 	e.logOpts = opts.logOptions(e.met.observeSync)
 	e.logw = &logwrite.Env{Alloc: opts.Allocator, PK: e.pkw, Partition: e.partitionTable,
 		Metrics: logwrite.Metrics{Rows: e.met.rowsWritten, Bytes: e.met.bytesWritten, Table: tableAttr}}
+	e.reads = e.readEnv()
 	tables, err := cat.ListTables("")
 	if err != nil {
 		store.Close()
