@@ -242,7 +242,7 @@ func (e *Engine) alterTable(ctx context.Context, name string, set map[string]str
 	for _, t := range tables {
 		if next.SchemaID != old.SchemaID && t.PK != nil {
 			// No primary-key write may interleave with a schema change: each
-			// reads and stores rows in one schema (applyPKLocked).
+			// reads and stores rows in one schema (pkwrite).
 			defer t.PK.Quiesce()()
 		}
 	}

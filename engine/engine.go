@@ -17,6 +17,8 @@ import (
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/engine/internal/datadir"
 	"github.com/fluxgate-io/fluxgate/engine/internal/laketier"
+	"github.com/fluxgate-io/fluxgate/engine/internal/logwrite"
+	"github.com/fluxgate-io/fluxgate/engine/internal/pkwrite"
 	"github.com/fluxgate-io/fluxgate/engine/internal/scanplan"
 	"github.com/fluxgate-io/fluxgate/engine/internal/scanread"
 	"github.com/fluxgate-io/fluxgate/engine/internal/table"
@@ -39,7 +41,9 @@ type Engine struct {
 	lake    *lake.Lake
 	lakes   *laketier.Lakes // the tables' lake tiers
 	met     *metrics
-	lock    io.Closer // of the data directory; released last by Close
+	pkw     *pkwrite.Env  // the primary-key write pipeline's view of the engine
+	logw    *logwrite.Env // the write path's
+	lock    io.Closer     // of the data directory; released last by Close
 
 	producers *producer.Store // undo recovery's producer offsets (producers.go)
 
@@ -127,6 +131,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 	}
 	e := &Engine{dir: dir, opts: opts, cat: cat, kv: store, lake: lk, producers: producers, tables: map[int64]*table.Table{}, draining: make(chan struct{})}
 	e.life, e.stop = context.WithCancel(context.Background())
+	e.pkw = &pkwrite.Env{Alloc: opts.Allocator, KV: store, Logger: opts.Logger, RecoverKV: e.recoverKV}
 	if e.met, err = newMetrics(e, opts.Meter); err != nil {
 		lk.Close()
 		store.Close()
@@ -136,6 +141,8 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 	e.logOpts = opts.logOptions(e.met.observeSync)
 	e.lakes = e.newLakes()
 	e.plan = e.planEnv()
+	e.logw = &logwrite.Env{Alloc: opts.Allocator, PK: e.pkw, Partition: e.partitionTable,
+		Metrics: logwrite.Metrics{Rows: e.met.rowsWritten, Bytes: e.met.bytesWritten, Table: tableAttr}}
 	e.reads = e.readEnv()
 	tables, err := cat.ListTables("")
 	if err != nil {
@@ -225,7 +232,7 @@ func (e *Engine) openTable(info *catalog.TableInfo) (*table.Table, error) {
 		return nil, err
 	}
 	if t.PK != nil {
-		if err := e.replay(e.kv, t); err != nil {
+		if err := e.pkw.Replay(e.kv, t); err != nil {
 			t.Log.Close()
 			return nil, fmt.Errorf("open table %s: %w", info.Path(), err)
 		}

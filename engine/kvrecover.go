@@ -8,26 +8,11 @@ import (
 	"github.com/fluxgate-io/fluxgate/kv"
 )
 
-// writablePK readies a primary-key table for a write: if the state store
-// broke (a write of its log failed) it is reopened first, and if the
-// table's last write failed its log and state are recovered.
-func (e *Engine) writablePK(t *table.Table) error {
-	if e.kv.Broken() {
-		if err := e.recoverKV(); err != nil {
-			return err
-		}
-	}
-	if t.PK.InFlight.Failed() != nil {
-		return e.recoverPK(t)
-	}
-	return nil
-}
-
 // recoverKV reopens the broken state store once its disk works, as a
 // restart would: with every primary-key table's writes quiesced, the store
 // is closed and opened again from its files, and each table's changelog is
 // replayed into it from its buckets' applied offsets. A table whose replay
-// fails refuses writes, and its next write tries again (recoverPK). The
+// fails refuses writes, and its next write tries again (pkwrite.Env.Recover). The
 // tables' auto-increment allocators are kept: their reservations are synced
 // before any id is handed out, so no id is issued twice.
 func (e *Engine) recoverKV() error {
@@ -50,7 +35,7 @@ func (e *Engine) recoverKV() error {
 	}
 	return e.kv.Reopen(func(store *kv.Store) {
 		for _, t := range tables {
-			if err := e.replay(store, t); err != nil {
+			if err := e.pkw.Replay(store, t); err != nil {
 				t.PK.InFlight.Fail(err)
 				e.opts.Logger.Error("replay the changelog into the reopened primary-key state", "table", t.Current().Info.Path().String(), "err", err.Error())
 			}

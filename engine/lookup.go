@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/engine/internal/pkwrite"
 	"github.com/fluxgate-io/fluxgate/engine/internal/table"
 	"github.com/fluxgate-io/fluxgate/engine/internal/viewplan"
 	"github.com/fluxgate-io/fluxgate/errs"
@@ -225,7 +226,7 @@ func (e *Engine) insertKeys(t *table.Table, keys []lookup.Missing) error {
 		}
 	}
 	slices.Sort(buckets)
-	if err := e.writablePK(t); err != nil {
+	if err := e.pkw.Writable(t); err != nil {
 		return err
 	}
 	st.Lock(buckets)
@@ -240,7 +241,7 @@ func (e *Engine) insertKeys(t *table.Table, keys []lookup.Missing) error {
 	check := e.kv.NewTxn()
 	defer check.Abort()
 	check.ReadThrough(st.InFlight.Through(buckets)) // keys being inserted count as there
-	byBucket := map[int][]op{}
+	byBucket := map[int][]pkwrite.Op{}
 	var pk []byte
 	for _, k := range keys {
 		var err error
@@ -253,9 +254,9 @@ func (e *Engine) insertKeys(t *table.Table, keys []lookup.Missing) error {
 			}
 			continue
 		}
-		o := op{row: append(k.Row, make(row.Row, len(sch.Types)-len(k.Row))...)}
+		o := pkwrite.Op{Row: append(k.Row, make(row.Row, len(sch.Types)-len(k.Row))...)}
 		if st.IDs != nil {
-			if o.id, err = st.IDs.Next(); err != nil {
+			if o.ID, err = st.IDs.Next(); err != nil {
 				return err
 			}
 		}
@@ -265,10 +266,10 @@ func (e *Engine) insertKeys(t *table.Table, keys []lookup.Missing) error {
 	if len(touched) == 0 {
 		return nil
 	}
-	ops := make([][]op, len(touched))
+	ops := make([][]pkwrite.Op, len(touched))
 	for i, b := range touched {
 		ops[i] = byBucket[b]
 	}
-	_, err = e.applyPKLocked(t, sch, w, touched, ops, logstore.Writer{})
+	_, err = e.pkw.ApplyLocked(t, sch, w, touched, ops, logstore.Writer{})
 	return err
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/fluxgate-io/fluxgate/lookup"
 	"github.com/fluxgate-io/fluxgate/partition"
 	"github.com/fluxgate-io/fluxgate/protocol"
+	"github.com/fluxgate-io/fluxgate/row"
 )
 
 // partitionLookup is a lookup of a partitioned table: the keys carry the
@@ -72,8 +73,7 @@ func (p *partitionLookup) partition(values []string) (*lookup.Lookuper, error) {
 // the answers, their _key_index mapped back to the batch's rows, are joined
 // in key order.
 func (p *partitionLookup) lookup(ctx context.Context, keys arrow.RecordBatch) (arrow.RecordBatch, protocol.LookupMeta, error) {
-	route := partitionRoute{info: p.info}
-	groups, err := route.group(keys)
+	groups, err := partition.GroupRows(p.info.Path().String(), p.info.PartitionKeys, keys)
 	if err != nil {
 		return nil, protocol.LookupMeta{}, fmt.Errorf("lookup of %s: %w", p.path, err)
 	}
@@ -85,7 +85,7 @@ func (p *partitionLookup) lookup(ctx context.Context, keys arrow.RecordBatch) (a
 		}
 	}()
 	for _, g := range groups {
-		l, err := p.partition(g.values)
+		l, err := p.partition(g.Values)
 		if err != nil {
 			return nil, protocol.LookupMeta{}, err
 		}
@@ -94,7 +94,7 @@ func (p *partitionLookup) lookup(ctx context.Context, keys arrow.RecordBatch) (a
 		}
 		sub := keys
 		if len(groups) > 1 {
-			if sub, err = take(ctx, keys, g.rows, mem); err != nil {
+			if sub, err = row.Take(ctx, keys, g.Rows, mem); err != nil {
 				return nil, protocol.LookupMeta{}, err
 			}
 		} else {
@@ -105,7 +105,7 @@ func (p *partitionLookup) lookup(ctx context.Context, keys arrow.RecordBatch) (a
 		if err != nil {
 			return nil, protocol.LookupMeta{}, err
 		}
-		parts = append(parts, remapKeyIndex(ans, g.rows, mem))
+		parts = append(parts, remapKeyIndex(ans, g.Rows, mem))
 		ans.Release()
 	}
 	out, err := joinByKey(ctx, p.schema, parts, mem)
@@ -168,5 +168,5 @@ func joinByKey(ctx context.Context, schema *arrow.Schema, parts []arrow.RecordBa
 		order[i] = int32(i)
 	}
 	slices.SortStableFunc(order, func(a, b int32) int { return cmp.Compare(ki.Value(int(a)), ki.Value(int(b))) })
-	return take(ctx, all, order, mem)
+	return row.Take(ctx, all, order, mem)
 }

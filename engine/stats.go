@@ -2,12 +2,10 @@ package engine
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/engine/internal/table"
 	"github.com/fluxgate-io/fluxgate/errs"
-	"github.com/fluxgate-io/fluxgate/kv"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
@@ -31,36 +29,6 @@ import (
 // whole-row upserts do not read the stored row (merge.Write.NeedsOld), so a
 // write does not know whether its key is new, and reading it for the count
 // alone would take the WAL image's saving away.
-
-// countOldBuckets counts the rows of the table's buckets that have no count
-// yet (a table from before counts were kept); replay runs it first, with no
-// write under way.
-func (e *Engine) countOldBuckets(store *kv.Store, info *catalog.TableInfo) error {
-	counted, err := store.CountBuckets(info.TableID, info.BucketCount())
-	if err != nil {
-		return fmt.Errorf("count the rows of %s: %w", info.Path(), err)
-	}
-	var rows int64
-	for _, n := range counted {
-		rows += n
-	}
-	if rows > 0 { // a new table's empty buckets are not worth a line
-		e.opts.Logger.Info("counted the rows of primary-key buckets that kept no count", "table", info.Path().String(), "buckets", len(counted), "rows", rows)
-	}
-	return nil
-}
-
-// rowsDelta is how a key going from present (or not) to present (or not)
-// changes its bucket's row count.
-func rowsDelta(before, after bool) int64 {
-	switch {
-	case after && !before:
-		return 1
-	case before && !after:
-		return -1
-	}
-	return 0
-}
 
 // TableStats answers table-stats: the table's rows, per bucket and in all;
 // of a partitioned table, per partition asked (all by default).

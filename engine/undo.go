@@ -5,12 +5,11 @@ import (
 	"slices"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/engine/internal/pkwrite"
 	"github.com/fluxgate-io/fluxgate/engine/internal/table"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/logstore"
-	"github.com/fluxgate-io/fluxgate/merge"
 	"github.com/fluxgate-io/fluxgate/protocol"
-	"github.com/fluxgate-io/fluxgate/row"
 )
 
 // Undo brings a primary-key table back to the state it had at the given
@@ -101,13 +100,13 @@ func (e *Engine) undoTable(ctx context.Context, t *table.Table, path protocol.Ta
 
 	res := protocol.UndoResult{Offsets: map[int]int64{}}
 	var touched []int
-	var ops [][]op
+	var ops [][]pkwrite.Op
 	for _, b := range buckets {
 		first, hw := offsets[b], t.Log.HighWatermark(b)
 		if first > hw || first < t.Log.EarliestOffset(b) {
 			return protocol.UndoResult{}, errs.New(errs.OutOfRange, "undo of %s: offset %d of bucket %d is outside the retained changelog [%d, %d]", path, first, b, t.Log.EarliestOffset(b), hw)
 		}
-		bucketOps, err := e.undoOps(ctx, t, sch, b, first, hw)
+		bucketOps, err := pkwrite.UndoOps(ctx, t, sch, b, first, hw)
 		if err != nil {
 			return protocol.UndoResult{}, err
 		}
@@ -125,7 +124,7 @@ func (e *Engine) undoTable(ctx context.Context, t *table.Table, path protocol.Ta
 	if err != nil {
 		return protocol.UndoResult{}, err
 	}
-	ends, err := e.applyPKLocked(t, sch, w, touched, ops, logstore.Writer{})
+	ends, err := e.pkw.ApplyLocked(t, sch, w, touched, ops, logstore.Writer{})
 	if err != nil {
 		return protocol.UndoResult{}, err
 	}
@@ -133,51 +132,4 @@ func (e *Engine) undoTable(ctx context.Context, t *table.Table, path protocol.Ta
 		res.Offsets[b] = end
 	}
 	return res, nil
-}
-
-// undoOps reads a bucket's changelog in [from, to) and returns, per key in
-// order of first change, the write that restores the key's state at from.
-func (e *Engine) undoOps(ctx context.Context, t *table.Table, sch *table.Schema, bucket int, from, to int64) ([]op, error) {
-	info, st := sch.Info, t.PK
-	reader, err := t.Log.NewReader(bucket, from, table.Indexes(len(sch.Types)))
-	if err != nil {
-		return nil, err
-	}
-	defer reader.Close()
-	seen := map[string]bool{}
-	var ops []op
-	var key []byte
-	for {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		f, err := reader.Next(to)
-		if err != nil || f == nil {
-			return ops, err
-		}
-		rec, err := f.Record(sch.Decoder, info.ArrowSchema())
-		if err != nil {
-			return nil, err
-		}
-		skip := int(max(from-f.BaseOffset, 0))
-		for i := skip; i < f.Rows; i++ {
-			r := row.FromRecord(rec, i, nil)
-			if key, err = st.Key(key[:0], r); err != nil {
-				rec.Release()
-				return nil, err
-			}
-			if seen[string(key)] {
-				continue
-			}
-			seen[string(key)] = true
-			upsert, del := merge.UndoOf(merge.Change{Kind: merge.Kind(f.ChangeTypes[i]), Row: r})
-			switch {
-			case del:
-				ops = append(ops, op{del: true, row: r})
-			case upsert != nil:
-				ops = append(ops, op{row: upsert})
-			}
-		}
-		rec.Release()
-	}
 }

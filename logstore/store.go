@@ -75,6 +75,13 @@ type Part struct {
 	Batch  *Batch
 }
 
+// ReleaseParts releases the batches of parts that were not appended.
+func ReleaseParts(parts []Part) {
+	for _, p := range parts {
+		p.Batch.Release()
+	}
+}
+
 // Writer identifies an idempotent writer's batch. The zero value is a
 // non-idempotent write.
 type Writer struct {
@@ -228,11 +235,7 @@ func (p *Pending) Wait() (Result, error) {
 // fault's error while the disk still does.
 func (t *Table) AppendAsync(parts []Part, w Writer) (*Pending, error) {
 	queued := 0 // parts handed to the frame writer, which releases them
-	defer func() {
-		for _, p := range parts[queued:] {
-			p.Batch.Release()
-		}
-	}()
+	defer func() { ReleaseParts(parts[queued:]) }()
 	if t.faulted() != nil {
 		if err := t.recoverFault(); err != nil {
 			return nil, err

@@ -1,4 +1,4 @@
-package engine
+package pkwrite
 
 import (
 	"fmt"
@@ -10,12 +10,12 @@ import (
 	"github.com/fluxgate-io/fluxgate/row"
 )
 
-// recoverPK lets a primary-key table whose write failed (its log's storage
+// Recover lets a primary-key table whose write failed (its log's storage
 // failed, or the commit of its state) take writes again without a restart:
 // once no write is in flight it recovers the log from its fault and replays
 // into the state the changelog that the state lacks, as on open. While the
 // storage still fails, so does this, and the table goes on refusing writes.
-func (e *Engine) recoverPK(t *table.Table) error {
+func (env *Env) Recover(t *table.Table) error {
 	unlock := t.PK.Quiesce()
 	defer unlock()
 	if t.PK.InFlight.Failed() == nil {
@@ -24,25 +24,25 @@ func (e *Engine) recoverPK(t *table.Table) error {
 	if err := t.Log.Recover(); err != nil {
 		return err
 	}
-	if err := e.replay(e.kv, t); err != nil {
+	if err := env.Replay(env.KV, t); err != nil {
 		return fmt.Errorf("recover %s: %w", t.Current().Info.Path(), err)
 	}
 	t.PK.InFlight.Reset()
 	return nil
 }
 
-// replay brings a primary-key table's state up to its log: the state of a
+// Replay brings a primary-key table's state up to its log: the state of a
 // bucket is committed only after the changelog that produced it is durable,
 // so after a crash it may lag the log, never lead it. The changelog's
 // after-images are applied from each bucket's applied offset on, into store
-// (the engine's, or the one kv.Store.Reopen hands over), with the row count
-// of each bucket (stats.go).
-func (e *Engine) replay(store *kv.Store, t *table.Table) error {
+// (env.KV, or the one kv.Store.Reopen hands over), with the row count of
+// each bucket (rowcount.go).
+func (env *Env) Replay(store *kv.Store, t *table.Table) error {
 	sch := t.Current()
 	info, st := sch.Info, t.PK
 	schema := info.ArrowSchema()
 	if st.Counted {
-		if err := e.countOldBuckets(store, info); err != nil {
+		if err := env.countOldBuckets(store, info); err != nil {
 			return err
 		}
 	}
@@ -129,7 +129,7 @@ func (e *Engine) replay(store *kv.Store, t *table.Table) error {
 		if err := txn.Commit(); err != nil {
 			return err
 		}
-		e.opts.Logger.Info("recovered primary-key state from the changelog", "table", info.Path().String(), "bucket", b, "from", applied, "to", hw, "changes", n)
+		env.Logger.Info("recovered primary-key state from the changelog", "table", info.Path().String(), "bucket", b, "from", applied, "to", hw, "changes", n)
 	}
 	return nil
 }
