@@ -17,6 +17,7 @@ import (
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/engine/internal/datadir"
 	"github.com/fluxgate-io/fluxgate/engine/internal/table"
+	"github.com/fluxgate-io/fluxgate/engine/internal/tablelookup"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/internal/vfs"
 	"github.com/fluxgate-io/fluxgate/kv"
@@ -38,6 +39,8 @@ type Engine struct {
 	lock    io.Closer // of the data directory; released last by Close
 
 	producers *producer.Store // undo recovery's producer offsets (producers.go)
+
+	lookups tablelookup.Env // what lookups use of the engine (lookup.go)
 
 	mu          sync.RWMutex
 	tables      map[int64]*table.Table // open tables by id; guarded by mu
@@ -128,6 +131,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e.logOpts = opts.logOptions(e.met.observeSync)
+	e.lookups = e.newLookupEnv()
 	tables, err := cat.ListTables("")
 	if err != nil {
 		store.Close()
