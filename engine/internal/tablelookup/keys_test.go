@@ -11,7 +11,9 @@ import (
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
-func testTable(t *testing.T) *catalog.TableInfo {
+// testTable creates the table of spec (by default events: id BIGINT
+// primary key, name STRING) in a catalog of its own.
+func testTable(t *testing.T, spec ...catalog.TableSpec) *catalog.TableInfo {
 	t.Helper()
 	cat, err := catalog.Open(t.TempDir(), catalog.Options{})
 	if err != nil {
@@ -22,11 +24,15 @@ func testTable(t *testing.T) *catalog.TableInfo {
 			t.Error(err)
 		}
 	})
-	info, _, err := cat.CreateTable(catalog.TableSpec{
+	s := catalog.TableSpec{
 		Table:      "events",
 		Columns:    []catalog.Column{{Name: "id", Type: "BIGINT"}, {Name: "name", Type: "STRING"}},
 		PrimaryKey: []string{"id"},
-	}, false)
+	}
+	if len(spec) > 0 {
+		s = spec[0]
+	}
+	info, _, err := cat.CreateTable(s, false)
 	if err != nil {
 		t.Fatal(err)
 	}
