@@ -16,6 +16,7 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/engine/internal/datadir"
+	"github.com/fluxgate-io/fluxgate/engine/internal/scanread"
 	"github.com/fluxgate-io/fluxgate/engine/internal/table"
 	"github.com/fluxgate-io/fluxgate/engine/internal/tablelookup"
 	"github.com/fluxgate-io/fluxgate/errs"
@@ -59,6 +60,7 @@ type Engine struct {
 	kvRecovery sync.Mutex // serializes reopening a broken kv store (recoverKV)
 
 	draining chan struct{} // closed by Drain
+	reads    *scanread.Env // what scans use of the engine (read.go)
 	// life is the engine's lifetime: background work (retention, tiering)
 	// runs under it, and Close cancels it, so that no lake call outlives
 	// the engine.
@@ -132,6 +134,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 	}
 	e.logOpts = opts.logOptions(e.met.observeSync)
 	e.lookups = e.newLookupEnv()
+	e.reads = e.readEnv()
 	tables, err := cat.ListTables("")
 	if err != nil {
 		store.Close()

@@ -5,67 +5,20 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
-
 	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/engine/internal/scanread"
 	"github.com/fluxgate-io/fluxgate/engine/internal/table"
 	"github.com/fluxgate-io/fluxgate/engine/internal/viewplan"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/lake"
 	"github.com/fluxgate-io/fluxgate/partition"
 	"github.com/fluxgate-io/fluxgate/protocol"
-	"github.com/fluxgate-io/fluxgate/row"
 )
 
 // Reading a partitioned table's lake (PROTOCOL.md §7.7): the lake knows its
 // partitions by their values, fluxgate by their names, and reads match them
 // by name, as Fluss's union read does; a partition only in the lake (dropped
 // from fluxgate since) is read lake-only.
-
-// lakePart is a partition of a lake snapshot.
-type lakePart struct {
-	name   string
-	values lake.Partition
-}
-
-// lakeParts lists the partitions of a lake snapshot by name, in name order.
-func lakeParts(ctx context.Context, lt *lake.Table, snapshotID int64, info *catalog.TableInfo) ([]lakePart, error) {
-	parts, err := lt.Partitions(ctx, snapshotID)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]lakePart, 0, len(parts))
-	for _, p := range parts {
-		name, err := lakePartitionName(info, p)
-		if err != nil {
-			return nil, err
-		}
-		out = append(out, lakePart{name: name, values: p})
-	}
-	slices.SortFunc(out, func(a, b lakePart) int { return strings.Compare(a.name, b.name) })
-	return out, nil
-}
-
-// lakePartitionName names a lake partition as a row of its values names
-// its partition (package partition).
-func lakePartitionName(info *catalog.TableInfo, p lake.Partition) (string, error) {
-	values := make([]string, len(p))
-	for i, k := range info.PartitionKeyIndexes() {
-		f := info.ArrowSchema().Field(k)
-		b := array.NewBuilder(memory.DefaultAllocator, f.Type)
-		row.Append(b, p[i])
-		arr := b.NewArray()
-		b.Release()
-		v, err := partition.ValueString(f.Name, arr, 0)
-		arr.Release()
-		if err != nil {
-			return "", err
-		}
-		values[i] = v
-	}
-	return partition.Name(values), nil
-}
 
 // partitionedLake is a $lake or union read of a partitioned table, planned
 // on one lake snapshot for all its partitions.
@@ -106,25 +59,6 @@ func (pl *partitionedLake) planner(e *Engine, t *table.Table, startup, stop prot
 	return planUnion(e, t, pl.snap, startup, stop)
 }
 
-// lakePartition returns the lake's values of the partition a lake read is
-// at (nil on a table without partitions); false when the snapshot has no
-// files of it.
-func (rs *ReadStream) lakePartition(ctx context.Context, lt *lake.Table) (lake.Partition, bool, error) {
-	_, name := rs.partitionOf()
-	if !rs.info.IsPartitioned() {
-		return nil, true, nil
-	}
-	parts, err := lakeParts(ctx, lt, *rs.tk.LakeSnapshotID, rs.info)
-	if err != nil {
-		return nil, false, err
-	}
-	i, found := slices.BinarySearchFunc(parts, name, func(lp lakePart, name string) int { return strings.Compare(lp.name, name) })
-	if !found {
-		return nil, false, nil
-	}
-	return parts[i].values, true, nil
-}
-
 // planLakeOnly adds to a plan the partitions that the lake snapshot holds
 // and fluxgate no longer has (dropped since), that the filter may match:
 // read from the lake alone, with the negative ids Fluss gives them (-1, -2,
@@ -134,17 +68,17 @@ func (e *Engine) planLakeOnly(ctx context.Context, info *catalog.TableInfo, vp *
 	if err != nil {
 		return nil, err
 	}
-	parts, err := lakeParts(ctx, lt, lk.snap.ID, info)
+	parts, err := scanread.LakeParts(ctx, lt, lk.snap.ID, info)
 	if err != nil {
 		return nil, err
 	}
 	id := int64(0)
 	for _, p := range parts {
-		if _, err := e.cat.PartitionByName(info, p.name); err == nil {
+		if _, err := e.cat.PartitionByName(info, p.Name); err == nil {
 			continue
 		}
 		id--
-		values, err := partition.Values(info.PartitionKeys, p.name)
+		values, err := partition.Values(info.PartitionKeys, p.Name)
 		if err != nil {
 			return nil, err
 		}
@@ -155,10 +89,10 @@ func (e *Engine) planLakeOnly(ctx context.Context, info *catalog.TableInfo, vp *
 		for i, k := range info.PartitionKeys {
 			spec[k] = values[i]
 		}
-		plan.Partitions = append(plan.Partitions, protocol.PartitionInfo{PartitionID: id, PartitionName: p.name, Spec: spec})
+		plan.Partitions = append(plan.Partitions, protocol.PartitionInfo{PartitionID: id, PartitionName: p.Name, Spec: spec})
 		for _, b := range buckets {
 			end := int64(0) // a lake-only partition has no offsets
-			ranges = append(ranges, protocol.TicketRange{PartitionID: id, Partition: p.name, Bucket: b, Stop: &end})
+			ranges = append(ranges, protocol.TicketRange{PartitionID: id, Partition: p.Name, Bucket: b, Stop: &end})
 		}
 	}
 	slices.SortStableFunc(plan.Partitions, func(a, b protocol.PartitionInfo) int { return strings.Compare(a.PartitionName, b.PartitionName) })
@@ -180,38 +114,6 @@ func (e *Engine) checkLakeOnly(tableID int64, name string) error {
 		return err
 	}
 	return nil
-}
-
-// useLakeOnly makes the stream read r, a range of a partition only in the
-// lake, from the lake alone.
-func (rs *ReadStream) useLakeOnly(r protocol.TicketRange) error {
-	if rs.tk.View != protocol.ViewLake && rs.tk.View != protocol.ViewUnion {
-		return errs.New(errs.Invalid, "ticket: partition %s is only in the lake; view %s does not read the lake", r.Partition, rs.tk.View)
-	}
-	info, err := rs.e.cat.TableByID(rs.tk.TableID)
-	if err != nil {
-		return err
-	}
-	rs.t, rs.sch, rs.info, rs.lakeOnly = nil, nil, info, &r
-	return nil
-}
-
-// readLake returns the lake table the stream reads: of its table, or of the
-// partitioned table a lake-only range is of.
-func (rs *ReadStream) readLake(ctx context.Context) (*lake.Table, error) {
-	if rs.t == nil {
-		return rs.e.openLake(ctx, rs.e.lakeParts.tier(rs.info.TableID), rs.info)
-	}
-	return rs.e.lakeTable(ctx, rs.t, rs.t.Current().Info)
-}
-
-// highWatermark is a bucket's high watermark for a batch's app_metadata;
-// a partition only in the lake has no log, so its lake offset end stands.
-func (rs *ReadStream) highWatermark(bucket int, end int64) int64 {
-	if rs.t == nil {
-		return end
-	}
-	return rs.t.Log.HighWatermark(bucket)
 }
 
 // lakePartitionOffsets answers list-offsets of a partitioned table's $lake:

@@ -13,6 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/fluxgate-io/fluxgate/engine/internal/scanread"
 	"github.com/fluxgate-io/fluxgate/lake"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
@@ -42,14 +43,14 @@ func lakeIDs(t *testing.T, e *Engine, table string) map[string][]int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	parts, err := lakeParts(ctx, lt, snap.ID, info)
+	parts, err := scanread.LakeParts(ctx, lt, snap.ID, info)
 	if err != nil {
 		t.Fatal(err)
 	}
 	out := map[string][]int64{}
 	for _, p := range parts {
 		for b := range info.BucketCount() {
-			recs, err := lt.Scan(ctx, memory.DefaultAllocator, snap.ID, p.values, b, []string{"id"}, nil)
+			recs, err := lt.Scan(ctx, memory.DefaultAllocator, snap.ID, p.Values, b, []string{"id"}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -57,11 +58,11 @@ func lakeIDs(t *testing.T, e *Engine, table string) map[string][]int64 {
 				if err != nil {
 					t.Fatal(err)
 				}
-				out[p.name] = append(out[p.name], rec.Column(0).(*array.Int64).Values()...)
+				out[p.Name] = append(out[p.Name], rec.Column(0).(*array.Int64).Values()...)
 				rec.Release()
 			}
 		}
-		slices.Sort(out[p.name])
+		slices.Sort(out[p.Name])
 	}
 	return out
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/engine/internal/scanread"
 	"github.com/fluxgate-io/fluxgate/engine/internal/statevalues"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
@@ -30,7 +31,7 @@ func TestSnapshotReadAcrossChunks(t *testing.T) {
 	}, false); err != nil {
 		t.Fatal(err)
 	}
-	const rows = snapshotBatchRows + 2*statevalues.ChunkValues + 7
+	const rows = scanread.SnapshotBatchRows + 2*statevalues.ChunkValues + 7
 	schema := arrow.NewSchema([]arrow.Field{{Name: "k", Type: arrow.PrimitiveTypes.Int64}, {Name: "v", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
 	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
 	for k := rows - 1; k >= 0; k-- { // written in descending order, read ascending
@@ -90,8 +91,8 @@ func TestSnapshotReadAcrossChunks(t *testing.T) {
 	if keys, err = read(context.Background(), &limit, 0); err != nil || len(keys) != int(limit) {
 		t.Fatalf("limit %d: read %d rows, err %v", limit, len(keys), err)
 	}
-	// Batches hold up to snapshotBatchRows rows: cancel after the first.
-	if keys, err = read(context.Background(), nil, 1); !errors.Is(err, context.Canceled) || len(keys) != snapshotBatchRows {
+	// Batches hold up to scanread.SnapshotBatchRows rows: cancel after the first.
+	if keys, err = read(context.Background(), nil, 1); !errors.Is(err, context.Canceled) || len(keys) != scanread.SnapshotBatchRows {
 		t.Fatalf("read cancelled after its first batch: %d rows, err %v", len(keys), err)
 	}
 }

@@ -1,4 +1,4 @@
-package engine
+package scanread
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 // order: the whole of a $lake ticket, the first part of a union ticket.
 // Each batch's next is the offset after its last row. Rows below the
 // ticket's lake_start, if it has one, were read before and are skipped.
-func (rs *ReadStream) runLake(ctx context.Context, bucket int, send func(arrow.RecordBatch, protocol.BatchMeta) error) error {
+func (rs *Stream) runLake(ctx context.Context, bucket int, send func(arrow.RecordBatch, protocol.BatchMeta) error) error {
 	if rs.left == 0 {
 		return nil
 	}
@@ -38,7 +38,7 @@ func (rs *ReadStream) runLake(ctx context.Context, bucket int, send func(arrow.R
 	if err != nil || !ok {
 		return err // !ok: the lake has nothing of the partition
 	}
-	recs, err := lt.Scan(ctx, rs.e.opts.Allocator, *rs.tk.LakeSnapshotID, part, bucket, names, rs.plan.Filter)
+	recs, err := lt.Scan(ctx, rs.env.Alloc, *rs.tk.LakeSnapshotID, part, bucket, names, rs.plan.Filter)
 	if err != nil {
 		return err
 	}
@@ -88,7 +88,7 @@ const lakeBatchesAhead = 2
 // sendLake filters one record of lake rows and sends what is left. *start
 // is where the next batch starts: the first row's offset at first, then the
 // previous batch's next.
-func (rs *ReadStream) sendLake(ctx context.Context, rec arrow.RecordBatch, bucket, offsetAt int, start *int64, send func(arrow.RecordBatch, protocol.BatchMeta) error) error {
+func (rs *Stream) sendLake(ctx context.Context, rec arrow.RecordBatch, bucket, offsetAt int, start *int64, send func(arrow.RecordBatch, protocol.BatchMeta) error) error {
 	if rec.NumRows() == 0 {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package engine
+package scanread
 
 import (
 	"context"
@@ -10,13 +10,14 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/util"
 
 	"github.com/fluxgate-io/fluxgate/engine/internal/statevalues"
+	"github.com/fluxgate-io/fluxgate/engine/internal/viewplan"
 	"github.com/fluxgate-io/fluxgate/protocol"
 	"github.com/fluxgate-io/fluxgate/row"
 )
 
-// snapshotBatchRows bounds the rows of one batch of a snapshot read; batches
+// SnapshotBatchRows bounds the rows of one batch of a snapshot read; batches
 // are also cut at MaxBatchBytes.
-const snapshotBatchRows = 16 << 10
+const SnapshotBatchRows = 16 << 10
 
 // runSnapshot sends a bucket's current rows, read from a consistent view of
 // its state, as inserts, and returns the log offset the view holds the
@@ -24,9 +25,9 @@ const snapshotBatchRows = 16 << 10
 // start and next are that offset. In the $changelog view the rows'
 // _log_offset is that offset too, and _commit_timestamp the time the view was
 // taken. The filter, if any, applies to the rows.
-func (rs *ReadStream) runSnapshot(ctx context.Context, bucket int, send func(arrow.RecordBatch, protocol.BatchMeta) error) (int64, error) {
+func (rs *Stream) runSnapshot(ctx context.Context, bucket int, send func(arrow.RecordBatch, protocol.BatchMeta) error) (int64, error) {
 	info, p := rs.info, rs.plan
-	snap := rs.e.kv.Snapshot()
+	snap := rs.env.KV.Snapshot()
 	defer snap.Close()
 	at, err := snap.Applied(info.TableID, bucket)
 	if err != nil {
@@ -34,7 +35,7 @@ func (rs *ReadStream) runSnapshot(ctx context.Context, bucket int, send func(arr
 	}
 	meta := protocol.BatchMeta{Bucket: bucket, Start: at, Next: at}
 	taken := time.Now().UnixMilli()
-	mem := rs.e.opts.Allocator
+	mem := rs.env.Alloc
 	// Table columns decode straight into columns; the rest are skipped.
 	want := make([]bool, len(rs.sch.Types))
 	for _, v := range p.Need {
@@ -86,9 +87,7 @@ func (rs *ReadStream) runSnapshot(ctx context.Context, bucket int, send func(arr
 		}
 		sent = true
 		meta.HighWatermark = rs.t.Log.HighWatermark(bucket)
-		attr := tableAttr(info.Path().String())
-		rs.e.met.rowsRead.Add(ctx, out.NumRows(), attr)
-		rs.e.met.bytesRead.Add(ctx, util.TotalRecordSize(out)*out.NumRows()/max(bufRows, 1), attr)
+		rs.env.Metrics.Read(ctx, info.Path().String(), out.NumRows(), util.TotalRecordSize(out)*out.NumRows()/max(bufRows, 1))
 		return send(out, meta)
 	}
 	values := statevalues.Start(ctx, snap, info.TableID, bucket)
@@ -98,7 +97,7 @@ func (rs *ReadStream) runSnapshot(ctx context.Context, bucket int, send func(arr
 			return err
 		}
 		bytes += len(value)
-		if cols.Rows() >= snapshotBatchRows || bytes >= MaxBatchBytes/2 {
+		if cols.Rows() >= SnapshotBatchRows || bytes >= MaxBatchBytes/2 {
 			return flush()
 		}
 		return nil
@@ -117,7 +116,7 @@ func (rs *ReadStream) runSnapshot(ctx context.Context, bucket int, send func(arr
 
 // decodeValues calls fn with each value of the stream until the limit is
 // reached (errStopScan), fn fails or the read is cancelled.
-func (rs *ReadStream) decodeValues(ctx context.Context, values *statevalues.Stream, fn func(value []byte) error) error {
+func (rs *Stream) decodeValues(ctx context.Context, values *statevalues.Stream, fn func(value []byte) error) error {
 	var c *statevalues.Chunk
 	for {
 		var err error
@@ -146,11 +145,11 @@ func snapshotSystemColumn(mem memory.Allocator, f arrow.Field, n int, at, taken 
 	b.Reserve(n)
 	for range n {
 		switch f.Name {
-		case ColChangeType:
+		case viewplan.ColChangeType:
 			b.(*array.StringBuilder).Append(changeTypeNames[ChangeInsert])
-		case ColLogOffset:
+		case viewplan.ColLogOffset:
 			b.(*array.Int64Builder).UnsafeAppend(at)
-		case ColCommitTimestamp:
+		case viewplan.ColCommitTimestamp:
 			b.(*array.TimestampBuilder).UnsafeAppend(arrow.Timestamp(taken))
 		}
 	}

@@ -1,4 +1,4 @@
-package engine
+package scanread
 
 import (
 	"context"
@@ -34,7 +34,7 @@ type decodedFrame struct {
 
 // directFrames reads and decodes frames on the caller's goroutine.
 type directFrames struct {
-	rs     *ReadStream
+	rs     *Stream
 	reader *logstore.Reader
 }
 

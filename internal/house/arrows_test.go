@@ -1,0 +1,118 @@
+package house
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite docs/DESIGN.md's arrows block from the code")
+
+const module = "github.com/fluxgate-io/fluxgate/"
+
+// The block is the fenced code block whose info string is "arrows".
+const (
+	blockStart = "```arrows\n"
+	blockEnd   = "```\n"
+)
+
+// TestDesignArrows checks that every package of the module, and each of its
+// imports of the module's packages, is in DESIGN.md's arrows block, and
+// nothing else: a new package or a new arrow is a change to the design, made
+// in both places.
+func TestDesignArrows(t *testing.T) {
+	root := filepath.Join("..", "..")
+	got, err := arrows(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(root, "docs", "DESIGN.md")
+	doc, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	start := bytes.Index(doc, []byte(blockStart))
+	if start < 0 {
+		t.Fatalf("%s has no %q block", path, strings.TrimSpace(blockStart))
+	}
+	start += len(blockStart)
+	end := bytes.Index(doc[start:], []byte(blockEnd))
+	if end < 0 {
+		t.Fatalf("%s: the arrows block does not end", path)
+	}
+	want := string(doc[start : start+end])
+	if *update {
+		out := append(append(append([]byte{}, doc[:start]...), got...), doc[start+end:]...)
+		if err := os.WriteFile(path, out, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	if got != want {
+		t.Errorf("docs/DESIGN.md's arrows are not the code's (go test ./internal/house -update rewrites them; then "+
+			"say why in the design's prose):\n%s", lineDiff(want, got))
+	}
+}
+
+// arrows lists each package of the module under root with the module's
+// packages it imports (not counting tests), one package a line:
+// "engine → catalog, kv, ...".
+func arrows(root string) (string, error) {
+	cmd := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "./...")
+	cmd.Dir = root
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		return "", fmt.Errorf("go list: %w: %s", err, stderr.String())
+	}
+	var b strings.Builder
+	for line := range strings.Lines(string(out)) {
+		fields := strings.Fields(line)
+		pkg := strings.TrimPrefix(fields[0], module)
+		if pkg == "internal/house" {
+			continue
+		}
+		var deps []string
+		for _, imp := range fields[1:] {
+			if dep, ok := strings.CutPrefix(imp, module); ok {
+				deps = append(deps, dep)
+			}
+		}
+		if len(deps) == 0 {
+			fmt.Fprintf(&b, "%s\n", pkg)
+			continue
+		}
+		fmt.Fprintf(&b, "%s → %s\n", pkg, strings.Join(deps, ", "))
+	}
+	return b.String(), nil
+}
+
+// lineDiff lists the lines only in want (-) and only in got (+).
+func lineDiff(want, got string) string {
+	in := func(s string) map[string]bool {
+		m := map[string]bool{}
+		for l := range strings.Lines(s) {
+			m[l] = true
+		}
+		return m
+	}
+	w, g := in(want), in(got)
+	var b strings.Builder
+	for l := range strings.Lines(want) {
+		if !g[l] {
+			b.WriteString("- " + l)
+		}
+	}
+	for l := range strings.Lines(got) {
+		if !w[l] {
+			b.WriteString("+ " + l)
+		}
+	}
+	return b.String()
+}
