@@ -16,6 +16,7 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/engine/internal/datadir"
+	"github.com/fluxgate-io/fluxgate/engine/internal/scanplan"
 	"github.com/fluxgate-io/fluxgate/engine/internal/scanread"
 	"github.com/fluxgate-io/fluxgate/engine/internal/table"
 	"github.com/fluxgate-io/fluxgate/engine/internal/tablelookup"
@@ -52,6 +53,8 @@ type Engine struct {
 
 	autoPartMu sync.Mutex // serializes auto-partition checks (autopartition.go)
 	lakeParts  partTiers  // the lake tiers of partitioned tables (lakeowner.go)
+
+	plan scanplan.Env // what planning uses of the engine, built by Open (plan.go)
 
 	// partitionListed, if set, is called by createPartition between listing
 	// a new partition in the catalog and opening it (tests).
@@ -126,6 +129,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 	}
 	e := &Engine{dir: dir, opts: opts, cat: cat, kv: store, lake: lk, producers: producers, tables: map[int64]*table.Table{}, draining: make(chan struct{})}
 	e.life, e.stop = context.WithCancel(context.Background())
+	e.plan = e.planEnv()
 	if e.met, err = newMetrics(e, opts.Meter); err != nil {
 		lk.Close()
 		store.Close()

@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/engine/internal/scanplan"
 	"github.com/fluxgate-io/fluxgate/engine/internal/table"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/protocol"
@@ -30,7 +31,7 @@ func (e *Engine) ListOffsets(ctx context.Context, req protocol.OffsetsRequest) (
 		return protocol.OffsetsResult{}, err
 	}
 	info := t.Current().Info
-	buckets, err := scanBuckets(info, req.Buckets)
+	buckets, err := scanplan.Buckets(info, req.Buckets)
 	if err != nil {
 		return protocol.OffsetsResult{}, err
 	}
@@ -62,7 +63,7 @@ func (e *Engine) ListOffsets(ctx context.Context, req protocol.OffsetsRequest) (
 // logOffsets puts the offset of each bucket of t at a position in out.
 func (e *Engine) logOffsets(t *table.Table, buckets []int, at protocol.Position, out map[int]int64) error {
 	for _, b := range buckets {
-		off, err := e.startOffset(t, b, at)
+		off, err := scanplan.StartOffset(t, b, at)
 		if err != nil {
 			return err
 		}
@@ -79,7 +80,7 @@ func (e *Engine) partitionOffsets(ctx context.Context, info *catalog.TableInfo, 
 	if err != nil {
 		return protocol.OffsetsResult{}, err
 	}
-	buckets, err := scanBuckets(info, req.Buckets)
+	buckets, err := scanplan.Buckets(info, req.Buckets)
 	if err != nil {
 		return protocol.OffsetsResult{}, err
 	}

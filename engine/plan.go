@@ -2,19 +2,19 @@ package engine
 
 import (
 	"context"
+	"slices"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
-	"github.com/fluxgate-io/fluxgate/engine/internal/table"
-	"github.com/fluxgate-io/fluxgate/engine/internal/viewplan"
+	"github.com/fluxgate-io/fluxgate/engine/internal/scanplan"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
-// Planning a scan: what every view shares (the table, columns, filter,
-// buckets, limit, startup default) is checked here; the view's planner
-// (planners.go) fixes each bucket's range.
+// Planning a scan is scanplan's; the engine resolves the table and hands
+// it what planning reads of the engine (planEnv).
 
 // PlanScan validates a scan and fixes its offsets into tickets.
 func (e *Engine) PlanScan(ctx context.Context, req protocol.ScanRequest) (*ScanPlan, error) {
@@ -22,110 +22,7 @@ func (e *Engine) PlanScan(ctx context.Context, req protocol.ScanRequest) (*ScanP
 	if err != nil {
 		return nil, err
 	}
-	if info.IsPartitioned() {
-		return e.planPartitioned(ctx, info, path, req)
-	}
-	if err := checkNotPartitioned(info, req); err != nil {
-		return nil, err
-	}
-	t, err := e.table(info)
-	if err != nil {
-		return nil, err
-	}
-	info = t.Current().Info
-	if err := checkOffsetBuckets(req, path.FullName(), info.BucketCount()); err != nil {
-		return nil, err
-	}
-	view, vp, startup, err := planCommon(info, path, req)
-	if err != nil {
-		return nil, err
-	}
-	buckets, err := scanBuckets(info, req.Buckets)
-	if err != nil {
-		return nil, err
-	}
-	pl, err := e.planner(ctx, t, path, view, startup, req.Stop)
-	if err != nil {
-		return nil, err
-	}
-	plan := &ScanPlan{Schema: vp.Schema, TableID: info.TableID, SchemaID: info.SchemaID, Buckets: info.BucketCount()}
-	base := protocol.Ticket{V: 1, TableID: info.TableID, Table: path.FullName(), View: pl.view, Columns: req.Columns, Filter: req.Filter, Compression: req.Compression, Snapshot: pl.snapshotFirst}
-	plan.LakeSnapshotID, base.LakeSnapshotID = pl.lakeSnapshotID, pl.lakeSnapshotID
-	// A lake snapshot's row count is not kept, nor a state's; changelog
-	// offsets include empty batches.
-	counted := pl.lakeSnapshotID == nil && !info.IsPrimaryKey()
-	ranges := make([]protocol.TicketRange, len(buckets))
-	for i, b := range buckets {
-		if ranges[i], err = pl.bucketRange(b); err != nil {
-			return nil, err
-		}
-	}
-	plan.addTickets(base, ranges, req.Limit, counted)
-	return plan, nil
-}
-
-// addTickets makes the plan's tickets of ranges from base: one per range, or
-// with a limit one that reads them in turn. counted says whether the ranges'
-// offsets count rows, for TotalRecords.
-func (plan *ScanPlan) addTickets(base protocol.Ticket, ranges []protocol.TicketRange, limit *int64, counted bool) {
-	for _, r := range ranges {
-		if counted && r.Stop != nil {
-			plan.TotalRecords += *r.Stop - r.Start
-		} else {
-			counted = false
-		}
-	}
-	if !counted {
-		plan.TotalRecords = -1
-	}
-	if len(ranges) == 0 {
-		return
-	}
-	if limit != nil {
-		tk := base
-		tk.Limit = limit
-		tk.PartitionID, tk.Partition = ranges[0].PartitionID, ranges[0].Partition
-		tk.Bucket, tk.Start, tk.Stop = ranges[0].Bucket, ranges[0].Start, ranges[0].Stop
-		tk.Then = ranges[1:]
-		plan.Tickets = []protocol.Ticket{tk}
-		if plan.TotalRecords >= 0 {
-			plan.TotalRecords = min(plan.TotalRecords, *limit)
-		}
-		return
-	}
-	for _, r := range ranges {
-		tk := base
-		tk.PartitionID, tk.Partition = r.PartitionID, r.Partition
-		tk.Bucket, tk.Start, tk.Stop = r.Bucket, r.Start, r.Stop
-		plan.Tickets = append(plan.Tickets, tk)
-	}
-}
-
-// planCommon checks what every scan shares, whatever its table: its view,
-// compression, columns, filter and limit; it fills in the default startup.
-func planCommon(info *catalog.TableInfo, path protocol.TablePath, req protocol.ScanRequest) (string, *viewplan.Plan, protocol.Position, error) {
-	startup := req.Startup
-	view, err := readView(info, path)
-	if err != nil {
-		return "", nil, startup, err
-	}
-	if err := checkCompression(req.Compression); err != nil {
-		return "", nil, startup, err
-	}
-	vp, err := viewplan.Resolve(info, view, req.Columns, req.Filter)
-	if err != nil {
-		return "", nil, startup, err
-	}
-	if req.Limit != nil && *req.Limit < 0 {
-		return "", nil, startup, errs.New(errs.Invalid, "limit %d is negative", *req.Limit)
-	}
-	if startup.IsZero() {
-		startup.Mode = protocol.PositionFull
-		if view == protocol.ViewChangelog {
-			startup.Mode = protocol.PositionEarliest
-		}
-	}
-	return view, vp, startup, nil
+	return e.plan.Scan(ctx, info, path, req)
 }
 
 // ScanSchema returns the result schema of a scan without planning offsets or
@@ -135,89 +32,57 @@ func (e *Engine) ScanSchema(req protocol.ScanRequest) (*arrow.Schema, error) {
 	if err != nil {
 		return nil, err
 	}
-	view, err := readView(info, path)
+	return e.plan.Schema(info, path, req)
+}
+
+// planEnv is what planning uses of the engine: its catalog, tables and lake
+// tier.
+func (e *Engine) planEnv() scanplan.Env {
+	return scanplan.Env{
+		Cat:           e.cat,
+		Open:          e.table,
+		OpenPartition: e.openPartition,
+		Partitions:    e.scanPartitions,
+		Lake: scanplan.Lake{
+			Snapshot:            e.lakeSnapshot,
+			PartitionedSnapshot: e.partitionedLakeSnapshot,
+			PartitionNames:      e.lakePartitionNames,
+			Offsets:             lakeOffsets,
+			NoSnapshot:          noLakeSnapshot,
+		},
+	}
+}
+
+// scanPartitions returns the partitions a scan names, in name order: all
+// when it names none. A name that does not exist is errs.NotFound.
+func (e *Engine) scanPartitions(info *catalog.TableInfo, names []string) ([]*catalog.Partition, error) {
+	if len(names) == 0 {
+		return e.cat.Partitions(info.TableID), nil
+	}
+	var parts []*catalog.Partition
+	for _, name := range names {
+		p, err := e.cat.PartitionByName(info, name)
+		if err != nil {
+			return nil, err
+		}
+		if slices.Contains(parts, p) {
+			return nil, errs.New(errs.Invalid, "partition %q is listed twice", name)
+		}
+		parts = append(parts, p)
+	}
+	slices.SortFunc(parts, func(a, b *catalog.Partition) int {
+		return strings.Compare(a.PartitionName, b.PartitionName)
+	})
+	return parts, nil
+}
+
+// resolveInfo parses a table name (with an optional $view) and returns the
+// table's definition.
+func (e *Engine) resolveInfo(name string) (*catalog.TableInfo, protocol.TablePath, error) {
+	path, err := protocol.ParseTablePath(name)
 	if err != nil {
-		return nil, err
+		return nil, path, err
 	}
-	vp, err := viewplan.Resolve(info, view, req.Columns, req.Filter)
-	if err != nil {
-		return nil, err
-	}
-	return vp.Schema, nil
-}
-
-// readView maps a table path to the view a scan of it reads.
-func readView(info *catalog.TableInfo, path protocol.TablePath) (string, error) {
-	switch path.View {
-	case "changelog":
-		return protocol.ViewChangelog, nil
-	case "lake":
-		if !info.DatalakeEnabled() {
-			return "", noLakeSnapshot(info, path)
-		}
-		return protocol.ViewLake, nil
-	}
-	if info.IsPrimaryKey() {
-		return protocol.ViewSnapshot, nil
-	}
-	return protocol.ViewLog, nil
-}
-
-func scanBuckets(info *catalog.TableInfo, want []int) ([]int, error) {
-	n := info.BucketCount()
-	if len(want) == 0 {
-		all := make([]int, n)
-		for i := range all {
-			all[i] = i
-		}
-		return all, nil
-	}
-	seen := map[int]bool{}
-	for _, b := range want {
-		if b < 0 || b >= n {
-			return nil, errs.New(errs.Invalid, "bucket %d does not exist: %s has buckets 0 to %d", b, info.Path(), n-1)
-		}
-		if seen[b] {
-			return nil, errs.New(errs.Invalid, "bucket %d is listed twice", b)
-		}
-		seen[b] = true
-	}
-	return want, nil
-}
-
-func (e *Engine) startOffset(t *table.Table, bucket int, s protocol.Position) (int64, error) {
-	switch s.Mode {
-	case protocol.PositionFull, protocol.PositionEarliest:
-		return t.Log.EarliestOffset(bucket), nil
-	case protocol.PositionLatest:
-		return t.Log.HighWatermark(bucket), nil
-	case protocol.PositionTimestamp:
-		return t.Log.OffsetForTime(bucket, s.Timestamp)
-	}
-	off, ok := s.Offsets[bucket]
-	if !ok {
-		return t.Log.EarliestOffset(bucket), nil
-	}
-	if first, hw := t.Log.EarliestOffset(bucket), t.Log.HighWatermark(bucket); off < first || off > hw {
-		return 0, errs.New(errs.OutOfRange, "startup offset %d of bucket %d is outside the retained range [%d, %d]", off, bucket, first, hw)
-	}
-	return off, nil
-}
-
-func stopOffset(t *table.Table, bucket int, start int64, s protocol.Position) (*int64, error) {
-	if s.IsUnbounded() {
-		return nil, nil
-	}
-	hw := t.Log.HighWatermark(bucket)
-	stop, ok := s.Offsets[bucket]
-	if !ok {
-		stop = hw
-	}
-	if stop > hw {
-		return nil, errs.New(errs.OutOfRange, "stop offset %d of bucket %d is above the high watermark %d", stop, bucket, hw)
-	}
-	if stop < start {
-		return nil, errs.New(errs.Invalid, "stop offset %d of bucket %d is below its start offset %d", stop, bucket, start)
-	}
-	return &stop, nil
+	info, err := e.cat.Table(protocol.TablePath{Database: path.Database, Table: path.Table})
+	return info, path, err
 }

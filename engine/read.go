@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/engine/internal/scanplan"
 	"github.com/fluxgate-io/fluxgate/engine/internal/scanread"
 	"github.com/fluxgate-io/fluxgate/engine/internal/table"
 	"github.com/fluxgate-io/fluxgate/engine/internal/viewplan"
@@ -46,7 +47,7 @@ func ParseTicket(b []byte) (protocol.Ticket, error) {
 			return tk, errs.New(errs.Invalid, "ticket range of bucket %d is malformed (start %d, stop %s)", r.Bucket, r.Start, stopString(r))
 		}
 	}
-	if err := checkCompression(tk.Compression); err != nil {
+	if err := scanplan.CheckCompression(tk.Compression); err != nil {
 		return tk, fmt.Errorf("ticket: %w", err)
 	}
 	if tk.Limit != nil && *tk.Limit < 0 {

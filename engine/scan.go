@@ -1,8 +1,9 @@
 package engine
 
 import (
-	"github.com/apache/arrow-go/v18/arrow"
+	"strconv"
 
+	"github.com/fluxgate-io/fluxgate/engine/internal/scanplan"
 	"github.com/fluxgate-io/fluxgate/engine/internal/viewplan"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
@@ -15,21 +16,19 @@ const (
 )
 
 // ScanPlan is a planned scan: the result schema and one ticket per endpoint.
-type ScanPlan struct {
-	Schema         *arrow.Schema
-	Tickets        []protocol.Ticket
-	TotalRecords   int64 // -1 when unknown
-	TableID        int64
-	SchemaID       int32
-	Buckets        int
-	LakeSnapshotID *int64
-	// Partitions are the planned partitions of a partitioned table, in name
-	// order; nil for a table that is not partitioned.
-	Partitions []protocol.PartitionInfo
-}
+// An alias: the plan is scanplan's data, handed to flight as it is.
+type ScanPlan = scanplan.Plan
 
 // ticketRanges is a ticket's ranges: its own, then those of Then.
 func ticketRanges(tk protocol.Ticket) []protocol.TicketRange {
 	first := protocol.TicketRange{PartitionID: tk.PartitionID, Partition: tk.Partition, Bucket: tk.Bucket, Start: tk.Start, Stop: tk.Stop}
 	return append([]protocol.TicketRange{first}, tk.Then...)
+}
+
+// stopString prints a range's stop, "null" when unbounded.
+func stopString(r protocol.TicketRange) string {
+	if r.Stop == nil {
+		return "null"
+	}
+	return strconv.FormatInt(*r.Stop, 10)
 }

@@ -1,4 +1,4 @@
-package engine
+package scanplan
 
 import (
 	"context"
@@ -22,34 +22,34 @@ type viewPlanner struct {
 }
 
 // planner returns the planner of a scan of view.
-func (e *Engine) planner(ctx context.Context, t *table.Table, path protocol.TablePath, view string, startup protocol.Position, stop protocol.Position) (viewPlanner, error) {
+func (env *Env) planner(ctx context.Context, t *table.Table, path protocol.TablePath, view string, startup protocol.Position, stop protocol.Position) (viewPlanner, error) {
 	switch view {
 	case protocol.ViewSnapshot:
 		return planState(t, path, startup, stop)
 	case protocol.ViewChangelog:
-		return planChangelog(e, t, startup, stop), nil
+		return planChangelog(t, startup, stop), nil
 	case protocol.ViewLake:
-		return e.planLake(ctx, t, path, startup, stop)
+		return env.planLake(ctx, t, path, startup, stop)
 	}
 	info := t.Current().Info
 	if startup.Mode == protocol.PositionFull && info.DatalakeEnabled() {
 		// A lake-enabled log table read whole: the lake snapshot first,
 		// then the log from its offsets (PROTOCOL.md §7.3).
-		snap, err := e.lakeSnapshot(ctx, t)
+		snap, err := env.Lake.Snapshot(ctx, t)
 		if err != nil {
 			return viewPlanner{}, err
 		}
 		if snap != nil {
-			return planUnion(e, t, snap, startup, stop), nil
+			return env.planUnion(t, snap, startup, stop), nil
 		}
 	}
-	return planLog(e, t, startup, stop), nil
+	return planLog(t, startup, stop), nil
 }
 
 // planLog reads the log from the startup's offsets to the stop's.
-func planLog(e *Engine, t *table.Table, startup protocol.Position, stop protocol.Position) viewPlanner {
+func planLog(t *table.Table, startup protocol.Position, stop protocol.Position) viewPlanner {
 	return viewPlanner{view: protocol.ViewLog, bucketRange: func(b int) (protocol.TicketRange, error) {
-		start, err := e.startOffset(t, b, startup)
+		start, err := StartOffset(t, b, startup)
 		if err != nil {
 			return protocol.TicketRange{}, err
 		}
@@ -80,33 +80,33 @@ func snapshotRange(t *table.Table, stop protocol.Position) func(b int) (protocol
 
 // planChangelog reads the changes; full on a primary-key table reads its
 // current rows first, then the changes after them.
-func planChangelog(e *Engine, t *table.Table, startup protocol.Position, stop protocol.Position) viewPlanner {
+func planChangelog(t *table.Table, startup protocol.Position, stop protocol.Position) viewPlanner {
 	if t.Current().Info.IsPrimaryKey() && startup.Mode == protocol.PositionFull {
 		return viewPlanner{view: protocol.ViewChangelog, snapshotFirst: true, bucketRange: snapshotRange(t, stop)}
 	}
-	pl := planLog(e, t, startup, stop)
+	pl := planLog(t, startup, stop)
 	pl.view = protocol.ViewChangelog
 	return pl
 }
 
 // planLake reads the table's latest lake snapshot, whole.
-func (e *Engine) planLake(ctx context.Context, t *table.Table, path protocol.TablePath, startup protocol.Position, stop protocol.Position) (viewPlanner, error) {
-	snap, err := e.lakeSnapshot(ctx, t)
+func (env *Env) planLake(ctx context.Context, t *table.Table, path protocol.TablePath, startup protocol.Position, stop protocol.Position) (viewPlanner, error) {
+	snap, err := env.Lake.Snapshot(ctx, t)
 	if err != nil {
 		return viewPlanner{}, err
 	}
-	if err := checkLakeRead(t.Current().Info, path, snap, startup, stop); err != nil {
+	if err := env.checkLakeRead(t.Current().Info, path, snap, startup, stop); err != nil {
 		return viewPlanner{}, err
 	}
-	return planLakeSnapshot(snap, lakeOffsets(snap, t.Current().Info)), nil
+	return planLakeSnapshot(snap, env.Lake.Offsets(snap, t.Current().Info)), nil
 }
 
 // checkLakeRead checks a read of the lake view: of a snapshot (nil: there
 // is none yet), whole and bounded.
-func checkLakeRead(info *catalog.TableInfo, path protocol.TablePath, snap *lake.Snapshot, startup protocol.Position, stop protocol.Position) error {
+func (env *Env) checkLakeRead(info *catalog.TableInfo, path protocol.TablePath, snap *lake.Snapshot, startup protocol.Position, stop protocol.Position) error {
 	switch {
 	case snap == nil:
-		return noLakeSnapshot(info, path)
+		return env.Lake.NoSnapshot(info, path)
 	case startup.Mode != protocol.PositionFull:
 		return errs.New(errs.Precondition, "%s is the table's lake snapshot: it is read whole (startup full), not from %s", path.FullName(), startup.Mode)
 	case stop.IsUnbounded() || stop.Offsets != nil || stop.PartitionOffsets != nil:
@@ -125,10 +125,10 @@ func planLakeSnapshot(snap *lake.Snapshot, offsets map[int]int64) viewPlanner {
 
 // planUnion reads the lake snapshot, then the log from the snapshot's
 // offsets; the range is the log part's.
-func planUnion(e *Engine, t *table.Table, snap *lake.Snapshot, startup protocol.Position, stop protocol.Position) viewPlanner {
-	offsets := lakeOffsets(snap, t.Current().Info)
+func (env *Env) planUnion(t *table.Table, snap *lake.Snapshot, startup protocol.Position, stop protocol.Position) viewPlanner {
+	offsets := env.Lake.Offsets(snap, t.Current().Info)
 	return viewPlanner{view: protocol.ViewUnion, lakeSnapshotID: &snap.ID, bucketRange: func(b int) (protocol.TicketRange, error) {
-		start, err := e.startOffset(t, b, startup)
+		start, err := StartOffset(t, b, startup)
 		if err != nil {
 			return protocol.TicketRange{}, err
 		}

@@ -1,9 +1,7 @@
-package engine
+package scanplan
 
 import (
 	"context"
-	"slices"
-	"strings"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/errs"
@@ -15,42 +13,42 @@ import (
 // own, (partition, bucket) ranges in name then bucket order.
 
 // planPartitioned plans a scan of a partitioned table.
-func (e *Engine) planPartitioned(ctx context.Context, info *catalog.TableInfo, path protocol.TablePath, req protocol.ScanRequest) (*ScanPlan, error) {
-	view, vp, startup, err := planCommon(info, path, req)
+func (env *Env) planPartitioned(ctx context.Context, info *catalog.TableInfo, path protocol.TablePath, req protocol.ScanRequest) (*Plan, error) {
+	view, vp, startup, err := env.planCommon(info, path, req)
 	if err != nil {
 		return nil, err
 	}
-	lk, err := e.planPartitionedLake(ctx, info, path, view, startup, req.Stop)
+	lk, err := env.planPartitionedLake(ctx, info, path, view, startup, req.Stop)
 	if err != nil {
 		return nil, err
 	}
 	for _, pos := range []protocol.Position{startup, req.Stop} {
-		if err := e.checkPartitionOffsets(info, pos); err != nil {
+		if err := env.checkPartitionOffsets(info, pos); err != nil {
 			return nil, err
 		}
 	}
-	parts, err := e.scanPartitions(info, req.Partitions)
+	parts, err := env.Partitions(info, req.Partitions)
 	if err != nil {
 		return nil, err
 	}
-	buckets, err := scanBuckets(info, req.Buckets)
+	buckets, err := Buckets(info, req.Buckets)
 	if err != nil {
 		return nil, err
 	}
-	plan := &ScanPlan{Schema: vp.Schema, TableID: info.TableID, SchemaID: info.SchemaID, Buckets: info.BucketCount(),
+	plan := &Plan{Schema: vp.Schema, TableID: info.TableID, SchemaID: info.SchemaID, Buckets: info.BucketCount(),
 		Partitions: []protocol.PartitionInfo{}}
 	base := protocol.Ticket{V: 1, TableID: info.TableID, Table: path.FullName(), View: view, Columns: req.Columns, Filter: req.Filter, Compression: req.Compression}
 	var ranges []protocol.TicketRange
 	for _, p := range vp.Prune(info, parts) {
-		t, err := e.openPartition(p.PartitionID)
+		t, err := env.OpenPartition(p.PartitionID)
 		if err != nil {
 			return nil, err
 		}
 		pstart, pstop := partitionPosition(startup, p.PartitionName, protocol.PositionEarliest), partitionPosition(req.Stop, p.PartitionName, protocol.PositionLatest)
 		var pl viewPlanner
 		if lk != nil {
-			pl = lk.planner(e, t, pstart, pstop)
-		} else if pl, err = e.planner(ctx, t, path, view, pstart, pstop); err != nil {
+			pl = lk.planner(env, t, pstart, pstop)
+		} else if pl, err = env.planner(ctx, t, path, view, pstart, pstop); err != nil {
 			return nil, err
 		}
 		base.View, base.Snapshot = pl.view, pl.snapshotFirst
@@ -67,7 +65,7 @@ func (e *Engine) planPartitioned(ctx context.Context, info *catalog.TableInfo, p
 	if lk != nil {
 		plan.LakeSnapshotID, base.LakeSnapshotID, base.View = &lk.snap.ID, &lk.snap.ID, lk.view
 		if len(req.Partitions) == 0 {
-			if ranges, err = e.planLakeOnly(ctx, info, vp, lk, buckets, ranges, plan); err != nil {
+			if ranges, err = env.planLakeOnly(ctx, info, vp, lk, buckets, ranges, plan); err != nil {
 				return nil, err
 			}
 		}
@@ -76,38 +74,15 @@ func (e *Engine) planPartitioned(ctx context.Context, info *catalog.TableInfo, p
 	return plan, nil
 }
 
-// scanPartitions returns the partitions a scan names, in name order: all
-// when it names none. A name that does not exist is errs.NotFound.
-func (e *Engine) scanPartitions(info *catalog.TableInfo, names []string) ([]*catalog.Partition, error) {
-	if len(names) == 0 {
-		return e.cat.Partitions(info.TableID), nil
-	}
-	var parts []*catalog.Partition
-	for _, name := range names {
-		p, err := e.cat.PartitionByName(info, name)
-		if err != nil {
-			return nil, err
-		}
-		if slices.Contains(parts, p) {
-			return nil, errs.New(errs.Invalid, "partition %q is listed twice", name)
-		}
-		parts = append(parts, p)
-	}
-	slices.SortFunc(parts, func(a, b *catalog.Partition) int {
-		return strings.Compare(a.PartitionName, b.PartitionName)
-	})
-	return parts, nil
-}
-
 // checkPartitionOffsets checks a position of a scan of a partitioned table:
 // offsets come per partition, of partitions that exist, of their buckets.
-func (e *Engine) checkPartitionOffsets(info *catalog.TableInfo, pos protocol.Position) error {
+func (env *Env) checkPartitionOffsets(info *catalog.TableInfo, pos protocol.Position) error {
 	switch pos.Mode {
 	case protocol.PositionOffsets:
 		return errs.New(errs.Invalid, `table %s is partitioned: give its offsets as {"partition_offsets": {"<partition>": {"<bucket>": offset}}}`, info.Table)
 	case protocol.PositionPartitionOffsets:
 		for _, name := range pos.PartitionOffsets.Names() {
-			if _, err := e.cat.PartitionByName(info, name); err != nil {
+			if _, err := env.Cat.PartitionByName(info, name); err != nil {
 				return err
 			}
 			for b := range pos.PartitionOffsets[name] {
@@ -144,15 +119,4 @@ func partitionPosition(pos protocol.Position, name string, def protocol.Position
 		return protocol.AtOffsets(offs)
 	}
 	return protocol.Position{Mode: def}
-}
-
-// resolveInfo parses a table name (with an optional $view) and returns the
-// table's definition.
-func (e *Engine) resolveInfo(name string) (*catalog.TableInfo, protocol.TablePath, error) {
-	path, err := protocol.ParseTablePath(name)
-	if err != nil {
-		return nil, path, err
-	}
-	info, err := e.cat.Table(protocol.TablePath{Database: path.Database, Table: path.Table})
-	return info, path, err
 }

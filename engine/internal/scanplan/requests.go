@@ -1,18 +1,17 @@
-package engine
+package scanplan
 
 import (
 	"maps"
 	"slices"
-	"strconv"
 	"strings"
 
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
-// checkCompression accepts "" (batches as stored: see
-// ReadStream.SendEncoded) and the values of protocol.Compressions.
-func checkCompression(c string) error {
+// CheckCompression accepts "" (batches as stored: see
+// the engine's ReadStream.SendEncoded) and the values of protocol.Compressions.
+func CheckCompression(c string) error {
 	if c == "" || slices.Contains(protocol.Compressions, c) {
 		return nil
 	}
@@ -32,12 +31,4 @@ func checkOffsetBuckets(req protocol.ScanRequest, table string, buckets int) err
 		}
 	}
 	return nil
-}
-
-// stopString prints a range's stop, "null" when unbounded.
-func stopString(r protocol.TicketRange) string {
-	if r.Stop == nil {
-		return "null"
-	}
-	return strconv.FormatInt(*r.Stop, 10)
 }
