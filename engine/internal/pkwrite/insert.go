@@ -11,9 +11,10 @@ import (
 	"github.com/fluxgate-io/fluxgate/row"
 )
 
-// Insert inserts the keys a lookup did not find (insert_if_not_exists). Under the buckets' locks
-// it skips those another lookup inserted meanwhile and takes ids, in request
-// order, only for the keys it inserts, so ids stay dense.
+// Insert inserts the keys a lookup did not find (insert_if_not_exists).
+// Under the buckets' locks it skips those another lookup inserted meanwhile
+// and takes ids, in request order, only for the keys it inserts, so ids stay
+// dense.
 func (env *Env) Insert(t *table.Table, keys []lookup.Missing) error {
 	st := t.PK
 	var buckets []int
