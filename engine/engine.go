@@ -22,6 +22,7 @@ import (
 	"github.com/fluxgate-io/fluxgate/engine/internal/scanplan"
 	"github.com/fluxgate-io/fluxgate/engine/internal/scanread"
 	"github.com/fluxgate-io/fluxgate/engine/internal/table"
+	"github.com/fluxgate-io/fluxgate/engine/internal/tablelookup"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/internal/vfs"
 	"github.com/fluxgate-io/fluxgate/kv"
@@ -46,6 +47,8 @@ type Engine struct {
 	lock    io.Closer     // of the data directory; released last by Close
 
 	producers *producer.Store // undo recovery's producer offsets (producers.go)
+
+	lookups tablelookup.Env // what lookups use of the engine (lookup.go)
 
 	mu          sync.RWMutex
 	tables      map[int64]*table.Table // open tables by id; guarded by mu
@@ -143,6 +146,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 	e.plan = e.planEnv()
 	e.logw = &logwrite.Env{Alloc: opts.Allocator, PK: e.pkw, Partition: e.partitionTable,
 		Metrics: logwrite.Metrics{Rows: e.met.rowsWritten, Bytes: e.met.bytesWritten, Table: tableAttr}}
+	e.lookups = e.newLookupEnv()
 	e.reads = e.readEnv()
 	tables, err := cat.ListTables("")
 	if err != nil {

@@ -1,4 +1,4 @@
-package engine
+package tablelookup
 
 import (
 	"cmp"
@@ -25,7 +25,7 @@ import (
 // in its partition, and a partition that does not exist has no rows (as in
 // Fluss) unless insert_if_not_exists creates it.
 type partitionLookup struct {
-	e       *Engine
+	env     *Env
 	info    *catalog.TableInfo
 	path    protocol.TablePath
 	req     protocol.LookupRequest
@@ -40,14 +40,16 @@ type partitionLookuper struct {
 	l *lookup.Lookuper
 }
 
-func (e *Engine) openPartitionedLookup(info *catalog.TableInfo, path protocol.TablePath, req protocol.LookupRequest, cols []int) (*Lookuper, error) {
+// OpenPartitioned returns the lookuper of a checked lookup (Check) of a
+// partitioned table.
+func (env *Env) OpenPartitioned(info *catalog.TableInfo, path protocol.TablePath, req protocol.LookupRequest, cols []int) *Lookuper {
 	// The answer's schema is every partition's: made as a lookup of the
 	// table makes it, without touching data.
-	schema := lookup.New(e.kv, lookup.Table{Schema: info.ArrowSchema()}, lookup.Options{Columns: cols}, e.opts.Allocator).Schema()
-	p := &partitionLookup{e: e, info: info, path: path, req: req, cols: cols, schema: schema,
+	schema := lookup.New(env.KV, lookup.Table{Schema: info.ArrowSchema()}, lookup.Options{Columns: cols}, env.Alloc).Schema()
+	p := &partitionLookup{env: env, info: info, path: path, req: req, cols: cols, schema: schema,
 		create:  req.InsertIfNotExists && (req.CreatePartitions == nil || *req.CreatePartitions),
 		lookups: map[string]*partitionLookuper{}}
-	return &Lookuper{parts: p}, nil
+	return &Lookuper{parts: p}
 }
 
 // partition returns the lookuper of a partition; nil when it does not exist
@@ -57,14 +59,14 @@ func (p *partitionLookup) partition(values []string) (*lookup.Lookuper, error) {
 	if pl := p.lookups[name]; pl != nil && !pl.t.Dropped.Load() {
 		return pl.l, nil
 	}
-	t, _, err := p.e.partitionTable(p.info, values, p.create)
+	t, _, err := p.env.Partition(p.info, values, p.create)
 	if errs.Is(err, errs.NotFound) && !p.create {
 		return nil, nil
 	}
 	if err != nil {
 		return nil, err
 	}
-	l := p.e.tableLookup(t, p.path, p.req, p.cols)
+	l := p.env.tableLookup(t, p.path, p.req, p.cols)
 	p.lookups[name] = &partitionLookuper{t: t, l: l}
 	return l, nil
 }
@@ -77,7 +79,7 @@ func (p *partitionLookup) lookup(ctx context.Context, keys arrow.RecordBatch) (a
 	if err != nil {
 		return nil, protocol.LookupMeta{}, fmt.Errorf("lookup of %s: %w", p.path, err)
 	}
-	mem := p.e.opts.Allocator
+	mem := p.env.Alloc
 	var parts []arrow.RecordBatch
 	defer func() {
 		for _, r := range parts {
@@ -108,7 +110,7 @@ func (p *partitionLookup) lookup(ctx context.Context, keys arrow.RecordBatch) (a
 		parts = append(parts, remapKeyIndex(ans, g.Rows, mem))
 		ans.Release()
 	}
-	out, err := joinByKey(ctx, p.schema, parts, mem)
+	out, err := p.env.joinByKey(ctx, p.schema, parts)
 	if err != nil {
 		return nil, protocol.LookupMeta{}, err
 	}
@@ -132,7 +134,8 @@ func remapKeyIndex(ans arrow.RecordBatch, rows []int32, mem memory.Allocator) ar
 
 // joinByKey concatenates the partitions' answers and orders the rows by
 // _key_index, as a lookup of a table that is not partitioned answers.
-func joinByKey(ctx context.Context, schema *arrow.Schema, parts []arrow.RecordBatch, mem memory.Allocator) (arrow.RecordBatch, error) {
+func (env *Env) joinByKey(ctx context.Context, schema *arrow.Schema, parts []arrow.RecordBatch) (arrow.RecordBatch, error) {
+	mem := env.Alloc
 	if len(parts) == 0 {
 		b := array.NewRecordBuilder(mem, schema)
 		defer b.Release()

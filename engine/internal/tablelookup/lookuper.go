@@ -1,0 +1,83 @@
+// Package tablelookup answers the lookups of a table: it checks a lookup
+// against the table's definition, opens the lookup package's lookuper over
+// the table (or routes each key to its partition's) and turns a lookup's JSON
+// keys into a key batch. It does not resolve tables nor write: the engine
+// hands it the open table, and the insert of insert_if_not_exists, in Env.
+package tablelookup
+
+import (
+	"context"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/engine/internal/table"
+	"github.com/fluxgate-io/fluxgate/kv"
+	"github.com/fluxgate-io/fluxgate/lookup"
+	"github.com/fluxgate-io/fluxgate/protocol"
+)
+
+// Env is what lookups use of the engine, built once by it.
+type Env struct {
+	Alloc memory.Allocator
+	KV    *kv.Store
+	// KeysCounter returns the recorder of a table's looked-up keys (a
+	// metric), made once per lookup.
+	KeysCounter func(table string) func(keys int)
+	// Insert writes the keys a lookup did not find (insert_if_not_exists)
+	// through the primary-key write pipeline.
+	Insert func(t *table.Table, keys []lookup.Missing) error
+	// Partition opens a partitioned table's partition, creating it if create
+	// (errs.NotFound if it does not exist and create is false).
+	Partition func(info *catalog.TableInfo, values []string, create bool) (*table.Table, *catalog.Partition, error)
+}
+
+// Lookuper answers the key batches of one lookup: of a table, or routed to
+// the partitions of a partitioned one.
+type Lookuper struct {
+	l     *lookup.Lookuper
+	parts *partitionLookup
+}
+
+// Open returns the lookuper of a checked lookup (Check) of t, a table that is
+// not partitioned.
+func (env *Env) Open(t *table.Table, path protocol.TablePath, req protocol.LookupRequest, cols []int) *Lookuper {
+	return &Lookuper{l: env.tableLookup(t, path, req, cols)}
+}
+
+// Schema is the schema of the answers.
+func (l *Lookuper) Schema() *arrow.Schema {
+	if l.parts != nil {
+		return l.parts.schema
+	}
+	return l.l.Schema()
+}
+
+// Lookup answers one batch of keys; the answer is the caller's to release.
+func (l *Lookuper) Lookup(ctx context.Context, keys arrow.RecordBatch) (arrow.RecordBatch, protocol.LookupMeta, error) {
+	if l.parts != nil {
+		return l.parts.lookup(ctx, keys)
+	}
+	ans, meta, err := l.l.Lookup(ctx, keys)
+	return ans, protocol.LookupMeta(meta), err
+}
+
+// tableLookup is the lookuper of one table (or partition) of a checked
+// lookup.
+func (env *Env) tableLookup(t *table.Table, path protocol.TablePath, req protocol.LookupRequest, cols []int) *lookup.Lookuper {
+	info := t.Current().Info
+	lt := lookup.Table{
+		Name: path.String(), ID: info.TableID, Schema: info.ArrowSchema(), Types: func() []arrow.DataType { return t.Current().Types },
+		PK: info.PrimaryKeyIndexes(), BucketKey: info.BucketKeyIndexes(), Buckets: info.BucketCount(),
+		Fixed: info.PartitionKeyIndexes(), // not in a partition's stored key (table.NewPK)
+	}
+	count := env.KeysCounter(path.String())
+	opts := lookup.Options{Columns: cols, Prefix: req.Prefix, Observe: func(m lookup.Meta) { count(m.Keys) }}
+	if req.InsertIfNotExists {
+		opts.Insert = func(ctx context.Context, keys []lookup.Missing) error {
+			return env.Insert(t, keys)
+		}
+	}
+	return lookup.New(env.KV, lt, opts, env.Alloc)
+}
