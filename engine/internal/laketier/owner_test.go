@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/catalog/catalogtest"
 	"github.com/fluxgate-io/fluxgate/lake"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
@@ -13,21 +14,10 @@ import (
 // and returns the table's definition and the partition's.
 func partitioned(t *testing.T) (table, part *catalog.TableInfo) {
 	t.Helper()
-	cat, err := catalog.Open(t.TempDir(), catalog.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := cat.Close(); err != nil {
-			t.Error(err)
-		}
-	})
-	info, _, err := cat.CreateTable(catalog.TableSpec{Table: "events",
+	cat := catalogtest.Open(t)
+	info := catalogtest.Table(t, cat, catalog.TableSpec{Table: "events",
 		Columns:       []catalog.Column{{Name: "id", Type: "BIGINT"}, {Name: "day", Type: "STRING"}},
-		PartitionKeys: []string{"day"}}, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+		PartitionKeys: []string{"day"}})
 	p, _, err := cat.CreatePartition(info.Path(), map[string]string{"day": "20261201"}, false)
 	if err != nil {
 		t.Fatal(err)

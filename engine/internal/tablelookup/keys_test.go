@@ -7,6 +7,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/catalog/catalogtest"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
@@ -15,15 +16,6 @@ import (
 // primary key, name STRING) in a catalog of its own.
 func testTable(t *testing.T, spec ...catalog.TableSpec) *catalog.TableInfo {
 	t.Helper()
-	cat, err := catalog.Open(t.TempDir(), catalog.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := cat.Close(); err != nil {
-			t.Error(err)
-		}
-	})
 	s := catalog.TableSpec{
 		Table:      "events",
 		Columns:    []catalog.Column{{Name: "id", Type: "BIGINT"}, {Name: "name", Type: "STRING"}},
@@ -32,11 +24,7 @@ func testTable(t *testing.T, spec ...catalog.TableSpec) *catalog.TableInfo {
 	if len(spec) > 0 {
 		s = spec[0]
 	}
-	info, _, err := cat.CreateTable(s, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return info
+	return catalogtest.Table(t, catalogtest.Open(t), s)
 }
 
 // An inline lookup's JSON keys (numbers decoded as float64) become a batch

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/catalog/catalogtest"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
@@ -13,28 +14,17 @@ import (
 // pruned, one it may match is kept, and one whose value is not a spelling
 // ValueString writes is kept (planned in full).
 func TestMayMatchPartitionEveryKeyType(t *testing.T) {
-	cat, err := catalog.Open(t.TempDir(), catalog.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := cat.Close(); err != nil {
-			t.Error(err)
-		}
-	})
+	cat := catalogtest.Open(t)
 	tables := map[string]*catalog.TableInfo{}
 	table := func(typ string) *catalog.TableInfo {
 		if info := tables[typ]; info != nil {
 			return info
 		}
-		info, _, err := cat.CreateTable(catalog.TableSpec{
+		info := catalogtest.Table(t, cat, catalog.TableSpec{
 			Table:         fmt.Sprintf("t%d", len(tables)),
 			Columns:       []catalog.Column{{Name: "id", Type: "BIGINT"}, {Name: "k", Type: typ}},
 			PartitionKeys: []string{"k"},
-		}, false)
-		if err != nil {
-			t.Fatalf("%s: %v", typ, err)
-		}
+		})
 		tables[typ] = info
 		return info
 	}

@@ -5,30 +5,18 @@ import (
 	"testing"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/catalog/catalogtest"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
 func testTable(t *testing.T) *catalog.TableInfo {
 	t.Helper()
-	cat, err := catalog.Open(t.TempDir(), catalog.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		if err := cat.Close(); err != nil {
-			t.Error(err)
-		}
-	})
-	info, _, err := cat.CreateTable(catalog.TableSpec{
+	return catalogtest.Table(t, catalogtest.Open(t), catalog.TableSpec{
 		Table:      "events",
 		Columns:    []catalog.Column{{Name: "id", Type: "BIGINT"}, {Name: "name", Type: "STRING"}, {Name: "amount", Type: "DOUBLE"}},
 		PrimaryKey: []string{"id"},
-	}, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return info
+	})
 }
 
 // A $changelog scan's columns are named among the system columns, then the
