@@ -8,17 +8,12 @@ import io.fluxgate.client.Column;
 import io.fluxgate.client.FluxgateClient;
 import io.fluxgate.client.Rows;
 import io.fluxgate.client.TableSpec;
-import io.fluxgate.client.TableWriter;
-import io.fluxgate.client.WriteRequest;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
-import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.flink.core.io.InputStatus;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -29,25 +24,12 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 @Timeout(120)
 class BucketReaderCloseTest {
-  @RegisterExtension static final ServerExtension SERVER = new ServerExtension();
-
-  static FluxgateClient client;
-
-  @BeforeAll
-  static void connect() {
-    client = FluxgateClient.connect(SERVER.uri());
-  }
-
-  @AfterAll
-  static void disconnect() {
-    if (client != null) {
-      client.close();
-    }
-  }
+  @RegisterExtension static final ReaderFixture FIXTURE = new ReaderFixture();
 
   @Test
   void closeOnAnInterruptedThreadStopsTheFetchersAndThrowsNothing() throws Exception {
     String table = "fluss.closing";
+    FluxgateClient client = FIXTURE.client();
     client.createTable(
         TableSpec.of(table, Column.of("id", "BIGINT")).withOptions(Map.of("bucket.num", "1")),
         false);
@@ -57,29 +39,11 @@ class BucketReaderCloseTest {
       for (long id = 0; id < 100; id++) {
         rows.add(Rows.row(batch * 100 + id));
       }
-      try (VectorSchemaRoot root =
-              Rows.batch(client.allocator(), Rows.schema(client, table), rows);
-          TableWriter w = client.newWriter(WriteRequest.of(table))) {
-        w.write(root);
-      }
+      FIXTURE.write(table, rows);
     }
-    ScanSpec spec =
-        new ScanSpec(
-            table,
-            List.of("id"),
-            null,
-            "earliest",
-            null,
-            false,
-            null,
-            false,
-            List.of(),
-            null,
-            false,
-            null,
-            0);
+    ScanSpec spec = ReaderFixture.logScan(table, false, "id");
     Set<String> before = clientThreads();
-    BucketReader reader = new BucketReader(SERVER.connection(), spec);
+    BucketReader reader = FIXTURE.reader(spec);
     reader.start();
     reader.addSplits(
         List.of(

@@ -7,18 +7,13 @@ import io.fluxgate.client.FluxgateClient;
 import io.fluxgate.client.Rows;
 import io.fluxgate.client.ScanPlan;
 import io.fluxgate.client.TableSpec;
-import io.fluxgate.client.TableWriter;
-import io.fluxgate.client.WriteRequest;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.stream.Collectors;
-import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.flink.core.io.InputStatus;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -29,59 +24,32 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  */
 @Timeout(120)
 class BucketReaderDropTest {
-  @RegisterExtension static final ServerExtension SERVER = new ServerExtension();
-
-  static FluxgateClient client;
-
-  @BeforeAll
-  static void connect() {
-    client = FluxgateClient.connect(SERVER.uri());
-  }
-
-  @AfterAll
-  static void disconnect() {
-    if (client != null) {
-      client.close();
-    }
-  }
+  @RegisterExtension static final ReaderFixture FIXTURE = new ReaderFixture();
 
   @Test
   void theSplitsOfADroppedPartitionEndAndTheOthersKeepReading() throws Exception {
     String table = "fluss.dropping";
+    FluxgateClient client = FIXTURE.client();
     client.createTable(
         TableSpec.of(table, Column.of("id", "BIGINT"), Column.of("dt", "STRING"))
             .withPartitionKeys("dt")
             .withOptions(Map.of("bucket.num", "1")),
         false);
-    write(table, List.of(Rows.row(1L, "20261201"), Rows.row(2L, "20261202")));
-    ScanSpec spec =
-        new ScanSpec(
-            table,
-            List.of("id", "dt"),
-            null,
-            "earliest",
-            null,
-            false,
-            null,
-            false,
-            List.of(),
-            null,
-            true,
-            null,
-            0);
+    FIXTURE.write(table, List.of(Rows.row(1L, "20261201"), Rows.row(2L, "20261202")));
+    ScanSpec spec = ReaderFixture.logScan(table, true, "id", "dt");
     ScanPlan plan = client.plan(spec.request()); // one ticket per partition, in name order
     BucketSplit dropped = new BucketSplit("ticket-0", plan.tickets().get(0), List.of());
     BucketSplit kept = new BucketSplit("ticket-1", plan.tickets().get(1), List.of());
 
     List<Long> ids = new ArrayList<>();
-    BucketReader reader = new BucketReader(SERVER.connection(), spec);
+    BucketReader reader = FIXTURE.reader(spec);
     try {
       reader.start();
       reader.addSplits(List.of(dropped, kept));
       pollUntil(reader, ids, () -> ids.size() == 2);
       client.dropPartition(table, Map.of("dt", "20261201"), false);
       pollUntil(reader, ids, () -> splitIds(reader).equals(Set.of("ticket-1")));
-      write(table, List.of(Rows.row(3L, "20261202")));
+      FIXTURE.write(table, List.of(Rows.row(3L, "20261202")));
       pollUntil(reader, ids, () -> ids.contains(3L));
     } finally {
       reader.close();
@@ -89,7 +57,7 @@ class BucketReaderDropTest {
     assertEquals(List.of(1L, 2L, 3L), ids.stream().sorted().toList());
 
     // A reader restored from a checkpoint taken before the drop ends that split too.
-    BucketReader restored = new BucketReader(SERVER.connection(), spec);
+    BucketReader restored = FIXTURE.reader(spec);
     List<Long> again = new ArrayList<>();
     try {
       restored.addSplits(List.of(dropped.resumeAt(1), kept.resumeAt(1)));
@@ -100,13 +68,6 @@ class BucketReaderDropTest {
       restored.close();
     }
     assertEquals(List.of(3L), again);
-  }
-
-  private static void write(String table, List<List<Object>> rows) {
-    try (VectorSchemaRoot root = Rows.batch(client.allocator(), Rows.schema(client, table), rows);
-        TableWriter w = client.newWriter(WriteRequest.of(table))) {
-      w.write(root);
-    }
   }
 
   private static Set<String> splitIds(BucketReader reader) {
