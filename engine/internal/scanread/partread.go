@@ -1,11 +1,6 @@
 package scanread
 
-import (
-	"github.com/apache/arrow-go/v18/arrow"
-
-	"github.com/fluxgate-io/fluxgate/logstore"
-	"github.com/fluxgate-io/fluxgate/protocol"
-)
+import "github.com/fluxgate-io/fluxgate/protocol"
 
 // Reading a ticket of a partitioned table: each range names its partition,
 // whose own table the range is read from, and every batch's app_metadata
@@ -39,22 +34,15 @@ func (rs *Stream) partitionOf() (int64, string) {
 	return 0, ""
 }
 
-func (rs *Stream) tagPartition(send func(arrow.RecordBatch, protocol.BatchMeta) error) func(arrow.RecordBatch, protocol.BatchMeta) error {
+// tagPartition wraps send (of decoded or encoded batches) to name in each
+// batch's meta the partition being read, when the table is partitioned.
+// (A function, as Go methods take no type parameters.)
+func tagPartition[B any](rs *Stream, send func(B, protocol.BatchMeta) error) func(B, protocol.BatchMeta) error {
 	if rs.tk.PartitionID == 0 {
 		return send
 	}
-	return func(rec arrow.RecordBatch, m protocol.BatchMeta) error {
+	return func(b B, m protocol.BatchMeta) error {
 		m.PartitionID, m.Partition = rs.partitionOf()
-		return send(rec, m)
-	}
-}
-
-func (rs *Stream) tagEncodedPartition(send func(logstore.Message, protocol.BatchMeta) error) func(logstore.Message, protocol.BatchMeta) error {
-	if rs.tk.PartitionID == 0 {
-		return send
-	}
-	return func(msg logstore.Message, m protocol.BatchMeta) error {
-		m.PartitionID, m.Partition = rs.partitionOf()
-		return send(msg, m)
+		return send(b, m)
 	}
 }

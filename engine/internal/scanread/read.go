@@ -149,9 +149,9 @@ func (rs *Stream) Run(ctx context.Context, send func(arrow.RecordBatch, protocol
 		case <-ctx.Done():
 		}
 	}()
-	send = rs.tagPartition(send)
+	send = tagPartition(rs, send)
 	if rs.encoded != nil {
-		rs.encoded = rs.tagEncodedPartition(rs.encoded)
+		rs.encoded = tagPartition(rs, rs.encoded)
 	}
 	for _, r := range rs.ranges {
 		if rs.left == 0 {
