@@ -56,6 +56,25 @@ func tierHeld(t *testing.T, e *Engine, h *roundHold, table string) <-chan error 
 	return done
 }
 
+// dropAfterRound checks that a drop has not returned while the round is
+// held, then frees the round and fails the test if the round or the drop
+// fails.
+func dropAfterRound(t *testing.T, h *roundHold, rounded, dropped <-chan error) {
+	t.Helper()
+	select {
+	case err := <-dropped:
+		t.Fatalf("the drop returned (%v) before the round it must wait for", err)
+	default:
+	}
+	h.free()
+	if err := <-rounded; err != nil {
+		t.Fatalf("the round the drop waited for: %v", err)
+	}
+	if err := <-dropped; err != nil {
+		t.Fatal(err)
+	}
+}
+
 // waitFor polls cond until it holds, failing the test after 10 s.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
@@ -136,19 +155,7 @@ func TestDropPartitionWaitsForTheRoundWithoutStallingCreation(t *testing.T) {
 	if again.PartitionID == old.PartitionID {
 		t.Errorf("the dropped partition's name was created again with its old id %d", old.PartitionID)
 	}
-	select {
-	case err := <-dropped:
-		t.Fatalf("the drop returned (%v) before the round it must wait for", err)
-	default:
-	}
-
-	h.free()
-	if err := <-rounded; err != nil {
-		t.Fatalf("the round the drop waited for: %v", err)
-	}
-	if err := <-dropped; err != nil {
-		t.Fatal(err)
-	}
+	dropAfterRound(t, h, rounded, dropped)
 	if _, err := os.Stat(e.tableDir(old.PartitionID)); !os.IsNotExist(err) {
 		t.Errorf("the dropped partition's data is still there (%v)", err)
 	}
@@ -190,17 +197,5 @@ func TestDropTableWaitsForTheRoundWithoutStallingCreation(t *testing.T) {
 		return err != nil
 	})
 	createWithin(t, e, h, map[string]string{"dt": "20261201"})
-	select {
-	case err := <-dropped:
-		t.Fatalf("the drop returned (%v) before the round it must wait for", err)
-	default:
-	}
-
-	h.free()
-	if err := <-rounded; err != nil {
-		t.Fatalf("the round the drop waited for: %v", err)
-	}
-	if err := <-dropped; err != nil {
-		t.Fatal(err)
-	}
+	dropAfterRound(t, h, rounded, dropped)
 }
