@@ -133,14 +133,7 @@ func TestDropPartitionWaitsForTheRoundWithoutStallingCreation(t *testing.T) {
 	if _, err := writeEvents(t, e, protocol.WriteRequest{Table: "events"}, eventRows([]int64{1, 2, 3}, []string{"20261201", "20261202", "20261201"})); err != nil {
 		t.Fatal(err)
 	}
-	info, err := e.cat.Table(protocol.TablePath{Database: "fluss", Table: "events"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	old, err := e.cat.PartitionByName(info, "20261201")
-	if err != nil {
-		t.Fatal(err)
-	}
+	info, old := catalogPartition(t, e, "events", "20261201")
 
 	rounded := tierHeld(t, e, h, "events")
 	dropped := make(chan error, 1)

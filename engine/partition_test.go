@@ -68,6 +68,21 @@ func writeEvents(t *testing.T, e *Engine, req protocol.WriteRequest, rec arrow.R
 	return ws.Write(context.Background(), rec)
 }
 
+// catalogPartition returns the catalog's definition of table and of its
+// partition name.
+func catalogPartition(t *testing.T, e *Engine, table, name string) (*catalog.TableInfo, *catalog.Partition) {
+	t.Helper()
+	info, err := e.cat.Table(protocol.TablePath{Database: "fluss", Table: table})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := e.cat.PartitionByName(info, name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return info, p
+}
+
 // partitionRows is the rows each bucket of a partition's log holds.
 func partitionRows(t *testing.T, e *Engine, info *catalog.TableInfo, name string) int64 {
 	t.Helper()

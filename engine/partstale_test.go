@@ -26,14 +26,7 @@ func TestPartitionCreatedAfterAlterTakesTheCurrentSchema(t *testing.T) {
 	if _, err := ws.Write(t.Context(), eventRows([]int64{1}, []string{"20260101"})); err != nil {
 		t.Fatal(err)
 	}
-	info, err := e.cat.Table(protocol.TablePath{Database: "fluss", Table: "events"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := e.cat.PartitionByName(info, "20260101")
-	if err != nil {
-		t.Fatal(err)
-	}
+	info, p := catalogPartition(t, e, "events", "20260101")
 	pt, err := e.tableByID(p.PartitionID)
 	if err != nil {
 		t.Fatal(err)

@@ -33,14 +33,7 @@ func TestUnavailablePartitionLeavesTheOthersTiering(t *testing.T) {
 	if _, err := writeEvents(t, e, protocol.WriteRequest{Table: "events"}, eventRows([]int64{4, 5, 6}, days)); err != nil {
 		t.Fatal(err)
 	}
-	info, err := e.cat.Table(protocol.TablePath{Database: "fluss", Table: "events"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	lost, err := e.cat.PartitionByName(info, "20261201")
-	if err != nil {
-		t.Fatal(err)
-	}
+	info, lost := catalogPartition(t, e, "events", "20261201")
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
