@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/fluxgate-io/fluxgate/row"
+	"github.com/fluxgate-io/fluxgate/row/rowtest"
 )
 
 // keyTypes are the Arrow types of the partition key types (sqltype's), with
@@ -180,6 +181,9 @@ func randValue(rnd *rand.Rand, dt arrow.DataType) any {
 	if rnd.IntN(3) == 0 {
 		u = []uint64{0, 1, math.MaxUint64, 1 << 63, 1<<63 - 1, 1 << 31, 1<<31 - 1, 999, 1000, 999_999, 86_399_999}[rnd.IntN(11)]
 	}
+	if v, ok := rowtest.FromBits(dt, u); ok {
+		return v
+	}
 	switch dt.ID() {
 	case arrow.STRING:
 		return string(rune('a'+u%26)) + "-" + string(rune('0'+u%10))
@@ -189,16 +193,6 @@ func randValue(rnd *rand.Rand, dt arrow.DataType) any {
 			b[i] = byte(rnd.Uint32())
 		}
 		return b
-	case arrow.BOOL:
-		return u&1 == 1
-	case arrow.INT8:
-		return int8(u)
-	case arrow.INT16:
-		return int16(u)
-	case arrow.INT32:
-		return int32(u)
-	case arrow.INT64:
-		return int64(u)
 	case arrow.FLOAT32:
 		return math.Float32frombits(uint32(u)) // every bit pattern: NaNs, subnormals, zeros
 	case arrow.FLOAT64:
@@ -206,14 +200,6 @@ func randValue(rnd *rand.Rand, dt arrow.DataType) any {
 			return rnd.NormFloat64() * math.Pow(10, float64(rnd.IntN(40)-20))
 		}
 		return math.Float64frombits(u)
-	case arrow.DATE32:
-		return arrow.Date32(u)
-	case arrow.TIME32:
-		return arrow.Time32(u)
-	case arrow.TIME64:
-		return arrow.Time64(u)
-	case arrow.TIMESTAMP:
-		return arrow.Timestamp(u)
 	}
 	panic(dt)
 }

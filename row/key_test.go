@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/row/rowtest"
 )
 
 var keyTypes = []arrow.DataType{
@@ -154,25 +155,10 @@ func randKeyValue(rnd *rand.Rand, t arrow.DataType) any {
 	if rnd.IntN(2) == 0 {
 		u = []uint64{0, 1, math.MaxUint64, 1 << 63, 1<<63 - 1, 1 << 31, 1<<31 - 1, 1 << 15, 1 << 7}[rnd.IntN(9)]
 	}
+	if v, ok := rowtest.FromBits(t, u); ok {
+		return v
+	}
 	switch t.ID() {
-	case arrow.BOOL:
-		return u&1 == 1
-	case arrow.INT8:
-		return int8(u)
-	case arrow.INT16:
-		return int16(u)
-	case arrow.INT32:
-		return int32(u)
-	case arrow.INT64:
-		return int64(u)
-	case arrow.DATE32:
-		return arrow.Date32(u)
-	case arrow.TIME32:
-		return arrow.Time32(u)
-	case arrow.TIME64:
-		return arrow.Time64(u)
-	case arrow.TIMESTAMP:
-		return arrow.Timestamp(u)
 	case arrow.FLOAT32, arrow.FLOAT64:
 		specials := []float64{math.Inf(-1), -1, negZero, 0, math.SmallestNonzeroFloat64, 1, math.Inf(1), math.NaN(), math.Float64frombits(0xfff8000000000000)}
 		f := rnd.NormFloat64() * 1e6
