@@ -21,7 +21,6 @@ import org.apache.spark.sql.connector.read.Scan;
 import org.apache.spark.sql.connector.read.streaming.MicroBatchStream;
 import org.apache.spark.sql.connector.read.streaming.Offset;
 import org.apache.spark.sql.streaming.StreamingQuery;
-import org.apache.spark.sql.streaming.Trigger;
 import org.apache.spark.sql.util.CaseInsensitiveStringMap;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 import org.junit.jupiter.api.Test;
@@ -158,7 +157,7 @@ class PartitionDropTest extends SparkServerTest {
     insert(name, "20261202", 3);
     Path out = Files.createTempDirectory("drop-out");
     Path checkpoint = Files.createTempDirectory("drop-checkpoint");
-    StreamingQuery q = start(name, out, checkpoint);
+    StreamingQuery q = follow(name, out, checkpoint);
     try {
       q.processAllAvailable();
       assertEquals(List.of("1@20261201", "2@20261201", "3@20261202"), rows(out));
@@ -173,7 +172,7 @@ class PartitionDropTest extends SparkServerTest {
 
     insert(name, "20261202", 5);
     insert(name, "20261201", 6); // created again: a new partition
-    StreamingQuery again = start(name, out, checkpoint);
+    StreamingQuery again = follow(name, out, checkpoint);
     try {
       again.processAllAvailable();
     } finally {
@@ -183,21 +182,6 @@ class PartitionDropTest extends SparkServerTest {
         List.of(
             "1@20261201", "2@20261201", "3@20261202", "4@20261202", "5@20261202", "6@20261201"),
         rows(out));
-  }
-
-  private static StreamingQuery start(String table, Path out, Path checkpoint) throws Exception {
-    return spark
-        .readStream()
-        .format("fluxgate")
-        .option("endpoint", server.uri())
-        .option("table", table)
-        .load()
-        .writeStream()
-        .format("parquet")
-        .option("path", out.toString())
-        .option("checkpointLocation", checkpoint.toString())
-        .trigger(Trigger.ProcessingTime(100))
-        .start();
   }
 
   /** The stream's output as "id@dt", sorted by id. */

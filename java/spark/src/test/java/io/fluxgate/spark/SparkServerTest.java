@@ -11,6 +11,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -26,6 +27,8 @@ import org.apache.spark.sql.api.java.UDF1;
 import org.apache.spark.sql.execution.ExplainMode;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.apache.spark.sql.execution.datasources.v2.BatchScanExec;
+import org.apache.spark.sql.streaming.StreamingQuery;
+import org.apache.spark.sql.streaming.Trigger;
 import org.apache.spark.sql.types.DataTypes;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -162,13 +165,30 @@ abstract class SparkServerTest {
 
   /** A fluxgate read of table through the DataFrame API, with further read options. */
   static Dataset<Row> read(String table, Map<String, String> options) {
-    return spark
-        .read()
-        .format("fluxgate")
-        .option("endpoint", server.uri())
-        .option("table", table)
-        .options(options)
-        .load();
+    return spark.read().format("fluxgate").options(sourceOptions(table, options)).load();
+  }
+
+  /** A fluxgate stream of table through the DataFrame API, with further read options. */
+  static Dataset<Row> stream(String table, Map<String, String> options) {
+    return spark.readStream().format("fluxgate").options(sourceOptions(table, options)).load();
+  }
+
+  /** The fluxgate source's options for table on the server, then the further options. */
+  private static Map<String, String> sourceOptions(String table, Map<String, String> options) {
+    Map<String, String> all = new LinkedHashMap<>(Map.of("endpoint", server.uri(), "table", table));
+    all.putAll(options);
+    return all;
+  }
+
+  /** A query following the table into parquet files under out, with this checkpoint. */
+  static StreamingQuery follow(String table, Path out, Path checkpoint) throws Exception {
+    return stream(table, Map.of())
+        .writeStream()
+        .format("parquet")
+        .option("path", out.toString())
+        .option("checkpointLocation", checkpoint.toString())
+        .trigger(Trigger.ProcessingTime(100))
+        .start();
   }
 
   /** The fluxgate scan node of an executed DataFrame, for its metrics. */

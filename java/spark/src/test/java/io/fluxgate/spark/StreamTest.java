@@ -37,16 +37,6 @@ class StreamTest extends SparkServerTest {
     write(table, rows);
   }
 
-  private static Dataset<Row> stream(String table, Map<String, String> options) {
-    return spark
-        .readStream()
-        .format("fluxgate")
-        .option("endpoint", server.uri())
-        .option("table", table)
-        .options(options)
-        .load();
-  }
-
   /** Runs the stream into parquet files under out with this checkpoint until it is caught up. */
   private static void drain(Dataset<Row> stream, Path out, Path checkpoint) throws Exception {
     StreamingQuery q =
@@ -76,17 +66,6 @@ class StreamTest extends SparkServerTest {
       out.add(i);
     }
     return out;
-  }
-
-  /** A query following the table into parquet files under out, with this checkpoint. */
-  private static StreamingQuery follow(String table, Path out, Path checkpoint) throws Exception {
-    return stream(table, Map.of())
-        .writeStream()
-        .format("parquet")
-        .option("path", out.toString())
-        .option("checkpointLocation", checkpoint.toString())
-        .trigger(Trigger.ProcessingTime(100))
-        .start();
   }
 
   /** Two writers append ids [from, from + 100) in batches of 10, one the even tens, one the odd. */
