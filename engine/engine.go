@@ -142,6 +142,8 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e.logOpts = opts.logOptions(e.met.observeSync)
+	// Before any table opens: the metrics' callback reads e.lakes of each
+	// open table.
 	e.lakes = e.newLakes()
 	e.plan = e.planEnv()
 	e.logw = &logwrite.Env{Alloc: opts.Allocator, PK: e.pkw, Partition: e.partitionTable,
@@ -150,6 +152,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 	e.reads = e.readEnv()
 	tables, err := cat.ListTables("")
 	if err != nil {
+		lk.Close()
 		store.Close()
 		cat.Close()
 		return nil, err

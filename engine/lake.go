@@ -14,7 +14,7 @@ func (e *Engine) newLakes() *laketier.Lakes {
 	return laketier.New(laketier.Env{
 		Lake: e.lake, KV: e.kv, Alloc: e.opts.Allocator, Logger: e.opts.Logger,
 		Metrics: laketier.Metrics{RoundSeconds: e.met.lakeRoundSeconds, Files: e.met.lakeFiles,
-			Bytes: e.met.lakeBytes, Rows: e.met.lakeRows},
+			Bytes: e.met.lakeBytes, Rows: e.met.lakeRows, Table: tableAttr},
 		CompactionInterval: e.opts.LakeCompactionInterval,
 		TableByID:          e.cat.TableByID,
 		Partitions:         e.cat.Partitions,

@@ -5,7 +5,6 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/engine/internal/laketier"
-	"github.com/fluxgate-io/fluxgate/engine/internal/scanread"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/lake"
 	"github.com/fluxgate-io/fluxgate/partition"
@@ -30,7 +29,7 @@ func (e *Engine) lakePartitionNames(ctx context.Context, info *catalog.TableInfo
 	if err != nil {
 		return nil, err
 	}
-	parts, err := scanread.LakeParts(ctx, lt, snapshotID, info)
+	parts, err := lt.NamedPartitions(ctx, snapshotID, info)
 	if err != nil {
 		return nil, err
 	}

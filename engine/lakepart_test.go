@@ -13,7 +13,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/fluxgate-io/fluxgate/engine/internal/scanread"
 	"github.com/fluxgate-io/fluxgate/lake"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
@@ -43,7 +42,7 @@ func lakeIDs(t *testing.T, e *Engine, table string) map[string][]int64 {
 	if err != nil {
 		t.Fatal(err)
 	}
-	parts, err := scanread.LakeParts(ctx, lt, snap.ID, info)
+	parts, err := lt.NamedPartitions(ctx, snap.ID, info)
 	if err != nil {
 		t.Fatal(err)
 	}

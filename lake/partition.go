@@ -3,9 +3,17 @@ package lake
 import (
 	"context"
 	"fmt"
+	"slices"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
+
+	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/partition"
+	"github.com/fluxgate-io/fluxgate/row"
 )
 
 // Partitioned tables (PROTOCOL.md §7.7): the Iceberg spec is identity of
@@ -228,4 +236,50 @@ func logicalTypes(spec iceberg.PartitionSpec, sc *iceberg.Schema) map[int]string
 		}
 	}
 	return out
+}
+
+// NamedPartition is a partition of a lake snapshot with its fluxgate name.
+type NamedPartition struct {
+	Name   string
+	Values Partition
+}
+
+// NamedPartitions lists the partitions of a snapshot (Partitions) with the
+// names fluxgate gives them (package partition), in name order: how reads
+// match a lake partition to a fluxgate one (info is the table's definition).
+func (t *Table) NamedPartitions(ctx context.Context, snapshotID int64, info *catalog.TableInfo) ([]NamedPartition, error) {
+	parts, err := t.Partitions(ctx, snapshotID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]NamedPartition, 0, len(parts))
+	for _, p := range parts {
+		name, err := partitionName(info, p)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, NamedPartition{Name: name, Values: p})
+	}
+	slices.SortFunc(out, func(a, b NamedPartition) int { return strings.Compare(a.Name, b.Name) })
+	return out, nil
+}
+
+// partitionName names a lake partition as a row of its values names its
+// partition (package partition).
+func partitionName(info *catalog.TableInfo, p Partition) (string, error) {
+	values := make([]string, len(p))
+	for i, k := range info.PartitionKeyIndexes() {
+		f := info.ArrowSchema().Field(k)
+		b := array.NewBuilder(memory.DefaultAllocator, f.Type)
+		row.Append(b, p[i])
+		arr := b.NewArray()
+		b.Release()
+		v, err := partition.ValueString(f.Name, arr, 0)
+		arr.Release()
+		if err != nil {
+			return "", err
+		}
+		values[i] = v
+	}
+	return partition.Name(values), nil
 }

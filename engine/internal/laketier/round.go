@@ -5,9 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	"go.opentelemetry.io/otel/attribute"
-	"go.opentelemetry.io/otel/metric"
-
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/tiering"
@@ -41,7 +38,7 @@ func (l *Lakes) Round(ctx context.Context, o Owner) (tiering.Result, error) {
 		}
 	}
 	log, met := l.env.Logger, l.env.Metrics
-	attr := metric.WithAttributes(attribute.String("table", info.Path().String()))
+	attr := met.Table(info.Path().String())
 	met.RoundSeconds.Record(ctx, time.Since(start).Seconds(), attr)
 	if err != nil {
 		log.Warn("tiering round failed", "table", info.Path().String(), "err", err)

@@ -24,7 +24,7 @@ func (env *Env) Insert(t *table.Table, keys []lookup.Missing) error {
 		}
 	}
 	slices.Sort(buckets)
-	if err := env.Writable(t); err != nil {
+	if err := env.writable(t); err != nil {
 		return err
 	}
 	st.Lock(buckets)

@@ -25,10 +25,10 @@ type Env struct {
 	RecoverKV func() error
 }
 
-// Writable readies a primary-key table for a write: if the state store
+// writable readies a primary-key table for a write: if the state store
 // broke (a write of its log failed) it is reopened first, and if the
 // table's last write failed its log and state are recovered.
-func (env *Env) Writable(t *table.Table) error {
+func (env *Env) writable(t *table.Table) error {
 	if env.KV.Broken() {
 		if err := env.RecoverKV(); err != nil {
 			return err
@@ -40,11 +40,11 @@ func (env *Env) Writable(t *table.Table) error {
 	return nil
 }
 
-// Stage runs ops (per touched bucket, ascending) through the merge engine
+// stage runs ops (per touched bucket, ascending) through the merge engine
 // under the buckets' locks and appends the changelog; the state is committed
 // once the changelog is durable (inflight.Txn.Wait).
-func (env *Env) Stage(t *table.Table, sch *table.Schema, wr *merge.Write, buckets []int, ops [][]Op, writer logstore.Writer) (*inflight.Txn, error) {
-	if err := env.Writable(t); err != nil {
+func (env *Env) stage(t *table.Table, sch *table.Schema, wr *merge.Write, buckets []int, ops [][]Op, writer logstore.Writer) (*inflight.Txn, error) {
+	if err := env.writable(t); err != nil {
 		return nil, err
 	}
 	t.PK.Lock(buckets)
@@ -52,7 +52,7 @@ func (env *Env) Stage(t *table.Table, sch *table.Schema, wr *merge.Write, bucket
 	return env.stageLocked(t, sch, wr, buckets, ops, writer)
 }
 
-// ApplyLocked is Stage for a caller that holds the buckets' locks (undo,
+// ApplyLocked is stage for a caller that holds the buckets' locks (undo,
 // insert-if-not-exists): it returns once the write is committed, with the
 // buckets' log end offsets.
 func (env *Env) ApplyLocked(t *table.Table, sch *table.Schema, wr *merge.Write, buckets []int, ops [][]Op, writer logstore.Writer) (map[int]int64, error) {

@@ -110,7 +110,7 @@ func (p *Write) Submit(env *Env, t *table.Table, sch *table.Schema, rec arrow.Re
 			ops[k] = append(ops[k], o)
 		}
 	}
-	return env.Stage(t, sch, p.write, touched, ops, writer)
+	return env.stage(t, sch, p.write, touched, ops, writer)
 }
 
 // bind maps the columns of a batch schema to the table's, checking names and

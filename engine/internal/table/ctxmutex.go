@@ -6,8 +6,8 @@ import "context"
 // the tier's locks are held across lake calls, which may take long.
 type CtxMutex chan struct{}
 
-// NewCtxMutex returns an unlocked CtxMutex.
-func NewCtxMutex() CtxMutex { return make(CtxMutex, 1) }
+// newCtxMutex returns an unlocked CtxMutex.
+func newCtxMutex() CtxMutex { return make(CtxMutex, 1) }
 
 // Lock locks m, or returns ctx's error if ctx is done first.
 func (m CtxMutex) Lock(ctx context.Context) error {

@@ -9,7 +9,7 @@ import (
 // A waiter whose context ends gives up with its context's error, and the
 // mutex stays held by its holder until Unlock.
 func TestCtxMutexWaiterGivesUpWithItsContext(t *testing.T) {
-	m := NewCtxMutex()
+	m := newCtxMutex()
 	if err := m.Lock(context.Background()); err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ import (
 type PK struct {
 	locks      []sync.Mutex   // one per bucket: a bucket's writes read and change its state in turn
 	InFlight   inflight.Queue // writes appended and not yet committed
-	KeyIndexes []int          // of the stored key's columns
+	keyIndexes []int          // of the stored key's columns
 	KeyTypes   []arrow.DataType
 	IDs        *kv.IDs // nil without an auto-increment column
 	// Counted: the table keeps a row count per bucket (engine's stats.go),
@@ -35,8 +35,8 @@ func NewPK(info *catalog.TableInfo, store *kv.Store) (*PK, error) {
 	// A partition's rows all have its partition values, so its stored key
 	// is the physical primary key (as in Fluss): then a bucket-key prefix
 	// is a byte prefix of it (prefix lookups). Other tables: the primary key.
-	st := &PK{locks: make([]sync.Mutex, info.BucketCount()), KeyIndexes: info.PhysicalKeyIndexes(), Counted: KeepsRowCount(info)}
-	for _, i := range st.KeyIndexes {
+	st := &PK{locks: make([]sync.Mutex, info.BucketCount()), keyIndexes: info.PhysicalKeyIndexes(), Counted: KeepsRowCount(info)}
+	for _, i := range st.keyIndexes {
 		st.KeyTypes = append(st.KeyTypes, schema.Field(i).Type)
 	}
 	var err error
@@ -83,8 +83,8 @@ func (st *PK) Quiesce() (unlock func()) {
 
 // Key encodes the primary key of a full-width row.
 func (st *PK) Key(dst []byte, r row.Row) ([]byte, error) {
-	vals := make([]any, len(st.KeyIndexes))
-	for i, c := range st.KeyIndexes {
+	vals := make([]any, len(st.keyIndexes))
+	for i, c := range st.keyIndexes {
 		vals[i] = r[c]
 	}
 	return row.EncodeKey(dst, st.KeyTypes, vals)

@@ -49,7 +49,7 @@ func newTable(log *logstore.Table, info *catalog.TableInfo, alloc memory.Allocat
 	if err != nil {
 		return nil, err
 	}
-	t := &Table{Log: log, Codec: CodecOf(info.Compression())}
+	t := &Table{Log: log, Codec: codecOf(info.Compression())}
 	t.schema.Store(sch)
 	t.Tier.init()
 	if key := info.BucketKeyIndexes(); len(key) > 0 {
@@ -71,8 +71,8 @@ func (t *Table) Current() *Schema { return t.schema.Load() }
 // SetSchema makes s the table's current schema (alter-table).
 func (t *Table) SetSchema(s *Schema) { t.schema.Store(s) }
 
-// CodecOf is the log codec of a table's compression option.
-func CodecOf(name string) logstore.Codec {
+// codecOf is the log codec of a table's compression option.
+func codecOf(name string) logstore.Codec {
 	switch name {
 	case "lz4_frame":
 		return logstore.CodecLZ4

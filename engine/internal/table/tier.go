@@ -34,7 +34,7 @@ func NewTier() *Tier {
 }
 
 func (t *Tier) init() {
-	t.Round, t.Opening = NewCtxMutex(), NewCtxMutex()
+	t.Round, t.Opening = newCtxMutex(), newCtxMutex()
 	t.LastRound = time.Now()
 }
 
