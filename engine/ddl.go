@@ -239,15 +239,17 @@ func (e *Engine) alterTable(ctx context.Context, name string, set map[string]str
 	if err != nil {
 		return nil, err
 	}
+	// The lake table takes the new columns first, so that a failure leaves
+	// the alter undone; writes go on meanwhile (a lake call can be slow).
+	if err := e.lakes.Ensure(ctx, next); err != nil {
+		return nil, err
+	}
 	for _, t := range tables {
 		if next.SchemaID != old.SchemaID && t.PK != nil {
 			// No primary-key write may interleave with a schema change: each
 			// reads and stores rows in one schema (pkwrite).
 			defer t.PK.Quiesce()()
 		}
-	}
-	if err := e.lakes.Ensure(ctx, next); err != nil {
-		return nil, err
 	}
 	info, err := e.cat.AlterTable(path, set, reset, addColumns)
 	if err != nil {
