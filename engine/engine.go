@@ -40,15 +40,19 @@ type Engine struct {
 	cat     *catalog.Catalog
 	kv      *kv.Store
 	lake    *lake.Lake
-	lakes   *laketier.Lakes // the tables' lake tiers
 	met     *metrics
-	pkw     *pkwrite.Env  // the primary-key write pipeline's view of the engine
-	logw    *logwrite.Env // the write path's
-	lock    io.Closer     // of the data directory; released last by Close
+	lock    io.Closer // of the data directory; released last by Close
 
 	producers *producer.Store // undo recovery's producer offsets (producers.go)
 
-	lookups tablelookup.Env // what lookups use of the engine (lookup.go)
+	// The rooms (engine/internal), each over what it uses of the engine,
+	// built once by Open.
+	lakes   *laketier.Lakes // the tables' lake tiers (lake.go)
+	pkw     *pkwrite.Env    // the primary-key write pipeline
+	logw    *logwrite.Env   // the write path (write.go)
+	plan    scanplan.Env    // read planning (plan.go)
+	reads   *scanread.Env   // reading (read.go)
+	lookups tablelookup.Env // lookups (lookup.go)
 
 	mu          sync.RWMutex
 	tables      map[int64]*table.Table // open tables by id; guarded by mu
@@ -59,8 +63,6 @@ type Engine struct {
 
 	autoPartMu sync.Mutex // serializes auto-partition checks (autopartition.go)
 
-	plan scanplan.Env // what planning uses of the engine, built by Open (plan.go)
-
 	// partitionListed, if set, is called by createPartition between listing
 	// a new partition in the catalog and opening it (tests).
 	partitionListed func()
@@ -68,7 +70,6 @@ type Engine struct {
 	kvRecovery sync.Mutex // serializes reopening a broken kv store (recoverKV)
 
 	draining chan struct{} // closed by Drain
-	reads    *scanread.Env // what scans use of the engine (read.go)
 	// life is the engine's lifetime: background work (retention, tiering)
 	// runs under it, and Close cancels it, so that no lake call outlives
 	// the engine.
