@@ -266,15 +266,7 @@ func dropRowCounts(t *testing.T, dir string) {
 func TestTableStatsOfPartitions(t *testing.T) {
 	e := openEngine(t, t.TempDir())
 	defer e.Close()
-	if _, err := e.CreateTable(t.Context(), protocol.TableSpec{
-		Table:         "orders",
-		Columns:       []protocol.Column{{Name: "id", Type: "BIGINT"}, {Name: "region", Type: "STRING"}, {Name: "amount", Type: "BIGINT"}},
-		PrimaryKey:    []string{"id", "region"},
-		PartitionKeys: []string{"region"},
-		Options:       map[string]string{"bucket.num": "2"},
-	}, false); err != nil {
-		t.Fatal(err)
-	}
+	createOrders(t, e)
 	write := func(mode string, rec arrow.RecordBatch) {
 		t.Helper()
 		if _, err := writeEvents(t, e, protocol.WriteRequest{Table: "orders", Mode: mode}, rec); err != nil {
