@@ -69,10 +69,10 @@ class Connection:
                                      private_key=_pem(settings.key), override_hostname=settings.override_hostname)
         self.location = location
         self._user, self._password = user, password
-        self._headers: list[tuple[str, str]] = []
+        self._headers: list[tuple[bytes, bytes]] = []
         try:
             if token is not None:
-                self._headers = [("authorization", "Bearer " + token)]
+                self._headers = [(b"authorization", b"Bearer " + token.encode())]
             elif user is not None:
                 self._handshake()
         except BaseException:
@@ -82,11 +82,13 @@ class Connection:
     def _handshake(self) -> None:
         assert self._user is not None and self._password is not None
         key, value = self.flight.authenticate_basic_token(self._user, self._password)
-        self._headers = [(_text(key), _text(value))]
+        self._headers = [(_bytes(key), _bytes(value))]
 
     def options(self, write_options: pa.ipc.IpcWriteOptions | None = None) -> fl.FlightCallOptions:
         """Call options carrying the authorization header (and `write_options` for the batches a call sends)."""
-        return fl.FlightCallOptions(headers=self._headers, write_options=write_options)
+        # pyarrow takes the headers as bytes (its stubs say str).
+        headers = cast(list[tuple[str, str]], self._headers)
+        return fl.FlightCallOptions(headers=headers, write_options=write_options)
 
     def call(self, fn: Callable[[fl.FlightCallOptions], T]) -> T:
         """Runs a unary call; with a user and password, shakes hands again once if its token was refused."""
@@ -109,5 +111,5 @@ class Connection:
         self.flight.close()
 
 
-def _text(value: str | bytes) -> str:
-    return value.decode() if isinstance(value, bytes) else value
+def _bytes(value: str | bytes) -> bytes:
+    return value if isinstance(value, bytes) else value.encode()
