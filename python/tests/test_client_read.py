@@ -25,6 +25,10 @@ def orders(fg):
     return table
 
 
+def stream_threads():
+    return [t for t in threading.enumerate() if t.name == "fluxgate-stream"]
+
+
 def test_scan_reads_every_bucket_as_one_reader(fg, orders):
     reader = fg.scan(orders)
     assert isinstance(reader, pa.RecordBatchReader)
@@ -72,10 +76,12 @@ def test_scan_compression_none(fg, orders):
     assert fg.scan(orders, compression="none").read_all().num_rows == 1000
 
 
-def test_closing_a_scan_early_cancels_its_streams(fg, orders):
+def test_a_scan_opens_its_streams_when_read_and_ends_them_when_dropped(fg, orders):
     reader = fg.scan(orders, parallelism=2)
-    reader.read_next_batch()
-    reader.close()
+    assert stream_threads() == []  # a reader dropped unread holds no stream
+    assert reader.read_next_batch().num_rows > 0 and len(stream_threads()) == 2
+    del reader  # dropped half read: its streams are cancelled
+    assert stream_threads() == []
     assert fg.to_arrow(orders).num_rows == 1000  # the client goes on
 
 

@@ -18,13 +18,16 @@ from ._types import BucketOffsets, Offsets, PartitionInfo, PartitionOffsets
 
 def scan_reader(conn: Connection, info: fl.FlightInfo, parallelism: int) -> pa.RecordBatchReader:
     """One reader over every endpoint of a bounded scan, at most `parallelism` streams read at once. Batches of one
-    bucket keep their order; buckets interleave. Closing the reader early cancels the streams."""
+    bucket keep their order; buckets interleave. A reader dropped before its end cancels its streams (pyarrow's
+    `close` does not reach them: they end when the reader is collected)."""
     schema = info.schema
-    streams = Streams(conn, capacity=2 * parallelism, bounded=True)
-    streams.start([ep.ticket for ep in info.endpoints], min(parallelism, len(info.endpoints)))
 
     def batches() -> Iterator[pa.RecordBatch]:
+        # Started at the first read, so that a reader dropped unread holds no stream; once started, the
+        # generator's close, when pyarrow drops it with the reader, ends them.
+        streams = Streams(conn, capacity=2 * parallelism, bounded=True)
         try:
+            streams.start([ep.ticket for ep in info.endpoints], min(parallelism, len(info.endpoints)))
             while (chunk := streams.get()) is not None:
                 if chunk.data.num_rows:  # empty batches only carry offsets
                     yield _with_schema(chunk.data, schema)

@@ -269,7 +269,8 @@ class Client:
         """Reads a table, or a view, up to its end when planned, as one reader over every bucket.
 
         The buckets are read at once, `parallelism` at a time; each bucket's batches keep their order, the
-        buckets' interleave. Filter, projection and limit are the server's (docs/PROTOCOL.md §4).
+        buckets' interleave. Filter, projection and limit are the server's (docs/PROTOCOL.md §4). Streams open at
+        the first read; a reader dropped (``del``, or out of scope) before its end cancels them.
 
         Args:
             table: ``database.table``, ``t$changelog`` or ``t$lake``.
@@ -354,7 +355,8 @@ class Client:
         RecordBatch under that size is one). Columns are cast to the table's types by name (a Python int to an
         INT column, pandas' nanoseconds to a TIMESTAMP(3), polars' strings to a STRING), safely: a value that does
         not fit raises. A log table gets the batches compressed as it stores them (its ZSTD or LZ4 codec and
-        level), which the server then keeps as received.
+        level), which the server then keeps as received. Each call looks the table up first (its types and
+        codec): for many small writes, keep a `writer`.
 
         Args:
             table: ``database.table``.
