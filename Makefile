@@ -31,12 +31,14 @@ go-test: build
 fuzz:
 	scripts/fuzz-smoke
 
-# The venv is (re)installed only when requirements.txt changed: the stamp is newer than it.
+# The venv is (re)installed only when requirements.txt or the package's pyproject.toml changed: the stamp is newer
+# than both. The package is installed editable, so a change to its source needs no reinstall.
 venv: $(VENV)/.installed
 
-$(VENV)/.installed: python/requirements.txt
+$(VENV)/.installed: python/requirements.txt python/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install --quiet -r python/requirements.txt
+	$(VPY) -m pip install --quiet --no-deps -e ./python
 	touch $@
 
 # pytest exits 5 when it collected no test, which fails make like any other failure.

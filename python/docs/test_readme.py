@@ -1,4 +1,5 @@
-"""Runs every ```python block of README.md, in order, as a user would paste them, against fresh servers.
+"""Runs every ```python block of README.md, in order, as a user would paste them, against fresh servers; and those of
+docs/PROTOCOL.md's section "11. In plain pyarrow", the same calls without the package.
 
 The blocks connect to $FLUXGATE_ADDR (else the default address), and to the HTTP address $FLUXGATE_HTTP (the lake's
 REST catalog), and run with the working directory in which the server's data directory is ./fluxgate-data, as with
@@ -20,15 +21,17 @@ from fluxgate_server import Server, free_port
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 SECURED_SECTION = "Authentication and TLS"
+PROTOCOL = README.parent / "docs" / "PROTOCOL.md"
+PLAIN_PYARROW_SECTION = "11. In plain pyarrow"
 
 # Runs the blocks one at a time in one namespace, each compiled with its README line numbers.
 DRIVER = textwrap.dedent("""
     import json, sys
     namespace = {"__name__": "__main__"}
     for block in json.load(open(sys.argv[1])):
-        print(f"--- README.md:{block['line']}", flush=True)
+        print(f"--- {block['file']}:{block['line']}", flush=True)
         code = "\\n" * (block["line"] - 1) + block["source"]
-        exec(compile(code, "README.md", "exec"), namespace)
+        exec(compile(code, block["file"], "exec"), namespace)
 """)
 
 
@@ -54,12 +57,12 @@ def python_blocks(text):
     return blocks
 
 
-def run_program(blocks, cwd, env):
+def run_program(blocks, cwd, env, file="README.md"):
     path = cwd / "blocks.json"
-    path.write_text(json.dumps([{"line": line, "source": source} for line, source in blocks]))
+    path.write_text(json.dumps([{"file": file, "line": line, "source": source} for line, source in blocks]))
     out = subprocess.run([sys.executable, "-c", DRIVER, str(path)], cwd=cwd, env=env, capture_output=True,
                          text=True, timeout=300)
-    assert out.returncode == 0, f"a README block failed:\n{out.stdout}\n{out.stderr}"
+    assert out.returncode == 0, f"a {file} block failed:\n{out.stdout}\n{out.stderr}"
     return out.stdout
 
 
@@ -82,3 +85,13 @@ def test_readme_python_blocks(tmp_path, secured):
     shutil.copy(secured.ca, tls_dir / "ca.pem")
     with Server(tls_dir / "fluxgate-data", secured.server_args(), tls=True) as srv:
         run_program(tls, tls_dir, {**os.environ, "FLUXGATE_ADDR": srv.address})
+
+
+def test_protocol_pyarrow_blocks(tmp_path, server):
+    blocks = [(line, src) for heading, line, src in python_blocks(PROTOCOL.read_text())
+              if heading == PLAIN_PYARROW_SECTION]
+    assert len(blocks) >= 2, f"PROTOCOL.md's pyarrow blocks not found: {len(blocks)}"
+    out = run_program(blocks, tmp_path, {**os.environ, "FLUXGATE_ADDR": server.address}, file="docs/PROTOCOL.md")
+    # The follow saw the batch written while it ran, from both buckets; the lookup gave user_a the same id twice.
+    assert re.search(r"\(0, \d+, 2\)", out) and re.search(r"\(1, \d+, 1\)", out), out
+    assert "'id': [1, 2, 1]" in out, out
