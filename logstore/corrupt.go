@@ -92,10 +92,7 @@ func frameProblem(f io.ReaderAt, pos, size int64) (string, error) {
 	if _, err := f.ReadAt(frame, pos); err != nil {
 		return "", err
 	}
-	if !verify(&h, frame) {
-		return "a frame whose checksum does not match", nil
-	}
-	return "", nil
+	return verify(&h, frame), nil
 }
 
 // findIntactFrame returns the position of the first intact frame (header,
