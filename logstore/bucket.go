@@ -3,6 +3,7 @@ package logstore
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -102,6 +103,19 @@ func (b *bucket) segmentFor(offset int64) *segment {
 		return nil
 	}
 	return segs[i-1]
+}
+
+// segmentAfter returns the segment after s, acquired, or nil when s is the
+// last or gone.
+func (b *bucket) segmentAfter(s *segment) *segment {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	segs := b.mu.segments
+	i := slices.Index(segs, s)
+	if i < 0 || i+1 == len(segs) || !segs[i+1].acquire() {
+		return nil
+	}
+	return segs[i+1]
 }
 
 // advance raises the high watermark and wakes the bucket's tailing readers.

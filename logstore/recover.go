@@ -156,6 +156,12 @@ func (t *Table) recover() error {
 			return err
 		}
 		segs := tl.b.mu.segments
+		for i := 1; i < len(segs); i++ {
+			if segs[i].base != segs[i-1].next {
+				t.opts.Logger.Warn("recovery: offsets missing between segments (a roll before issue 28 named a segment past the frames before it); reads go on at the next segment",
+					"file", segs[i].logPath, "frames end at", segs[i-1].next)
+			}
+		}
 		for _, s := range segs {
 			if err := s.f.Sync(); err != nil {
 				return err
@@ -206,7 +212,9 @@ func (b *bucket) cutAt(i int, pos int64) error {
 // durable frame: an offset hole that every full read failed at as expired.
 // Those offsets were never acknowledged (their frames were never written),
 // the file holds nothing, and the log ends where its frames do; the next
-// append takes the first missing offset. Recovery only.
+// append takes the first missing offset. Once such a segment holds frames
+// (an older version appended to it), the hole stays and readers pass over
+// it (Reader.locate). Recovery only.
 func (b *bucket) dropMisnamedTail(log *slog.Logger) error {
 	for {
 		segs := b.mu.segments

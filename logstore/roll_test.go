@@ -3,6 +3,7 @@ package logstore
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -239,5 +240,49 @@ func TestSummaryCoversFramesBeforeReopen(t *testing.T) {
 	}
 	if read != 100 {
 		t.Fatalf("the filtered scan read %d rows, want the 100 appended before the reopen", read)
+	}
+}
+
+// A log that an older roll left with offsets missing between two segments,
+// and frames after them (an older version went on appending to the segment
+// named past its frames), reads whole: the reader goes on at the next
+// segment, before and after a reopen, and recovery keeps every frame.
+func TestReadsPassOverOffsetsMissingBetweenSegments(t *testing.T) {
+	mem := checkedMem(t)
+	dir := t.TempDir()
+	opts := Options{SegmentBytes: 4 << 10}
+	tbl := mustOpen(t, dir, 1, opts)
+	enc := newEncoder(t, CodecNone, mem)
+	for i := range 6 {
+		appendRows(t, tbl, enc, mem, 0, i*100, 100, nil)
+	}
+	// What such a roll did: the next segment is named past the frames.
+	tbl.appendMu.Lock()
+	tbl.buckets[0].logEnd += 40
+	tbl.appendMu.Unlock()
+	for i := range 3 {
+		appendRows(t, tbl, enc, mem, 0, 600+i*100, 100, nil)
+	}
+	check := func(tbl *Table) {
+		t.Helper()
+		var offsets []int64
+		eachFrame(t, tbl, func(f *Frame) { offsets = append(offsets, f.BaseOffset) })
+		want := []int64{0, 100, 200, 300, 400, 500, 640, 740, 840}
+		if !slices.Equal(offsets, want) {
+			t.Fatalf("frames at offsets %v, want %v", offsets, want)
+		}
+		if got := ids(t, tbl, mem); len(got) != 900 || got[899] != 899 {
+			t.Fatalf("read %d rows, want ids 0 to 899", len(got))
+		}
+	}
+	check(tbl)
+	if err := tbl.Close(); err != nil {
+		t.Fatal(err)
+	}
+	tbl = mustOpen(t, dir, 1, opts)
+	defer tbl.Close()
+	check(tbl)
+	if hw := tbl.HighWatermark(0); hw != 940 {
+		t.Fatalf("high watermark %d, want 940", hw)
 	}
 }
