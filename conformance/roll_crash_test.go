@@ -28,7 +28,7 @@ const (
 	rollCrashWriters = 2
 	rollCrashCycles  = 40
 	rollCrashSegment = 16 << 10
-	rollCrashPad     = 512
+	rollCrashPad     = 128
 )
 
 // TestCrashRightAfterRolls SIGKILLs the server the moment a segment roll
@@ -81,7 +81,7 @@ func TestCrashRightAfterRolls(t *testing.T) {
 		// Kill at a roll after a few acknowledgements, a different number
 		// each cycle, so that the kills fall at different points of the
 		// writers' streams.
-		wantAcked := 1 + cycle%4
+		wantAcked := 1 + cycle%2
 		rolls.drain()
 		for {
 			rolls.wait(t, 10*time.Second)
