@@ -14,16 +14,19 @@ import (
 
 // crashImages is a filesystem that, whenever a segment file is created (a
 // roll), copies the log files of its directory as they are at that moment
-// into a new directory: what a SIGKILL right after the roll would leave.
+// into a new directory: what a SIGKILL right after the roll would leave. It
+// also notes which segment files were written and not synced since.
 // While held, segment writes wait for the next such copy (or, should none
 // come, a while): a frame that the roll does not wait for is then certain
 // to be missing from the copy.
 type crashImages struct {
 	vfs.FS
-	t      *testing.T
-	mu     sync.Mutex
-	hold   chan struct{} // closed by the next copy; nil: writes go ahead
-	images []string      // table directories of one bucket, in order of the rolls
+	t        *testing.T
+	mu       sync.Mutex
+	hold     chan struct{}   // closed by the next copy; nil: writes go ahead
+	images   []string        // table directories of one bucket, in order of the rolls
+	unsynced [][]string      // per image, the segment files written and not synced then
+	dirty    map[string]bool // segment files written and not synced since
 }
 
 // holdWrites makes segment writes wait for the next roll's copy.
@@ -64,7 +67,21 @@ func (f heldFile) WriteVecAt(bufs [][]byte, off int64) error {
 		case <-time.After(holdLimit):
 		}
 	}
-	return f.File.WriteVecAt(bufs, off)
+	err := f.File.WriteVecAt(bufs, off)
+	f.c.mu.Lock()
+	f.c.dirty[f.Name()] = true
+	f.c.mu.Unlock()
+	return err
+}
+
+func (f heldFile) Sync() error {
+	err := f.File.Sync()
+	if err == nil {
+		f.c.mu.Lock()
+		delete(f.c.dirty, f.Name())
+		f.c.mu.Unlock()
+	}
+	return err
 }
 
 func (c *crashImages) snapshot(logDir string) {
@@ -94,6 +111,11 @@ func (c *crashImages) snapshot(logDir string) {
 		}
 	}
 	c.images = append(c.images, image)
+	var unsynced []string
+	for name := range c.dirty {
+		unsynced = append(unsynced, name)
+	}
+	c.unsynced = append(c.unsynced, unsynced)
 	if c.hold != nil {
 		close(c.hold)
 		c.hold = nil
@@ -107,7 +129,7 @@ func (c *crashImages) snapshot(logDir string) {
 // roll's copy is made, unless the roll waits for it.
 func TestRollNamesNoSegmentPastTheFramesBefore(t *testing.T) {
 	mem := checkedMem(t)
-	fs := &crashImages{FS: vfs.Default, t: t}
+	fs := &crashImages{FS: vfs.Default, t: t, dirty: map[string]bool{}}
 	tbl := mustOpen(t, t.TempDir(), 1, Options{FS: fs, SegmentBytes: 100 << 10})
 	defer tbl.Close()
 	enc := newEncoder(t, CodecNone, mem)
@@ -136,6 +158,9 @@ func TestRollNamesNoSegmentPastTheFramesBefore(t *testing.T) {
 	}
 	if n := len(fs.images) - opened; n != 1 {
 		t.Fatalf("%d rolls, want 1", n)
+	}
+	if unsynced := fs.unsynced[opened]; len(unsynced) > 0 {
+		t.Fatalf("the roll named the new segment with %v written and not synced", unsynced)
 	}
 	image := mustOpen(t, fs.images[opened], 1, Options{})
 	defer image.Close()
