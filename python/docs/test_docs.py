@@ -7,8 +7,8 @@ followed by one attribute in braces, and what becomes of the block is:
     python                      run: the file's blocks, in order, in one Python session (one namespace)
     sh                          run: bash -e -o pipefail, in the file's directory, where ./fluxgate is $FLUXGATE_BIN
                                 (the binary the test command built, as `go build -o fluxgate ./cmd/fluxgate` does)
-    go                          run: a whole program (package main), by `go run` in a temporary directory inside
-                                the module
+    go                          run: a whole program (package main), by `go run` in .docs-go/ (git ignores it)
+                                inside the module
     sql {duckdb}                run: its statements in DuckDB, with the iceberg extension from its PyPI packages;
                                 the documented HTTP address 127.0.0.1:8816 becomes the server's
     json                        parsed: a file's or a message's format, which must be valid JSON
@@ -294,9 +294,14 @@ class Program:
             self.output.write(b"a go block must be a whole program: package main, with func main\n")
             return False
         # Inside the module, so that its go.mod resolves the imports; a dot directory is outside ./... patterns.
-        with tempfile.TemporaryDirectory(prefix=".docs-go-", dir=REPO) as tmp:
-            (Path(tmp) / "main.go").write_text(f"//line {block.file}:{block.line}\n{block.source}")
-            return self._process(["go", "run", "main.go"], cwd=tmp)
+        # The directory is the same at each run, so that go run finds the program it linked last time in its
+        # cache (a new directory is a new program to it).
+        directory = REPO / ".docs-go" / f"{block.file.replace('/', '_')}-{block.line}"
+        directory.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile("w", dir=directory, suffix=".tmp", delete=False) as main:
+            main.write(f"//line {block.file}:{block.line}\n{block.source}")
+        os.replace(main.name, directory / "main.go")  # whole, should another run read it now
+        return self._process(["go", "run", "main.go"], cwd=directory)
 
     def _run_duckdb(self, block):
         statements = [s.strip().replace(DOCUMENTED_HTTP, self.env["FLUXGATE_HTTP"])
