@@ -49,7 +49,7 @@ from pathlib import Path
 
 import pytest
 
-from fluxgate_server import Secured, Server, binary, free_port
+from fluxgate_server import Server, binary, free_port
 
 REPO = Path(__file__).resolve().parents[2]
 FILES = [REPO / "README.md", *sorted((REPO / "docs").rglob("*.md")), REPO / "python" / "README.md"]
