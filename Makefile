@@ -46,7 +46,7 @@ python-test: build venv
 	cd python && ../scripts/timed python-test .venv/bin/python -m pytest tests
 
 readme-test: build venv
-	cd python && ../scripts/timed readme-test .venv/bin/python -m pytest docs/test_readme.py
+	cd python && ../scripts/timed readme-test .venv/bin/python -m pytest docs/test_docs.py
 
 notebook-test: build venv
 	cd python && ../scripts/timed notebook-test .venv/bin/python -m pytest docs/test_notebook.py

@@ -17,8 +17,8 @@ import (
 // Data the catalog does not name is never deleted: startup moves it to
 // <data>/quarantine/<time>-<id>, and table ids are never handed out again
 // while data of theirs is on disk, so that a lost or rolled-back catalog
-// costs no data and mixes no tables (README, Operations: corruption and
-// repair).
+// costs no data and mixes no tables (docs/operations.md, "Corruption and
+// repair").
 
 // QuarantineDir is where data that no table owns is moved, under the data
 // directory.
