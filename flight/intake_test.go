@@ -41,19 +41,7 @@ const (
 // the batch message as it is and compressed, and malformed variants of it.
 func craftedOrders(t testing.TB, mem memory.Allocator) (schema *flight.FlightData, valid []*flight.FlightData, bad []crafted) {
 	t.Helper()
-	b := array.NewRecordBuilder(mem, ordersSchema)
-	defer b.Release()
-	for i := range 10 {
-		b.Field(0).(*array.Int64Builder).Append(int64(1000 + i))
-		b.Field(1).(*array.StringBuilder).Append(fmt.Sprintf("item-%d", i))
-		if i%4 == 0 {
-			b.Field(2).AppendNull()
-		} else {
-			b.Field(2).(*array.Float64Builder).Append(float64(i))
-		}
-	}
-	rec := b.NewRecordBatch()
-	defer rec.Release()
+	rec := ordersRecord(t, mem)
 	schema, good := clientMessages(t, rec)
 	_, zgood := clientMessages(t, rec, ipc.WithZstd())
 	// Buffers: order_id validity, values; item validity, offsets, data;
@@ -74,6 +62,26 @@ func craftedOrders(t testing.TB, mem memory.Allocator) (schema *flight.FlightDat
 		{"claims-over-limit", "once decompressed, over the message limit", claim(t, zgood, 1, overTestLimit)},
 	}
 	return schema, []*flight.FlightData{good, zgood}, bad
+}
+
+// ordersRecord is the batch of craftedOrders: ten orders, some amounts
+// null. It is released when the test ends.
+func ordersRecord(t testing.TB, mem memory.Allocator) arrow.RecordBatch {
+	t.Helper()
+	b := array.NewRecordBuilder(mem, ordersSchema)
+	defer b.Release()
+	for i := range 10 {
+		b.Field(0).(*array.Int64Builder).Append(int64(1000 + i))
+		b.Field(1).(*array.StringBuilder).Append(fmt.Sprintf("item-%d", i))
+		if i%4 == 0 {
+			b.Field(2).AppendNull()
+		} else {
+			b.Field(2).(*array.Float64Builder).Append(float64(i))
+		}
+	}
+	rec := b.NewRecordBatch()
+	t.Cleanup(rec.Release)
+	return rec
 }
 
 // craftedKeys is craftedOrders for a key batch of the uid_mapping table.

@@ -100,7 +100,7 @@ func (rb *RecordBatch) claim(body []byte, i int) (int64, error) {
 	case n == -1:
 		return b.Length - 8, nil
 	case n < 0 || n > maxBufferBytes:
-		return 0, fmt.Errorf("ipcmsg: buffer %d claims %d uncompressed bytes", i, n)
+		return 0, &BufferError{Buffer: i, Err: fmt.Errorf("claims %d uncompressed bytes", n)}
 	default:
 		return n, nil
 	}
@@ -153,7 +153,7 @@ func (rb *RecordBatch) Decompress(body []byte, mem memory.Allocator) (*RecordBat
 			}
 		}
 		if err != nil {
-			errs[i] = fmt.Errorf("ipcmsg: decompress buffer %d: %w", i, err)
+			errs[i] = &BufferError{Buffer: i, Err: err}
 		}
 	}
 	if rb.BodyLength >= parallelBytes {
