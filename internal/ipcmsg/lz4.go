@@ -198,10 +198,11 @@ func xxh32(b []byte) uint32 {
 		p1 := uint32(xxhP1) // a variable: the lanes' seeds wrap around
 		v1, v2, v3, v4 := p1+xxhP2, uint32(xxhP2), uint32(0), -p1
 		for ; len(b) >= 16; b = b[16:] {
-			v1 = xxh32Round(v1, binary.LittleEndian.Uint32(b))
-			v2 = xxh32Round(v2, binary.LittleEndian.Uint32(b[4:]))
-			v3 = xxh32Round(v3, binary.LittleEndian.Uint32(b[8:]))
-			v4 = xxh32Round(v4, binary.LittleEndian.Uint32(b[12:]))
+			lanes := b[:16:16] // one bounds check for the four reads
+			v1 = xxh32Round(v1, binary.LittleEndian.Uint32(lanes[0:4]))
+			v2 = xxh32Round(v2, binary.LittleEndian.Uint32(lanes[4:8]))
+			v3 = xxh32Round(v3, binary.LittleEndian.Uint32(lanes[8:12]))
+			v4 = xxh32Round(v4, binary.LittleEndian.Uint32(lanes[12:16]))
 		}
 		h = bits.RotateLeft32(v1, 1) + bits.RotateLeft32(v2, 7) + bits.RotateLeft32(v3, 12) + bits.RotateLeft32(v4, 18)
 	}
