@@ -107,6 +107,26 @@ def test_lz4_batches_of_pyarrow_are_stored_and_read_back_as_sent(client):
         assert all(got[name].combine_chunks().equals(batch[name]) for name in batch.schema.names)
 
 
+def test_a_producer_goes_on_after_a_column_is_added(client):
+    """A log-table batch may leave out nullable columns: a producer that knows only the columns before an
+    add-column alter goes on, its batches compressed or not, and its rows read the new column as NULL, as stored
+    and uncompressed."""
+    table = f"fluss.{unique('evolving')}"
+    create_table(client, table, ORDERS)
+    action(client, "alter-table", {"table": table, "add_columns": [{"name": "note", "type": "STRING"}]})
+    zstd = fl.FlightCallOptions(write_options=pa.ipc.IpcWriteOptions(compression="zstd"))
+    put(client, path(table), orders_batch(range(3)), options=zstd)  # stored as received, note added by the server
+    put(client, path(table), orders_batch(range(3, 5)).select(["item", "order_id"]))  # and without amount
+    with pytest.raises(pa.ArrowInvalid, match='lacks column "order_id", which is NOT NULL'):
+        put(client, path(table), orders_batch([9]).select(["item"]))
+    for compression in [None, "none"]:
+        got = scan(client, table=table, **({"compression": compression} if compression else {}))
+        assert got.schema.names == ["order_id", "item", "amount", "note"]
+        assert sorted(got.to_pylist(), key=lambda r: r["order_id"]) == [
+            {"order_id": i, "item": f"item{i}", "amount": None if i % 5 == 0 or i >= 3 else i * 1.5, "note": None}
+            for i in range(5)]
+
+
 def test_follow_every_bucket_with_app_metadata(client, orders):
     info = client.get_flight_info(command({"scan": {"table": orders, "startup": "latest", "stop": "none"}}))
     readers = [client.do_get(ep.ticket) for ep in info.endpoints]
