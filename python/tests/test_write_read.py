@@ -11,6 +11,7 @@ import pyarrow.flight as fl
 import pytest
 
 from flux import action, command, create_table, path, put, read, scan, unique
+from fluxgate_server import Server
 
 ORDERS = {"order_id": {"type": "BIGINT", "nullable": False}, "item": "STRING", "amount": "DOUBLE"}
 
@@ -158,6 +159,32 @@ def test_follow_every_bucket_with_app_metadata(client, orders):
     for meta, ids in seen:
         assert set(meta) == {"bucket", "start", "next", "high_watermark"}
         assert meta["next"] - meta["start"] >= len(ids) and meta["next"] <= meta["high_watermark"]
+
+
+@pytest.fixture(scope="module")
+def quiet_follows(tmp_path_factory):
+    """A server whose follows send their first heartbeat after an hour: only a schema sent at once arrives."""
+    with Server(tmp_path_factory.mktemp("quiet") / "data", ["--follow-heartbeat", "1h"]) as srv:
+        c = fl.connect(srv.address)
+        yield c
+        c.close()
+
+
+def test_a_follow_from_latest_gives_its_schema_at_once(quiet_follows):
+    """do_get of a follow from the log's end gives its reader, with the schema, before any data or heartbeat."""
+    client = quiet_follows
+    table = f"fluss.{unique('quiet')}"
+    create_table(client, table, ORDERS, {"bucket.num": "2"})
+    info = client.get_flight_info(command({"scan": {"table": table, "startup": "latest", "stop": "none"}}))
+    assert len(info.endpoints) == 2
+    # The deadline only ends the test if a schema never comes (the heartbeat is an hour away).
+    guard = fl.FlightCallOptions(timeout=60)
+    for ep in info.endpoints:
+        reader = client.do_get(ep.ticket, options=guard)
+        try:
+            assert reader.schema == info.schema
+        finally:
+            reader.cancel()
 
 
 def test_changelog_of_a_primary_key_table(client):
