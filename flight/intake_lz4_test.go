@@ -5,7 +5,6 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/pierrec/lz4/v4"
 
@@ -61,7 +60,7 @@ func TestForgedLZ4FramesAreRefused(t *testing.T) {
 		{"content size", "content size", func(d []byte) []byte { return pierrecLZ4(t, d, lz4.SizeOption(uint64(len(d)+1))) }},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			batch := lz4Batch(t, good, item, tc.frame)
+			batch := compressedBatch(t, good, ipcmsg.CodecLZ4Frame, item, tc.frame)
 			err := putRaw(ctx, cl, `{"write":{"table":"lz4_orders"}}`, schema, batch)
 			wantInvalid(t, "DoPut", err, "compressed batch 0 is malformed: column 1 (item)", tc.says)
 			if got := ids(t, ts, client.ScanRequest{Table: "lz4_orders"}); len(got) != 10 {
@@ -71,33 +70,13 @@ func TestForgedLZ4FramesAreRefused(t *testing.T) {
 	}
 	// The same edit with a sound frame is stored: the test's batches are
 	// refused for their frames alone.
-	sound := lz4Batch(t, good, item, func(d []byte) []byte { return pierrecLZ4(t, d, lz4.BlockChecksumOption(true)) })
+	sound := compressedBatch(t, good, ipcmsg.CodecLZ4Frame, item, func(d []byte) []byte { return pierrecLZ4(t, d, lz4.BlockChecksumOption(true)) })
 	if err := putRaw(ctx, cl, `{"write":{"table":"lz4_orders"}}`, schema, valid[0], sound); err != nil {
 		t.Fatal(err)
 	}
 	if got := ids(t, ts, client.ScanRequest{Table: "lz4_orders", Compression: "lz4_frame"}); len(got) != 30 {
 		t.Fatalf("read %d rows, want 30", len(got))
 	}
-}
-
-// lz4Batch returns the uncompressed batch good with its buffers compressed
-// as LZ4 frames, buffer i's as frame makes it of its bytes.
-func lz4Batch(t *testing.T, good *flight.FlightData, i int, frame func(data []byte) []byte) *flight.FlightData {
-	t.Helper()
-	rb, err := ipcmsg.Parse(good.DataHeader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	packed := make([][]byte, len(rb.Buffers))
-	for j, b := range rb.Buffers {
-		if data := good.DataBody[b.Offset : b.Offset+b.Length]; j == i {
-			packed[j] = frame(data)
-		} else if len(data) > 0 {
-			packed[j] = ipcmsg.AppendLZ4Frame(nil, data)
-		}
-	}
-	layout, pieces := rb.Compress(good.DataBody, ipcmsg.CodecLZ4Frame, packed)
-	return &flight.FlightData{DataHeader: layout.Marshal(), DataBody: bytes.Join(pieces, nil)}
 }
 
 // pierrecLZ4 is data as one frame of pierrec's writer with opts.

@@ -11,7 +11,10 @@ import (
 	"github.com/fluxgate-io/fluxgate/internal/parallel"
 )
 
-var zstdDecoder, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0))
+// zstdDecoder decodes into the room it is given and no more: without the
+// cap limit, a frame header claiming terabytes made DecodeAll allocate them
+// before decoding a byte (a 23-byte frame killed the server).
+var zstdDecoder, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecodeAllCapLimit(true))
 
 // decodeSlack is the spare room left after each decompressed buffer: with
 // it the ZSTD decoder copies 16 bytes at a time, overrunning into the room,
