@@ -188,8 +188,10 @@ type intakeSource struct {
 	reserve int64       // held before each Recv
 	held    int64       // of messages received and not yet taken
 	schema  bool        // whether the schema message has come
+	// What errors name: the stream's schema, once read, and the record
+	// batches received.
 	columns *arrow.Schema
-	batches int // record batches received
+	batches int
 	// compressed is the last batch, if it came compressed.
 	compressed struct {
 		meta *ipcmsg.RecordBatch
