@@ -186,7 +186,7 @@ func (w *Stream) submitAt(ctx context.Context, rec arrow.RecordBatch, recv *Rece
 	if w.pk != nil {
 		return w.submitPK(ctx, rec, seq)
 	}
-	rec, err = conform(w.info, rec)
+	rec, err = conform(w.info, rec, w.env.Alloc)
 	if err != nil {
 		return nil, err
 	}
@@ -327,8 +327,10 @@ func (w *Stream) intake(ctx context.Context, rec arrow.RecordBatch) (arrow.Recor
 
 // conform checks a written batch against the table by column name and type
 // (nullability flags of the stream are not compared, values are) and returns
-// it with the table's schema and column order.
-func conform(info *catalog.TableInfo, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+// it with the table's schema and column order. A nullable column the batch
+// lacks is NULL in every row, as in Fluss, so that a writer goes on after a
+// column was added; the NULLs are made from mem.
+func conform(info *catalog.TableInfo, rec arrow.RecordBatch, mem memory.Allocator) (arrow.RecordBatch, error) {
 	schema := info.ArrowSchema()
 	in := rec.Schema()
 	path := info.Path()
@@ -345,8 +347,14 @@ func conform(info *catalog.TableInfo, rec arrow.RecordBatch) (arrow.RecordBatch,
 	cols := make([]arrow.Array, schema.NumFields())
 	for i, f := range schema.Fields() {
 		j, ok := seen[f.Name]
+		if !ok && !f.Nullable {
+			return nil, errs.New(errs.Invalid, "write to %s: the batch lacks column %q, which is NOT NULL", path, f.Name)
+		}
 		if !ok {
-			return nil, errs.New(errs.Invalid, "write to %s: the batch lacks column %q", path, f.Name)
+			nulls := array.MakeArrayOfNull(mem, f.Type, int(rec.NumRows()))
+			defer nulls.Release() // the batch made below holds it
+			cols[i] = nulls
+			continue
 		}
 		col := rec.Column(j)
 		if !arrow.TypeEqual(col.DataType(), f.Type) {
