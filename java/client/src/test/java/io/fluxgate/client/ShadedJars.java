@@ -27,9 +27,10 @@ public final class ShadedJars {
     }
   }
 
-  /** The jar a module's build packaged: target/NAME-VERSION[-classifier].jar. */
-  public static Path packaged(String name) {
-    String version = System.getProperty("project.version", "0.1.0-SNAPSHOT");
-    return Path.of("target", name + "-" + version + ".jar");
+  /** The jar a module's build packaged: target/ARTIFACT-VERSION.jar, or -CLASSIFIER.jar. */
+  public static Path packaged(String artifact, String classifier) {
+    String version = System.getProperty("project.version");
+    String suffix = classifier == null ? "" : "-" + classifier;
+    return Path.of("target", artifact + "-" + version + suffix + ".jar");
   }
 }

@@ -28,7 +28,7 @@ import org.junit.jupiter.api.io.TempDir;
  */
 @Timeout(600)
 class ReadmeSqlIT {
-  private static final Path ROOT = Path.of(System.getProperty("fluxgate.root", "../.."));
+  private static final Path ROOT = Path.of(System.getProperty("fluxgate.root"));
   private static final String README_ENDPOINT = "grpc://127.0.0.1:8815";
   private static final Pattern RUNTIME_MODE =
       Pattern.compile("(?is)SET\\s+'execution\\.runtime-mode'\\s*=\\s*'(\\w+)'");

@@ -13,7 +13,7 @@ import org.junit.jupiter.api.Test;
 class ShadedJarIT {
   @Test
   void everyBundledClassIsRelocated() throws Exception {
-    Path jar = ShadedJars.packaged("fluxgate-flink");
+    Path jar = ShadedJars.packaged("fluxgate-flink", null);
     assertTrue(Files.exists(jar), jar + " not packaged");
     // zstd-jni's native methods are bound by its class names: it cannot be relocated (as in
     // Fluss's jars). Everything else is under io.fluxgate.shaded.
