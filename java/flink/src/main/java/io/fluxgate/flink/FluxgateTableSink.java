@@ -3,7 +3,6 @@ package io.fluxgate.flink;
 import io.fluxgate.client.FluxgateClient;
 import io.fluxgate.client.TableInfo;
 import io.fluxgate.flink.FluxgateOptions.DistributionMode;
-import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
@@ -118,7 +117,7 @@ final class FluxgateTableSink
     String mergeEngine = info.options().get("table.merge-engine");
     targets = withoutAutoIncrement(targets, info);
     if (primaryKey) {
-      checkPartialUpdate(targets, mergeEngine);
+      checkPartialUpdate(targets, info, mergeEngine);
     }
     Bucketer bucketer = shuffle(info, mergeEngine);
     boolean undo = "aggregation".equals(mergeEngine) && options.undoRecovery();
@@ -181,15 +180,10 @@ final class FluxgateTableSink
    * writer first meets the server. (Flink's validator itself refuses one that leaves out a NOT NULL
    * column, such as a primary-key one.)
    */
-  private void checkPartialUpdate(int[] targets, String mergeEngine) {
-    List<String> written = Arrays.stream(targets).mapToObj(rowType.getFieldNames()::get).toList();
-    List<String> rest = new ArrayList<>(rowType.getFieldNames());
-    rest.removeAll(written);
-    rest.remove(info().options().get("auto-increment.fields"));
-    if (rest.isEmpty()) {
-      return; // a whole-row write
-    }
-    if ("first_row".equals(mergeEngine) || "versioned".equals(mergeEngine)) {
+  private void checkPartialUpdate(int[] targets, TableInfo info, String mergeEngine) {
+    int autoIncrement = info.options().containsKey("auto-increment.fields") ? 1 : 0;
+    boolean whole = targets.length == rowType.getFieldCount() - autoIncrement;
+    if (!whole && ("first_row".equals(mergeEngine) || "versioned".equals(mergeEngine))) {
       throw new ValidationException(
           String.format(
               "Table %s uses the '%s' merge engine which does not support partial updates. Please"

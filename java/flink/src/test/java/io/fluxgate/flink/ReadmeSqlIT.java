@@ -41,11 +41,12 @@ class ReadmeSqlIT {
       List<String> run = forTheClient(readme, server.uri());
       Path sql = dir.resolve("readme.sql");
       Files.writeString(sql, String.join(";\n", run) + ";\n");
-      Process client =
+      ProcessBuilder flinkSql =
           new ProcessBuilder(ROOT.resolve("scripts/flink-sql").toString(), "-f", sql.toString())
               .redirectErrorStream(true)
-              .redirectOutput(dir.resolve("out.txt").toFile())
-              .start();
+              .redirectOutput(dir.resolve("out.txt").toFile());
+      flinkSql.environment().put("FLINK_SQL_DIR", dir.resolve("client").toString());
+      Process client = flinkSql.start();
       assertTrue(client.waitFor(540, TimeUnit.SECONDS), "the SQL client did not end");
       String out = Files.readString(dir.resolve("out.txt"));
       assertEquals(0, client.exitValue(), out);
