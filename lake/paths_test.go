@@ -2,6 +2,7 @@ package lake
 
 import (
 	"context"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -120,5 +121,26 @@ func TestPlainPathLakeStillWorks(t *testing.T) {
 	}
 	if got := scanIDs(t, mem, lt, lt.current().CurrentSnapshot().SnapshotID, 0); !slices.Equal(got, []int64{1, 2}) {
 		t.Errorf("bucket 0 after compaction holds %v, want [1 2]", got)
+	}
+}
+
+// checkPathsResolve checks that every path the current snapshot names is a
+// file's real URI: the file is there whether a reader decodes the URI's
+// escapes (iceberg-go) or takes its path as it is (pyiceberg, Hadoop's
+// Path, DuckDB), because the path has no escapes.
+func checkPathsResolve(t *testing.T, lt *Table) {
+	t.Helper()
+	for _, p := range lakePaths(t, lt) {
+		local, ok := strings.CutPrefix(p, "file://")
+		if !ok {
+			t.Errorf("the lake names %s, want a file:// URI", p)
+			continue
+		}
+		if strings.Contains(local, "%") {
+			t.Errorf("the lake names %s, whose escapes readers resolve differently", p)
+		}
+		if _, err := os.Stat(local); err != nil {
+			t.Errorf("the lake names %s, which is not there: %v", p, err)
+		}
 	}
 }

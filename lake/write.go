@@ -72,7 +72,7 @@ func (t *Table) Commit(ctx context.Context, c Commit) (*Snapshot, CommitStats, e
 	if c.Data != nil {
 		for df, err := range table.WriteRecords(ctx, tbl, t.m.lake, c.Data, table.WithClusteredWrite()) {
 			if err == nil {
-				df, err = withSortOrder(tbl.Spec(), tbl.Schema(), df, tbl.SortOrder().OrderID())
+				df, err = recorded(tbl, df)
 			}
 			if err != nil {
 				return nil, st, fmt.Errorf("write lake data files: %w", err)
