@@ -72,14 +72,11 @@ func commitRows(t *testing.T, mem memory.Allocator, lt *Table, info *catalog.Tab
 	}
 	if deletes != nil {
 		drec := rows(mem, info, deletes, make([]string, len(deletes)))
-		offs := make([]int64, len(deletes))
-		dl, err := lt.DataRecord(ctx, mem, drec, bucket, offs, offs)
+		del, err := lt.KeyRecord(ctx, mem, drec)
 		drec.Release()
 		if err != nil {
 			t.Fatal(err)
 		}
-		del := lt.DeleteRecord(dl)
-		dl.Release()
 		defer del.Release() // the delete writer does not release what it reads
 		c.Deletes = func(yield func(arrow.RecordBatch, error) bool) { yield(del, nil) }
 	}

@@ -36,13 +36,16 @@ func commitPartitions(t *testing.T, mem memory.Allocator, lt *Table, info *catal
 		}
 	}()
 	c := Commit{Partitions: map[int64]PartitionOffsets{}, Forget: forget}
-	lakeRecord := func(rows []row.Row, first int64) arrow.RecordBatch {
+	tableRecord := func(rows []row.Row) arrow.RecordBatch {
 		b := array.NewRecordBuilder(mem, info.ArrowSchema())
+		defer b.Release()
 		for _, vals := range rows {
 			row.AppendRow(b, vals)
 		}
-		rec := b.NewRecordBatch()
-		b.Release()
+		return b.NewRecordBatch()
+	}
+	lakeRecord := func(rows []row.Row, first int64) arrow.RecordBatch {
+		rec := tableRecord(rows)
 		n := int(rec.NumRows())
 		offs, ts := make([]int64, n), make([]int64, n)
 		for i := range n {
@@ -59,9 +62,13 @@ func commitPartitions(t *testing.T, mem memory.Allocator, lt *Table, info *catal
 		recs = append(recs, lakeRecord(r.rows, r.first))
 		c.Partitions[r.id] = PartitionOffsets{Name: r.name, Buckets: map[int]int64{0: r.first + int64(len(r.rows)+len(r.deletes))}}
 		if len(r.deletes) > 0 {
-			rec := lakeRecord(r.deletes, 0)
-			deletes = append(deletes, lt.DeleteRecord(rec))
+			rec := tableRecord(r.deletes)
+			keys, err := lt.KeyRecord(ctx, mem, rec)
 			rec.Release()
+			if err != nil {
+				t.Fatal(err)
+			}
+			deletes = append(deletes, keys)
 		}
 	}
 	if len(deletes) > 0 {
