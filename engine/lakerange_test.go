@@ -195,3 +195,50 @@ func TestTieringStopsVisiblyAtAValueTheLakeCannotHold(t *testing.T) {
 		}
 	}
 }
+
+// insert_if_not_exists into a lake-enabled table refuses a key the lake
+// cannot hold, as writes do, and inserts nothing.
+func TestLakeTableLookupInsertRefusesTimestampsBeyondIceberg(t *testing.T) {
+	e := openPartitioned(t, t.TempDir(), Options{})
+	defer e.Close()
+	no := false
+	spec := protocol.TableSpec{Table: "seen",
+		Columns:    []protocol.Column{{Name: "ts", Type: "TIMESTAMP(3)", Nullable: &no}, {Name: "n", Type: "BIGINT"}},
+		PrimaryKey: []string{"ts"}, Options: map[string]string{"bucket.num": "1", "table.datalake.enabled": "true"}}
+	if _, err := e.CreateTable(t.Context(), spec, false); err != nil {
+		t.Fatal(err)
+	}
+	l, err := e.OpenLookup(protocol.LookupRequest{Table: "seen", InsertIfNotExists: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := array.NewRecordBuilder(memory.DefaultAllocator, arrow.NewSchema([]arrow.Field{{Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Millisecond}}}, nil))
+	b.Field(0).(*array.TimestampBuilder).AppendValues([]arrow.Timestamp{1, math.MaxInt64}, nil)
+	keys := b.NewRecordBatch()
+	b.Release()
+	defer keys.Release()
+	ans, _, err := l.Lookup(t.Context(), keys)
+	if err == nil {
+		ans.Release()
+	}
+	if !errs.Is(err, errs.Invalid) || !strings.Contains(err.Error(), "column ts: 9223372036854775807ms is beyond the lake's range") {
+		t.Fatalf("insert_if_not_exists of ts 2^63-1 ms: %v, want INVALID_ARGUMENT naming the column", err)
+	}
+	plan, err := e.PlanScan(t.Context(), protocol.ScanRequest{Table: "seen"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rows int64
+	for _, tk := range plan.Tickets {
+		rs, err := e.OpenRead(tk)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := rs.Run(t.Context(), func(rec arrow.RecordBatch, _ protocol.BatchMeta) error { rows += rec.NumRows(); return nil }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if rows != 0 {
+		t.Errorf("seen holds %d rows after the refused insert, want none", rows)
+	}
+}

@@ -39,6 +39,29 @@ func CheckRange(rec arrow.RecordBatch) error {
 	return nil
 }
 
+// CheckRow returns a *RangeError for the first value of r, a row of
+// schema's columns as row values, that the lake cannot hold, or nil.
+func CheckRow(schema *arrow.Schema, r []any) error {
+	for i, f := range schema.Fields() {
+		ts, ok := f.Type.(*arrow.TimestampType)
+		if v, isTs := r[i].(arrow.Timestamp); ok && isTs && beyond(int64(v), ts.Unit) {
+			return &RangeError{Column: f.Name, Value: fmt.Sprintf("%d%s", v, ts.Unit)}
+		}
+	}
+	return nil
+}
+
+// beyond reports whether a timestamp v in unit is beyond what 64-bit
+// microseconds hold. Go's division truncates, so both bounds times the
+// microseconds per unit stay within 64 bits.
+func beyond(v int64, unit arrow.TimeUnit) bool {
+	if unit != arrow.Second && unit != arrow.Millisecond {
+		return false
+	}
+	perUnit := int64(unit.Multiplier() / time.Microsecond)
+	return v < math.MinInt64/perUnit || v > math.MaxInt64/perUnit
+}
+
 // mayExceed reports whether a column of type t may hold values beyond the
 // lake's range: a timestamp coarser than microseconds, also nested.
 func mayExceed(t arrow.DataType) bool {
@@ -63,15 +86,8 @@ func firstBeyond(arr arrow.Array) (row int, value string, bad bool) {
 	switch a := arr.(type) {
 	case *array.Timestamp:
 		unit := a.DataType().(*arrow.TimestampType).Unit
-		if unit != arrow.Second && unit != arrow.Millisecond {
-			return 0, "", false
-		}
-		// Microseconds per unit; Go's division truncates, so both bounds
-		// times perUnit stay within 64 bits.
-		perUnit := int64(unit.Multiplier() / time.Microsecond)
-		lo, hi := math.MinInt64/perUnit, math.MaxInt64/perUnit
 		for i, v := range a.Values() {
-			if (int64(v) < lo || int64(v) > hi) && a.IsValid(i) {
+			if beyond(int64(v), unit) && a.IsValid(i) {
 				return i, fmt.Sprintf("%d%s", v, unit), true
 			}
 		}
