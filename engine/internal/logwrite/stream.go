@@ -6,6 +6,7 @@ package logwrite
 
 import (
 	"context"
+	"errors"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -19,6 +20,7 @@ import (
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/framestats"
 	"github.com/fluxgate-io/fluxgate/internal/ipcmsg"
+	"github.com/fluxgate-io/fluxgate/lake"
 	"github.com/fluxgate-io/fluxgate/logstore"
 	"github.com/fluxgate-io/fluxgate/protocol"
 	"github.com/fluxgate-io/fluxgate/row"
@@ -183,6 +185,9 @@ func (w *Stream) submitAt(ctx context.Context, rec arrow.RecordBatch, recv *Rece
 		return nil, err
 	}
 	defer rec.Release()
+	if err := lakeRange(w.t.Current().Info, rec); err != nil {
+		return nil, err
+	}
 	if w.pk != nil {
 		return w.submitPK(ctx, rec, seq)
 	}
@@ -323,6 +328,21 @@ func (w *Stream) intake(ctx context.Context, rec arrow.RecordBatch) (arrow.Recor
 		}
 		return nil, false
 	})
+}
+
+// lakeRange refuses a batch holding a value the lake cannot hold
+// (lake.CheckRange) when info's table is lake-enabled: tiering would stop at
+// it (PROTOCOL.md §7.4).
+func lakeRange(info *catalog.TableInfo, rec arrow.RecordBatch) error {
+	if !info.DatalakeEnabled() {
+		return nil
+	}
+	var re *lake.RangeError
+	if err := lake.CheckRange(rec); errors.As(err, &re) {
+		return errs.New(errs.Invalid, "write to %s: row %d, %v; the table is lake-enabled (%s), so it takes only what its Iceberg table can hold",
+			info.Path(), re.Row, re, catalog.OptDatalakeEnabled)
+	}
+	return nil
 }
 
 // conform checks a written batch against the table by column name and type
