@@ -86,6 +86,9 @@ type Engine struct {
 // which may be a service), not the engine's life: that lasts until Close.
 func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 	opts = opts.withDefaults()
+	if opts.OpenFiles < MinOpenFiles {
+		return nil, errs.New(errs.Invalid, "open files %d: want at least %d", opts.OpenFiles, MinOpenFiles)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create data directory: %w", err)
 	}
@@ -106,11 +109,11 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 	if err := checkCatalog(dir, data, opts); err != nil {
 		return nil, err
 	}
-	cat, err := catalog.Open(filepath.Join(dir, "catalog"), catalog.Options{DefaultBucketNum: opts.DefaultBucketNum, MaxPartitions: opts.MaxPartitions, Logger: opts.Logger, FS: opts.CatalogFS})
+	cat, err := catalog.Open(filepath.Join(dir, "catalog"), catalog.Options{DefaultBucketNum: opts.DefaultBucketNum, MaxPartitions: opts.MaxPartitions, Logger: opts.Logger, FS: opts.CatalogFS, MaxOpenFiles: opts.pebbleOpenFiles()})
 	if err != nil {
 		return nil, fmt.Errorf("open catalog: %w", err)
 	}
-	store, err := kv.Open(filepath.Join(dir, "kv"), kv.Options{Logger: opts.Logger, FS: opts.KVFS})
+	store, err := kv.Open(filepath.Join(dir, "kv"), kv.Options{Logger: opts.Logger, FS: opts.KVFS, MaxOpenFiles: opts.pebbleOpenFiles()})
 	if err != nil {
 		cat.Close()
 		return nil, err
@@ -136,13 +139,14 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 	e := &Engine{dir: dir, opts: opts, cat: cat, kv: store, lake: lk, producers: producers, tables: map[int64]*table.Table{}, draining: make(chan struct{})}
 	e.life, e.stop = context.WithCancel(context.Background())
 	e.pkw = &pkwrite.Env{Alloc: opts.Allocator, KV: store, Logger: opts.Logger, RecoverKV: e.recoverKV}
+	// Before the metrics: their callback counts the logs' open files.
+	e.logOpts = opts.logOptions(func(d time.Duration) { e.met.observeSync(d) })
 	if e.met, err = newMetrics(e, opts.Meter); err != nil {
 		lk.Close()
 		store.Close()
 		cat.Close()
 		return nil, err
 	}
-	e.logOpts = opts.logOptions(e.met.observeSync)
 	// Before any table opens: the metrics' callback reads e.lakes of each
 	// open table.
 	e.lakes = e.newLakes()

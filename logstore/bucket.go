@@ -38,7 +38,7 @@ func openBucket(dir string, id int, opts Options) (*bucket, error) {
 		bases = []int64{0}
 	}
 	for _, base := range bases {
-		s, err := openSegment(opts.FS, dir, base, opts.IndexIntervalBytes)
+		s, err := openSegment(opts.FS, opts.Files, dir, base, opts.IndexIntervalBytes)
 		if err != nil {
 			b.close()
 			return nil, err
@@ -66,7 +66,7 @@ func (b *bucket) roll(opts Options) (*segment, error) {
 	if err := b.active().seal(); err != nil {
 		return nil, fmt.Errorf("seal segment: %w", err)
 	}
-	s, err := openSegment(opts.FS, b.dir, b.logEnd, opts.IndexIntervalBytes)
+	s, err := openSegment(opts.FS, opts.Files, b.dir, b.logEnd, opts.IndexIntervalBytes)
 	if err != nil {
 		return nil, fmt.Errorf("roll segment: %w", err)
 	}

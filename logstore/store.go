@@ -47,6 +47,10 @@ type Options struct {
 	// WriterExpiration is how long an idempotent writer's state is kept
 	// after its last batch (by Now). Default DefaultWriterExpiration.
 	WriterExpiration time.Duration
+	// Files keeps the log's segment files open within a budget of
+	// descriptors; the logs of a process share one. Default: a cache of
+	// the log's own of DefaultOpenFiles.
+	Files *FileCache
 }
 
 func (o Options) withDefaults() Options {
@@ -66,6 +70,9 @@ func (o Options) withDefaults() Options {
 		o.WriterExpiration = DefaultWriterExpiration
 	}
 	o.FS = vfs.OrDefault(o.FS)
+	if o.Files == nil {
+		o.Files = NewFileCache(DefaultOpenFiles)
+	}
 	return o
 }
 
@@ -435,25 +442,43 @@ func (t *Table) syncRound() error {
 	return nil
 }
 
-// syncAll fsyncs the segments, in parallel: each is its own file.
+// syncAll fsyncs the segments, in parallel (each is its own file), at most
+// syncParallel at a time: each fsync holds its file open.
 func syncAll(segs map[*segment]struct{}) error {
 	if len(segs) == 1 {
 		for s := range segs {
 			return s.f.Sync()
 		}
 	}
-	errc := make(chan error, len(segs))
+	todo := make(chan *segment, len(segs))
 	for s := range segs {
-		go func() { errc <- s.f.Sync() }()
+		todo <- s
+	}
+	close(todo)
+	workers := min(len(segs), syncParallel)
+	errc := make(chan error, workers)
+	for range workers {
+		go func() {
+			var first error
+			for s := range todo {
+				if err := s.f.Sync(); err != nil && first == nil {
+					first = err
+				}
+			}
+			errc <- first
+		}()
 	}
 	var first error
-	for range segs {
+	for range workers {
 		if err := <-errc; err != nil && first == nil {
 			first = err
 		}
 	}
 	return first
 }
+
+// syncParallel bounds the fsyncs of one sync round under way at once.
+const syncParallel = 16
 
 // Expire removes whole segments whose newest batch is older than ttl. The
 // active segment, segments not yet durable and segments holding offsets at

@@ -64,6 +64,7 @@ type Config struct {
 	LakeCatalog     string        // iceberg-go catalog properties, key=value,...
 	Retention       time.Duration // how often expired log segments are removed
 	WriterExpiry    time.Duration // how long an idle idempotent writer is kept
+	OpenFiles       int           // descriptors the data files may keep open; 0: half of RLIMIT_NOFILE
 
 	AutoPartitionCheck time.Duration // how often auto partitions are made and expired
 
@@ -139,6 +140,7 @@ func Start(ctx context.Context, cfg *Config, log *slog.Logger) (*Server, error) 
 		Meter:             tel.Meter("github.com/fluxgate-io/fluxgate/engine"),
 		Lake:              engine.LakeOptions{Warehouse: cfg.LakeWarehouse, Catalog: lakeCatalog},
 		RetentionInterval: cfg.Retention,
+		OpenFiles:         cfg.OpenFiles,
 		AutoPartition:     engine.AutoPartitionOptions{CheckInterval: cfg.AutoPartitionCheck, Now: cfg.Now},
 	}.WithLogSegmentBytes(cfg.SegmentBytes).WithWriterExpiration(cfg.WriterExpiry))
 	if err != nil {
