@@ -169,11 +169,9 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e.unavailable = unavailable
-	for _, info := range infos {
-		if unavailable[info.TableID] != nil {
-			continue
-		}
-		if _, err := e.openTable(info); err != nil {
+	openErrs := e.openAll(infos)
+	for i, info := range infos {
+		if err := openErrs[i]; err != nil {
 			// A damaged log, or state that cannot be recovered from it,
 			// makes only its table unavailable.
 			if cerr := e.corruptTable(info, err); cerr != nil {
@@ -254,6 +252,33 @@ func (e *Engine) openTable(info *catalog.TableInfo) (*table.Table, error) {
 	e.mu.Unlock()
 	return t, nil
 }
+
+// openAll opens the tables that are not unavailable, tableOpeners at
+// once (recovering a log waits mostly on fsyncs, which a disk serves better
+// together), and returns each one's error.
+func (e *Engine) openAll(infos []*catalog.TableInfo) []error {
+	failed := make([]error, len(infos))
+	next := make(chan int)
+	var wg sync.WaitGroup
+	for range min(tableOpeners, len(infos)) {
+		wg.Go(func() {
+			for i := range next {
+				_, failed[i] = e.openTable(infos[i])
+			}
+		})
+	}
+	for i, info := range infos {
+		if e.unavailable[info.TableID] == nil {
+			next <- i
+		}
+	}
+	close(next)
+	wg.Wait()
+	return failed
+}
+
+// tableOpeners is how many tables Open opens at once.
+const tableOpeners = 8
 
 func (e *Engine) retentionLoop() {
 	defer e.wg.Done()

@@ -13,9 +13,10 @@ import (
 // a cachedFile, which opens its file when it is used and leaves it open,
 // unused, for the next use; when the budget is reached the least recently
 // used idle file is closed. A file is never closed while an operation uses
-// it, so the budget is exceeded by at most the files in use at once (each
-// read, write or fsync uses one file for its duration), never by idle
-// buckets: their number does not matter.
+// it, so the budget is exceeded only by the operations under way (each
+// read, write or fsync uses one file for its duration, and may be closing
+// one to make room for it), never by idle buckets: their number does not
+// matter.
 //
 // A log file with writes not yet synced is synced before it is closed, and a
 // failure there is reported by the file's next Sync, so that the table's
@@ -23,9 +24,10 @@ import (
 type FileCache struct {
 	capacity int
 
-	mu   sync.Mutex
-	open int       // descriptors open, in use or idle
-	idle list.List // of *cachedFile open and unused, the most recently used first
+	mu      sync.Mutex
+	open    int       // descriptors open (in use, idle or being closed) or being opened
+	closing int       // of those, being closed to make room
+	idle    list.List // of *cachedFile open and unused, the most recently used first
 }
 
 // DefaultOpenFiles is the budget of a log opened without a FileCache.
@@ -89,6 +91,11 @@ func (cf *cachedFile) acquire() (vfs.File, error) {
 		case cf.closed:
 			c.mu.Unlock()
 			return nil, os.ErrClosed
+		case cf.busy != nil: // being opened, or closed to make room
+			busy := cf.busy
+			c.mu.Unlock()
+			<-busy
+			continue
 		case cf.f != nil:
 			if cf.refs == 0 {
 				c.idle.Remove(cf.elem)
@@ -98,11 +105,6 @@ func (cf *cachedFile) acquire() (vfs.File, error) {
 			f := cf.f
 			c.mu.Unlock()
 			return f, nil
-		case cf.busy != nil:
-			busy := cf.busy
-			c.mu.Unlock()
-			<-busy
-			continue
 		}
 		cf.busy = make(chan struct{})
 		victims := c.makeRoomLocked()
@@ -157,13 +159,15 @@ func (cf *cachedFile) release(wrote bool) {
 }
 
 // makeRoomLocked takes idle files off the cache, least recently used first,
-// until one more fits; the caller evicts them. Called with c.mu held.
+// until one more fits besides those being closed; the caller evicts them.
+// Called with c.mu held.
 func (c *FileCache) makeRoomLocked() []*cachedFile {
 	var victims []*cachedFile
-	for c.open-len(victims) >= c.capacity && c.idle.Len() > 0 {
+	for c.open-c.closing >= c.capacity && c.idle.Len() > 0 {
 		v := c.idle.Remove(c.idle.Back()).(*cachedFile)
 		v.elem = nil
 		v.busy = make(chan struct{})
+		c.closing++
 		victims = append(victims, v)
 	}
 	return victims
@@ -187,6 +191,7 @@ func (cf *cachedFile) evict() {
 	cf.noteSyncLocked(written, err)
 	cf.f = nil
 	c.open--
+	c.closing--
 	close(cf.busy)
 	cf.busy = nil
 }

@@ -6,6 +6,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -185,5 +186,69 @@ func TestFileCacheReaderOfRemovedSegment(t *testing.T) {
 		if f, err = r.Next(end); err != nil || f == nil {
 			t.Fatalf("reading on in the removed segment at offset %d (it ends at %d): %v, %v", r.Offset(), end, f, err)
 		}
+	}
+}
+
+// Goroutines reading, writing and syncing 32 files through a cache of 4
+// descriptors: each sees its own writes, the cache never has more open than
+// the budget and two per operation under way (its file, and one it closes to
+// make room), and none is left open.
+func TestFileCacheConcurrentUse(t *testing.T) {
+	const budget, nfiles, workers, ops = 4, 32, 8, 200
+	dir := t.TempDir()
+	files := NewFileCache(budget)
+	var cfs []*cachedFile
+	for i := range nfiles {
+		cf, err := openCached(files, vfs.Default, filepath.Join(dir, fmt.Sprint(i)), true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfs = append(cfs, cf)
+	}
+	var wg sync.WaitGroup
+	errc := make(chan error, workers)
+	for w := range workers {
+		wg.Go(func() {
+			for k := range ops {
+				cf := cfs[(w*7+k*13)%nfiles]
+				// Each worker writes its own 8 bytes of each file.
+				want := fmt.Appendf(nil, "%04d%04d", w, k)
+				if _, err := cf.WriteAt(want, int64(w*8)); err != nil {
+					errc <- err
+					return
+				}
+				if k%10 == 0 {
+					if err := cf.Sync(); err != nil {
+						errc <- err
+						return
+					}
+				}
+				got := make([]byte, 8)
+				if _, err := cf.ReadAt(got, int64(w*8)); err != nil || string(got) != string(want) {
+					errc <- fmt.Errorf("worker %d read %q (%v) from %s, wrote %q", w, got, err, cf.path, want)
+					return
+				}
+				if n := files.Open(); n > budget+2*workers {
+					errc <- fmt.Errorf("%d files open, over the budget %d plus two for each of %d operations (the file it uses, one it closes)", n, budget, workers)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errc)
+	for err := range errc {
+		t.Error(err)
+	}
+	for _, cf := range cfs {
+		if err := cf.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		if err := cf.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n, m := files.Open(), openFilesUnder(t, dir); n != 0 || m != 0 {
+		t.Fatalf("after every file closed: the cache has %d open, the process %d", n, m)
 	}
 }

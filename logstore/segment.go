@@ -392,7 +392,8 @@ func readIndex(f *cachedFile, logSize, base int64) ([]indexEntry, error) {
 // that is torn or corrupt and returns its position, which is end when all
 // frames were good.
 func scanFrames(f io.ReaderAt, start, end int64, verifyCRC bool, fn func(h *header, pos int64, frame []byte) error) (int64, error) {
-	r := bufio.NewReaderSize(io.NewSectionReader(f, start, end-start), 1<<20)
+	// No bigger than the bytes read: recovery scans every bucket's tail.
+	r := bufio.NewReaderSize(io.NewSectionReader(f, start, end-start), int(min(end-start, 1<<20)))
 	pos := start
 	var buf []byte
 	for pos < end {

@@ -163,13 +163,25 @@ func Open(dir string, n int, opts Options) (*Table, error) {
 func open(dir string, n int, opts Options) (*Table, error) {
 	t := &Table{dir: dir, opts: opts, dirty: map[*segment]struct{}{}}
 	t.sync.cond = sync.NewCond(&t.sync.Mutex)
+	created := 0
 	for i := range n {
-		b, err := openBucket(filepath.Join(dir, fmt.Sprint(i), "log"), i, t.opts)
+		b, fresh, err := openBucket(filepath.Join(dir, fmt.Sprint(i), "log"), i, t.opts)
 		if err != nil {
 			t.closeFiles()
 			return nil, fmt.Errorf("open bucket %d of %s: %w", i, dir, err)
 		}
 		t.buckets = append(t.buckets, b)
+		if fresh {
+			created++
+		}
+	}
+	if created == n {
+		// A new log: nothing to recover. Its first sync round makes the
+		// files just created durable (a partition is created per bucket
+		// for every new value, and syncing here cost several fsyncs each).
+		t.writers = writerTable{}
+		t.newDirs = true
+		return t, nil
 	}
 	if err := t.recover(); err != nil {
 		t.closeFiles()
@@ -424,10 +436,8 @@ func (t *Table) syncRound() error {
 		return err
 	}
 	if newDirs {
-		for _, b := range t.buckets {
-			if err := vfs.SyncDir(t.opts.FS, b.dir); err != nil {
-				return err
-			}
+		if err := inParallel(len(t.buckets), func(i int) error { return vfs.SyncDir(t.opts.FS, t.buckets[i].dir) }); err != nil {
+			return err
 		}
 	}
 	if snap != nil {
@@ -442,26 +452,33 @@ func (t *Table) syncRound() error {
 	return nil
 }
 
-// syncAll fsyncs the segments, in parallel (each is its own file), at most
-// syncParallel at a time: each fsync holds its file open.
+// syncAll fsyncs the segments, in parallel: each is its own file.
 func syncAll(segs map[*segment]struct{}) error {
-	if len(segs) == 1 {
-		for s := range segs {
-			return s.f.Sync()
-		}
-	}
-	todo := make(chan *segment, len(segs))
+	list := make([]*segment, 0, len(segs))
 	for s := range segs {
-		todo <- s
+		list = append(list, s)
 	}
-	close(todo)
-	workers := min(len(segs), syncParallel)
+	return inParallel(len(list), func(i int) error { return list[i].f.Sync() })
+}
+
+// inParallel calls fn for 0 to n-1, at most syncParallel at once (each
+// fsync holds its file open), and returns the first error.
+func inParallel(n int, fn func(i int) error) error {
+	if n == 1 {
+		return fn(0)
+	}
+	next := make(chan int, n)
+	for i := range n {
+		next <- i
+	}
+	close(next)
+	workers := min(n, syncParallel)
 	errc := make(chan error, workers)
 	for range workers {
 		go func() {
 			var first error
-			for s := range todo {
-				if err := s.f.Sync(); err != nil && first == nil {
+			for i := range next {
+				if err := fn(i); err != nil && first == nil {
 					first = err
 				}
 			}
@@ -477,7 +494,7 @@ func syncAll(segs map[*segment]struct{}) error {
 	return first
 }
 
-// syncParallel bounds the fsyncs of one sync round under way at once.
+// syncParallel bounds the fsyncs under way at once.
 const syncParallel = 16
 
 // Expire removes whole segments whose newest batch is older than ttl. The
