@@ -64,10 +64,12 @@ func TestManyBucketsUnderFileLimit(t *testing.T) {
 
 	// Then a new table and a new partition, before and after a restart.
 	for round := range 2 {
+		start = time.Now()
 		if round == 1 {
 			if err := srv.restart(); err != nil {
 				t.Fatal(err)
 			}
+			t.Logf("restart: %s", time.Since(start).Round(time.Millisecond))
 			c.Close()
 			if c, err = client.Dial(ctx, srv.addr, client.WithAllocator(mem)); err != nil {
 				t.Fatal(err)
@@ -85,9 +87,11 @@ func TestManyBucketsUnderFileLimit(t *testing.T) {
 		}
 		want = append(want, filesWrite(ctx, t, c, mem, parted, part, part+1)...)
 		filesCheck(ctx, t, c, plain, plainWant)
+		readStart := time.Now()
 		filesCheck(ctx, t, c, parted, want)
 		n := openLogFiles(t, srv)
-		t.Logf("round %d: everything read back; server holds %d log files open", round, n)
+		t.Logf("round %d: a table and a partition created and written, everything read back (the partitioned table in %s): %s; server holds %d log files open",
+			round, time.Since(readStart).Round(time.Millisecond), time.Since(start).Round(time.Millisecond), n)
 		if n > filesLogBudget {
 			t.Errorf("round %d: the server holds %d log segment files open, over the log's share %d of --open-files", round, n, filesLogBudget)
 		}

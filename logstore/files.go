@@ -2,6 +2,8 @@ package logstore
 
 import (
 	"container/list"
+	"errors"
+	"io/fs"
 	"os"
 	"sync"
 
@@ -52,7 +54,7 @@ type cachedFile struct {
 	cache *FileCache
 	fs    vfs.FS
 	path  string
-	flag  int  // O_CREATE only until the file first opened
+	flag  int  // O_CREATE|O_EXCL only until the file first opened
 	log   bool // synced before it is closed, if written since its last sync
 
 	// Guarded by cache.mu.
@@ -71,9 +73,7 @@ type cachedFile struct {
 // openCached opens (creating it if needed) a file through the cache. log
 // marks a segment's log file, whose writes must be synced before it closes.
 func openCached(cache *FileCache, fsys vfs.FS, path string, log bool) (*cachedFile, error) {
-	// Until it is first synced, the file may hold writes of a process that
-	// crashed before syncing them.
-	cf := &cachedFile{cache: cache, fs: fsys, path: path, flag: os.O_RDWR | os.O_CREATE, log: log, written: 1}
+	cf := &cachedFile{cache: cache, fs: fsys, path: path, flag: os.O_RDWR | os.O_CREATE | os.O_EXCL, log: log}
 	if _, err := cf.acquire(); err != nil {
 		return nil, err
 	}
@@ -115,6 +115,10 @@ func (cf *cachedFile) acquire() (vfs.File, error) {
 			v.evict()
 		}
 		f, err := cf.fs.OpenFile(cf.path, cf.flag, 0o644)
+		existed := errors.Is(err, fs.ErrExist) && cf.flag&os.O_EXCL != 0
+		if existed {
+			f, err = cf.fs.OpenFile(cf.path, os.O_RDWR, 0o644)
+		}
 
 		c.mu.Lock()
 		close(cf.busy)
@@ -129,7 +133,12 @@ func (cf *cachedFile) acquire() (vfs.File, error) {
 			return nil, err
 		}
 		cf.f, cf.refs = f, cf.refs+1
-		cf.flag &^= os.O_CREATE // a file gone since is an error, not a new file
+		if existed {
+			// Until it is first synced, it may hold writes of a process
+			// that crashed before syncing them.
+			cf.written++
+		}
+		cf.flag = os.O_RDWR // a file gone since is an error, not a new file
 		c.mu.Unlock()
 		return f, nil
 	}
