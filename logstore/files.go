@@ -1,7 +1,6 @@
 package logstore
 
 import (
-	"container/list"
 	"errors"
 	"io/fs"
 	"os"
@@ -27,9 +26,9 @@ type FileCache struct {
 	capacity int
 
 	mu      sync.Mutex
-	open    int       // descriptors open (in use, idle or being closed) or being opened
-	closing int       // of those, being closed to make room
-	idle    list.List // of *cachedFile open and unused, the most recently used first
+	open    int        // descriptors open (in use, idle or being closed) or being opened
+	closing int        // of those, being closed to make room
+	idle    cachedFile // the ring of files open and unused, the most recently used next
 }
 
 // DefaultOpenFiles is the budget of a log opened without a FileCache.
@@ -38,7 +37,9 @@ const DefaultOpenFiles = 1024
 // NewFileCache returns a cache that keeps at most capacity files open (at
 // least one) beyond those in use.
 func NewFileCache(capacity int) *FileCache {
-	return &FileCache{capacity: max(capacity, 1)}
+	c := &FileCache{capacity: max(capacity, 1)}
+	c.idle.prev, c.idle.next = &c.idle, &c.idle
+	return c
 }
 
 // Open reports the descriptors the cache has open.
@@ -58,9 +59,9 @@ type cachedFile struct {
 	log   bool // synced before it is closed, if written since its last sync
 
 	// Guarded by cache.mu.
-	f    vfs.File
-	refs int           // operations under way (and a hold, see keepOpen)
-	elem *list.Element // in cache.idle while open and unused
+	f          vfs.File
+	refs       int         // operations under way (and a hold, see keepOpen)
+	prev, next *cachedFile // in the cache's idle ring while open and unused, else nil
 	// busy is closed when the file, being opened or closed, is done: who
 	// wants it meanwhile waits.
 	busy            chan struct{}
@@ -98,8 +99,7 @@ func (cf *cachedFile) acquire() (vfs.File, error) {
 			continue
 		case cf.f != nil:
 			if cf.refs == 0 {
-				c.idle.Remove(cf.elem)
-				cf.elem = nil
+				cf.unlinkLocked()
 			}
 			cf.refs++
 			f := cf.f
@@ -155,7 +155,8 @@ func (cf *cachedFile) release(wrote bool) {
 	switch {
 	case cf.refs > 0:
 	case !cf.closed:
-		cf.elem = c.idle.PushFront(cf)
+		cf.prev, cf.next = &c.idle, c.idle.next
+		cf.prev.next, cf.next.prev = cf, cf
 	default: // Close left the file to its last operation
 		f := cf.f
 		cf.f = nil
@@ -167,14 +168,20 @@ func (cf *cachedFile) release(wrote bool) {
 	c.mu.Unlock()
 }
 
+// unlinkLocked takes the file off the idle ring. Called with cache.mu held.
+func (cf *cachedFile) unlinkLocked() {
+	cf.prev.next, cf.next.prev = cf.next, cf.prev
+	cf.prev, cf.next = nil, nil
+}
+
 // makeRoomLocked takes idle files off the cache, least recently used first,
 // until one more fits besides those being closed; the caller evicts them.
 // Called with c.mu held.
 func (c *FileCache) makeRoomLocked() []*cachedFile {
 	var victims []*cachedFile
-	for c.open-c.closing >= c.capacity && c.idle.Len() > 0 {
-		v := c.idle.Remove(c.idle.Back()).(*cachedFile)
-		v.elem = nil
+	for c.open-c.closing >= c.capacity && c.idle.prev != &c.idle {
+		v := c.idle.prev
+		v.unlinkLocked()
 		v.busy = make(chan struct{})
 		c.closing++
 		victims = append(victims, v)
@@ -273,9 +280,8 @@ func (cf *cachedFile) Close() error {
 		c.mu.Unlock() // the last operation, or the one opening or evicting it, closes it
 		return nil
 	}
-	if cf.elem != nil {
-		c.idle.Remove(cf.elem)
-		cf.elem = nil
+	if cf.next != nil {
+		cf.unlinkLocked()
 	}
 	f := cf.f
 	cf.f = nil
