@@ -31,11 +31,11 @@ type FileCache struct {
 	idle    cachedFile // the ring of files open and unused, the most recently used next
 }
 
-// DefaultOpenFiles is the budget of a log opened without a FileCache.
-const DefaultOpenFiles = 1024
+// DefaultCachedFiles is the budget of a log opened without a FileCache.
+const DefaultCachedFiles = 1024
 
 // NewFileCache returns a cache that keeps at most capacity files open (at
-// least one) beyond those in use.
+// least one), besides the operations under way.
 func NewFileCache(capacity int) *FileCache {
 	c := &FileCache{capacity: max(capacity, 1)}
 	c.idle.prev, c.idle.next = &c.idle, &c.idle

@@ -49,7 +49,7 @@ type Options struct {
 	WriterExpiration time.Duration
 	// Files keeps the log's segment files open within a budget of
 	// descriptors; the logs of a process share one. Default: a cache of
-	// the log's own of DefaultOpenFiles.
+	// the log's own of DefaultCachedFiles.
 	Files *FileCache
 }
 
@@ -71,7 +71,7 @@ func (o Options) withDefaults() Options {
 	}
 	o.FS = vfs.OrDefault(o.FS)
 	if o.Files == nil {
-		o.Files = NewFileCache(DefaultOpenFiles)
+		o.Files = NewFileCache(DefaultCachedFiles)
 	}
 	return o
 }
