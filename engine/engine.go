@@ -9,10 +9,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/engine/internal/datadir"
@@ -217,14 +221,23 @@ func (e *Engine) Close() error {
 	e.wg.Wait()
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	var err error
-	for id, t := range e.tables {
-		if t.PK != nil {
-			t.PK.Quiesce()()
-		}
-		err = errors.Join(err, t.Log.Close())
-		delete(e.tables, id)
+	// Each log's close syncs it and records its writers: tableOpeners at once.
+	tables := slices.Collect(maps.Values(e.tables))
+	closed := make([]error, len(tables))
+	var g errgroup.Group
+	g.SetLimit(tableOpeners)
+	for i, t := range tables {
+		g.Go(func() error {
+			if t.PK != nil {
+				t.PK.Quiesce()()
+			}
+			closed[i] = t.Log.Close()
+			return nil
+		})
 	}
+	_ = g.Wait() // the errors are in closed
+	clear(e.tables)
+	err := errors.Join(closed...)
 	err = errors.Join(err, e.kv.Close(), e.cat.Close(), e.lake.Close())
 	if e.lock != nil { // nil when a failing Open closes e; Open releases it then
 		err = errors.Join(err, e.lock.Close())
@@ -253,31 +266,26 @@ func (e *Engine) openTable(info *catalog.TableInfo) (*table.Table, error) {
 	return t, nil
 }
 
-// openAll opens the tables that are not unavailable, tableOpeners at
-// once (recovering a log waits mostly on fsyncs, which a disk serves better
+// openAll opens the tables that are not unavailable, tableOpeners at once
+// (recovering a log waits mostly on fsyncs, which a disk serves better
 // together), and returns each one's error.
 func (e *Engine) openAll(infos []*catalog.TableInfo) []error {
 	failed := make([]error, len(infos))
-	next := make(chan int)
-	var wg sync.WaitGroup
-	for range min(tableOpeners, len(infos)) {
-		wg.Go(func() {
-			for i := range next {
-				_, failed[i] = e.openTable(infos[i])
-			}
-		})
-	}
+	var g errgroup.Group
+	g.SetLimit(tableOpeners)
 	for i, info := range infos {
 		if e.unavailable[info.TableID] == nil {
-			next <- i
+			g.Go(func() error {
+				_, failed[i] = e.openTable(info)
+				return nil
+			})
 		}
 	}
-	close(next)
-	wg.Wait()
+	_ = g.Wait() // the errors are in failed
 	return failed
 }
 
-// tableOpeners is how many tables Open opens at once.
+// tableOpeners is how many tables Open opens, and Close closes, at once.
 const tableOpeners = 8
 
 func (e *Engine) retentionLoop() {

@@ -20,6 +20,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/internal/vfs"
 )
@@ -464,34 +466,12 @@ func syncAll(segs map[*segment]struct{}) error {
 // inParallel calls fn for 0 to n-1, at most syncParallel at once (each
 // fsync holds its file open), and returns the first error.
 func inParallel(n int, fn func(i int) error) error {
-	if n == 1 {
-		return fn(0)
-	}
-	next := make(chan int, n)
+	var g errgroup.Group
+	g.SetLimit(syncParallel)
 	for i := range n {
-		next <- i
+		g.Go(func() error { return fn(i) })
 	}
-	close(next)
-	workers := min(n, syncParallel)
-	errc := make(chan error, workers)
-	for range workers {
-		go func() {
-			var first error
-			for i := range next {
-				if err := fn(i); err != nil && first == nil {
-					first = err
-				}
-			}
-			errc <- first
-		}()
-	}
-	var first error
-	for range workers {
-		if err := <-errc; err != nil && first == nil {
-			first = err
-		}
-	}
-	return first
+	return g.Wait()
 }
 
 // syncParallel bounds the fsyncs under way at once.
