@@ -37,6 +37,9 @@ type Options struct {
 	// MaxPartitions is max.partition.num, the most partitions of one table;
 	// 0 means DefaultMaxPartitions.
 	MaxPartitions int
+	// MaxOpenFiles bounds the files pebble keeps open; 0 means pebble's
+	// default (1000).
+	MaxOpenFiles int
 }
 
 // Catalog is the persistent set of databases and tables. It is safe for
@@ -78,6 +81,7 @@ func Open(dir string, opts Options) (*Catalog, error) {
 		FormatMajorVersion: pebble.FormatNewest,
 		ReadOnly:           opts.ReadOnly,
 		FS:                 opts.FS,
+		MaxOpenFiles:       opts.MaxOpenFiles,
 	}, log.With("component", "catalog"))
 	if errors.Is(err, pebble.ErrDBDoesNotExist) {
 		return nil, errs.New(errs.NotFound, "open catalog %s: no catalog there: %w", dir, err)

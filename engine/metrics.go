@@ -102,9 +102,14 @@ func newMetrics(e *Engine, m metric.Meter) (*metrics, error) {
 	if err != nil {
 		return nil, err
 	}
+	openFiles, err := m.Int64ObservableGauge("fluxgate.log.files.open", metric.WithDescription("log segment files open, of the logs' share of --open-files"))
+	if err != nil {
+		return nil, err
+	}
 	_, err = m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
 		e.mu.RLock()
 		defer e.mu.RUnlock()
+		o.ObserveInt64(openFiles, int64(e.logOpts.Files.Open()))
 		type lag struct {
 			offsets int64
 			since   time.Time
@@ -148,7 +153,7 @@ func newMetrics(e *Engine, m metric.Meter) (*metrics, error) {
 			o.ObserveInt64(failing, f, tableAttr(name))
 		}
 		return nil
-	}, hw, logEnd, earliest, logBytes, bytesRead, lagOffsets, lagSeconds, failing)
+	}, hw, logEnd, earliest, logBytes, bytesRead, lagOffsets, lagSeconds, failing, openFiles)
 	return &mt, err
 }
 

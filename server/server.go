@@ -65,6 +65,7 @@ type Config struct {
 	Retention       time.Duration // how often expired log segments are removed
 	WriterExpiry    time.Duration // how long an idle idempotent writer is kept
 	FollowHeartbeat time.Duration // how long a follow is idle before an empty batch
+	OpenFiles       int           // descriptors the data files may keep open; 0: half of RLIMIT_NOFILE
 
 	AutoPartitionCheck time.Duration // how often auto partitions are made and expired
 
@@ -141,6 +142,7 @@ func Start(ctx context.Context, cfg *Config, log *slog.Logger) (*Server, error) 
 		Lake:              engine.LakeOptions{Warehouse: cfg.LakeWarehouse, Catalog: lakeCatalog},
 		RetentionInterval: cfg.Retention,
 		IdleHeartbeat:     cfg.FollowHeartbeat,
+		OpenFiles:         cfg.OpenFiles,
 		AutoPartition:     engine.AutoPartitionOptions{CheckInterval: cfg.AutoPartitionCheck, Now: cfg.Now},
 	}.WithLogSegmentBytes(cfg.SegmentBytes).WithWriterExpiration(cfg.WriterExpiry))
 	if err != nil {

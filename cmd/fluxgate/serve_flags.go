@@ -54,6 +54,7 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.LakeCatalog, "lake-catalog", "", "Iceberg catalog of the lake tier as iceberg-go catalog properties, e.g. type=rest,uri=http://localhost:8181 or type=sql,uri=file:/var/lib/lake.db,sql.driver=sqlite,sql.dialect=sqlite (empty: the filesystem catalog in the warehouse)")
 	fs.DurationVar(&c.Retention, "retention-interval", time.Minute, "how often log segments past table.log.ttl are removed")
 	fs.DurationVar(&c.AutoPartitionCheck, "auto-partition-check-interval", 10*time.Minute, "how often partitions of tables with table.auto-partition.enabled are created ahead and expired (Fluss's auto-partition.check.interval)")
+	fs.IntVar(&c.OpenFiles, "open-files", 0, "file descriptors the data files may keep open at once, however many buckets: half for log segments (the least recently used closed first), a quarter each for the primary-key state and the catalog (0: half of the process's RLIMIT_NOFILE, 256 to 65536)")
 	fs.DurationVar(&c.WriterExpiry, "writer-expiration", logstore.DefaultWriterExpiration, "how long an idempotent writer's state is kept after its last batch (Fluss's server.writer-id.expiration-time)")
 	fs.DurationVar(&c.FollowHeartbeat, "follow-heartbeat", 4*time.Second, "how long an unbounded scan (a follow) may be idle before it sends an empty batch with its offsets")
 }
