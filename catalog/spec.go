@@ -290,7 +290,7 @@ type normalizer struct {
 func (n *normalizer) addColumn(c Column) error {
 	switch {
 	case c.Name == "" || len(c.Name) > protocol.MaxNameLen:
-		return errs.New(errs.Invalid, "table %s: column name %s is %d bytes long; it must be 1 to %d", n.table, protocol.Quote(c.Name), len(c.Name), protocol.MaxNameLen)
+		return errs.New(errs.Invalid, "table %s: column name %s is %d bytes long; it must be 1 to %d", n.table, errs.Quote(c.Name), len(c.Name), protocol.MaxNameLen)
 	case strings.TrimSpace(c.Name) != c.Name || strings.ContainsAny(c.Name, ",\x00\n\r\t"):
 		return errs.New(errs.Invalid, "table %s: column name %q may not contain commas or control characters, nor start or end with a space", n.table, c.Name)
 	case reservedColumns[c.Name]:

@@ -7,6 +7,8 @@ package errs
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"unicode/utf8"
 )
 
 // Kind classifies an error by what the caller can do about it.
@@ -80,3 +82,21 @@ func KindOf(err error) Kind {
 
 // Is reports whether err has kind k.
 func Is(err error, k Kind) bool { return err != nil && KindOf(err) == k }
+
+// QuoteMax is how many bytes of a client's string an error message quotes.
+const QuoteMax = 64
+
+// Quote quotes s for an error message, cut to its first QuoteMax bytes (at a
+// character boundary) and marked "..." when cut: an error echoes what the
+// client sent, and must stay small whatever that was. Every message that
+// names a client's string uses it.
+func Quote(s string) string {
+	if len(s) <= QuoteMax {
+		return strconv.Quote(s)
+	}
+	cut := QuoteMax
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return strconv.Quote(s[:cut]) + "..."
+}

@@ -1,7 +1,6 @@
 package protocol
 
 import (
-	"strconv"
 	"strings"
 
 	"github.com/fluxgate-io/fluxgate/errs"
@@ -25,7 +24,7 @@ func ParseTablePath(s string) (TablePath, error) {
 	var p TablePath
 	if hasView {
 		if view != ViewChangelog && view != ViewLake {
-			return p, errs.New(errs.Invalid, "table name %s: unknown view %s: expected $changelog or $lake", Quote(s), Quote("$"+view))
+			return p, errs.New(errs.Invalid, "table name %s: unknown view %s: expected $changelog or $lake", errs.Quote(s), errs.Quote("$"+view))
 		}
 		p.View = view
 	}
@@ -34,10 +33,10 @@ func ParseTablePath(s string) (TablePath, error) {
 		db, table = DefaultDatabase, name
 	}
 	if err := validateName("database", db); err != nil {
-		return TablePath{}, errs.New(errs.Invalid, "table name %s: %w", Quote(s), err)
+		return TablePath{}, errs.New(errs.Invalid, "table name %s: %w", errs.Quote(s), err)
 	}
 	if err := validateName("table", table); err != nil {
-		return TablePath{}, errs.New(errs.Invalid, "table name %s: %w", Quote(s), err)
+		return TablePath{}, errs.New(errs.Invalid, "table name %s: %w", errs.Quote(s), err)
 	}
 	p.Database, p.Table = db, table
 	return p, nil
@@ -62,27 +61,15 @@ const MaxNameLen = 200
 
 func validateName(what, name string) error {
 	if name == "" || len(name) > MaxNameLen {
-		return errs.New(errs.Invalid, "%s name %s is %d bytes long; it must be 1 to %d", what, Quote(name), len(name), MaxNameLen)
+		return errs.New(errs.Invalid, "%s name %s is %d bytes long; it must be 1 to %d", what, errs.Quote(name), len(name), MaxNameLen)
 	}
 	for _, c := range name {
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			return errs.New(errs.Invalid, "%s name %q may contain only letters, digits, '_' and '-'", what, name)
+			return errs.New(errs.Invalid, "%s name %s may contain only letters, digits, '_' and '-'", what, errs.Quote(name))
 		}
 	}
 	if strings.HasPrefix(name, "__") {
-		return errs.New(errs.Invalid, "%s name %q may not start with \"__\" (reserved for internal use)", what, name)
+		return errs.New(errs.Invalid, "%s name %s may not start with \"__\" (reserved for internal use)", what, errs.Quote(name))
 	}
 	return nil
-}
-
-// quoteMax is how much of a client's string an error message quotes.
-const quoteMax = 64
-
-// Quote quotes s for an error message, cut to its first quoteMax bytes: an
-// error echoes what the client sent, and must stay small whatever that was.
-func Quote(s string) string {
-	if len(s) <= quoteMax {
-		return strconv.Quote(s)
-	}
-	return strconv.Quote(s[:quoteMax]) + "..."
 }
