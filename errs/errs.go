@@ -89,14 +89,34 @@ const QuoteMax = 64
 // Quote quotes s for an error message, cut to its first QuoteMax bytes (at a
 // character boundary) and marked "..." when cut: an error echoes what the
 // client sent, and must stay small whatever that was. Every message that
-// names a client's string uses it.
+// names a client's string uses it, or Cut where a message shows it unquoted.
 func Quote(s string) string {
+	short, cut := shorten(s)
+	if cut {
+		return strconv.Quote(short) + "..."
+	}
+	return strconv.Quote(s)
+}
+
+// Cut is Quote without the quotes: for messages that show a value as it is
+// (Fluss's partition messages).
+func Cut(s string) string {
+	short, cut := shorten(s)
+	if cut {
+		return short + "..."
+	}
+	return s
+}
+
+// shorten returns s's first QuoteMax bytes, ending at a character boundary,
+// and whether that is less than s.
+func shorten(s string) (string, bool) {
 	if len(s) <= QuoteMax {
-		return strconv.Quote(s)
+		return s, false
 	}
-	cut := QuoteMax
-	for cut > 0 && !utf8.RuneStart(s[cut]) {
-		cut--
+	n := QuoteMax
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
-	return strconv.Quote(s[:cut]) + "..."
+	return s[:n], true
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/client"
 	"github.com/fluxgate-io/fluxgate/engine"
+	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
 // wantInvalid asserts INVALID_ARGUMENT whose message contains every part.
@@ -319,7 +320,7 @@ func TestListPageTokens(t *testing.T) {
 		t.Errorf("list-tables of b by pages of 2: %s", got)
 	}
 	_, err := doAction(t, fc, "list-tables", fmt.Sprintf(`{"database": %q}`, strings.Repeat("d", 1<<20)))
-	wantInvalid(t, "a database name of 1 MiB", err, "database name", "200")
+	wantInvalid(t, "a database name of 1 MiB", err, "$.database", fmt.Sprint(protocol.MaxStringBytes))
 	if len(status.Convert(err).Message()) > 1024 {
 		t.Errorf("the message echoes the name: %d bytes", len(status.Convert(err).Message()))
 	}

@@ -3,6 +3,7 @@ package protocol
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"reflect"
 	"strconv"
@@ -18,11 +19,13 @@ import (
 // most MaxDepth deep (the deepest predicate §4.4 allows, 64 predicates,
 // takes 132 levels inside a command), and every string the document decodes
 // into a request at most MaxStringBytes (filters and lookup keys aside,
-// which their own parsers bound).
+// which their own parsers bound). MaxStringBytes is a backstop above every
+// tighter limit of a field (names, ids, comments, options), which the code
+// that knows the field checks with its own message.
 const (
 	MaxDocumentBytes = 2 << 20
 	MaxDepth         = 160
-	MaxStringBytes   = 4096
+	MaxStringBytes   = 64 << 10
 )
 
 // DecodeJSON decodes client JSON (a command, action body or ticket)
@@ -49,19 +52,39 @@ func DecodeJSON(b []byte, what string, v any) error {
 	return nil
 }
 
-// strictUnmarshal decodes JSON, rejecting unknown fields and trailing data.
+// strictUnmarshal decodes JSON, rejecting unknown fields and trailing data;
+// its errors quote what they name of the document short (quoteShort).
 // A type with its own UnmarshalJSON uses it for its fields too, since
 // encoding/json does not pass DisallowUnknownFields down.
 func strictUnmarshal(b []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(v); err != nil {
-		return err
+		return quoteShort(err)
 	}
 	if dec.More() {
 		return fmt.Errorf("trailing data after the JSON object")
 	}
 	return nil
+}
+
+// quoteShort returns encoding/json's error with what it quotes of the
+// document (an unknown field's name, a value of the wrong type) cut as
+// errs.Quote cuts it.
+func quoteShort(err error) error {
+	const unknown = `json: unknown field `
+	if msg := err.Error(); strings.HasPrefix(msg, unknown) {
+		if name, uerr := strconv.Unquote(msg[len(unknown):]); uerr == nil {
+			return errors.New(unknown + errs.Quote(name))
+		}
+	}
+	var typ *json.UnmarshalTypeError
+	if errors.As(err, &typ) && len(typ.Value) > errs.QuoteMax {
+		short := *typ
+		short.Value = strings.ToValidUTF8(typ.Value[:errs.QuoteMax], "") + "..."
+		return &short
+	}
+	return err
 }
 
 // BucketOffsets reads a JSON object of bucket → offset. Only the canonical
@@ -179,8 +202,7 @@ func shapePath(open []shapeFrame, inner bool) string {
 
 // checkStrings refuses a decoded request that holds a string longer than
 // MaxStringBytes: in a field, a list or a map's keys or values. Raw JSON
-// (filters) and values of any type (lookup keys) are not looked into; a
-// field tagged `wire:"long"` is bounded by its document only.
+// (filters) and values of any type (lookup keys) are not looked into.
 func checkStrings(v reflect.Value) error {
 	switch v.Kind() {
 	case reflect.String:
@@ -195,7 +217,7 @@ func checkStrings(v reflect.Value) error {
 		t := v.Type()
 		for i := range t.NumField() {
 			f := t.Field(i)
-			if !f.IsExported() || f.Tag.Get("wire") == "long" {
+			if !f.IsExported() {
 				continue
 			}
 			if err := checkStrings(v.Field(i)); err != nil {

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"strings"
+	"unicode"
 
 	"github.com/fluxgate-io/fluxgate/errs"
 )
@@ -70,6 +71,25 @@ func validateName(what, name string) error {
 	}
 	if strings.HasPrefix(name, "__") {
 		return errs.New(errs.Invalid, "%s name %s may not start with \"__\" (reserved for internal use)", what, errs.Quote(name))
+	}
+	return nil
+}
+
+// MaxIDBytes bounds the ids a client makes up: producer ids, writer ids and
+// the principals of grants. They are stored (in producer offsets, a log's
+// frames, the grants file) and so are bounded as names are.
+const MaxIDBytes = 256
+
+// ValidateID checks an id a client made up: 1 to MaxIDBytes bytes without
+// control characters. what names it in the error ("writer_id").
+func ValidateID(what, id string) error {
+	if id == "" || len(id) > MaxIDBytes {
+		return errs.New(errs.Invalid, "%s %s is %d bytes long; it must be 1 to %d", what, errs.Quote(id), len(id), MaxIDBytes)
+	}
+	for _, r := range id {
+		if unicode.IsControl(r) {
+			return errs.New(errs.Invalid, "%s %s has a control character", what, errs.Quote(id))
+		}
 	}
 	return nil
 }

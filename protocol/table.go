@@ -12,10 +12,8 @@ import (
 // Column is one column of a table definition (PROTOCOL.md §2).
 type Column struct {
 	Name string `json:"name"`
-	// Type is a Flink SQL type name: BIGINT, DECIMAL(10,2), TIMESTAMP(3),
-	// ...; a ROW type may be longer than MaxStringBytes (the definition's
-	// size bounds it).
-	Type string `json:"type" wire:"long"`
+	// Type is a Flink SQL type name: BIGINT, DECIMAL(10,2), TIMESTAMP(3), ...
+	Type string `json:"type"`
 	// Nullable nil means nullable, the protocol's default; the server fills
 	// it in for every column it stores. Primary-key columns are NOT NULL
 	// whatever it says.
