@@ -1,6 +1,7 @@
 package flight_test
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/client"
 	"github.com/fluxgate-io/fluxgate/engine"
+	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
@@ -326,8 +328,21 @@ func TestListPageTokens(t *testing.T) {
 	}
 	_, err = doAction(t, fc, "list-tables", `{"max_results": -1}`)
 	wantInvalid(t, "negative max_results", err, "max_results")
-	_, err = doAction(t, fc, "list-tables", `{"page_token": "not base64!"}`)
-	wantInvalid(t, "bad page token", err, "page_token")
+	// A token this server did not make is refused, however well-formed, and
+	// so is one of another listing.
+	var dbPage struct {
+		Next string `json:"next_page_token"`
+	}
+	body, err := doAction(t, fc, "list-databases", `{"max_results": 1}`)
+	if err != nil || json.Unmarshal(body, &dbPage) != nil || dbPage.Next == "" {
+		t.Fatalf("list-databases by pages of 1: %s, %v", body, err)
+	}
+	for _, token := range []string{"not base64!", "garbage", base64.RawURLEncoding.EncodeToString([]byte("b\x00x")), dbPage.Next + "A", strings.Repeat("A", 4000)} {
+		_, err = doAction(t, fc, "list-tables", fmt.Sprintf(`{"page_token": %q}`, token))
+		wantInvalid(t, "page token "+errs.Quote(token), err, "page_token", "not one this server returned")
+	}
+	_, err = doAction(t, fc, "list-tables", fmt.Sprintf(`{"page_token": %q}`, dbPage.Next))
+	wantInvalid(t, "a page token of list-databases given to list-tables", err, "page_token")
 }
 
 // A FlightInfo larger than a client accepts is refused with a reason: every
