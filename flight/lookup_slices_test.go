@@ -1,0 +1,234 @@
+package flight_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+
+	"github.com/fluxgate-io/fluxgate/client"
+	"github.com/fluxgate-io/fluxgate/engine"
+	"github.com/fluxgate-io/fluxgate/protocol"
+)
+
+// wideRows is how many rows of widePad bytes the wide table holds: about 6
+// MB, so that an answer with all of them takes two messages at least.
+const (
+	wideRows = 20_000
+	widePad  = 300
+)
+
+// createWide makes table wide (c BIGINT, i BIGINT, s STRING), primary key
+// (c, i), bucket key c (so a prefix index on c), with wideRows rows of c =
+// 1, i = 0.., s widePad bytes.
+func createWide(t *testing.T, ts *testServer) {
+	t.Helper()
+	ctx := ctxT(t)
+	if _, err := ts.cl.CreateTable(ctx, client.TableSpec{Table: "wide",
+		Columns:    []client.Column{{Name: "c", Type: "BIGINT"}, {Name: "i", Type: "BIGINT"}, {Name: "s", Type: "STRING"}},
+		PrimaryKey: []string{"c", "i"}, Options: map[string]string{"bucket.key": "c", "bucket.num": "2"}}, false); err != nil {
+		t.Fatal(err)
+	}
+	b := array.NewRecordBuilder(ts.mem, arrow.NewSchema([]arrow.Field{{Name: "c", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "i", Type: arrow.PrimitiveTypes.Int64}, {Name: "s", Type: arrow.BinaryTypes.String, Nullable: true}}, nil))
+	pad := strings.Repeat("p", widePad)
+	for i := range wideRows {
+		b.Field(0).(*array.Int64Builder).Append(1)
+		b.Field(1).(*array.Int64Builder).Append(int64(i))
+		b.Field(2).(*array.StringBuilder).Append(pad)
+	}
+	rec := b.NewRecordBatch()
+	b.Release()
+	writePK(t, ts, client.WriteRequest{Table: "wide"}, rec)
+}
+
+// wideKeys is a key batch of the wide table: (1, i) for every row, and one
+// key that has none.
+func wideKeys(ts *testServer) arrow.RecordBatch {
+	b := array.NewRecordBuilder(ts.mem, arrow.NewSchema([]arrow.Field{{Name: "c", Type: arrow.PrimitiveTypes.Int64}, {Name: "i", Type: arrow.PrimitiveTypes.Int64}}, nil))
+	defer b.Release()
+	for i := range wideRows + 1 {
+		b.Field(0).(*array.Int64Builder).Append(1)
+		b.Field(1).(*array.Int64Builder).Append(int64(i))
+	}
+	return b.NewRecordBatch()
+}
+
+// sliced checks the messages of one lookup answer as a plain Flight client
+// reads them: more than one (the answer is over 4 MiB, which gRPC's default
+// client refuses in one message), each with the answer's keys and rows,
+// "more" on all but the last, _key_index ascending throughout. It returns
+// the rows.
+func sliced(t *testing.T, what string, rdr *flight.Reader, keys, rows int) int {
+	t.Helper()
+	got, last, messages := 0, int32(-1), 0
+	for rdr.Next() {
+		rec := rdr.RecordBatch()
+		messages++
+		var meta protocol.LookupMeta
+		if err := json.Unmarshal(rdr.LatestAppMetadata(), &meta); err != nil {
+			t.Fatalf("%s: message %d: app_metadata %s: %v", what, messages, rdr.LatestAppMetadata(), err)
+		}
+		if meta.Keys != keys || meta.Rows != rows {
+			t.Errorf("%s: message %d says keys %d, rows %d; want %d, %d", what, messages, meta.Keys, meta.Rows, keys, rows)
+		}
+		got += int(rec.NumRows())
+		if !meta.More {
+			break
+		}
+		idx := rec.Column(0).(*array.Int32)
+		for i := range idx.Len() {
+			if idx.Value(i) < last {
+				t.Fatalf("%s: _key_index %d after %d", what, idx.Value(i), last)
+			}
+			last = idx.Value(i)
+		}
+	}
+	if err := rdr.Err(); err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	if messages < 2 || got != rows {
+		t.Fatalf("%s: %d messages of %d rows in all; want several, of %d", what, messages, got, rows)
+	}
+	return got
+}
+
+// A lookup answer over 4 MiB comes in messages under it, for point, prefix
+// and inline lookups, as a plain Flight client with gRPC's default limit
+// reads them; the Go client joins them into one answer. Before, 1M keys
+// came back as one 9.9 MB message that such clients refuse.
+func TestLookupAnswersAreSliced(t *testing.T) {
+	ts := start(t, engine.Options{})
+	ctx := ctxT(t)
+	createWide(t, ts)
+	keys := wideKeys(ts)
+	defer keys.Release()
+	prefix := prefixKey(ts)
+	defer prefix.Release()
+	fc := plainFlight(t, ts)
+
+	for _, c := range []struct {
+		what  string
+		req   protocol.LookupRequest
+		keys  arrow.RecordBatch
+		nkeys int
+	}{
+		{"point", protocol.LookupRequest{Table: "wide"}, keys, wideRows + 1},
+		{"prefix", protocol.LookupRequest{Table: "wide", Prefix: true}, prefix, 1},
+	} {
+		cmd, _ := json.Marshal(protocol.Command{Lookup: &c.req})
+		stream, err := fc.DoExchange(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := flight.NewRecordWriter(stream, ipc.WithSchema(c.keys.Schema()), ipc.WithAllocator(ts.mem))
+		w.SetFlightDescriptor(&flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: cmd})
+		if err := w.Write(c.keys); err != nil {
+			t.Fatal(err)
+		}
+		rdr, err := flight.NewRecordReader(stream, ipc.WithAllocator(ts.mem))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sliced(t, c.what+" lookup, plain Flight client", rdr, c.nkeys, wideRows)
+		w.Close()
+		stream.CloseSend()
+		rdr.Release()
+
+		l, err := ts.cl.Lookup(ctx, c.req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ans, meta, err := l.Lookup(c.keys)
+		if err != nil {
+			t.Fatalf("%s lookup, Go client: %v", c.what, err)
+		}
+		if ans.NumRows() != wideRows || meta.Rows != wideRows || meta.More {
+			t.Errorf("%s lookup, Go client: %d rows, meta %+v; want one answer of %d", c.what, ans.NumRows(), meta, wideRows)
+		}
+		ans.Release()
+		if err := l.Close(); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	// Inline: one prefix key, its rows through DoGet.
+	inline := protocol.LookupRequest{Table: "wide", Prefix: true, Keys: []map[string]any{{"c": 1}}}
+	cmd, _ := json.Marshal(protocol.Command{Lookup: &inline})
+	info, err := fc.GetFlightInfo(ctx, &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: cmd})
+	if err != nil {
+		t.Fatal(err)
+	}
+	get, err := fc.DoGet(ctx, info.Endpoint[0].Ticket)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rdr, err := flight.NewRecordReader(get, ipc.WithAllocator(ts.mem))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sliced(t, "inline prefix lookup, plain Flight client", rdr, 1, wideRows)
+	rdr.Release()
+	tbl, err := ts.cl.LookupInline(ctx, client.LookupRequest{Table: "wide", Prefix: true}, []map[string]any{{"c": 1}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tbl.NumRows() != wideRows {
+		t.Errorf("inline prefix lookup, Go client: %d rows, want %d", tbl.NumRows(), wideRows)
+	}
+	tbl.Release()
+}
+
+// prefixKey is the prefix key batch c = 1 of the wide table.
+func prefixKey(ts *testServer) arrow.RecordBatch {
+	b := array.NewRecordBuilder(ts.mem, arrow.NewSchema([]arrow.Field{{Name: "c", Type: arrow.PrimitiveTypes.Int64}}, nil))
+	defer b.Release()
+	b.Field(0).(*array.Int64Builder).Append(1)
+	return b.NewRecordBatch()
+}
+
+// Insert-if-not-exists of more new keys than one message holds inserts them
+// and answers every id: before, the client refused the answer and never saw
+// the ids of the keys it had inserted.
+func TestInsertIfNotExistsAnswersEveryID(t *testing.T) {
+	ts := start(t, engine.Options{})
+	ctx := ctxT(t)
+	if _, err := ts.cl.CreateTable(ctx, client.TableSpec{Table: "dict",
+		Columns:    []client.Column{{Name: "uid", Type: "STRING"}, {Name: "id", Type: "BIGINT"}},
+		PrimaryKey: []string{"uid"}, Options: map[string]string{"auto-increment.fields": "id"}}, false); err != nil {
+		t.Fatal(err)
+	}
+	const n = 25_000
+	uids := make([]string, n)
+	for i := range uids {
+		uids[i] = fmt.Sprintf("%0200d", i) // 5 MB of keys, answered with them
+	}
+	keys := stringKeys(ts, "uid", uids...)
+	defer keys.Release()
+	l, err := ts.cl.Lookup(ctx, client.LookupRequest{Table: "dict", InsertIfNotExists: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	ans, meta, err := l.Lookup(keys)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ans.Release()
+	if ans.NumRows() != n || meta.Rows != n {
+		t.Fatalf("%d rows, meta %+v; want %d", ans.NumRows(), meta, n)
+	}
+	ids := ans.Column(2).(*array.Int64)
+	seen := map[int64]bool{}
+	for i := range n {
+		if seen[ids.Value(i)] || ids.Value(i) < 1 || ids.Value(i) > n {
+			t.Fatalf("row %d: id %d repeated or outside 1..%d", i, ids.Value(i), n)
+		}
+		seen[ids.Value(i)] = true
+	}
+}
