@@ -232,3 +232,56 @@ func TestInsertIfNotExistsAnswersEveryID(t *testing.T) {
 		seen[ids.Value(i)] = true
 	}
 }
+
+// Inline lookup keys keep every digit: a BIGINT beyond 2^53 was decoded as a
+// float64 and looked up as its neighbour.
+func TestInlineKeysKeepBigIntegers(t *testing.T) {
+	ts := start(t, engine.Options{})
+	ctx := ctxT(t)
+	if _, err := ts.cl.CreateTable(ctx, pkSpec("big", nil), false); err != nil {
+		t.Fatal(err)
+	}
+	const k = 1<<53 + 1
+	writePK(t, ts, client.WriteRequest{Table: "big"}, pkRows(ts.mem, []string{"k", "v", "s"}, []any{k, 1.5, "odd"}, []any{k - 1, 2.5, "even"}))
+	tbl, err := ts.cl.LookupInline(ctx, client.LookupRequest{Table: "big", Columns: []string{"s"}}, []map[string]any{{"k": json.Number(fmt.Sprint(k))}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tbl.Release()
+	if tbl.NumRows() != 1 || tbl.Column(1).Data().Chunk(0).(*array.String).Value(0) != "odd" {
+		t.Fatalf("inline lookup of %d: %d rows; want the row of %d", k, tbl.NumRows(), k)
+	}
+}
+
+// An inline lookup is bounded: a command or ticket over 2 MiB, or a command
+// whose ticket would be, is INVALID_ARGUMENT pointing to DoExchange.
+func TestInlineLookupsAreBounded(t *testing.T) {
+	ts := start(t, engine.Options{})
+	ctx := ctxT(t)
+	info, err := ts.cl.CreateTable(ctx, pkSpec("big", nil), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := func(n int) string {
+		return strings.TrimSuffix(strings.Repeat(`{"k":1234567},`, n), ",")
+	}
+	fc := plainFlight(t, ts)
+	// Under the limit as sent; its ticket adds the table's id and view.
+	justUnder := `{"lookup":{"table":"big","keys":[` + keys((protocol.MaxDocumentBytes-40)/14) + `]}}`
+	if len(justUnder) > protocol.MaxDocumentBytes {
+		t.Fatalf("the command is %d bytes, over the limit itself", len(justUnder))
+	}
+	for _, c := range []struct {
+		what, cmd string
+		parts     []string
+	}{
+		{"a 3 MiB command", `{"lookup":{"table":"big","keys":[` + keys(3<<20/14) + `]}}`, []string{"bytes; the limit is"}},
+		{"a command whose ticket is over 2 MiB", justUnder, []string{"inline lookup", "DoExchange"}},
+	} {
+		_, err := fc.GetFlightInfo(ctx, &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte(c.cmd)})
+		wantInvalid(t, c.what, err, c.parts...)
+	}
+	ticket := fmt.Sprintf(`{"v":1,"table_id":%d,"table":"fluss.big","view":"lookup","bucket":0,"start":0,"stop":null,"lookup":{"table":"big","keys":[%s]}}`,
+		info.TableID, keys(3<<20/14))
+	wantInvalid(t, "a 3 MiB inline ticket", redeem(t, fc, ticket), "ticket", "bytes; the limit is")
+}

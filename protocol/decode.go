@@ -59,6 +59,7 @@ func DecodeJSON(b []byte, what string, v any) error {
 func strictUnmarshal(b []byte, v any) error {
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.DisallowUnknownFields()
+	dec.UseNumber() // a lookup key's BIGINT keeps digits a float64 would lose
 	if err := dec.Decode(v); err != nil {
 		return quoteShort(err)
 	}
