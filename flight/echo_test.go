@@ -99,23 +99,7 @@ func TestErrorsQuoteClientStringsShort(t *testing.T) {
 			t.Errorf("%s %.200s: a message of %d bytes: %.300s", what, doc, len(msg), msg)
 		}
 	}
-	commands := []string{
-		`{"scan":{"table":"db1.l","columns":["a"],"filter":{"and":[{"eq":["a","x"]},{"starts_with":["a","p"]},{"in":["a",["x","y"]]}]},"compression":"zstd"}}`,
-		`{"scan":{"table":"db1.p$changelog","partitions":["20261201"],"startup":{"partition_offsets":{"20261201":{"0":0}}},"stop":"latest"}}`,
-		`{"scan":{"table":"db1.t$changelog","startup":{"offsets":{"0":0}},"buckets":[0]}}`,
-		`{"lookup":{"table":"db1.t","columns":["id"],"keys":[{"id":1}]}}`,
-		`{"lookup":{"table":"db1.p","insert_if_not_exists":false,"keys":[{"id":1,"dt":"20261201"}]}}`,
-		`{"write":{"table":"db1.t","mode":"upsert","columns":["id"],"merge_mode":"overwrite","writer_id":"w","first_sequence":1}}`,
-		`{"write":{"table":"db1.l","mode":"append","writer_id":"w"}}`,
-	}
-	var tickets []string
-	for _, cmd := range commands[:5] {
-		info, err := s.flightInfo(ctx, "GetFlightInfo", &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte(cmd)})
-		if err != nil {
-			t.Fatalf("%s: %v", cmd, err)
-		}
-		tickets = append(tickets, string(info.Endpoint[0].Ticket.Ticket))
-	}
+	tickets := seedTickets(t, s)
 	for _, with := range []string{strings.Repeat("%", protocol.MaxStringBytes-1)} {
 		for name, bodies := range actionSeeds {
 			for _, body := range bodies {
@@ -125,7 +109,7 @@ func TestErrorsQuoteClientStringsShort(t *testing.T) {
 				}
 			}
 		}
-		for _, cmd := range commands {
+		for _, cmd := range commandSeeds {
 			for _, v := range stringVariants(t, cmd, with) {
 				d := &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: v}
 				if bytes.HasPrefix(v, []byte(`{"write"`)) {

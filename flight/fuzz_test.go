@@ -2,12 +2,14 @@ package flight
 
 import (
 	"context"
+	"errors"
 	"io"
 	"log/slog"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 
@@ -16,43 +18,109 @@ import (
 	"github.com/fluxgate-io/fluxgate/errs"
 )
 
+// commandSeeds are good descriptor commands of the tables actionService
+// makes: scans with filters, positions and partitions, inline lookups, writes.
+var commandSeeds = []string{
+	`{"scan":{"table":"db1.l","columns":["a"],"filter":{"and":[{"eq":["a","x"]},{"starts_with":["a","p"]},{"in":["a",["x","y"]]}]},"compression":"zstd"}}`,
+	`{"scan":{"table":"db1.p$changelog","partitions":["20261201"],"startup":{"partition_offsets":{"20261201":{"0":0}}},"stop":"latest"}}`,
+	`{"scan":{"table":"db1.t$changelog","startup":{"offsets":{"0":0}},"buckets":[0]}}`,
+	`{"lookup":{"table":"db1.t","columns":["id"],"keys":[{"id":1}]}}`,
+	`{"lookup":{"table":"db1.p","insert_if_not_exists":false,"keys":[{"id":1,"dt":"20261201"}]}}`,
+	`{"write":{"table":"db1.t","mode":"upsert","columns":["id"],"merge_mode":"overwrite","writer_id":"w","first_sequence":1}}`,
+	`{"write":{"table":"db1.l","mode":"append","writer_id":"w"}}`,
+}
+
+// seedTickets are the tickets of the read commands of commandSeeds.
+func seedTickets(tb testing.TB, s *Service) []string {
+	var tickets []string
+	for _, cmd := range commandSeeds {
+		if strings.HasPrefix(cmd, `{"write"`) {
+			continue
+		}
+		info, err := s.flightInfo(context.Background(), "GetFlightInfo", &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte(cmd)})
+		if err != nil {
+			tb.Fatalf("%s: %v", cmd, err)
+		}
+		tickets = append(tickets, string(info.Endpoint[0].Ticket.Ticket))
+	}
+	return tickets
+}
+
+// checkRefusal fails a fuzz input whose error is unkinded (a bug's
+// INTERNAL) or echoes the input at length.
+func checkRefusal(t *testing.T, what string, err error) {
+	t.Helper()
+	if err == nil {
+		return
+	}
+	if errs.KindOf(err) == errs.Internal {
+		t.Fatalf("%s: unkinded error %v", what, err)
+	}
+	if len(err.Error()) > 1024 {
+		t.Fatalf("%s: a message of %d bytes: %.300s", what, len(err.Error()), err)
+	}
+}
+
 // FuzzCommand: descriptors are client bytes. Every decoder of them (reads,
-// writes, lookups) accepts them or rejects them with a kinded error, never
-// panics.
+// writes, lookups) and the planning behind it, on a real engine, accepts
+// them or refuses them with a kinded, short error; it never panics.
 func FuzzCommand(f *testing.F) {
-	for _, seed := range []string{
+	for _, seed := range append(slices.Clone(commandSeeds),
+		`{"scan":{"table":"db1.l","filter":`+strings.Repeat(`{"not":`, 70)+`{"is_null":"a"}`+strings.Repeat(`}`, 70)+`}}`,
+		`{"scan":{"table":"db1.l","filter":`+strings.Repeat(`{"not":`, 200)+`{"is_null":"a"}`+strings.Repeat(`}`, 200)+`}}`,
 		`{"scan":{"table":"fluss.orders","columns":["a"],"startup":"earliest","stop":"latest","limit":5}}`,
 		`{"scan":{"table":"t","startup":{"offsets":{"0":3}},"filter":{"op":"eq","column":"a","value":1}}}`,
-		`{"write":{"table":"t","mode":"upsert","columns":["a","b"],"writer_id":"w","first_sequence":7}}`,
 		`{"lookup":{"table":"t","columns":["a"],"prefix":true,"insert_if_not_exists":false,"keys":[[1]]}}`,
 		`{"scan":{"table":"t"},"write":{"table":"t"}}`,
 		`{}`, `null`, `[]`, `{"scan":null}`, `{"scan":{"table":1}}`, `{"nope":{}}`, ``,
-	} {
+	) {
 		f.Add(uint8(2), []byte(seed), "")
 	}
-	f.Add(uint8(1), []byte(nil), "fluss/orders")
+	f.Add(uint8(1), []byte(nil), "db1/l")
 	f.Add(uint8(1), []byte(nil), "a/b/c")
 	f.Add(uint8(0), []byte(`{}`), "")
+	s := actionService(f)
 	f.Fuzz(func(t *testing.T, typ uint8, cmd []byte, path string) {
 		d := &flight.FlightDescriptor{Type: []flight.DescriptorType{flight.DescriptorUNKNOWN, flight.DescriptorPATH, flight.DescriptorCMD}[typ%3], Cmd: cmd}
 		if path != "" {
 			d.Path = strings.Split(path, "/")
 		}
-		kinded := func(what string, err error) {
-			if err != nil && errs.KindOf(err) == errs.Internal {
-				t.Fatalf("%s: unkinded error %v", what, err)
-			}
-		}
 		if d.Type == flight.DescriptorCMD {
 			_, err := parseCommand(d)
-			kinded("parseCommand", err)
+			checkRefusal(t, "parseCommand", err)
 		}
-		_, _, err := readRequest(d)
-		kinded("readRequest", err)
-		_, err = writeRequest(d)
-		kinded("writeRequest", err)
+		_, err := s.flightInfo(context.Background(), "GetFlightInfo", d)
+		checkRefusal(t, "GetFlightInfo", err)
+		req, err := writeRequest(d)
+		if err == nil {
+			_, err = s.eng.OpenWrite(req)
+		}
+		checkRefusal(t, "DoPut", err)
 		_, err = lookupRequest(d)
-		kinded("lookupRequest", err)
+		checkRefusal(t, "DoExchange", err)
+	})
+}
+
+// FuzzTicket: tickets are client bytes, and a client may build its own.
+// Redeeming one on a real engine (a scan of any view, a partition's range,
+// an inline lookup) reads or refuses it with a kinded, short error; it never
+// panics.
+func FuzzTicket(f *testing.F) {
+	s := actionService(f)
+	for _, tk := range seedTickets(f, s) {
+		f.Add([]byte(tk))
+	}
+	f.Add([]byte(`{"v":1,"table_id":1,"table":"db1.t","view":"lookup","lookup":{"table":"db1.t","keys":[{"id":9007199254740993}]}}`))
+	f.Add([]byte(`{"v":1,"table_id":2,"table":"db1.l","view":"log","bucket":0,"start":0,"stop":null,"filter":` + strings.Repeat(`{"not":`, 70) + `{"is_null":"a"}` + strings.Repeat(`}`, 70) + `}`))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		// A ticket without a stop follows the table: read what is there.
+		ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+		defer cancel()
+		err := redeemTicket(ctx, s, b)
+		if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+			return
+		}
+		checkRefusal(t, "DoGet", err)
 	})
 }
 

@@ -42,6 +42,17 @@ func TestDeepJSONIsRefusedInBoundedMemory(t *testing.T) {
 	}
 }
 
+// MaxDepth counts every object and array: a command of exactly MaxDepth
+// levels decodes, one more does not.
+func TestMaxDepthIsExact(t *testing.T) {
+	if _, err := DecodeCommand(nestedFilter(MaxDepth - 3)); err != nil { // root, scan, the nots, is_null
+		t.Fatalf("%d levels: %v", MaxDepth, err)
+	}
+	if _, err := DecodeCommand(nestedFilter(MaxDepth - 2)); !errs.Is(err, errs.Invalid) {
+		t.Fatalf("%d levels: %v, want INVALID_ARGUMENT", MaxDepth+1, err)
+	}
+}
+
 // The deepest filter the predicate language allows (PROTOCOL.md §4.4) fits
 // in a command.
 func TestDeepestPredicateFitsInACommand(t *testing.T) {
