@@ -81,8 +81,10 @@ func replaceString(v any, k int, n *int, with string) any {
 // bytes of it (PROTOCOL.md §2), whatever field, key, filter operand or
 // lookup key it stands in, and in every action, command and ticket: so that
 // no request, however large its strings, makes a large error message. Each
-// string of a good request is replaced in turn by a long string: one that
-// no rule allows, and one just under the limit on any string.
+// string of a good request is replaced in turn by a long string that no
+// rule allows: longer than any name, id, comment or option, shorter than the
+// limit on any string (protocol.MaxStringBytes), so that it reaches the
+// check of its field.
 func TestErrorsQuoteClientStringsShort(t *testing.T) {
 	const maxMessage = 1024 // a few quoted strings, names and expectations
 	s := actionService(t)
@@ -100,7 +102,7 @@ func TestErrorsQuoteClientStringsShort(t *testing.T) {
 		}
 	}
 	tickets := seedTickets(t, s)
-	for _, with := range []string{strings.Repeat("%", protocol.MaxStringBytes-1)} {
+	for _, with := range []string{strings.Repeat("%", 5000)} {
 		for name, bodies := range actionSeeds {
 			for _, body := range bodies {
 				for _, v := range stringVariants(t, body, with) {

@@ -16,11 +16,11 @@ import (
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
-// wideRows is how many rows of widePad bytes the wide table holds: about 6
+// wideRows is how many rows of widePad bytes the wide table holds: about 5
 // MB, so that an answer with all of them takes two messages at least.
 const (
-	wideRows = 20_000
-	widePad  = 300
+	wideRows = 5_000
+	widePad  = 1_000
 )
 
 // createWide makes table wide (c BIGINT, i BIGINT, s STRING), primary key
@@ -206,10 +206,10 @@ func TestInsertIfNotExistsAnswersEveryID(t *testing.T) {
 		PrimaryKey: []string{"uid"}, Options: map[string]string{"auto-increment.fields": "id"}}, false); err != nil {
 		t.Fatal(err)
 	}
-	const n = 25_000
+	const n = 5_000
 	uids := make([]string, n)
 	for i := range uids {
-		uids[i] = fmt.Sprintf("%0200d", i) // 5 MB of keys, answered with them
+		uids[i] = fmt.Sprintf("%01000d", i) // 5 MB of keys, answered with them
 	}
 	keys := stringKeys(ts, "uid", uids...)
 	defer keys.Release()
@@ -290,16 +290,18 @@ func TestInlineKeysKeepBigIntegers(t *testing.T) {
 func TestInlineLookupsAreBounded(t *testing.T) {
 	ts := start(t, engine.Options{})
 	ctx := ctxT(t)
-	info, err := ts.cl.CreateTable(ctx, pkSpec("big", nil), false)
+	info, err := ts.cl.CreateTable(ctx, client.TableSpec{Table: "big", Columns: []client.Column{{Name: "k", Type: "STRING"}}, PrimaryKey: []string{"k"}}, false)
 	if err != nil {
 		t.Fatal(err)
 	}
+	// keys are n keys of 64 KiB strings, ten to the MiB.
 	keys := func(n int) string {
-		return strings.TrimSuffix(strings.Repeat(`{"k":1234567},`, n), ",")
+		return strings.TrimSuffix(strings.Repeat(`{"k":"`+strings.Repeat("k", 64<<10)+`"},`, n), ",")
 	}
 	fc := plainFlight(t, ts)
-	// Under the limit as sent; its ticket adds the table's id and view.
-	justUnder := `{"lookup":{"table":"big","keys":[` + keys((protocol.MaxDocumentBytes-40)/14) + `]}}`
+	// Under the limit as sent, by less than the table's id and view that
+	// its ticket adds.
+	justUnder := `{"lookup":{"table":"big","keys":[` + keys(31) + `, {"k":"` + strings.Repeat("k", protocol.MaxDocumentBytes-31*(64<<10+9)-60) + `"}]}}`
 	if len(justUnder) > protocol.MaxDocumentBytes {
 		t.Fatalf("the command is %d bytes, over the limit itself", len(justUnder))
 	}
@@ -307,13 +309,13 @@ func TestInlineLookupsAreBounded(t *testing.T) {
 		what, cmd string
 		parts     []string
 	}{
-		{"a 3 MiB command", `{"lookup":{"table":"big","keys":[` + keys(3<<20/14) + `]}}`, []string{"bytes; the limit is"}},
+		{"a 3 MiB command", `{"lookup":{"table":"big","keys":[` + keys(48) + `]}}`, []string{"bytes; the limit is"}},
 		{"a command whose ticket is over 2 MiB", justUnder, []string{"inline lookup", "DoExchange"}},
 	} {
 		_, err := fc.GetFlightInfo(ctx, &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte(c.cmd)})
 		wantInvalid(t, c.what, err, c.parts...)
 	}
 	ticket := fmt.Sprintf(`{"v":1,"table_id":%d,"table":"fluss.big","view":"lookup","bucket":0,"start":0,"stop":null,"lookup":{"table":"big","keys":[%s]}}`,
-		info.TableID, keys(3<<20/14))
+		info.TableID, keys(48))
 	wantInvalid(t, "a 3 MiB inline ticket", redeem(t, fc, ticket), "ticket", "bytes; the limit is")
 }

@@ -71,8 +71,8 @@ def test_large_answers_come_in_messages_under_4_mib(client):
     """An answer over 4 MiB (gRPC's default message limit) comes in several messages that pyarrow reads as they are."""
     table = f"fluss.{unique('wide')}"
     create_table(client, table, {"k": "BIGINT", "s": "STRING"}, {"bucket.num": "2"}, primary_key=["k"])
-    n = 20_000
-    put(client, path(table), pa.record_batch({"k": pa.array(range(n), pa.int64()), "s": ["p" * 300] * n}))
+    n = 5_000
+    put(client, path(table), pa.record_batch({"k": pa.array(range(n), pa.int64()), "s": ["p" * 1000] * n}))
     [(rows, meta, messages)] = exchange(client, {"table": table}, pa.record_batch({"k": pa.array(range(n + 1), pa.int64())}))
     assert meta == {"keys": n + 1, "rows": n}
     assert messages > 1

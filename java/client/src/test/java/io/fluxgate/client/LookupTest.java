@@ -135,8 +135,8 @@ class LookupTest extends ServerTest {
             .withPrimaryKey("k")
             .withOptions(Map.of("bucket.num", "2")),
         false);
-    int n = 20_000;
-    String pad = "p".repeat(300);
+    int n = 5_000;
+    String pad = "p".repeat(1_000);
     List<List<Object>> rows = new java.util.ArrayList<>();
     List<List<Object>> keys = new java.util.ArrayList<>();
     for (long k = 0; k < n; k++) {
