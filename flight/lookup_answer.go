@@ -46,18 +46,18 @@ func (s *Service) sendLookupAnswer(w *flight.Writer, ans arrow.RecordBatch, meta
 }
 
 // answerSlices cuts rec into consecutive slices whose IPC bodies are at most
-// limit bytes: first by the average row's size, then halving any slice that
-// its rows' sizes put over. The caller releases them.
+// limit bytes (and their padding, a few bytes a buffer): an answer whose
+// buffers fit goes whole, a larger one is cut by the average row's size,
+// then any slice that its rows' sizes put over is halved until it fits. The
+// caller releases them.
 func answerSlices(rec arrow.RecordBatch, limit int64, mem memory.Allocator) ([]arrow.RecordBatch, error) {
 	rows := rec.NumRows()
-	if rows == 0 {
+	size := util.TotalRecordSize(rec)
+	if size <= limit || rows <= 1 {
 		rec.Retain()
 		return []arrow.RecordBatch{rec}, nil
 	}
-	step := rows
-	if size := util.TotalRecordSize(rec); size > limit {
-		step = max(rows*limit/size, 1)
-	}
+	step := max(rows*limit/size, 1)
 	var out []arrow.RecordBatch
 	var cut func(i, j int64) error
 	cut = func(i, j int64) error {
