@@ -10,9 +10,9 @@ BIN     := bin/fluxgate
 # Every suite that starts a server starts this binary, built once from this checkout.
 export FLUXGATE_BIN := $(abspath $(BIN))
 
-.PHONY: test build vet go-test fuzz-smoke python-test readme-test notebook-test java-test venv
+.PHONY: test build vet go-test fuzz python-test readme-test notebook-test java-test venv
 
-test: build vet go-test fuzz-smoke python-test readme-test notebook-test java-test
+test: build vet go-test python-test readme-test notebook-test java-test
 
 # Always invoked: go build is a no-op when nothing changed.
 build:
@@ -21,31 +21,37 @@ build:
 vet:
 	$(GO) vet ./...
 
+# Every Fuzz target's seeds and its testdata/fuzz corpus run here as plain tests: a decoder that once failed keeps
+# its input there. The random phase is `make fuzz`, never part of test: a new finding must not fail an unrelated
+# change; it is fixed and its input committed to the corpus.
 go-test: build
-	$(GO) test -race ./...
+	scripts/timed go-test $(GO) test -race ./...
 
-fuzz-smoke:
+# Random fuzzing of every Fuzz target, FUZZTIME each (default 5s).
+fuzz:
 	scripts/fuzz-smoke
 
-# The venv is (re)installed only when requirements.txt changed: the stamp is newer than it.
+# The venv is (re)installed only when requirements.txt or the package's pyproject.toml changed: the stamp is newer
+# than both. The package is installed editable, so a change to its source needs no reinstall.
 venv: $(VENV)/.installed
 
-$(VENV)/.installed: python/requirements.txt
+$(VENV)/.installed: python/requirements.txt python/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(VPY) -m pip install --quiet -r python/requirements.txt
+	$(VPY) -m pip install --quiet --no-deps -e ./python
 	touch $@
 
 # pytest exits 5 when it collected no test, which fails make like any other failure.
 python-test: build venv
-	cd python && .venv/bin/python -m pytest tests
+	cd python && ../scripts/timed python-test .venv/bin/python -m pytest tests
 
 readme-test: build venv
-	cd python && .venv/bin/python -m pytest docs/test_readme.py
+	cd python && ../scripts/timed readme-test .venv/bin/python -m pytest docs/test_docs.py
 
 notebook-test: build venv
-	cd python && .venv/bin/python -m pytest docs/test_notebook.py
+	cd python && ../scripts/timed notebook-test .venv/bin/python -m pytest docs/test_notebook.py
 
 # One Maven build for the JVM modules; Maven fetches from Central on a fresh machine, from ~/.m2 after.
 # No -q: Surefire's "Tests run:" lines are the suite's summary.
 java-test: build
-	mvn -B -ntp -T 1C -f java/pom.xml verify
+	scripts/timed java-test mvn -B -ntp -T 1C -f java/pom.xml verify

@@ -210,3 +210,16 @@ func TestHashes(t *testing.T) {
 	}
 	var _ flight.BasicAuthValidator = &Authenticator{}
 }
+
+// TestDummyHashCostsAsAPassword: the hash an unknown user is checked against
+// is a valid bcrypt hash of the cost HashPassword uses, so that an unknown
+// user takes as long to refuse as a wrong password.
+func TestDummyHashCostsAsAPassword(t *testing.T) {
+	cost, err := bcrypt.Cost(dummyHash)
+	if err != nil || cost != bcrypt.DefaultCost {
+		t.Fatalf("bcrypt.Cost(dummyHash) = %d, %v; want %d", cost, err, bcrypt.DefaultCost)
+	}
+	if err := bcrypt.CompareHashAndPassword(dummyHash, []byte("fluxgate-dummy")); err != nil {
+		t.Fatalf("dummyHash is not the hash of fluxgate-dummy: %v", err)
+	}
+}

@@ -46,6 +46,7 @@ type Catalog struct {
 	db            *pebbledb.DB
 	defaults      Defaults
 	maxPartitions int
+	readOnly      bool
 
 	mu struct {
 		sync.RWMutex
@@ -90,7 +91,7 @@ func Open(dir string, opts Options) (*Catalog, error) {
 	if opts.MaxPartitions == 0 {
 		opts.MaxPartitions = DefaultMaxPartitions
 	}
-	c := &Catalog{db: db, defaults: Defaults{BucketNum: opts.DefaultBucketNum}, maxPartitions: opts.MaxPartitions}
+	c := &Catalog{db: db, defaults: Defaults{BucketNum: opts.DefaultBucketNum}, maxPartitions: opts.MaxPartitions, readOnly: opts.ReadOnly}
 	if err := c.load(); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open catalog %s: %w", dir, err)
@@ -370,6 +371,12 @@ func (c *Catalog) load() error {
 	c.mu.partitionByID = map[int64]*Partition{}
 	next, closer, err := c.db.Get(nextIDKey)
 	switch {
+	case err == pebble.ErrNotFound && c.readOnly:
+		// Empty, not even its first entries written (or they were only in
+		// a log since lost): read as the new catalog it would become.
+		c.mu.databases[protocol.DefaultDatabase] = true
+		c.mu.nextID = 1
+		return nil
 	case err == pebble.ErrNotFound:
 		b := c.db.NewBatch()
 		b.Set(databaseKey(protocol.DefaultDatabase), nil, nil)

@@ -5,6 +5,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"net"
 	"strings"
 	"sync/atomic"
 
@@ -74,8 +75,11 @@ func WithDialOptions(opts ...grpc.DialOption) Option {
 }
 
 // Dial connects to the server at addr: "host:port", "grpc://host:port",
-// "grpc+tcp://host:port" or "grpc+tls://host:port". The connection itself is
-// made lazily by gRPC, except with WithBasicAuth, whose handshake Dial runs.
+// "grpc+tcp://host:port" or "grpc+tls://host:port", the forms FLUXGATE_ADDR
+// takes in the CLI and the Python package; "" is DefaultAddr. A bare
+// host:port speaks TLS with WithTLS; a grpc:// address with it is an error,
+// since the two disagree. The connection itself is made lazily by gRPC,
+// except with WithBasicAuth, whose handshake Dial runs.
 func Dial(ctx context.Context, addr string, opts ...Option) (*Client, error) {
 	var o options
 	for _, opt := range opts {
@@ -84,12 +88,9 @@ func Dial(ctx context.Context, addr string, opts ...Option) (*Client, error) {
 	if o.mem == nil {
 		o.mem = memory.DefaultAllocator
 	}
-	target, useTLS, err := parseAddr(addr)
+	target, useTLS, err := parseAddr(addr, o.tls != nil)
 	if err != nil {
 		return nil, err
-	}
-	if o.tls != nil {
-		useTLS = true
 	}
 	creds := insecure.NewCredentials()
 	if useTLS {
@@ -139,29 +140,38 @@ func Dial(ctx context.Context, addr string, opts ...Option) (*Client, error) {
 	return c, nil
 }
 
-// parseAddr turns a Flight URI or host:port into a gRPC target.
-func parseAddr(addr string) (target string, useTLS bool, err error) {
+// addrForms is what an address may look like, for the errors that refuse one.
+const addrForms = "want host:port, grpc://host:port or grpc+tls://host:port"
+
+// parseAddr turns a Flight URI or host:port into a gRPC target, and says
+// whether to speak TLS: a grpc+tls:// address, or a bare host:port dialled
+// with TLS options.
+func parseAddr(addr string, withTLS bool) (target string, useTLS bool, err error) {
+	plain := false // the address says plain gRPC
 	switch {
 	case addr == "":
-		return DefaultAddr, false, nil
+		return DefaultAddr, withTLS, nil
 	case strings.HasPrefix(addr, "grpc+tls://"):
 		target, useTLS = strings.TrimPrefix(addr, "grpc+tls://"), true
 	case strings.HasPrefix(addr, "grpc+tcp://"):
-		target = strings.TrimPrefix(addr, "grpc+tcp://")
+		target, plain = strings.TrimPrefix(addr, "grpc+tcp://"), true
 	case strings.HasPrefix(addr, "grpc://"):
-		target = strings.TrimPrefix(addr, "grpc://")
+		target, plain = strings.TrimPrefix(addr, "grpc://"), true
 	case strings.HasPrefix(addr, "unix://"), strings.HasPrefix(addr, "dns:"), strings.HasPrefix(addr, "passthrough:"):
-		return addr, false, nil
+		return addr, withTLS, nil
 	case strings.Contains(addr, "://"):
-		return "", false, fmt.Errorf("address %q: want host:port, grpc://host:port or grpc+tls://host:port", addr)
+		return "", false, fmt.Errorf("address %q: %s", addr, addrForms)
 	default:
 		target = addr
 	}
 	target = strings.TrimSuffix(target, "/")
-	if target == "" || strings.Contains(target, "/") {
-		return "", false, fmt.Errorf("address %q: want host:port, grpc://host:port or grpc+tls://host:port", addr)
+	if _, port, err := net.SplitHostPort(target); err != nil || port == "" || strings.Contains(target, "/") {
+		return "", false, fmt.Errorf("address %q: %s", addr, addrForms)
 	}
-	return target, useTLS, nil
+	if plain && withTLS {
+		return "", false, fmt.Errorf("address %q is plain gRPC but TLS options were given: use grpc+tls://%s", addr, target)
+	}
+	return target, useTLS || withTLS, nil
 }
 
 // Close closes the connection. Streams still open fail.

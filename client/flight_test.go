@@ -2,6 +2,7 @@ package client
 
 import (
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -268,24 +269,49 @@ func testCtx(t *testing.T) context.Context {
 	return ctx
 }
 
+// TestParseAddr: the address forms of FLUXGATE_ADDR, as the CLI, the Python
+// package and the Java client take them; TLS options turn a bare host:port to
+// TLS and refuse an address that says plain gRPC.
 func TestParseAddr(t *testing.T) {
 	for _, tc := range []struct {
-		in, target string
-		tls        bool
-		bad        bool
+		in      string
+		withTLS bool
+		target  string
+		tls     bool
+		bad     bool
 	}{
-		{"127.0.0.1:8815", "127.0.0.1:8815", false, false},
-		{"grpc://localhost:1", "localhost:1", false, false},
-		{"grpc+tcp://localhost:1", "localhost:1", false, false},
-		{"grpc+tls://example.com:443", "example.com:443", true, false},
-		{"", DefaultAddr, false, false},
-		{"http://x:1", "", false, true},
-		{"grpc://", "", false, true},
+		{in: "127.0.0.1:8815", target: "127.0.0.1:8815"},
+		{in: "grpc://localhost:1", target: "localhost:1"},
+		{in: "grpc://localhost:1/", target: "localhost:1"},
+		{in: "grpc+tcp://localhost:1", target: "localhost:1"},
+		{in: "grpc+tls://example.com:443", target: "example.com:443", tls: true},
+		{in: "[::1]:8815", target: "[::1]:8815"},
+		{in: "", target: DefaultAddr},
+		{in: "", withTLS: true, target: DefaultAddr, tls: true},
+		{in: "db:8815", withTLS: true, target: "db:8815", tls: true},
+		{in: "grpc+tls://db:8815", withTLS: true, target: "db:8815", tls: true},
+		{in: "grpc://db:8815", withTLS: true, bad: true},
+		{in: "grpc+tcp://db:8815", withTLS: true, bad: true},
+		{in: "localhost", bad: true},
+		{in: "grpc://localhost", bad: true},
+		{in: "grpc://localhost:", bad: true},
+		{in: "http://x:1", bad: true},
+		{in: "grpc://", bad: true},
+		{in: "grpc://x:1/path", bad: true},
 	} {
-		target, tls, err := parseAddr(tc.in)
+		target, tls, err := parseAddr(tc.in, tc.withTLS)
 		if (err != nil) != tc.bad || target != tc.target || tls != tc.tls {
-			t.Errorf("parseAddr(%q) = %q, %v, %v", tc.in, target, tls, err)
+			t.Errorf("parseAddr(%q, TLS options %v) = %q, %v, %v", tc.in, tc.withTLS, target, tls, err)
 		}
+	}
+}
+
+// TestDialRefusesPlainAddressWithTLS: Dial says why, instead of speaking TLS
+// to an address the user wrote as plain gRPC.
+func TestDialRefusesPlainAddressWithTLS(t *testing.T) {
+	_, err := Dial(testCtx(t), "grpc://127.0.0.1:8815", WithTLS(&tls.Config{MinVersion: tls.VersionTLS12}))
+	if err == nil || !strings.Contains(err.Error(), "use grpc+tls://127.0.0.1:8815") {
+		t.Fatalf("Dial(grpc://, WithTLS) = %v, want an error naming grpc+tls://", err)
 	}
 }
 

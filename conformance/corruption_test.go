@@ -24,7 +24,7 @@ import (
 )
 
 // Tests that damage the files of a stopped server and start it again
-// (README, Operations: corruption and repair).
+// (docs/operations.md, "Corruption and repair").
 
 const (
 	corruptBatches   = 40 // one frame each: the tables have one bucket

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"maps"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -96,6 +97,8 @@ type batchState struct {
 
 // ledger records every batch the writers sent and what came back.
 type ledger struct {
+	pad int // bytes each row's payload has beyond its name, for larger frames
+
 	mu      sync.Mutex
 	batches map[batchKey]*batchState
 }
@@ -152,7 +155,7 @@ func crashWriter(ctx context.Context, c *client.Client, table string, cycle, w i
 	}()
 	for b := 0; ; b++ {
 		k := batchKey{cycle, w, b}
-		rec := crashBatch(mem, k)
+		rec := l.batch(mem, k)
 		l.sent(k)
 		err := wr.Send(rec)
 		rec.Release()
@@ -169,14 +172,16 @@ var crashSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "payload", Type: arrow.BinaryTypes.String, Nullable: true},
 }, nil)
 
-func crashBatch(mem memory.Allocator, k batchKey) arrow.RecordBatch {
+// batch makes the batch k: crashRows rows whose ids name it.
+func (l *ledger) batch(mem memory.Allocator, k batchKey) arrow.RecordBatch {
 	b := array.NewRecordBuilder(mem, crashSchema)
 	defer b.Release()
 	ids := b.Field(0).(*array.Int64Builder)
 	payload := b.Field(1).(*array.StringBuilder)
+	pad := strings.Repeat(".", l.pad)
 	for r := range crashRows {
 		ids.Append(k.id(r))
-		payload.Append("row " + strconv.Itoa(r) + " of " + k.writerID() + " batch " + strconv.Itoa(k.batch))
+		payload.Append("row " + strconv.Itoa(r) + " of " + k.writerID() + " batch " + strconv.Itoa(k.batch) + pad)
 	}
 	return b.NewRecordBatch()
 }
@@ -271,7 +276,7 @@ func retryLastAcked(ctx context.Context, t *testing.T, c *client.Client, table s
 		if err != nil {
 			t.Fatal(err)
 		}
-		rec := crashBatch(mem, k)
+		rec := l.batch(mem, k)
 		res, err := wr.Write(rec)
 		rec.Release()
 		if cerr := wr.Close(); err == nil {

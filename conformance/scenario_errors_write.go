@@ -41,8 +41,8 @@ func errBadBatch(ctx context.Context, env *Env) error {
 		rows    string
 		culprit string
 	}{
-		{"a missing column", []arrow.Field{id64, name},
-			`[{"id": 100, "name": "a"}, {"id": 101, "name": "b"}]`, "score"},
+		{"a missing NOT NULL column", []arrow.Field{name, score},
+			`[{"name": "a", "score": 1}, {"name": "b", "score": 2}]`, "id"},
 		{"an extra column", []arrow.Field{id64, name, score, {Name: "bogus", Type: arrow.PrimitiveTypes.Int32, Nullable: true}},
 			`[{"id": 100, "name": "a", "score": 1, "bogus": 7}]`, "bogus"},
 		{"a mistyped column (score as STRING)", []arrow.Field{id64, name, {Name: "score", Type: arrow.BinaryTypes.String, Nullable: true}},

@@ -126,7 +126,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 		cat.Close()
 		return nil, err
 	}
-	producers, err := producer.Open(vfs.Default, filepath.Join(dir, "producers.json"))
+	producers, err := producer.Open(vfs.Default, dir)
 	if err != nil {
 		lk.Close()
 		store.Close()
@@ -223,7 +223,7 @@ func (e *Engine) Close() error {
 		err = errors.Join(err, t.Log.Close())
 		delete(e.tables, id)
 	}
-	err = errors.Join(err, e.kv.Close(), e.cat.Close(), e.lake.Close())
+	err = errors.Join(err, e.kv.Close(), e.cat.Close(), e.lake.Close(), e.producers.Close())
 	if e.lock != nil { // nil when a failing Open closes e; Open releases it then
 		err = errors.Join(err, e.lock.Close())
 	}

@@ -102,6 +102,66 @@ func TestAddColumnToLogTable(t *testing.T) {
 	check("after a restart")
 }
 
+// A log-table batch may leave out nullable columns, in any order: they are
+// NULL, as in Fluss, so that producers go on after a column was added. The
+// stored frames hold every column (for a batch stored as received, the
+// missing ones compressed in the table's codec), so they read back whole as
+// stored and uncompressed. A NOT NULL column must be there, and a
+// primary-key table's write still names its target columns (partial update).
+func TestWritesWithoutNullableColumns(t *testing.T) {
+	ts := start(t, engine.Options{})
+	ctx := ctxT(t)
+	for _, codec := range []string{"zstd", "lz4_frame", "none"} {
+		table := "orders_" + codec
+		spec := ordersSpec(table, 1, "")
+		spec.Options["table.log.arrow.compression.type"] = codec
+		if _, err := ts.cl.CreateTable(ctx, spec, false); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := ts.cl.AlterTable(ctx, client.AlterRequest{Table: table, AddColumns: []client.Column{{Name: "note", Type: "STRING"}}}); err != nil {
+			t.Fatal(err)
+		}
+		full := orders(ts.mem, 0, 4)
+		// The producer's batch from before the alter, and one without amount
+		// either, its columns in another order.
+		noAmount := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{full.Schema().Field(1), full.Schema().Field(0)}, nil),
+			[]arrow.Array{full.Column(1), full.Column(0)}, full.NumRows())
+		full.Release()
+		writePK(t, ts, client.WriteRequest{Table: table}, orders(ts.mem, 0, 2))
+		writePK(t, ts, client.WriteRequest{Table: table}, noAmount) // a stream has one schema
+		want := []string{"0 item-0 0 NULL", "1 item-1 1.5 NULL", "0 item-0 NULL NULL", "1 item-1 NULL NULL", "2 item-2 NULL NULL", "3 item-3 NULL NULL"}
+		for _, read := range []string{"", "none"} {
+			if got := dump(t, ts, client.ScanRequest{Table: table, Compression: read}); !slices.Equal(got, want) {
+				t.Fatalf("%s read as %q:\n%q\nwant\n%q", table, read, got, want)
+			}
+		}
+		one := orders(ts.mem, 0, 1)
+		noID := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{one.Schema().Field(1)}, nil), []arrow.Array{one.Column(1)}, 1)
+		one.Release()
+		w, err := ts.cl.NewWriter(ctx, client.WriteRequest{Table: table})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = w.Write(noID)
+		noID.Release()
+		w.Close()
+		wantInvalid(t, table+": a batch without its NOT NULL column", err, `lacks column "order_id", which is NOT NULL`)
+	}
+
+	if _, err := ts.cl.CreateTable(ctx, pkSpec("fruit", nil), false); err != nil {
+		t.Fatal(err)
+	}
+	w, err := ts.cl.NewWriter(ctx, client.WriteRequest{Table: "fruit"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec := pkRows(ts.mem, []string{"k", "v"}, []any{1, 1.0})
+	_, err = w.Write(rec)
+	rec.Release()
+	w.Close()
+	wantInvalid(t, "a primary-key batch without a nullable column", err, `lacks column "s"`)
+}
+
 // A primary-key table: rows stored before read the new column as NULL, a
 // partial update fills it, an aggregation table sums into it, a write
 // stream opened before the change must reopen, and lookups return it.

@@ -66,6 +66,12 @@ func (s *Service) doGet(t *flight.Ticket, stream flight.FlightService_DoGetServe
 	}
 	w := newBatchWriter(stream, rs.Schema(), s.mem, opts)
 	defer w.Close()
+	// The schema goes out before any batch is waited for: a follow from the
+	// log's end may wait for data up to the heartbeat, and clients (pyarrow's
+	// do_get) wait for the schema.
+	if err := w.sendSchema(); err != nil {
+		return err
+	}
 	rs.SendEncoded(w.writeEncoded)
 	return rs.Run(stream.Context(), w.write)
 }
@@ -80,9 +86,9 @@ type batchWriter struct {
 	fd     flight.FlightData
 	body   bytes.Buffer
 	md     []byte // app metadata of the batch being written
-	// The schema goes out once, first: from writeEncoded or as the IPC
-	// writer's first payload, which is dropped if writeEncoded sent it.
-	schemaSent, ipcStarted bool
+	// The schema goes out first (sendSchema); the IPC writer's first
+	// payload, the schema again, is dropped.
+	ipcStarted bool
 }
 
 func newBatchWriter(stream flight.FlightService_DoGetServer, schema *arrow.Schema, mem memory.Allocator, opts []ipc.Option) *batchWriter {
@@ -100,15 +106,14 @@ func (w *batchWriter) write(rec arrow.RecordBatch, meta protocol.BatchMeta) erro
 	return w.ipc.Write(rec)
 }
 
+// sendSchema sends the stream's schema message.
+func (w *batchWriter) sendSchema() error {
+	p := ipc.GetSchemaPayload(w.schema, w.mem)
+	defer p.Release()
+	return w.send(&p, nil)
+}
+
 func (w *batchWriter) writeEncoded(msg engine.EncodedBatch, meta protocol.BatchMeta) error {
-	if !w.schemaSent {
-		p := ipc.GetSchemaPayload(w.schema, w.mem)
-		err := w.send(&p, nil)
-		p.Release()
-		if err != nil {
-			return err
-		}
-	}
 	md, err := json.Marshal(protocol.BatchMeta(meta))
 	if err != nil {
 		return err
@@ -122,7 +127,7 @@ func (w *batchWriter) writeEncoded(msg engine.EncodedBatch, meta protocol.BatchM
 	return w.stream.Send(&w.fd)
 }
 
-// Close ends the stream, sending the schema if no batch was sent.
+// Close ends the IPC writer.
 func (w *batchWriter) Close() error { return w.ipc.Close() }
 
 // send sends an IPC writer's payload with app metadata md.
@@ -134,7 +139,6 @@ func (w *batchWriter) send(p *ipc.Payload, md []byte) error {
 		return err
 	}
 	w.fd.DataHeader, w.fd.DataBody, w.fd.AppMetadata = meta.Bytes(), w.body.Bytes(), md
-	w.schemaSent = true
 	return w.stream.Send(&w.fd)
 }
 
@@ -147,11 +151,8 @@ func (p *payloadSender) Close() error { return nil }
 func (p *payloadSender) WritePayload(pl ipc.Payload) error {
 	w := (*batchWriter)(p)
 	if !w.ipcStarted {
-		w.ipcStarted = true // this first payload is the schema
-		if w.schemaSent {
-			return nil
-		}
-		return w.send(&pl, nil)
+		w.ipcStarted = true // this first payload is the schema, sent already
+		return nil
 	}
 	return w.send(&pl, w.md)
 }

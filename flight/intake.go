@@ -12,9 +12,10 @@ package flight
 //     INVALID_ARGUMENT naming its column, and nothing of it is applied;
 //   - a batch compressed with ZSTD or LZ4 frames is decompressed here
 //     (ipcmsg, checking that every buffer decompresses to the length it
-//     claims), and kept as received beside the decoded batch, so that a
-//     table of its codec stores its buffers without compressing them again
-//     (Received).
+//     claims, and that an LZ4 buffer is one frame every Arrow reader takes),
+//     and kept as received beside the decoded batch, so that a table of its
+//     codec stores its buffers without compressing them again (Received);
+//     a buffer that fails is INVALID_ARGUMENT naming its batch and column.
 
 import (
 	"context"
@@ -63,6 +64,7 @@ func (s *Service) openIntake(rpc string, stream clientStream, budget *byteBudget
 		return nil, openErr(rpc, err)
 	}
 	in.r = r
+	in.src.columns = r.Schema()
 	for _, f := range r.Schema().Fields() {
 		if hasDictionary(f.Type) {
 			in.Release()
@@ -186,6 +188,10 @@ type intakeSource struct {
 	reserve int64       // held before each Recv
 	held    int64       // of messages received and not yet taken
 	schema  bool        // whether the schema message has come
+	// What errors name: the stream's schema, once read, and the record
+	// batches received.
+	columns *arrow.Schema
+	batches int
 	// compressed is the last batch, if it came compressed.
 	compressed struct {
 		meta *ipcmsg.RecordBatch
@@ -217,6 +223,9 @@ func (s *intakeSource) Recv() (*flight.FlightData, error) {
 	keep := min(size, s.reserve)
 	s.release(s.reserve - keep)
 	s.held += keep
+	if rb != nil {
+		s.batches++
+	}
 	return msg, nil
 }
 
@@ -252,7 +261,7 @@ func (s *intakeSource) decompress(msg *flight.FlightData, rb *ipcmsg.RecordBatch
 	// (Arrow's String.Value aliases the body) after the batch is released.
 	out, body, err := rb.Decompress(msg.DataBody, memory.DefaultAllocator)
 	if err != nil {
-		return nil, errs.New(errs.Invalid, "%s: malformed compressed batch: %w", s.rpc, err)
+		return nil, s.malformed(rb, err)
 	}
 	s.compressed.meta, s.compressed.body = rb, msg.DataBody
 	return &flight.FlightData{
@@ -291,10 +300,23 @@ func (s *intakeSource) measure(msg *flight.FlightData) (int64, *ipcmsg.RecordBat
 	}
 	n, err := rb.UncompressedBytes(msg.DataBody)
 	if err != nil {
-		return 0, nil, errs.New(errs.Invalid, "%s: malformed compressed batch: %w", s.rpc, err)
+		return 0, nil, s.malformed(rb, err)
 	}
 	if n > s.limit {
 		return 0, nil, errs.New(errs.Invalid, "%s: a compressed batch claims %d bytes once decompressed, over the message limit of %d", s.rpc, n, s.limit)
 	}
 	return max(size, n), rb, nil
+}
+
+// malformed is the refusal of the compressed batch rb, which fails to
+// decompress with err: it names the batch and, when a buffer is at fault,
+// its column.
+func (s *intakeSource) malformed(rb *ipcmsg.RecordBatch, err error) error {
+	var be *ipcmsg.BufferError
+	if errors.As(err, &be) && s.columns != nil {
+		if c, ok := ipcmsg.ColumnOfBuffer(s.columns, rb, be.Buffer); ok {
+			return errs.New(errs.Invalid, "%s: compressed batch %d is malformed: column %d (%s): %w", s.rpc, s.batches, c, s.columns.Field(c).Name, err)
+		}
+	}
+	return errs.New(errs.Invalid, "%s: compressed batch %d is malformed: %w", s.rpc, s.batches, err)
 }

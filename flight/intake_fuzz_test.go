@@ -11,6 +11,7 @@ import (
 	"github.com/fluxgate-io/fluxgate/client"
 	"github.com/fluxgate-io/fluxgate/engine"
 	fgflight "github.com/fluxgate-io/fluxgate/flight"
+	"github.com/fluxgate-io/fluxgate/internal/ipcmsg"
 )
 
 // The intake's fuzz targets send a batch message (metadata and body, as
@@ -19,11 +20,16 @@ import (
 
 // FuzzDoPutBody: the server acknowledges a DoPut batch or refuses it with
 // INVALID_ARGUMENT (RESOURCE_EXHAUSTED over the message limit); it never
-// crashes, and a batch it acknowledged leaves the table readable.
+// crashes, and a batch it acknowledged leaves the table readable. A batch
+// goes to a table of its codec, which stores it as received.
 func FuzzDoPutBody(f *testing.F) {
 	ts := startWith(f, engine.Options{}, fgflight.Options{})
-	if _, err := ts.cl.CreateTable(context.Background(), ordersSpec("orders", 1, ""), false); err != nil {
-		f.Fatal(err)
+	lz4Spec := ordersSpec("lz4_orders", 1, "")
+	lz4Spec.Options["table.log.arrow.compression.type"] = "lz4_frame"
+	for _, spec := range []client.TableSpec{ordersSpec("orders", 1, ""), lz4Spec} {
+		if _, err := ts.cl.CreateTable(context.Background(), spec, false); err != nil {
+			f.Fatal(err)
+		}
 	}
 	cl := rawClient(f, ts)
 	schema, valid, _ := craftedOrders(f, ts.mem)
@@ -31,9 +37,13 @@ func FuzzDoPutBody(f *testing.F) {
 		f.Add(v.DataHeader, v.DataBody)
 	}
 	f.Fuzz(func(t *testing.T, meta, body []byte) {
-		err := putRaw(ctxT(t), cl, writeOrders, schema, &flight.FlightData{DataHeader: meta, DataBody: body})
+		table := "orders" // ZSTD
+		if ipcmsg.CodecOf(meta) == ipcmsg.CodecLZ4Frame {
+			table = "lz4_orders"
+		}
+		err := putRaw(ctxT(t), cl, `{"write":{"table":"`+table+`"}}`, schema, &flight.FlightData{DataHeader: meta, DataBody: body})
 		if refusedOrAccepted(t, err) {
-			ids(t, ts, client.ScanRequest{Table: "orders"}) // fails the test if the table is unreadable
+			ids(t, ts, client.ScanRequest{Table: table}) // fails the test if the table is unreadable
 		}
 	})
 }

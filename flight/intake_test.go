@@ -20,6 +20,7 @@ import (
 	"github.com/fluxgate-io/fluxgate/client"
 	"github.com/fluxgate-io/fluxgate/engine"
 	"github.com/fluxgate-io/fluxgate/internal/ipcmsg"
+	"github.com/fluxgate-io/fluxgate/internal/ipcmsg/ipcmsgtest"
 )
 
 // crafted is a hand-built record batch message, as a Flight client could
@@ -38,24 +39,14 @@ const (
 )
 
 // craftedOrders returns the schema message of a batch of the orders table,
-// the batch message as it is and compressed, and malformed variants of it.
+// the batch message as it is and compressed (ZSTD, LZ4), and malformed
+// variants of it.
 func craftedOrders(t testing.TB, mem memory.Allocator) (schema *flight.FlightData, valid []*flight.FlightData, bad []crafted) {
 	t.Helper()
-	b := array.NewRecordBuilder(mem, ordersSchema)
-	defer b.Release()
-	for i := range 10 {
-		b.Field(0).(*array.Int64Builder).Append(int64(1000 + i))
-		b.Field(1).(*array.StringBuilder).Append(fmt.Sprintf("item-%d", i))
-		if i%4 == 0 {
-			b.Field(2).AppendNull()
-		} else {
-			b.Field(2).(*array.Float64Builder).Append(float64(i))
-		}
-	}
-	rec := b.NewRecordBatch()
-	defer rec.Release()
+	rec := ordersRecord(t, mem)
 	schema, good := clientMessages(t, rec)
 	_, zgood := clientMessages(t, rec, ipc.WithZstd())
+	_, lz4good := clientMessages(t, rec, ipc.WithLZ4())
 	// Buffers: order_id validity, values; item validity, offsets, data;
 	// amount validity, values. Nodes: order_id, item, amount (3 nulls).
 	bad = []crafted{
@@ -72,8 +63,31 @@ func craftedOrders(t testing.TB, mem memory.Allocator) (schema *flight.FlightDat
 		{"values-short", "column 0 (order_id)", edit(t, good, func(rb *ipcmsg.RecordBatch, _ []byte) { rb.Buffers[1].Length = 40 })},
 		{"claims-1TiB", "claims 1099511627776 uncompressed bytes", claim(t, zgood, 1, 1<<40)},
 		{"claims-over-limit", "once decompressed, over the message limit", claim(t, zgood, 1, overTestLimit)},
+		{"zstd-frame-claims-60GiB", "column 1 (item)", compressedBatch(t, good, ipcmsg.CodecZstd, 4, func(data []byte) []byte {
+			return ipcmsgtest.ZstdFrameClaiming(60<<30, data)
+		})},
 	}
-	return schema, []*flight.FlightData{good, zgood}, bad
+	return schema, []*flight.FlightData{good, zgood, lz4good}, bad
+}
+
+// ordersRecord is the batch of craftedOrders: ten orders, some amounts
+// null. It is released when the test ends.
+func ordersRecord(t testing.TB, mem memory.Allocator) arrow.RecordBatch {
+	t.Helper()
+	b := array.NewRecordBuilder(mem, ordersSchema)
+	defer b.Release()
+	for i := range 10 {
+		b.Field(0).(*array.Int64Builder).Append(int64(1000 + i))
+		b.Field(1).(*array.StringBuilder).Append(fmt.Sprintf("item-%d", i))
+		if i%4 == 0 {
+			b.Field(2).AppendNull()
+		} else {
+			b.Field(2).(*array.Float64Builder).Append(float64(i))
+		}
+	}
+	rec := b.NewRecordBatch()
+	t.Cleanup(rec.Release)
+	return rec
 }
 
 // craftedKeys is craftedOrders for a key batch of the uid_mapping table.
@@ -88,6 +102,7 @@ func craftedKeys(t testing.TB, mem memory.Allocator) (schema *flight.FlightData,
 	defer rec.Release()
 	schema, good := clientMessages(t, rec)
 	_, zgood := clientMessages(t, rec, ipc.WithZstd())
+	_, lz4good := clientMessages(t, rec, ipc.WithLZ4())
 	// Buffers: uid validity, offsets, data.
 	bad = []crafted{
 		{"offsets-not-monotonic", "column 0 (uid)", edit(t, good, func(rb *ipcmsg.RecordBatch, body []byte) {
@@ -97,8 +112,11 @@ func craftedKeys(t testing.TB, mem memory.Allocator) (schema *flight.FlightData,
 		{"validity-missing", "column 0 (uid)", edit(t, good, func(rb *ipcmsg.RecordBatch, _ []byte) { rb.Nodes[0].NullCount = 2 })},
 		{"offsets-short", "string offset buffer", edit(t, good, func(rb *ipcmsg.RecordBatch, _ []byte) { rb.Buffers[1].Length = 8 })},
 		{"claims-1TiB", "claims 1099511627776 uncompressed bytes", claim(t, zgood, 2, 1<<40)},
+		{"zstd-frame-claims-60GiB", "column 0 (uid)", compressedBatch(t, good, ipcmsg.CodecZstd, 2, func(data []byte) []byte {
+			return ipcmsgtest.ZstdFrameClaiming(60<<30, data)
+		})},
 	}
-	return schema, []*flight.FlightData{good, zgood}, bad
+	return schema, []*flight.FlightData{good, zgood, lz4good}, bad
 }
 
 // clientMessages returns rec as a Flight client sends it: the schema
@@ -143,6 +161,22 @@ func claim(t testing.TB, batch *flight.FlightData, i int, n int64) *flight.Fligh
 	return edit(t, batch, func(rb *ipcmsg.RecordBatch, body []byte) {
 		binary.LittleEndian.PutUint64(body[rb.Buffers[i].Offset:], uint64(n))
 	})
+}
+
+// compressedBatch returns the uncompressed batch good with buffer i
+// compressed with codec as frame makes it of its bytes, the other buffers
+// stored as they are.
+func compressedBatch(t testing.TB, good *flight.FlightData, codec ipcmsg.Codec, i int, frame func(data []byte) []byte) *flight.FlightData {
+	t.Helper()
+	rb, err := ipcmsg.Parse(good.DataHeader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	packed := make([][]byte, len(rb.Buffers))
+	b := rb.Buffers[i]
+	packed[i] = frame(good.DataBody[b.Offset : b.Offset+b.Length])
+	layout, pieces := rb.Compress(good.DataBody, codec, packed)
+	return &flight.FlightData{DataHeader: layout.Marshal(), DataBody: bytes.Join(pieces, nil)}
 }
 
 // rawClient is a plain Flight client of ts, which sends what it is given.
@@ -216,20 +250,21 @@ func TestMalformedBatchesAreRefused(t *testing.T) {
 	if err := putRaw(ctx, cl, writeOrders, schema, valid...); err != nil {
 		t.Fatalf("the valid batches: %v", err)
 	}
+	rows := 10 * len(valid)
 	for _, c := range bad {
 		t.Run(c.name, func(t *testing.T) {
 			err := putRaw(ctx, cl, writeOrders, schema, c.batch)
 			wantInvalid(t, "DoPut", err, c.names)
-			if got := ids(t, ts, client.ScanRequest{Table: "orders"}); len(got) != 20 {
-				t.Fatalf("read %d rows after the refused batch, want the 20 before it", len(got))
+			if got := ids(t, ts, client.ScanRequest{Table: "orders"}); len(got) != rows {
+				t.Fatalf("read %d rows after the refused batch, want the %d before it", len(got), rows)
 			}
 		})
 	}
 	if err := putRaw(ctx, cl, writeOrders, schema, valid...); err != nil {
 		t.Fatalf("the valid batches after the malformed ones: %v", err)
 	}
-	if got := ids(t, ts, client.ScanRequest{Table: "orders"}); len(got) != 40 {
-		t.Fatalf("read %d rows, want 40", len(got))
+	if got := ids(t, ts, client.ScanRequest{Table: "orders"}); len(got) != 2*rows {
+		t.Fatalf("read %d rows, want %d", len(got), 2*rows)
 	}
 }
 

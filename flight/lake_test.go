@@ -355,7 +355,7 @@ func TestLakeFirstRoundFromStateWhenTheLogIsCut(t *testing.T) {
 	}
 }
 
-// The README's pyarrow calls, made with arrow-go's Flight client: tier-now
+// The lake guide's calls (docs/lake.md), made with arrow-go's Flight client: tier-now
 // as a raw action, then PATH descriptors for t$lake and the union read.
 func TestLakeThroughPlainFlight(t *testing.T) {
 	ts := start(t, engine.Options{})

@@ -3,6 +3,7 @@ package logstore
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"sync"
 	"sync/atomic"
@@ -62,8 +63,23 @@ func (b *bucket) segments() []*segment {
 }
 
 // roll starts a new active segment at the log end. Called with appendMu held.
-func (b *bucket) roll(opts Options) (*segment, error) {
-	if err := b.active().seal(); err != nil {
+//
+// A segment's name is its first offset, a claim that every offset below it
+// is in the segments before. So the new file is created only once the old
+// segment's frames are written and synced: a crash in between must not leave
+// a name past the last durable frame, an offset hole that readers would
+// take for expired data (docs/format/log-segment.md, Recovery). It costs
+// one wait for the frame writer and one fsync per segment, which the next
+// sync round would have done anyway.
+func (b *bucket) roll(opts Options, frames *frameWriter) (*segment, error) {
+	old := b.active()
+	if err := frames.wait(frames.queued); err != nil {
+		return nil, err
+	}
+	if err := old.f.Sync(); err != nil {
+		return nil, fmt.Errorf("sync %s before rolling it: %w", old.logPath, err)
+	}
+	if err := old.seal(); err != nil {
 		return nil, fmt.Errorf("seal segment: %w", err)
 	}
 	s, err := openSegment(opts.FS, b.dir, b.logEnd, opts.IndexIntervalBytes)
@@ -87,6 +103,19 @@ func (b *bucket) segmentFor(offset int64) *segment {
 		return nil
 	}
 	return segs[i-1]
+}
+
+// segmentAfter returns the segment after s, acquired, or nil when s is the
+// last or gone.
+func (b *bucket) segmentAfter(s *segment) *segment {
+	b.mu.RLock()
+	defer b.mu.RUnlock()
+	segs := b.mu.segments
+	i := slices.Index(segs, s)
+	if i < 0 || i+1 == len(segs) || !segs[i+1].acquire() {
+		return nil
+	}
+	return segs[i+1]
 }
 
 // advance raises the high watermark and wakes the bucket's tailing readers.

@@ -138,13 +138,14 @@ func (e *Encoder) EncodeReceived(rec arrow.RecordBatch, meta BatchMeta, recv *Re
 		columns:     uint16(ncols),
 		statsLen:    uint32(len(meta.Stats)),
 	}
+	h.attributes |= attrColumnCRCs
 	if meta.ChangeTypes != nil {
 		h.attributes |= attrChangelog
 	}
 	if e.byBuffer() {
 		h.attributes |= attrByBuffer
 	}
-	prefixLen := align8(fixedHeaderSize + len(meta.WriterID) + ncols*dirEntrySize + len(meta.Stats) + len(meta.ChangeTypes))
+	prefixLen := align8(h.statsAt() + len(meta.Stats) + len(meta.ChangeTypes))
 	h.prefixLen = uint32(prefixLen)
 	size := prefixLen
 	for _, cw := range e.columns {
@@ -154,29 +155,28 @@ func (e *Encoder) EncodeReceived(rec arrow.RecordBatch, meta BatchMeta, recv *Re
 
 	// The columns are not copied into one frame buffer: the log writes the
 	// pieces with one vectored write.
+	b := &Batch{size: size, rows: rows}
 	prefix := make([]byte, prefixLen)
 	h.putFixed(prefix)
 	pos := fixedHeaderSize
 	pos += copy(prefix[pos:], meta.WriterID)
 	for _, cw := range e.columns {
-		binary.LittleEndian.PutUint32(prefix[pos:], uint32(len(cw.meta)))
-		binary.LittleEndian.PutUint32(prefix[pos+4:], uint32(cw.storedLen()))
-		binary.LittleEndian.PutUint32(prefix[pos+8:], uint32(cw.rawLen))
-		pos += dirEntrySize
-	}
-	pos += copy(prefix[pos:], meta.Stats)
-	copy(prefix[pos:], meta.ChangeTypes)
-	b := &Batch{prefix: prefix, size: size, rows: rows}
-	crc := crc32.Checksum(prefix[fixedHeaderSize:], castagnoli)
-	for _, cw := range e.columns {
 		b.pieces = append(b.pieces, cw.meta)
-		crc = crc32.Update(crc, castagnoli, cw.meta)
+		crc := crc32.Checksum(cw.meta, castagnoli)
 		for _, p := range cw.stored() {
 			b.pieces = append(b.pieces, p)
 			crc = crc32.Update(crc, castagnoli, p)
 		}
+		binary.LittleEndian.PutUint32(prefix[pos:], uint32(len(cw.meta)))
+		binary.LittleEndian.PutUint32(prefix[pos+4:], uint32(cw.storedLen()))
+		binary.LittleEndian.PutUint32(prefix[pos+8:], uint32(cw.rawLen))
+		binary.LittleEndian.PutUint32(prefix[pos+12:], crc)
+		pos += dirEntryCRCSize
 	}
-	b.payloadCRC = crc
+	pos += copy(prefix[pos:], meta.Stats)
+	copy(prefix[pos:], meta.ChangeTypes)
+	b.prefix = prefix
+	b.payloadCRC = crc32.Checksum(prefix[fixedHeaderSize:], castagnoli)
 	rec.Retain()
 	b.hold = rec
 	return b, nil
@@ -465,9 +465,11 @@ func (d *Decoder) Column(i int, meta, body []byte, codec Codec, rawLen int, byBu
 	defer bodyBuf.Release() // the array holds references of its own
 	decompressed := layout != nil
 	if !decompressed {
-		// A metadata that does not parse goes to the IPC reader, which
-		// says what is wrong with it.
-		layout, _ = ipcmsg.Parse(meta)
+		// A metadata that does not parse, or whose buffers lie outside
+		// the body, goes to the IPC reader, which says what is wrong.
+		if stored, err := ipcmsg.Parse(meta); err == nil {
+			layout = stored
+		}
 	}
 	if layout != nil {
 		a, ok, err := flatColumn(d.schema.Field(i).Type, layout, bodyBuf)
@@ -487,6 +489,12 @@ func (d *Decoder) Column(i int, meta, body []byte, codec Codec, rawLen int, byBu
 	}
 	defer rec.Release()
 	col := rec.Column(0)
+	// The IPC reader checks that buffers lie in the body, not what is in
+	// them: offsets of lists and strings that would index outside their
+	// values when read.
+	if err := array.ValidateFull(col); err != nil {
+		return nil, fmt.Errorf("decode column %q: %w", d.schema.Field(i).Name, err)
+	}
 	col.Retain()
 	return col, nil
 }

@@ -51,8 +51,10 @@ func (c Codec) String() string {
 
 // The frame's CRC-32C covers the compressed bodies, so ZSTD's own content
 // checksum is neither written nor checked (those of older frames are skipped).
+// The decoder decodes into the room it is given and no more (a frame header
+// claiming more would make it allocate what it claims).
 var (
-	zstdDecoder, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.IgnoreChecksum(true))
+	zstdDecoder, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.IgnoreChecksum(true), zstd.WithDecodeAllCapLimit(true))
 
 	zstdEncodersMu sync.Mutex
 	zstdEncoders   = map[zstd.EncoderLevel]*zstd.Encoder{}

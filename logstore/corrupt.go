@@ -75,7 +75,7 @@ func (s *segment) corruptAt(pos int64, evidence string) *CorruptError {
 // bytes: "" when it is whole and its CRC matches.
 func frameProblem(f io.ReaderAt, pos, size int64) (string, error) {
 	if size-pos < fixedHeaderSize {
-		return fmt.Sprintf("a frame header cut short (%d of %d bytes)", size-pos, fixedHeaderSize), nil
+		return cutShort(size - pos), nil
 	}
 	fixed := make([]byte, fixedHeaderSize)
 	if _, err := f.ReadAt(fixed, pos); err != nil {
@@ -86,16 +86,21 @@ func frameProblem(f io.ReaderAt, pos, size int64) (string, error) {
 	case err != nil:
 		return err.Error(), nil
 	case pos+int64(h.length) > size:
-		return fmt.Sprintf("a frame of %d bytes that runs past the end of the file", h.length), nil
+		return runsPastEnd(&h), nil
 	}
 	frame := make([]byte, h.length)
 	if _, err := f.ReadAt(frame, pos); err != nil {
 		return "", err
 	}
-	if !verify(&h, frame) {
-		return "a frame whose checksum does not match", nil
-	}
-	return "", nil
+	return verify(&h, frame), nil
+}
+
+func cutShort(n int64) string {
+	return fmt.Sprintf("a frame header cut short (%d of %d bytes)", n, fixedHeaderSize)
+}
+
+func runsPastEnd(h *header) string {
+	return fmt.Sprintf("a frame of %d bytes that runs past the end of the file", h.length)
 }
 
 // findIntactFrame returns the position of the first intact frame (header,

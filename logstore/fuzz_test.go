@@ -3,12 +3,13 @@ package logstore
 import (
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
 // FuzzFrame feeds arbitrary bytes to the frame decoder and to recovery: they
-// must be rejected or read, never panic, and recovery must leave only whole,
-// intact frames.
+// must be rejected or read, never panic (also when the values decoded are
+// read), and recovery must leave only whole, intact frames.
 func FuzzFrame(f *testing.F) {
 	mem := memory.NewGoAllocator()
 	enc, err := NewEncoder(testSchema, CodecZstd, 3, mem)
@@ -35,6 +36,7 @@ func FuzzFrame(f *testing.F) {
 					meta := data[p.colOffsets[i] : p.colOffsets[i]+p.metaLens[i]]
 					body := data[p.colOffsets[i]+p.metaLens[i] : p.colOffsets[i]+p.metaLens[i]+p.bodyLens[i]]
 					if a, err := dec.Column(i, meta, body, h.codec(), int(p.rawLens[i]), h.byBuffer()); err == nil {
+						readEvery(a)
 						a.Release()
 					}
 				}
@@ -60,6 +62,19 @@ func FuzzFrame(f *testing.F) {
 			if fr == nil {
 				return
 			}
+			if rec, err := fr.Record(NewDecoder(testSchema, mem), testSchema); err == nil {
+				for _, col := range rec.Columns() {
+					readEvery(col)
+				}
+				rec.Release()
+			}
 		}
 	})
+}
+
+// readEvery reads every value of a, as an encoder sending it would.
+func readEvery(a arrow.Array) {
+	for i := range a.Len() {
+		_ = a.ValueStr(i)
+	}
 }

@@ -30,6 +30,9 @@ type Frame struct {
 	// its columns were not read, only its offsets are known.
 	Skipped bool
 
+	path     string // the segment file and position the frame was read from
+	pos      int64
+	bucket   int
 	codec    Codec
 	byBuffer bool // compressed columns are compressed by Arrow buffer
 	cols     []int
@@ -49,20 +52,22 @@ func (f *Frame) Record(d *Decoder, schema *arrow.Schema) (arrow.RecordBatch, err
 			}
 		}
 	}()
-	errs := make([]error, len(f.cols))
+	failed := make([]error, len(f.cols))
 	decode := func(i int) {
 		c := f.cols[i]
 		if f.rawLens[i] == missingColumn {
 			arrs[i] = d.Nulls(c, f.Rows)
 			return
 		}
+		// The bytes matched their checksum: a column that does not decode
+		// was written so, and is as lost as a damaged one.
 		a, err := d.Column(c, f.metas[i], f.bodies[i], f.codec, f.rawLens[i], f.byBuffer)
 		switch {
 		case err != nil:
-			errs[i] = fmt.Errorf("frame at offset %d: %w", f.BaseOffset, err)
+			failed[i] = corruptFrame(f.path, f.pos, f.bucket, fmt.Sprintf("the frame at offset %d: %v", f.BaseOffset, err))
 		case a.Len() != f.Rows:
 			a.Release()
-			errs[i] = fmt.Errorf("frame at offset %d: column %d has %d rows, want %d", f.BaseOffset, c, a.Len(), f.Rows)
+			failed[i] = corruptFrame(f.path, f.pos, f.bucket, fmt.Sprintf("the frame at offset %d: column %d has %d rows, want %d", f.BaseOffset, c, a.Len(), f.Rows))
 		default:
 			arrs[i] = a
 		}
@@ -75,7 +80,7 @@ func (f *Frame) Record(d *Decoder, schema *arrow.Schema) (arrow.RecordBatch, err
 		// Decompressing is the bulk of reading a compressed frame.
 		parallel.For(len(f.cols), decode)
 	}
-	if err := errors.Join(errs...); err != nil {
+	if err := errors.Join(failed...); err != nil {
 		return nil, err
 	}
 	return array.NewRecordBatch(schema, arrs, int64(f.Rows)), nil
@@ -144,6 +149,9 @@ func (r *Reader) Next(limit int64) (*Frame, error) {
 	if err := r.locate(); err != nil {
 		return nil, err
 	}
+	if r.next >= limit {
+		return nil, nil // locate passed over missing offsets to limit
+	}
 	if f := r.skipSegment(limit); f != nil {
 		return f, nil
 	}
@@ -151,6 +159,11 @@ func (r *Reader) Next(limit int64) (*Frame, error) {
 		f, size, err := r.readFrame()
 		if err != nil {
 			return nil, err
+		}
+		if f.BaseOffset > r.next {
+			// Frames follow each other, and an index entry leads to one
+			// at or before the offset: the offsets between are missing.
+			return nil, r.corrupt(fmt.Sprintf("the frame there starts at offset %d; offset %d is missing", f.BaseOffset, r.next))
 		}
 		r.pos += size
 		if f.NextOffset <= r.next {
@@ -196,6 +209,17 @@ func (r *Reader) locate() error {
 		}
 		return errs.New(errs.DataLoss, "offset %d of bucket %d is no longer retained", r.next, r.b.id)
 	}
+	if sealed, end, _, _ := s.sealedSummary(); sealed && r.next >= end {
+		// Offsets past a sealed segment's frames, below the next one's
+		// name: a roll before issue 28 left them out (dropMisnamedTail).
+		// No frame holds them; the log goes on at the next segment.
+		later := r.b.segmentAfter(s)
+		s.release()
+		if later == nil {
+			return errs.New(errs.DataLoss, "offset %d of bucket %d is no longer retained", r.next, r.b.id)
+		}
+		s, r.next = later, later.base
+	}
 	if s == r.seg {
 		s.release()
 		return nil
@@ -227,25 +251,31 @@ func (r *Reader) skipSegment(limit int64) *Frame {
 // much more, so that skipping a frame costs little.
 const minHead = 512
 
+// readFrame reads the frame at the reader's position: its prefix and the
+// columns asked for, each verified against its checksum before anything
+// in it is used (docs/format/log-segment.md, Frame). A frame written
+// before column checksums is read and verified whole.
 func (r *Reader) readFrame() (*Frame, int64, error) {
-	s := r.seg
 	head, err := r.readAt(max(r.head, minHead), r.pos, true)
 	if err != nil {
 		return nil, 0, err
 	}
 	h, err := parseHeader(head)
 	if err != nil {
-		return nil, 0, fmt.Errorf("%s at %d: %w", s.logPath, r.pos, err)
+		return nil, 0, r.corrupt(err.Error())
 	}
-	r.head = int(h.prefixLen)
-	if int(h.prefixLen) > len(head) {
-		if head, err = r.readAt(int(h.prefixLen), r.pos, false); err != nil {
-			return nil, 0, err
+	r.head = h.verifiedLen()
+	if r.head > len(head) {
+		if head, err = r.readAt(r.head, r.pos, false); err != nil {
+			return nil, 0, r.pastEnd(&h, err)
 		}
+	}
+	if problem := verifyHead(&h, head); problem != "" {
+		return nil, 0, r.corrupt(problem)
 	}
 	p, err := parsePrefix(&h, head)
 	if err != nil {
-		return nil, 0, fmt.Errorf("%s at %d: %w", s.logPath, r.pos, err)
+		return nil, 0, r.corrupt(err.Error())
 	}
 	f := &Frame{
 		BaseOffset: h.baseOffset,
@@ -254,6 +284,9 @@ func (r *Reader) readFrame() (*Frame, int64, error) {
 		SchemaID:   h.schemaID,
 		Rows:       int(h.recordCount),
 		WriterID:   p.writerID,
+		path:       r.seg.logPath,
+		pos:        r.pos,
+		bucket:     r.b.id,
 	}
 	if len(p.stats) > 0 {
 		f.Stats = append([]byte(nil), p.stats...)
@@ -302,13 +335,18 @@ func (r *Reader) readFrame() (*Frame, int64, error) {
 		if to <= int64(len(head)) {
 			run = head[from:to]
 		} else if run, err = r.readAt(int(to-from), r.pos+from, false); err != nil {
-			return nil, 0, err
+			return nil, 0, r.pastEnd(&h, err)
 		}
 		for k := i; k < j; k++ {
 			c := f.cols[k]
 			off := int64(p.colOffsets[c]) - from
-			f.metas[k] = run[off : off+int64(p.metaLens[c])]
-			f.bodies[k] = run[off+int64(p.metaLens[c]) : off+int64(p.metaLens[c])+int64(p.bodyLens[c])]
+			col := run[off : off+int64(p.metaLens[c])+int64(p.bodyLens[c])]
+			if h.columnCRCs() {
+				if problem := p.verifyColumn(c, col); problem != "" {
+					return nil, 0, r.corrupt(problem)
+				}
+			}
+			f.metas[k], f.bodies[k] = col[:p.metaLens[c]], col[p.metaLens[c]:]
 			f.rawLens[k] = int(p.rawLens[c])
 		}
 		i = j
@@ -336,6 +374,26 @@ func (r *Reader) readAt(n int, pos int64, short bool) ([]byte, error) {
 	return buf[:m], nil
 }
 
+// pastEnd is the error of a read of the frame whose header h was read: its
+// file ending in the frame means the header is damaged.
+func (r *Reader) pastEnd(h *header, err error) error {
+	if errs.KindOf(err) == errs.DataLoss {
+		return r.corrupt(runsPastEnd(h))
+	}
+	return err
+}
+
+// corrupt is the error of the damaged frame at the reader's position.
+func (r *Reader) corrupt(problem string) error {
+	return corruptFrame(r.seg.logPath, r.pos, r.b.id, problem)
+}
+
+// corruptFrame is the error of a read that found a damaged frame: it names
+// the file and the byte, as recovery's CorruptError does.
+func corruptFrame(path string, pos int64, bucket int, problem string) error {
+	return errs.New(errs.DataLoss, "corrupt log segment %s at byte %d (bucket %d): %s", path, pos, bucket, problem)
+}
+
 // OffsetForTime returns the first offset of bucket whose batch was committed
 // at or after ts (unix ms), or the high watermark when there is none.
 func (t *Table) OffsetForTime(bucket int, ts int64) (int64, error) {
@@ -345,7 +403,7 @@ func (t *Table) OffsetForTime(bucket int, ts int64) (int64, error) {
 		if !s.acquire() {
 			continue
 		}
-		off, found, err := s.firstAtOrAfter(ts, hw)
+		off, found, err := s.firstAtOrAfter(ts, hw, bucket)
 		s.release()
 		if err != nil || found {
 			return off, err
@@ -356,29 +414,51 @@ func (t *Table) OffsetForTime(bucket int, ts int64) (int64, error) {
 
 // firstAtOrAfter scans the segment's frames below hw from the index entry
 // before ts for the first one committed at or after ts.
-func (s *segment) firstAtOrAfter(ts, hw int64) (int64, bool, error) {
-	pos := s.seekTime(ts)
-	var head [fixedHeaderSize]byte
-	for {
-		if _, err := s.f.ReadAt(head[:], pos); err != nil {
-			if err == io.EOF {
-				return 0, false, nil
-			}
+func (s *segment) firstAtOrAfter(ts, hw int64, bucket int) (int64, bool, error) {
+	pos, next := s.seekTime(ts)
+	for next < hw {
+		h, err := s.verifiedHeader(pos, bucket)
+		switch {
+		case err == io.EOF:
+			return 0, false, nil // the segment ends; hw is in a later one
+		case err != nil:
 			return 0, false, err
-		}
-		h, err := parseHeader(head[:])
-		if err != nil {
-			return 0, false, fmt.Errorf("%s at %d: %w", s.logPath, pos, err)
-		}
-		if h.baseOffset >= hw {
-			return 0, false, nil
-		}
-		if h.commitTs >= ts {
+		case h.baseOffset != next:
+			return 0, false, corruptFrame(s.logPath, pos, bucket, fmt.Sprintf("the frame there starts at offset %d, want %d", h.baseOffset, next))
+		case h.commitTs >= ts:
 			return h.baseOffset, true, nil
 		}
-		if h.nextOffset() >= hw {
-			return 0, false, nil // what follows may still be being written
-		}
-		pos += int64(h.length)
+		pos, next = pos+int64(h.length), h.nextOffset()
 	}
+	return 0, false, nil
+}
+
+// verifiedHeader reads the header of the frame at pos, a frame below the
+// high watermark, and checks it (verifyHead). It returns io.EOF when the
+// file ends at pos.
+func (s *segment) verifiedHeader(pos int64, bucket int) (header, error) {
+	fixed := make([]byte, fixedHeaderSize)
+	n, err := s.f.ReadAt(fixed, pos)
+	switch {
+	case n == 0 && err == io.EOF:
+		return header{}, io.EOF
+	case n < fixedHeaderSize && err == io.EOF:
+		return header{}, corruptFrame(s.logPath, pos, bucket, cutShort(int64(n)))
+	case n < fixedHeaderSize:
+		return header{}, storageError(err, "read %s at %d", s.logPath, pos)
+	}
+	h, err := parseHeader(fixed)
+	if err != nil {
+		return header{}, corruptFrame(s.logPath, pos, bucket, err.Error())
+	}
+	head := make([]byte, h.verifiedLen())
+	if n, err := s.f.ReadAt(head, pos); n < len(head) && err == io.EOF {
+		return header{}, corruptFrame(s.logPath, pos, bucket, runsPastEnd(&h))
+	} else if n < len(head) {
+		return header{}, storageError(err, "read %s at %d", s.logPath, pos)
+	}
+	if problem := verifyHead(&h, head); problem != "" {
+		return header{}, corruptFrame(s.logPath, pos, bucket, problem)
+	}
+	return h, nil
 }

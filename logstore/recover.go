@@ -33,10 +33,11 @@ type tailFrame struct {
 // first.
 type bucketTail struct {
 	b          *bucket
-	from       int         // first scanned segment; len(segments) when none
-	frames     []tailFrame // in log order
-	durable    uint64      // durable txn recorded by the last frame
-	durableEnd int64       // the bucket's end at the last durable snapshot
+	from       int                      // first scanned segment; len(segments) when none
+	frames     []tailFrame              // in log order
+	durable    uint64                   // durable txn recorded by the last frame
+	durableEnd int64                    // the bucket's end at the last durable snapshot
+	merge      func(a, b []byte) []byte // Options.Summarize
 	log        *slog.Logger
 }
 
@@ -48,7 +49,7 @@ func (tl *bucketTail) scanBack() error {
 	i := tl.from
 	seg := tl.b.mu.segments[i]
 	var frames []tailFrame
-	valid, err := seg.rebuild(true, func(h *header, pos int64, _ []byte) {
+	valid, err := seg.rebuild(true, tl.merge, func(h *header, pos int64, _ []byte) {
 		frames = append(frames, tailFrame{seg: i, pos: pos, txn: h.txn, parts: h.txnParts})
 		tl.durable = max(tl.durable, h.durableTxn)
 	})
@@ -92,7 +93,7 @@ func (t *Table) recover() error {
 	tails := make([]*bucketTail, len(t.buckets))
 	d := snap.Txn
 	for i, b := range t.buckets {
-		tl := &bucketTail{b: b, from: len(b.mu.segments), durableEnd: snap.Ends[i], log: t.opts.Logger}
+		tl := &bucketTail{b: b, from: len(b.mu.segments), durableEnd: snap.Ends[i], merge: t.opts.Summarize, log: t.opts.Logger}
 		for len(tl.frames) == 0 && tl.more() {
 			if err := tl.scanBack(); err != nil {
 				return err
@@ -146,10 +147,19 @@ func (t *Table) recover() error {
 		if keep > 0 {
 			last = max(last, tl.frames[keep-1].txn)
 		}
-		segs := tl.b.mu.segments
-		for _, s := range segs[:min(tl.from, len(segs))] {
+		for _, s := range tl.b.mu.segments[:min(tl.from, len(tl.b.mu.segments))] {
 			if err := s.loadIndex(); err != nil {
 				return err
+			}
+		}
+		if err := tl.b.dropMisnamedTail(t.opts.Logger); err != nil {
+			return err
+		}
+		segs := tl.b.mu.segments
+		for i := 1; i < len(segs); i++ {
+			if segs[i].base != segs[i-1].next {
+				t.opts.Logger.Warn("recovery: offsets missing between segments (a roll before issue 28 named a segment past the frames before it); reads go on at the next segment",
+					"file", segs[i].logPath, "frames end at", segs[i-1].next)
 			}
 		}
 		for _, s := range segs {
@@ -161,10 +171,14 @@ func (t *Table) recover() error {
 			return err
 		}
 		for _, s := range segs[:len(segs)-1] {
-			s.loadSummary()
+			if err := s.loadSummary(); err != nil {
+				// A hint: the segment is read frame by frame meanwhile.
+				t.opts.Logger.Warn("recovery: cannot write a segment's summary", "file", s.summaryPath(), "err", err)
+			}
 		}
-		act := segs[len(segs)-1]
-		tl.b.logEnd = act.next
+		// The log ends where its last frame does (an empty active segment
+		// starts there too, see dropMisnamedTail).
+		tl.b.logEnd = segs[len(segs)-1].next
 		for _, s := range segs {
 			tl.b.lastTs = max(tl.b.lastTs, s.maxTs)
 		}
@@ -187,8 +201,33 @@ func (b *bucket) cutAt(i int, pos int64) error {
 	if err := s.truncate(pos); err != nil {
 		return err
 	}
-	_, err := s.rebuild(false, nil)
+	_, err := s.rebuild(false, nil, nil)
 	return err
+}
+
+// dropMisnamedTail removes the empty segments at the end of the log whose
+// name is not where the frames before them end. Before rolls waited for the
+// old segment's frames, a roll could create the new file while the last
+// frames were still queued, and a crash then left a name past the last
+// durable frame: an offset hole that every full read failed at as expired.
+// Those offsets were never acknowledged (their frames were never written),
+// the file holds nothing, and the log ends where its frames do; the next
+// append takes the first missing offset. Once such a segment holds frames
+// (an older version appended to it), the hole stays and readers pass over
+// it (Reader.locate). Recovery only.
+func (b *bucket) dropMisnamedTail(log *slog.Logger) error {
+	for {
+		segs := b.mu.segments
+		n := len(segs)
+		if n < 2 || segs[n-1].size > 0 || segs[n-1].base == segs[n-2].next {
+			return nil
+		}
+		log.Warn("recovery: removing an empty segment named past the end of the log",
+			"file", segs[n-1].logPath, "log end", segs[n-2].next)
+		if err := b.dropAfter(n - 2); err != nil {
+			return err
+		}
+	}
 }
 
 // dropAfter removes the segments after segment i. Recovery only.

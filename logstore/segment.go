@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"io/fs"
 	"os"
@@ -143,7 +144,7 @@ func (s *segment) loadIndex() error {
 	if s.size == 0 {
 		return nil
 	}
-	valid, err := s.rebuild(false, nil)
+	valid, err := s.rebuild(false, nil, nil)
 	if err != nil {
 		return err
 	}
@@ -157,10 +158,13 @@ func (s *segment) loadIndex() error {
 // rebuild rescans the log (verifying CRCs when asked), rewrites the index and
 // returns the position after the last good frame: the file's size when every
 // frame is good. It cuts nothing; what a bad frame means is recovery's call.
-// Each good frame is also passed to fn, if not nil.
-func (s *segment) rebuild(verifyCRC bool, fn func(h *header, pos int64, frame []byte)) (valid int64, err error) {
+// Each good frame is also passed to fn, if not nil. The segment's summary is
+// made again from the good frames' statistics when they are verified and
+// merge is given; without, it is unknown.
+func (s *segment) rebuild(verifyCRC bool, merge func(a, b []byte) []byte, fn func(h *header, pos int64, frame []byte)) (valid int64, err error) {
 	s.mu.index = s.mu.index[:0]
 	s.next, s.maxTs, s.lastIndexed = s.base, 0, -1
+	s.summary, s.summaryLost, s.summaryRows = nil, false, 0
 	if err := s.idx.Truncate(0); err != nil {
 		return 0, err
 	}
@@ -168,6 +172,11 @@ func (s *segment) rebuild(verifyCRC bool, fn func(h *header, pos int64, frame []
 	valid, err = scanFrames(s.f, 0, size, verifyCRC, func(h *header, pos int64, frame []byte) error {
 		if fn != nil {
 			fn(h, pos, frame)
+		}
+		if frame != nil && merge != nil {
+			s.summarize(h.stats(frame), int64(h.recordCount), merge)
+		} else {
+			s.summary, s.summaryLost = nil, true
 		}
 		return s.noteAppended(h, pos)
 	})
@@ -234,16 +243,16 @@ func (s *segment) seekOffset(offset int64) int64 {
 	return s.mu.index[i-1].pos
 }
 
-// seekTime returns the file position from which to scan for the first frame
-// whose commit time is at least ts.
-func (s *segment) seekTime(ts int64) int64 {
+// seekTime returns the file position, and the offset of the frame there,
+// from which to scan for the first frame whose commit time is at least ts.
+func (s *segment) seekTime(ts int64) (pos, offset int64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	i := sort.Search(len(s.mu.index), func(i int) bool { return s.mu.index[i].ts >= ts })
 	if i == 0 {
-		return 0
+		return 0, s.base
 	}
-	return s.mu.index[i-1].pos
+	return s.mu.index[i-1].pos, s.mu.index[i-1].offset
 }
 
 // summarize folds a frame's statistics into the segment's summary. Frames
@@ -263,37 +272,74 @@ func (s *segment) summarize(stats []byte, rows int64, merge func(a, b []byte) []
 	s.summaryRows += rows
 }
 
-// summaryPath is the file that keeps a sealed segment's summary: its end
-// offset (8 bytes) then the summary. It is a hint, checked against the log.
+// summaryPath is the file that keeps a sealed segment's summary. It is a
+// hint, checked against the log (its end offset) and its own CRC.
 func (s *segment) summaryPath() string {
 	return strings.TrimSuffix(s.logPath, ".log") + ".summary"
+}
+
+// A summary file holds the segment's end offset and row count (8 bytes
+// each, big-endian), the CRC-32C of those and of the summary (4 bytes,
+// big-endian), then the summary.
+const summaryHeaderSize = 20
+
+func encodeSummary(next, rows int64, summary []byte) []byte {
+	b := binary.BigEndian.AppendUint64(nil, uint64(next))
+	b = binary.BigEndian.AppendUint64(b, uint64(rows))
+	crc := crc32.Update(crc32.Checksum(b, castagnoli), castagnoli, summary)
+	b = binary.BigEndian.AppendUint32(b, crc)
+	return append(b, summary...)
+}
+
+// decodeSummary reads a summary file; ok is false when it is damaged, or
+// was written before summary files had a CRC.
+func decodeSummary(b []byte) (next, rows int64, summary []byte, ok bool) {
+	if len(b) <= summaryHeaderSize {
+		return 0, 0, nil, false
+	}
+	summary = b[summaryHeaderSize:]
+	crc := crc32.Update(crc32.Checksum(b[:16], castagnoli), castagnoli, summary)
+	if crc != binary.BigEndian.Uint32(b[16:]) {
+		return 0, 0, nil, false
+	}
+	return int64(binary.BigEndian.Uint64(b)), int64(binary.BigEndian.Uint64(b[8:])), summary, true
 }
 
 // seal marks the segment complete and publishes its summary to readers,
 // writing it beside the log so that the next open has it too.
 func (s *segment) seal() error {
+	summary := s.publish()
+	if summary == nil {
+		return nil
+	}
+	return vfs.WriteFile(s.fs, s.summaryPath(), encodeSummary(s.next, s.summaryRows, summary), 0o644)
+}
+
+// publish marks the segment sealed and returns its summary, nil when
+// unknown.
+func (s *segment) publish() []byte {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	summary := s.summary
 	if s.summaryLost {
 		summary = nil
 	}
 	s.mu.sealed, s.mu.next, s.mu.rows, s.mu.summary = true, s.next, s.summaryRows, summary
-	s.mu.Unlock()
-	if summary == nil {
-		return nil
-	}
-	b := binary.BigEndian.AppendUint64(nil, uint64(s.next))
-	b = binary.BigEndian.AppendUint64(b, uint64(s.summaryRows))
-	return vfs.WriteFile(s.fs, s.summaryPath(), append(b, s.summary...), 0o644)
+	return summary
 }
 
 // loadSummary seals a segment found on open, with its summary file if that
-// describes the log as it is.
-func (s *segment) loadSummary() {
-	if b, err := vfs.ReadFile(s.fs, s.summaryPath()); err == nil && len(b) > 16 && int64(binary.BigEndian.Uint64(b)) == s.next {
-		s.summary, s.summaryRows = b[16:], int64(binary.BigEndian.Uint64(b[8:]))
+// is intact and describes the log as it is. Without one, a summary that
+// recovery made by reading the segment is written.
+func (s *segment) loadSummary() error {
+	if b, err := vfs.ReadFile(s.fs, s.summaryPath()); err == nil {
+		if next, rows, summary, ok := decodeSummary(b); ok && next == s.next {
+			s.summary, s.summaryRows, s.summaryLost = summary, rows, false
+			s.publish()
+			return nil
+		}
 	}
-	s.seal()
+	return s.seal()
 }
 
 // sealedSummary returns, for a sealed segment, its end offset, row count and
@@ -405,7 +451,7 @@ func scanFrames(f vfs.File, start, end int64, verifyCRC bool, fn func(h *header,
 				buf = make([]byte, h.length)
 			}
 			buf = buf[:h.length]
-			if _, err := io.ReadFull(r, buf); err != nil || !verify(&h, buf) {
+			if _, err := io.ReadFull(r, buf); err != nil || verify(&h, buf) != "" {
 				return pos, nil
 			}
 			frame = buf

@@ -329,7 +329,7 @@ func (t *Table) appendLocked(p Part, txn uint64, nparts uint16, now int64) error
 
 	seg := b.active()
 	if seg.size > 0 && seg.size+int64(p.Batch.size) > t.opts.SegmentBytes {
-		if seg, err = b.roll(t.opts); err != nil {
+		if seg, err = b.roll(t.opts, t.frames); err != nil {
 			return err
 		}
 		t.newDirs = true
@@ -340,8 +340,7 @@ func (t *Table) appendLocked(p Part, txn uint64, nparts uint16, now int64) error
 		return err
 	}
 	if t.opts.Summarize != nil {
-		at := fixedHeaderSize + int(h.writerIDLen) + int(h.columns)*dirEntrySize
-		seg.summarize(prefix[at:at+int(h.statsLen)], int64(h.recordCount), t.opts.Summarize)
+		seg.summarize(h.stats(prefix), int64(h.recordCount), t.opts.Summarize)
 	}
 	t.frames.queue(frameWrite{seg: seg, bufs: append([][]byte{prefix}, p.Batch.pieces...), pos: pos, batch: p.Batch})
 	b.logEnd, b.lastTs = h.nextOffset(), h.commitTs

@@ -21,6 +21,15 @@ def client(server):
 
 
 @pytest.fixture(scope="session")
+def fg(server):
+    """The fluxgate package's client of the plain server."""
+    import fluxgate
+
+    with fluxgate.connect(server.address) as c:
+        yield c
+
+
+@pytest.fixture(scope="session")
 def secured(tmp_path_factory):
     return Secured(tmp_path_factory.mktemp("secrets"))
 

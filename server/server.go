@@ -64,6 +64,7 @@ type Config struct {
 	LakeCatalog     string        // iceberg-go catalog properties, key=value,...
 	Retention       time.Duration // how often expired log segments are removed
 	WriterExpiry    time.Duration // how long an idle idempotent writer is kept
+	FollowHeartbeat time.Duration // how long a follow is idle before an empty batch
 
 	AutoPartitionCheck time.Duration // how often auto partitions are made and expired
 
@@ -139,6 +140,7 @@ func Start(ctx context.Context, cfg *Config, log *slog.Logger) (*Server, error) 
 		Meter:             tel.Meter("github.com/fluxgate-io/fluxgate/engine"),
 		Lake:              engine.LakeOptions{Warehouse: cfg.LakeWarehouse, Catalog: lakeCatalog},
 		RetentionInterval: cfg.Retention,
+		IdleHeartbeat:     cfg.FollowHeartbeat,
 		AutoPartition:     engine.AutoPartitionOptions{CheckInterval: cfg.AutoPartitionCheck, Now: cfg.Now},
 	}.WithLogSegmentBytes(cfg.SegmentBytes).WithWriterExpiration(cfg.WriterExpiry))
 	if err != nil {

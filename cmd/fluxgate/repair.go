@@ -2,7 +2,7 @@ package main
 
 // fluxgate repair --data DIR --table DB.T --truncate-at FILE:BYTE: cut a
 // corrupt table log where the server said, with the server stopped
-// (README, Operations: corruption and repair). Nothing is deleted: what is
+// (docs/operations.md, "Corruption and repair"). Nothing is deleted: what is
 // cut goes to <data>/quarantine/<time>-repair-<table id>.
 
 import (

@@ -55,6 +55,7 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.DurationVar(&c.Retention, "retention-interval", time.Minute, "how often log segments past table.log.ttl are removed")
 	fs.DurationVar(&c.AutoPartitionCheck, "auto-partition-check-interval", 10*time.Minute, "how often partitions of tables with table.auto-partition.enabled are created ahead and expired (Fluss's auto-partition.check.interval)")
 	fs.DurationVar(&c.WriterExpiry, "writer-expiration", logstore.DefaultWriterExpiration, "how long an idempotent writer's state is kept after its last batch (Fluss's server.writer-id.expiration-time)")
+	fs.DurationVar(&c.FollowHeartbeat, "follow-heartbeat", 4*time.Second, "how long an unbounded scan (a follow) may be idle before it sends an empty batch with its offsets")
 }
 
 // parseServeFlags parses args; values from --config apply where a flag was

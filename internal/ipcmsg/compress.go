@@ -11,7 +11,10 @@ import (
 	"github.com/fluxgate-io/fluxgate/internal/parallel"
 )
 
-var zstdDecoder, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0))
+// zstdDecoder decodes into the room it is given and no more: without the
+// cap limit, a frame header claiming terabytes made DecodeAll allocate them
+// before decoding a byte (a 23-byte frame killed the server).
+var zstdDecoder, _ = zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecodeAllCapLimit(true))
 
 // decodeSlack is the spare room left after each decompressed buffer: with
 // it the ZSTD decoder copies 16 bytes at a time, overrunning into the room,
@@ -100,7 +103,7 @@ func (rb *RecordBatch) claim(body []byte, i int) (int64, error) {
 	case n == -1:
 		return b.Length - 8, nil
 	case n < 0 || n > maxBufferBytes:
-		return 0, fmt.Errorf("ipcmsg: buffer %d claims %d uncompressed bytes", i, n)
+		return 0, &BufferError{Buffer: i, Err: fmt.Errorf("claims %d uncompressed bytes", n)}
 	default:
 		return n, nil
 	}
@@ -153,7 +156,7 @@ func (rb *RecordBatch) Decompress(body []byte, mem memory.Allocator) (*RecordBat
 			}
 		}
 		if err != nil {
-			errs[i] = fmt.Errorf("ipcmsg: decompress buffer %d: %w", i, err)
+			errs[i] = &BufferError{Buffer: i, Err: err}
 		}
 	}
 	if rb.BodyLength >= parallelBytes {

@@ -334,3 +334,50 @@ func TestUncompressedBytesIsWhatDecompressAllocates(t *testing.T) {
 		t.Error("a short body was measured")
 	}
 }
+
+// ColumnOfBuffer finds the column of every buffer of arrow-go's messages,
+// also of the types IPC writes without a validity bitmap (null, unions,
+// run-end encoded) and of views, whose data buffers vary in number.
+func TestColumnOfBuffer(t *testing.T) {
+	_, rec := checkedRecord(t, 300)
+	other := arrow.NewSchema([]arrow.Field{
+		{Name: "nothing", Type: arrow.Null, Nullable: true},
+		{Name: "sparse", Type: arrow.SparseUnionOf([]arrow.Field{{Name: "i", Type: arrow.PrimitiveTypes.Int32, Nullable: true}}, []arrow.UnionTypeCode{0})},
+		{Name: "dense", Type: arrow.DenseUnionOf([]arrow.Field{{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true}}, []arrow.UnionTypeCode{0})},
+		{Name: "runs", Type: arrow.RunEndEncodedOf(arrow.PrimitiveTypes.Int32, arrow.PrimitiveTypes.Int64)},
+		{Name: "last", Type: arrow.FixedWidthTypes.Boolean},
+	}, nil)
+	rec2, _, err := array.RecordFromJSON(memory.DefaultAllocator, other, strings.NewReader(
+		`[{"nothing": null, "sparse": [0, 1], "dense": [0, "a"], "runs": 7, "last": true}]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rec2.Release()
+	for _, tc := range []struct {
+		rec    arrow.RecordBatch
+		counts func(rb *RecordBatch) []int // buffers per column
+	}{
+		{rec, func(rb *RecordBatch) []int { return []int{2, 2, 3, 2 + int(rb.Variadic[0]), 4, 3, 3} }},
+		{rec2, func(*RecordBatch) []int { return []int{0, 1 + 2, 2 + 3, 0 + 2 + 2, 2} }},
+	} {
+		_, batch := ipcmsgtest.Write(t, tc.rec)
+		rb := mustParse(t, batch.Meta)
+		var want []int
+		for c, n := range tc.counts(rb) {
+			for range n {
+				want = append(want, c)
+			}
+		}
+		if len(want) != len(rb.Buffers) {
+			t.Fatalf("%d buffers, the test counts %d", len(rb.Buffers), len(want))
+		}
+		for i, c := range want {
+			if got, ok := ColumnOfBuffer(tc.rec.Schema(), rb, i); !ok || got != c {
+				t.Errorf("buffer %d: column %d, %v; want %d", i, got, ok, c)
+			}
+		}
+		if _, ok := ColumnOfBuffer(tc.rec.Schema(), rb, len(want)); ok {
+			t.Errorf("a buffer past the last has a column")
+		}
+	}
+}

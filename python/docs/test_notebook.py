@@ -4,8 +4,10 @@ git has no outputs."""
 from pathlib import Path
 
 import nbformat
+import polars as pl
 from nbclient import NotebookClient
 
+import fluxgate
 from fluxgate_server import Server
 
 NOTEBOOK = Path(__file__).resolve().parents[2] / "examples" / "quickstart.ipynb"
@@ -24,6 +26,13 @@ def test_notebook_runs(tmp_path, monkeypatch):
         monkeypatch.setenv("FLUXGATE_ADDR", srv.address)  # the kernel inherits the environment
         NotebookClient(nb, timeout=120, kernel_name="python3",
                        resources={"metadata": {"path": str(tmp_path)}}).execute()
+        with fluxgate.connect(srv.address) as fg:
+            metrics = fg.to_polars("fluss.metrics")
+    # The hour the notebook generates: web-2 runs 5 points above web-1, minute by minute.
+    hour = metrics.filter(pl.col("ts") < pl.datetime(2026, 12, 1, 10, time_zone="UTC")).sort("ts", "host")
+    assert hour.height == 120
+    cpu = hour.pivot(on="host", index="ts", values="cpu")
+    assert (cpu["web-2"] - cpu["web-1"]).to_list() == [5.0] * 60
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs]
     assert not [o for o in outputs if o.output_type == "error"]
     assert any("image/png" in o.get("data", {}) for o in outputs), "the plot was not drawn"

@@ -11,6 +11,7 @@ import pyarrow.flight as fl
 import pytest
 
 from flux import action, command, create_table, path, put, read, scan, unique
+from fluxgate_server import Server
 
 ORDERS = {"order_id": {"type": "BIGINT", "nullable": False}, "item": "STRING", "amount": "DOUBLE"}
 
@@ -93,6 +94,40 @@ def test_zstd_batches_as_stored_read_like_uncompressed(client, orders):
         assert scan(client, table=orders, compression=compression).sort_by("order_id").equals(plain)
 
 
+def test_lz4_batches_of_pyarrow_are_stored_and_read_back_as_sent(client):
+    """pyarrow's LZ4 frames (LZ4F's: linked 64 KiB blocks) pass the intake's checks, are stored as received by an
+    LZ4 table, and read back, as stored and uncompressed, as written."""
+    table = f"fluss.{unique('lz4')}"
+    create_table(client, table, ORDERS, {"table.log.arrow.compression.type": "lz4_frame"})
+    batch = orders_batch(range(50_000))  # buffers of several 64 KiB blocks
+    lz4 = fl.FlightCallOptions(write_options=pa.ipc.IpcWriteOptions(compression="lz4"))
+    put(client, path(table), batch, options=lz4)
+    for compression in [None, "none"]:  # as stored (the frames pyarrow sent), and uncompressed by the server
+        got = scan(client, table=table, **({"compression": compression} if compression else {}))
+        assert got.schema.names == batch.schema.names
+        assert all(got[name].combine_chunks().equals(batch[name]) for name in batch.schema.names)
+
+
+def test_a_producer_goes_on_after_a_column_is_added(client):
+    """A log-table batch may leave out nullable columns: a producer that knows only the columns before an
+    add-column alter goes on, its batches compressed or not, and its rows read the new column as NULL, as stored
+    and uncompressed."""
+    table = f"fluss.{unique('evolving')}"
+    create_table(client, table, ORDERS)
+    action(client, "alter-table", {"table": table, "add_columns": [{"name": "note", "type": "STRING"}]})
+    zstd = fl.FlightCallOptions(write_options=pa.ipc.IpcWriteOptions(compression="zstd"))
+    put(client, path(table), orders_batch(range(3)), options=zstd)  # stored as received, note added by the server
+    put(client, path(table), orders_batch(range(3, 5)).select(["item", "order_id"]))  # and without amount
+    with pytest.raises(pa.ArrowInvalid, match='lacks column "order_id", which is NOT NULL'):
+        put(client, path(table), orders_batch([9]).select(["item"]))
+    for compression in [None, "none"]:
+        got = scan(client, table=table, **({"compression": compression} if compression else {}))
+        assert got.schema.names == ["order_id", "item", "amount", "note"]
+        assert sorted(got.to_pylist(), key=lambda r: r["order_id"]) == [
+            {"order_id": i, "item": f"item{i}", "amount": None if i % 5 == 0 or i >= 3 else i * 1.5, "note": None}
+            for i in range(5)]
+
+
 def test_follow_every_bucket_with_app_metadata(client, orders):
     info = client.get_flight_info(command({"scan": {"table": orders, "startup": "latest", "stop": "none"}}))
     readers = [client.do_get(ep.ticket) for ep in info.endpoints]
@@ -124,6 +159,32 @@ def test_follow_every_bucket_with_app_metadata(client, orders):
     for meta, ids in seen:
         assert set(meta) == {"bucket", "start", "next", "high_watermark"}
         assert meta["next"] - meta["start"] >= len(ids) and meta["next"] <= meta["high_watermark"]
+
+
+@pytest.fixture(scope="module")
+def quiet_follows(tmp_path_factory):
+    """A server whose follows send their first heartbeat after an hour: only a schema sent at once arrives."""
+    with Server(tmp_path_factory.mktemp("quiet") / "data", ["--follow-heartbeat", "1h"]) as srv:
+        c = fl.connect(srv.address)
+        yield c
+        c.close()
+
+
+def test_a_follow_from_latest_gives_its_schema_at_once(quiet_follows):
+    """do_get of a follow from the log's end gives its reader, with the schema, before any data or heartbeat."""
+    client = quiet_follows
+    table = f"fluss.{unique('quiet')}"
+    create_table(client, table, ORDERS, {"bucket.num": "2"})
+    info = client.get_flight_info(command({"scan": {"table": table, "startup": "latest", "stop": "none"}}))
+    assert len(info.endpoints) == 2
+    # The deadline only ends the test if a schema never comes (the heartbeat is an hour away).
+    guard = fl.FlightCallOptions(timeout=60)
+    for ep in info.endpoints:
+        reader = client.do_get(ep.ticket, options=guard)
+        try:
+            assert reader.schema == info.schema
+        finally:
+            reader.cancel()
 
 
 def test_changelog_of_a_primary_key_table(client):

@@ -1,4 +1,4 @@
-"""A manual check that Trino reads fluxgate's lake through the served Iceberg REST catalog, with the README's
+"""A manual check that Trino reads fluxgate's lake through the served Iceberg REST catalog, with docs/lake.md's
 configuration, equal to `t$lake` over Flight.
 
 Too heavy for CI (Trino's server is an 821 MB download and needs Java 24+), so it is run by hand:
@@ -11,8 +11,8 @@ Too heavy for CI (Trino's server is an 821 MB download and needs Java 24+), so i
 
 It starts two fluxgate servers, one without users and one with a static API token, each with lake-enabled tables
 (a log table in two buckets with a column added between two rounds; a primary-key table with an update and a
-delete), then one single-node Trino with a catalog for each (the README's `lake.properties`: no auth, and OAUTH2
-with the token), runs the README's queries with trino-cli and compares every table's rows with `t$lake`. It exits
+delete), then one single-node Trino with a catalog for each (docs/lake.md's `lake.properties`: no auth, and OAUTH2
+with the token), runs the guide's queries with trino-cli and compares every table's rows with `t$lake`. It exits
 non-zero on the first difference or failure.
 """
 
@@ -82,7 +82,7 @@ def main():
 
 
 def readme_catalog(http, token=None):
-    """The README's etc/catalog/lake.properties, for the server at http."""
+    """docs/lake.md's etc/catalog/lake.properties, for the server at http."""
     props = {
         "connector.name": "iceberg",
         "iceberg.catalog.type": "rest",
@@ -143,7 +143,7 @@ def normalized(rows):
 
 
 def check(trino, expected):
-    """The README's queries: the catalog's namespaces and tables, then every table's rows."""
+    """docs/lake.md's queries: the catalog's namespaces and tables, then every table's rows."""
     for catalog in sorted({name.split(".")[0] for name in expected}):
         schemas = {r["Schema"] for r in trino.query(f"SHOW SCHEMAS FROM {catalog}")}
         require("fluss" in schemas, f"{catalog}: SHOW SCHEMAS has no fluss: {schemas}")

@@ -6,6 +6,7 @@ package logwrite
 
 import (
 	"context"
+	"errors"
 	"math"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -20,6 +21,7 @@ import (
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/framestats"
 	"github.com/fluxgate-io/fluxgate/internal/ipcmsg"
+	"github.com/fluxgate-io/fluxgate/lake"
 	"github.com/fluxgate-io/fluxgate/logstore"
 	"github.com/fluxgate-io/fluxgate/protocol"
 	"github.com/fluxgate-io/fluxgate/row"
@@ -194,10 +196,13 @@ func (w *Stream) submitAt(ctx context.Context, rec arrow.RecordBatch, recv *Rece
 		return nil, err
 	}
 	defer rec.Release()
+	if err := lakeRange(w.t.Current().Info, rec); err != nil {
+		return nil, err
+	}
 	if w.pk != nil {
 		return w.submitPK(ctx, rec, seq)
 	}
-	rec, err = conform(w.info, rec)
+	rec, err = conform(w.info, rec, w.env.Alloc)
 	if err != nil {
 		return nil, err
 	}
@@ -336,10 +341,27 @@ func (w *Stream) intake(ctx context.Context, rec arrow.RecordBatch) (arrow.Recor
 	})
 }
 
+// lakeRange refuses a batch holding a value the lake cannot hold
+// (lake.CheckRange) when info's table is lake-enabled: tiering would stop at
+// it (PROTOCOL.md §7.4).
+func lakeRange(info *catalog.TableInfo, rec arrow.RecordBatch) error {
+	if !info.DatalakeEnabled() {
+		return nil
+	}
+	var re *lake.RangeError
+	if err := lake.CheckRange(rec); errors.As(err, &re) {
+		return errs.New(errs.Invalid, "write to %s: row %d, %v; the table is lake-enabled (%s), so it takes only what its Iceberg table can hold",
+			info.Path(), re.Row, re, catalog.OptDatalakeEnabled)
+	}
+	return nil
+}
+
 // conform checks a written batch against the table by column name and type
 // (nullability flags of the stream are not compared, values are) and returns
-// it with the table's schema and column order.
-func conform(info *catalog.TableInfo, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+// it with the table's schema and column order. A nullable column the batch
+// lacks is NULL in every row, as in Fluss, so that a writer goes on after a
+// column was added; the NULLs are made from mem.
+func conform(info *catalog.TableInfo, rec arrow.RecordBatch, mem memory.Allocator) (arrow.RecordBatch, error) {
 	schema := info.ArrowSchema()
 	in := rec.Schema()
 	path := info.Path()
@@ -356,8 +378,14 @@ func conform(info *catalog.TableInfo, rec arrow.RecordBatch) (arrow.RecordBatch,
 	cols := make([]arrow.Array, schema.NumFields())
 	for i, f := range schema.Fields() {
 		j, ok := seen[f.Name]
+		if !ok && !f.Nullable {
+			return nil, errs.New(errs.Invalid, "write to %s: the batch lacks column %s, which is NOT NULL", path, errs.Quote(f.Name))
+		}
 		if !ok {
-			return nil, errs.New(errs.Invalid, "write to %s: the batch lacks column %s", path, errs.Quote(f.Name))
+			nulls := array.MakeArrayOfNull(mem, f.Type, int(rec.NumRows()))
+			defer nulls.Release() // the batch made below holds it
+			cols[i] = nulls
+			continue
 		}
 		col := rec.Column(j)
 		if !arrow.TypeEqual(col.DataType(), f.Type) {

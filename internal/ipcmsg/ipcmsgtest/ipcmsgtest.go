@@ -4,6 +4,7 @@ package ipcmsgtest
 
 import (
 	"bytes"
+	"encoding/binary"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -45,4 +46,14 @@ func (p *payloads) WritePayload(pl ipc.Payload) error {
 	}
 	p.msgs = append(p.msgs, Message{bytes.Clone(meta.Bytes()), body.Bytes()})
 	return nil
+}
+
+// ZstdFrameClaiming is a ZSTD frame of content (at most 2 MiB, stored as
+// one raw block) whose header claims a content size of claim bytes.
+func ZstdFrameClaiming(claim uint64, content []byte) []byte {
+	frame := []byte{0x28, 0xB5, 0x2F, 0xFD, 0xC0, 0x00} // magic; an 8-byte content size; a 1 KiB window
+	frame = binary.LittleEndian.AppendUint64(frame, claim)
+	block := uint32(len(content))<<3 | 1 // raw, the last
+	frame = append(frame, byte(block), byte(block>>8), byte(block>>16))
+	return append(frame, content...)
 }

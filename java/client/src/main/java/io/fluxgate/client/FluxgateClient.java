@@ -168,13 +168,14 @@ public final class FluxgateClient implements AutoCloseable {
     try {
       done.get(options.handshakeTimeout().toMillis() + 1000, TimeUnit.MILLISECONDS);
     } catch (ExecutionException e) {
-      throw FluxgateException.from(doing, e.getCause());
+      throw FluxgateException.from(doing, e.getCause(), uri);
     } catch (TimeoutException e) {
-      throw FluxgateException.from(doing, io.grpc.Status.DEADLINE_EXCEEDED.asRuntimeException());
+      throw FluxgateException.from(
+          doing, io.grpc.Status.DEADLINE_EXCEEDED.asRuntimeException(), uri);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw FluxgateException.from(
-          doing, io.grpc.Status.CANCELLED.withCause(e).asRuntimeException());
+          doing, io.grpc.Status.CANCELLED.withCause(e).asRuntimeException(), uri);
     }
     for (Metadata md : new Metadata[] {headers.get(), trailers.get()}) {
       String value = md == null ? null : md.get(BearerAuth.AUTHORIZATION);
@@ -219,7 +220,7 @@ public final class FluxgateClient implements AutoCloseable {
             return first == null ? new byte[0] : first;
           });
     } catch (Exception e) {
-      throw FluxgateException.from(type, e);
+      throw FluxgateException.from(type, e, uri);
     }
   }
 
@@ -532,7 +533,7 @@ public final class FluxgateClient implements AutoCloseable {
     try {
       info = blocking.getFlightInfo(descriptor);
     } catch (RuntimeException e) {
-      throw FluxgateException.from(doing, e);
+      throw FluxgateException.from(doing, e, uri);
     }
     List<byte[]> tickets = new ArrayList<>();
     for (Flight.FlightEndpoint ep : info.getEndpointList()) {

@@ -110,10 +110,11 @@ public class FluxgateException extends RuntimeException {
   }
 
   /**
-   * The exception for a failed call, prefixed with what the client was doing. A FluxgateException
-   * passes through as it is.
+   * The exception for a failed call, prefixed with what the client was doing; an UNAVAILABLE one
+   * names the server, whose address is then what is most likely wrong. A FluxgateException passes
+   * through as it is.
    */
-  static FluxgateException from(String doing, Throwable t) {
+  static FluxgateException from(String doing, Throwable t, String server) {
     if (t instanceof FluxgateException fe) {
       return fe;
     }
@@ -126,7 +127,10 @@ public class FluxgateException extends RuntimeException {
       status = Status.fromThrowable(t);
     }
     String detail = status.getDescription() != null ? status.getDescription() : String.valueOf(t);
-    String message = doing + ": " + detail;
+    String message =
+        status.getCode() == Status.Code.UNAVAILABLE
+            ? doing + ": server " + server + " unavailable: " + detail
+            : doing + ": " + detail;
     return switch (status.getCode()) {
       case INVALID_ARGUMENT -> new InvalidArgument(message, t);
       case NOT_FOUND -> new NotFound(message, t);

@@ -25,6 +25,7 @@ public final class Lookuper implements AutoCloseable {
   private static final Object END = new Object();
 
   private final String doing;
+  private final String server;
   private final Flight.FlightDescriptor descriptor;
   private final IpcEncoder encoder = new IpcEncoder(Compression.NONE, IpcEncoder.DEFAULT_ZSTD_LEVEL);
   private final IpcDecoder decoder;
@@ -43,6 +44,7 @@ public final class Lookuper implements AutoCloseable {
 
   Lookuper(FluxgateClient client, String table, Flight.FlightDescriptor descriptor) {
     this.doing = "lookup " + table;
+    this.server = client.uri();
     this.descriptor = descriptor;
     this.decoder = new IpcDecoder(client.allocator());
     Receiver receiver = new Receiver();
@@ -155,7 +157,7 @@ public final class Lookuper implements AutoCloseable {
               ? new FluxgateException(
                   Status.Code.INTERNAL,
                   doing + ": the server ended the stream with " + pending + " answers missing")
-              : FluxgateException.from(doing, (Throwable) next);
+              : FluxgateException.from(doing, (Throwable) next, server);
       throw failure;
     }
   }

@@ -28,6 +28,7 @@ public final class TableWriter implements AutoCloseable {
   private static final Object END = new Object();
 
   private final String doing;
+  private final String server;
   private final Flight.FlightDescriptor descriptor;
   private final IpcEncoder encoder;
   private final Semaphore inFlight;
@@ -58,6 +59,7 @@ public final class TableWriter implements AutoCloseable {
       throw new IllegalArgumentException("maxInFlight " + maxInFlight + ": want at least 1");
     }
     this.doing = "write " + table;
+    this.server = client.uri();
     this.descriptor = descriptor;
     this.encoder = new IpcEncoder(compression, zstdLevel);
     this.maxInFlight = maxInFlight;
@@ -214,7 +216,7 @@ public final class TableWriter implements AutoCloseable {
             ? new FluxgateException(
                 Status.Code.INTERNAL,
                 doing + ": the server ended the stream with " + pending + " results missing")
-            : FluxgateException.from(doing, (Throwable) end);
+            : FluxgateException.from(doing, (Throwable) end, server);
   }
 
   private void throwFailure() {

@@ -16,11 +16,13 @@ public final class TicketStream implements AutoCloseable {
   private final Context.CancellableContext context;
   private final Iterator<Flight.FlightData> messages;
   private final IpcDecoder decoder;
+  private final String server;
   private BatchMeta meta;
   private boolean done;
 
   TicketStream(FluxgateClient client, byte[] ticket) {
     Flight.Ticket t = Flight.Ticket.newBuilder().setTicket(ByteString.copyFrom(ticket)).build();
+    this.server = client.uri();
     // The call belongs to this context, so that cancel() ends it from any thread.
     this.context = Context.current().withCancellation();
     Context previous = context.attach();
@@ -54,7 +56,7 @@ public final class TicketStream implements AutoCloseable {
       }
     } catch (RuntimeException e) {
       done = true;
-      throw FluxgateException.from("read ticket", e);
+      throw FluxgateException.from("read ticket", e, server);
     }
     done = true;
     return false;
@@ -70,7 +72,7 @@ public final class TicketStream implements AutoCloseable {
       }
     } catch (RuntimeException e) {
       done = true;
-      throw FluxgateException.from("read ticket", e);
+      throw FluxgateException.from("read ticket", e, server);
     }
     return decoder.schema();
   }

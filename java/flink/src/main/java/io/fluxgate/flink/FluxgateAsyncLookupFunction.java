@@ -59,12 +59,13 @@ public final class FluxgateAsyncLookupFunction extends AsyncLookupFunction {
   }
 
   /**
-   * Lookups of present keys run in parallel on the server: 4 streams. New keys of a dictionary
-   * serialize on their buckets there, where concurrent batches only wait for each other: one
-   * stream, whose batches grow instead.
+   * Lookups of present keys run in parallel on the server: 4 streams. A dictionary's keys take one
+   * stream, whose batches grow instead: the server gives the new keys of one batch ids in the
+   * batch's order and answers one stream's batches in turn, so one stream gives ids in the order
+   * the keys arrive, the same on every run; two would race each other for the next id.
    */
   private int streams() {
-    return spec.insertIfNotExists() ? 2 : 4;
+    return spec.insertIfNotExists() ? 1 : 4;
   }
 
   @Override

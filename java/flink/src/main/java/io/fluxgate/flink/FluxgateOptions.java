@@ -83,11 +83,13 @@ public final class FluxgateOptions {
               "full: current rows then changes (a union read on lake tables); earliest, latest,"
                   + " timestamp: the log from there.");
 
-  public static final ConfigOption<Long> SCAN_STARTUP_TIMESTAMP =
+  public static final ConfigOption<String> SCAN_STARTUP_TIMESTAMP =
       ConfigOptions.key("scan.startup.timestamp")
-          .longType()
+          .stringType()
           .noDefaultValue()
-          .withDescription("Epoch milliseconds, for scan.startup.mode=timestamp.");
+          .withDescription(
+              "For scan.startup.mode=timestamp: epoch milliseconds, or 'yyyy-MM-dd HH:mm:ss' in"
+                  + " the session time zone (table.local-time-zone).");
 
   public static final ConfigOption<Duration> SCAN_PARTITION_DISCOVERY_INTERVAL =
       ConfigOptions.key("scan.partition.discovery.interval")

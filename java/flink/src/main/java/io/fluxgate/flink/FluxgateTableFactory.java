@@ -73,7 +73,7 @@ public final class FluxgateTableFactory
             context.getCatalogTable().getOptions(),
             options.get(FluxgateOptions.SCAN_STARTUP_MODE),
             options.getOptional(FluxgateOptions.SCAN_STARTUP_MODE).isPresent(),
-            options.getOptional(FluxgateOptions.SCAN_STARTUP_TIMESTAMP).orElse(null),
+            StartupTimestamp.of(options, context.getConfiguration()),
             batch,
             context.getPhysicalRowDataType(),
             context.getCatalogTable().getPartitionKeys(),

@@ -49,6 +49,9 @@ final class FluxgateTableSink
   /** An UPDATE statement: Flink's target columns are then not the written ones (FLINK-36736). */
   private boolean update;
 
+  /** A DELETE statement: its rows are whole, and only their keys matter. */
+  private boolean delete;
+
   FluxgateTableSink(
       Connection connection,
       TableName name,
@@ -103,7 +106,7 @@ final class FluxgateTableSink
                             })
                         .toArray())
             .orElse(IntStream.range(0, rowType.getFieldCount()).toArray());
-    if (update) {
+    if (update || delete) {
       targets = IntStream.range(0, rowType.getFieldCount()).toArray();
     }
     if (targets.length != rowType.getFieldCount() && !primaryKey) {
@@ -112,6 +115,10 @@ final class FluxgateTableSink
     }
     TableInfo info = info();
     String mergeEngine = info.options().get("table.merge-engine");
+    targets = withoutAutoIncrement(targets, info);
+    if (primaryKey) {
+      checkPartialUpdate(targets, info, mergeEngine);
+    }
     Bucketer bucketer = shuffle(info, mergeEngine);
     boolean undo = "aggregation".equals(mergeEngine) && options.undoRecovery();
     SinkSpec spec =
@@ -141,6 +148,51 @@ final class FluxgateTableSink
     };
   }
 
+  /**
+   * The server assigns the auto-increment column: an INSERT that writes it is refused here, at
+   * planning, and DELETE and UPDATE statements (whose rows carry it unchanged) leave it out.
+   */
+  private int[] withoutAutoIncrement(int[] targets, TableInfo info) {
+    String column = info.options().get("auto-increment.fields");
+    int auto = column == null ? -1 : rowType.getFieldIndex(column.trim());
+    if (auto < 0 || Arrays.stream(targets).noneMatch(t -> t == auto)) {
+      return targets;
+    }
+    if (!update && !delete) {
+      List<String> others =
+          Arrays.stream(targets)
+              .filter(t -> t != auto)
+              .mapToObj(rowType.getFieldNames()::get)
+              .toList();
+      throw new ValidationException(
+          String.format(
+              "Table %s: column '%s' is the auto-increment column; its values are assigned by the"
+                  + " server and cannot be written. Name the other columns: INSERT INTO %s (%s)"
+                  + " ...",
+              name.base(), column, name.base(), String.join(", ", others)));
+    }
+    return Arrays.stream(targets).filter(t -> t != auto).toArray();
+  }
+
+  /**
+   * Fluss's and the server's rules for a partial update (a write of some of the columns other than
+   * the auto-increment one), checked at planning with Flink's exception instead of when the job's
+   * writer first meets the server. (Flink's validator itself refuses one that leaves out a NOT NULL
+   * column, such as a primary-key one.)
+   */
+  private void checkPartialUpdate(int[] targets, TableInfo info, String mergeEngine) {
+    int autoIncrement = info.options().containsKey("auto-increment.fields") ? 1 : 0;
+    boolean whole = targets.length == rowType.getFieldCount() - autoIncrement;
+    if (!whole && ("first_row".equals(mergeEngine) || "versioned".equals(mergeEngine))) {
+      throw new ValidationException(
+          String.format(
+              "Table %s uses the '%s' merge engine which does not support partial updates. Please"
+                  + " make sure the number of specified columns in INSERT INTO matches columns of"
+                  + " the table.",
+              name.base(), mergeEngine.toUpperCase()));
+    }
+  }
+
   private TableInfo info() {
     if (info == null) {
       try (FluxgateClient client = connection.connect()) {
@@ -162,6 +214,7 @@ final class FluxgateTableSink
                   + " statements.",
               name.base()));
     }
+    delete = true;
     return new RowLevelDeleteInfo() {}; // the deleted rows, whole
   }
 
@@ -254,6 +307,7 @@ final class FluxgateTableSink
         new FluxgateTableSink(connection, name, rowType, primaryKey, ignoreDelete, options);
     copy.info = info;
     copy.update = update;
+    copy.delete = delete;
     return copy;
   }
 

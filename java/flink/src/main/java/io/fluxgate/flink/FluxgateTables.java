@@ -100,7 +100,10 @@ final class FluxgateTables {
   private static boolean isConnectorOption(String key) {
     for (List<ConfigOption<?>> group :
         List.of(
-            FluxgateOptions.CONNECTION, FluxgateOptions.READ_WRITE, FluxgateOptions.LOOKUP)) {
+            FluxgateOptions.CONNECTION,
+            FluxgateOptions.READ_WRITE,
+            FluxgateOptions.LOOKUP,
+            FluxgateOptions.SINK)) {
       for (ConfigOption<?> o : group) {
         if (o.key().equals(key)) {
           return true;

@@ -187,6 +187,61 @@ class CatalogTest {
   }
 
   @Test
+  void createOfAnExistingTableIsFlinksTableAlreadyExist() {
+    env.executeSql("CREATE TABLE fluss.twice (a INT)");
+    Throwable thrown =
+        assertThrows(Throwable.class, () -> env.executeSql("CREATE TABLE fluss.twice (a INT)"));
+    boolean found = false;
+    for (Throwable c = thrown; c != null; c = c.getCause()) {
+      found |= c instanceof org.apache.flink.table.catalog.exceptions.TableAlreadyExistException;
+    }
+    assertTrue(found, rootMessages(thrown));
+    env.executeSql("CREATE TABLE IF NOT EXISTS fluss.twice (a INT)");
+  }
+
+  /** A table declared outside the catalog connects when planned: a wrong endpoint is named. */
+  @Test
+  void unreachableEndpointOfAConnectorTableIsNamed() throws Exception {
+    int closedPort;
+    try (java.net.ServerSocket s = new java.net.ServerSocket(0)) {
+      closedPort = s.getLocalPort();
+    }
+    String endpoint = "grpc://127.0.0.1:" + closedPort;
+    env.executeSql(
+        "CREATE TEMPORARY TABLE default_catalog.default_database.away (a INT) WITH"
+            + " ('connector'='fluxgate', 'endpoint'='"
+            + endpoint
+            + "', 'table'='fluss.away')");
+    String read =
+        rootMessages(
+            assertThrows(
+                Throwable.class,
+                () -> rows("SELECT * FROM default_catalog.default_database.away")));
+    assertTrue(read.contains(endpoint), read);
+    String write =
+        rootMessages(
+            assertThrows(
+                Throwable.class,
+                () ->
+                    env.executeSql("INSERT INTO default_catalog.default_database.away VALUES (1)")
+                        .await()));
+    assertTrue(write.contains(endpoint), write);
+  }
+
+  @Test
+  void queryOptionsInCreateTableSayWhereTheyGo() {
+    for (String option :
+        List.of("sink.producer-id", "sink.distribution-mode", "scan.startup.mode", "lookup.async")) {
+      String msg =
+          validationMessage(
+              () ->
+                  env.executeSql(
+                      "CREATE TABLE fluss.with_query_option (a INT) WITH ('" + option + "'='x')"));
+      assertTrue(msg.contains("set it on the catalog or per query"), msg);
+    }
+  }
+
+  @Test
   void wrongPasswordFailsAtCreateCatalog(@TempDir Path authDir) throws Exception {
     String hash = FluxgateServer.run("right-pass\n", "auth", "hash-password");
     Files.writeString(

@@ -143,6 +143,45 @@ class DictionaryTest {
                 + " rb_build_agg(CASE WHEN uid > 100 THEN uid END) AS b FROM fluss.assigned)"));
   }
 
+  /**
+   * One subtask's new keys get ids in the order they arrive, so that a rerun of a job gives the
+   * same ids: k0, k1, ... get 1, 2, ... With asynchronous lookups (many keys in flight).
+   */
+  @Test
+  void newKeysGetIdsInInputOrder() throws Exception {
+    int keys = 500;
+    StreamTableEnvironment ddl = sql.env(true);
+    ddl.executeSql(
+        "CREATE TABLE fluss.ordered_dim (k STRING, id INT, PRIMARY KEY (k) NOT ENFORCED)"
+            + " WITH ('auto-increment.fields'='id', 'bucket.num'='1')");
+    ddl.executeSql("CREATE TABLE fluss.ordered_ids (n BIGINT, id INT)");
+    StreamTableEnvironment env = sql.env(false, 1, Map.of());
+    env.executeSql(
+        "CREATE TEMPORARY TABLE default_catalog.default_database.keys_in_order (n BIGINT) WITH"
+            + " ('connector'='datagen', 'fields.n.kind'='sequence', 'fields.n.start'='0',"
+            + " 'fields.n.end'='"
+            + (keys - 1)
+            + "')");
+    env.executeSql(
+            "INSERT INTO fluss.ordered_ids SELECT f.n, d.id FROM (SELECT n, CONCAT('k', CAST(n AS"
+                + " STRING)) AS k, PROCTIME() AS ptime FROM"
+                + " default_catalog.default_database.keys_in_order) AS f JOIN fluss.ordered_dim"
+                + " /*+ OPTIONS('lookup.insert-if-not-exists'='true', 'lookup.async'='true') */"
+                + " FOR SYSTEM_TIME AS OF f.ptime AS d ON f.k = d.k")
+        .await();
+    int out = 0;
+    try (CloseableIterator<Row> it =
+        ddl.executeSql("SELECT n, id FROM fluss.ordered_ids").collect()) {
+      while (it.hasNext()) {
+        Row r = it.next();
+        long n = (Long) r.getField(0);
+        assertEquals(n + 1, (long) (Integer) r.getField(1), "the id of k" + n);
+        out++;
+      }
+    }
+    assertEquals(keys, out);
+  }
+
   /** Runs the dictionary join into assigned (key, id) and the bitmap of the ids into uv. */
   private static void run(StreamTableEnvironment env) throws Exception {
     StatementSet jobs = env.createStatementSet();
@@ -221,11 +260,12 @@ class DictionaryTest {
                             + hint
                             + " FOR SYSTEM_TIME AS OF fact.ptime AS d ON fact.dim_b = d.k"))
             .contains("columns [note] are NOT NULL"));
-    String failure =
-        Sql.failure(() -> ddl.executeSql("INSERT INTO fluss.ids VALUES ('x', 7)").await());
-    assertTrue(failure.contains("is the auto-increment column"), failure);
-    // The refused writer's close must not take the task manager down: the next job still runs.
-    ddl.executeSql("INSERT INTO fluss.plain_log VALUES ('y', 1)").await();
-    assertEquals(List.of("+I[y, 1]"), Sql.rows(ddl, "SELECT k, id FROM fluss.plain_log"));
+    // Writing the auto-increment column is refused at planning, naming what to write instead.
+    String refused =
+        Sql.validationMessage(() -> ddl.executeSql("INSERT INTO fluss.ids VALUES ('x', 7)"));
+    assertTrue(refused.contains("column 'id' is the auto-increment column"), refused);
+    assertTrue(refused.contains("INSERT INTO fluss.ids (k) ..."), refused);
+    ddl.executeSql("INSERT INTO fluss.ids (k) VALUES ('x')").await();
+    assertEquals(List.of("+I[x, 1]"), Sql.rows(ddl, "SELECT k, id FROM fluss.ids"));
   }
 }

@@ -48,6 +48,23 @@ class RowLevelModificationTest {
     env.getCatalog("fg").orElseThrow().close();
   }
 
+  /** Their rows carry the auto-increment id unchanged: it is left out of what they write. */
+  @Test
+  void deleteAndUpdateKeepTheIdsOfADictionaryTable() throws Exception {
+    env.executeSql(
+        "CREATE TABLE fluss.dict (k STRING, note STRING, id INT, PRIMARY KEY (k) NOT ENFORCED)"
+            + " WITH ('auto-increment.fields'='id', 'bucket.num'='1')");
+    env.executeSql("INSERT INTO fluss.dict (k, note) VALUES ('x', 'a'), ('y', 'b')").await();
+    List<String> inserted = rows("SELECT * FROM fluss.dict");
+    String x = inserted.get(0);
+    assertTrue(x.startsWith("+I[x, a, "), inserted.toString());
+    env.executeSql("UPDATE fluss.dict SET note = 'c' WHERE k = 'x'").await();
+    assertEquals(
+        List.of(x.replace(", a, ", ", c, "), inserted.get(1)), rows("SELECT * FROM fluss.dict"));
+    env.executeSql("DELETE FROM fluss.dict WHERE k = 'y'").await();
+    assertEquals(List.of(x.replace(", a, ", ", c, ")), rows("SELECT * FROM fluss.dict"));
+  }
+
   @Test
   void deleteAndUpdateRowsOfAPrimaryKeyTable() throws Exception {
     env.executeSql(

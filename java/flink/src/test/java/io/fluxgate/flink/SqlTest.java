@@ -152,6 +152,20 @@ class SqlTest {
         rows(env, "SELECT * FROM fluss.wide"));
   }
 
+  /** A write the server would refuse fails at planning, with Flink's exception and Fluss's words. */
+  @Test
+  void refusedPartialUpdateFailsAtPlanning() {
+    StreamTableEnvironment env = env(true);
+    env.executeSql(
+        "CREATE TABLE fluss.firsts (id INT, a STRING, b STRING, PRIMARY KEY (id) NOT ENFORCED)"
+            + " WITH ('table.merge-engine'='first_row')");
+    String firstRow =
+        validationMessage(() -> env.executeSql("INSERT INTO fluss.firsts (id, a) VALUES (1, 'x')"));
+    assertTrue(
+        firstRow.contains("uses the 'FIRST_ROW' merge engine which does not support partial"),
+        firstRow);
+  }
+
   @Test
   void aggregationMergeEngineSumsAndIgnoresDeletes() throws Exception {
     StreamTableEnvironment env = env(true);
@@ -211,6 +225,34 @@ class SqlTest {
                         "SELECT * FROM fluss.hinted /*+ OPTIONS('scan.startup.mode'='earliest')"
                             + " */"))
             .contains("scan.startup.mode must be full"));
+  }
+
+  /**
+   * scan.startup.timestamp as Fluss takes it: 'yyyy-MM-dd HH:mm:ss' in the session time zone, or
+   * epoch milliseconds. A wall time 6 hours ahead of UTC is 4 hours past in UTC+10 (every row
+   * written since is read) and 6 hours ahead in UTC (refused as in the future).
+   */
+  @Test
+  void startupTimestampTakesLocalTimeInTheSessionZone() throws Exception {
+    StreamTableEnvironment env = env(true);
+    env.executeSql("CREATE TABLE fluss.since (id BIGINT)");
+    env.executeSql("INSERT INTO fluss.since VALUES (1), (2)").await();
+    String wallTime =
+        java.time.LocalDateTime.now(java.time.ZoneOffset.UTC)
+            .plusHours(6)
+            .format(java.time.format.DateTimeFormatter.ofPattern("yyyy-MM-dd HH:mm:ss"));
+    String query =
+        "SELECT id FROM fluss.since /*+ OPTIONS('scan.startup.mode'='timestamp',"
+            + " 'scan.startup.timestamp'='"
+            + wallTime
+            + "') */";
+    env.getConfig().set("table.local-time-zone", "Etc/GMT-10"); // UTC+10
+    assertEquals(List.of("+I[1]", "+I[2]"), rows(env, query));
+    env.getConfig().set("table.local-time-zone", "UTC");
+    assertTrue(validationMessage(() -> env.explainSql(query)).contains("is in the future"));
+    assertEquals(
+        List.of("+I[1]", "+I[2]"),
+        rows(env, query.replace(wallTime, String.valueOf(System.currentTimeMillis() - 3_600_000))));
   }
 
   /** The messages of the ValidationExceptions in what action throws (Flink wraps them). */

@@ -4,10 +4,14 @@ import io.fluxgate.client.FluxgateException;
 import io.fluxgate.client.TableInfo;
 import io.fluxgate.client.TableSpec;
 import java.util.Map;
+import org.apache.spark.sql.catalyst.analysis.NamespaceAlreadyExistsException;
 import org.apache.spark.sql.catalyst.analysis.NoSuchNamespaceException;
 import org.apache.spark.sql.catalyst.analysis.NoSuchTableException;
+import org.apache.spark.sql.catalyst.analysis.NonEmptyNamespaceException;
 import org.apache.spark.sql.catalyst.analysis.TableAlreadyExistsException;
 import org.apache.spark.sql.connector.catalog.Identifier;
+import org.apache.spark.sql.connector.catalog.NamespaceChange;
+import org.apache.spark.sql.connector.catalog.SupportsNamespaces;
 import org.apache.spark.sql.connector.catalog.Table;
 import org.apache.spark.sql.connector.catalog.TableCatalog;
 import org.apache.spark.sql.connector.catalog.TableChange;
@@ -20,9 +24,10 @@ import org.apache.spark.sql.util.CaseInsensitiveStringMap;
  * spark.sql.catalog.fg=io.fluxgate.spark.FluxgateCatalog} and {@code
  * spark.sql.catalog.fg.endpoint}, {@code SELECT * FROM fg.fluss.orders} reads fluss.orders and
  * {@code fg.fluss.`orders$changelog`} its changelog. CREATE TABLE makes a table (PARTITIONED BY its
- * partition keys); altering is the client's or the CLI's.
+ * partition keys); altering is the client's or the CLI's. The databases are its namespaces (SHOW
+ * NAMESPACES IN fg, CREATE and DROP NAMESPACE).
  */
-public final class FluxgateCatalog implements TableCatalog {
+public final class FluxgateCatalog implements TableCatalog, SupportsNamespaces {
   private String name;
   private FluxgateOptions connection;
 
@@ -104,6 +109,79 @@ public final class FluxgateCatalog implements TableCatalog {
   @Override
   public void renameTable(Identifier oldIdent, Identifier newIdent) {
     throw new UnsupportedOperationException("fluxgate tables cannot be renamed");
+  }
+
+  // ---- namespaces: the server's databases ----
+
+  @Override
+  public String[][] listNamespaces() {
+    return connection.call(c -> c.listDatabases()).stream()
+        .map(d -> new String[] {d})
+        .toArray(String[][]::new);
+  }
+
+  /** Databases hold no namespaces. */
+  @Override
+  public String[][] listNamespaces(String[] namespace) throws NoSuchNamespaceException {
+    if (namespace.length == 0) {
+      return listNamespaces();
+    }
+    loadNamespaceMetadata(namespace);
+    return new String[0][];
+  }
+
+  @Override
+  public Map<String, String> loadNamespaceMetadata(String[] namespace)
+      throws NoSuchNamespaceException {
+    if (namespace.length != 1 || !connection.call(c -> c.listDatabases()).contains(namespace[0])) {
+      throw new NoSuchNamespaceException(namespace);
+    }
+    return Map.of();
+  }
+
+  /** The owner Spark adds itself aside, a database takes no properties. */
+  @Override
+  public void createNamespace(String[] namespace, Map<String, String> metadata)
+      throws NamespaceAlreadyExistsException {
+    String database = database(namespace);
+    for (String key : metadata.keySet()) {
+      if (!key.equals(SupportsNamespaces.PROP_OWNER)) {
+        throw new IllegalArgumentException(
+            "fluxgate databases take no properties; got '" + key + "' for " + database);
+      }
+    }
+    try {
+      connection.call(
+          c -> {
+            c.createDatabase(database, false);
+            return null;
+          });
+    } catch (FluxgateException.AlreadyExists e) {
+      throw new NamespaceAlreadyExistsException(namespace);
+    }
+  }
+
+  @Override
+  public void alterNamespace(String[] namespace, NamespaceChange... changes) {
+    throw new UnsupportedOperationException("fluxgate databases have nothing to alter");
+  }
+
+  @Override
+  public boolean dropNamespace(String[] namespace, boolean cascade)
+      throws NoSuchNamespaceException, NonEmptyNamespaceException {
+    String database = database(namespace);
+    try {
+      connection.call(
+          c -> {
+            c.dropDatabase(database, false, cascade);
+            return null;
+          });
+      return true;
+    } catch (FluxgateException.NotFound e) {
+      throw new NoSuchNamespaceException(namespace);
+    } catch (FluxgateException.FailedPrecondition e) {
+      throw new NonEmptyNamespaceException(namespace);
+    }
   }
 
   /** The fluxgate database of a Spark namespace, which is exactly one name. */

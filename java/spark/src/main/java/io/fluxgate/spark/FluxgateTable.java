@@ -86,6 +86,9 @@ final class FluxgateTable implements SupportsRead, SupportsWrite {
         TableCapability.MICRO_BATCH_READ,
         TableCapability.BATCH_WRITE,
         TableCapability.STREAMING_WRITE,
+        // Declared so that mode("overwrite") reaches FluxgateWrite.truncate, which refuses it
+        // saying why, instead of Spark's generic "cannot be written with Overwrite mode".
+        TableCapability.TRUNCATE,
         TableCapability.ACCEPT_ANY_SCHEMA);
   }
 

@@ -10,6 +10,7 @@ import org.apache.spark.sql.connector.write.BatchWrite;
 import org.apache.spark.sql.connector.write.DataWriterFactory;
 import org.apache.spark.sql.connector.write.LogicalWriteInfo;
 import org.apache.spark.sql.connector.write.PhysicalWriteInfo;
+import org.apache.spark.sql.connector.write.SupportsTruncate;
 import org.apache.spark.sql.connector.write.Write;
 import org.apache.spark.sql.connector.write.WriteBuilder;
 import org.apache.spark.sql.connector.write.WriterCommitMessage;
@@ -34,7 +35,8 @@ import org.apache.spark.sql.types.StructType;
  * The server forgets a writer idle past its {@code --writer-expiration} (7 days): a task retried
  * later than that is written again.
  */
-final class FluxgateWrite implements WriteBuilder, Write, BatchWrite, StreamingWrite {
+final class FluxgateWrite
+    implements WriteBuilder, SupportsTruncate, Write, BatchWrite, StreamingWrite {
   /** Write option: rows per batch sent (default {@link RowBatchWriter#BATCH_ROWS}). */
   static final String BATCH_ROWS = "sink.batch-rows";
 
@@ -55,6 +57,20 @@ final class FluxgateWrite implements WriteBuilder, Write, BatchWrite, StreamingW
   @Override
   public Write build() {
     return this;
+  }
+
+  /**
+   * mode("overwrite"), INSERT OVERWRITE and a stream's complete output mode would first remove
+   * every row: fluxgate, as Fluss, does not truncate tables (a log only appends; its rows go by
+   * retention).
+   */
+  @Override
+  public WriteBuilder truncate() {
+    throw new UnsupportedOperationException(
+        "fluxgate does not truncate "
+            + table.name()
+            + ", so it cannot overwrite it: write with mode(\"append\") (a primary-key table"
+            + " upserts by key), or drop and create the table first");
   }
 
   @Override

@@ -241,6 +241,27 @@ class WriteTest extends SparkServerTest {
     assertEquals(List.of(row(1L, 1, "x")), rows(read(name).selectExpr("id", "r.a", "r.b")));
   }
 
+  /** fluxgate does not truncate tables (Fluss neither): overwriting is refused, saying so. */
+  @Test
+  void overwriteIsRefusedSayingWhy() {
+    String name = table("kept");
+    client.createTable(TableSpec.of(name, Column.of("id", "BIGINT")), false);
+    append(spark.sql("SELECT 1L AS id"), name);
+    Exception e =
+        assertThrows(
+            Exception.class,
+            () ->
+                spark.sql("SELECT 2L AS id").write()
+                    .format("fluxgate")
+                    .option("endpoint", server.uri())
+                    .option("table", name)
+                    .mode("overwrite")
+                    .save());
+    assertTrue(messages(e).contains("fluxgate does not truncate " + name), messages(e));
+    assertTrue(messages(e).contains("mode(\"append\")"), messages(e));
+    assertEquals(List.of(row(1L)), rows(read(name)));
+  }
+
   @Test
   void writeErrorsSayWhatIsWrong() {
     String name = table("strict");
