@@ -154,12 +154,14 @@ func (t *Throttle) refill(b *addrBucket, now time.Time) {
 
 // Middleware is the server middleware of an Authenticator: arrow-go's basic
 // auth (Handshake with basic credentials returns a bearer token; every other
-// call needs one), behind the Throttle of failed handshakes per client
-// address. Give it to flight.NewServerWithMiddleware.
+// call but ListActions needs one), behind the Throttle of failed handshakes
+// per client address. Give it to flight.NewServerWithMiddleware.
 func (a *Authenticator) Middleware() []flight.ServerMiddleware {
+	basic := flight.CreateServerBasicAuthMiddleware(a)
+	basic.Stream = publicListActions(basic.Stream)
 	return []flight.ServerMiddleware{
 		{Stream: a.throttleHandshakes},
-		flight.CreateServerBasicAuthMiddleware(a),
+		basic,
 	}
 }
 

@@ -118,12 +118,12 @@ func (c *Catalog) CreateDatabase(name string, ifNotExists bool) error {
 		if ifNotExists {
 			return nil
 		}
-		return errs.New(errs.AlreadyExists, "database %q already exists", name)
+		return errs.New(errs.AlreadyExists, "database %s already exists", errs.Quote(name))
 	}
 	b := c.db.NewBatch()
 	b.Set(databaseKey(name), nil, nil)
 	if err := c.commit(b); err != nil {
-		return fmt.Errorf("create database %q: %w", name, err)
+		return fmt.Errorf("create database %s: %w", errs.Quote(name), err)
 	}
 	c.mu.databases[name] = true
 	return nil
@@ -142,11 +142,11 @@ func (c *Catalog) DropDatabase(name string, ifExists, cascade bool) ([]*TableInf
 		if ifExists {
 			return nil, nil
 		}
-		return nil, errs.New(errs.NotFound, "database %q does not exist", name)
+		return nil, errs.New(errs.NotFound, "database %s does not exist", errs.Quote(name))
 	}
 	tables := c.tablesLocked(name)
 	if len(tables) > 0 && !cascade {
-		return nil, errs.New(errs.Precondition, "database %q is not empty (%d tables); drop its tables first or drop with cascade", name, len(tables))
+		return nil, errs.New(errs.Precondition, "database %s is not empty (%d tables); drop its tables first or drop with cascade", errs.Quote(name), len(tables))
 	}
 	b := c.db.NewBatch()
 	b.Delete(databaseKey(name), nil)
@@ -154,7 +154,7 @@ func (c *Catalog) DropDatabase(name string, ifExists, cascade bool) ([]*TableInf
 		c.deleteTableKeysLocked(b, t)
 	}
 	if err := c.commit(b); err != nil {
-		return nil, fmt.Errorf("drop database %q: %w", name, err)
+		return nil, fmt.Errorf("drop database %s: %w", errs.Quote(name), err)
 	}
 	delete(c.mu.databases, name)
 	for _, t := range tables {
@@ -182,7 +182,7 @@ func (c *Catalog) CreateTable(spec TableSpec, ifNotExists bool) (info *TableInfo
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.mu.databases[path.Database] {
-		return nil, false, errs.New(errs.NotFound, "table %s: database %q does not exist", path, path.Database)
+		return nil, false, errs.New(errs.NotFound, "table %s: database %s does not exist", path, errs.Quote(path.Database))
 	}
 	if old := c.mu.tables[path.String()]; old != nil {
 		if ifNotExists {
@@ -278,7 +278,7 @@ func (c *Catalog) ListTables(database string) ([]*TableInfo, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if database != "" && !c.mu.databases[database] {
-		return nil, errs.New(errs.NotFound, "database %q does not exist", database)
+		return nil, errs.New(errs.NotFound, "database %s does not exist", errs.Quote(database))
 	}
 	return c.tablesLocked(database), nil
 }

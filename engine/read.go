@@ -101,7 +101,7 @@ func (e *Engine) OpenRead(tk protocol.Ticket) (*ReadStream, error) {
 			return nil, errs.New(errs.Invalid, "ticket: lake_start %d needs a single range and an offset of at least 0", *tk.LakeStart)
 		}
 	default:
-		return nil, errs.New(errs.Invalid, "ticket: unknown view %q", tk.View)
+		return nil, errs.New(errs.Invalid, "ticket: unknown view %s", errs.Quote(tk.View))
 	}
 	for _, r := range ticketRanges(tk) {
 		if r.Bucket < 0 || r.Bucket >= info.BucketCount() {

@@ -157,7 +157,8 @@ func (p *payloadSender) WritePayload(pl ipc.Payload) error {
 	return w.send(&pl, w.md)
 }
 
-// inlineLookup answers an inline lookup ticket with one batch.
+// inlineLookup answers an inline lookup ticket, in slices as DoExchange
+// answers a key batch.
 func (s *Service) inlineLookup(tk protocol.Ticket, stream flight.FlightService_DoGetServer) error {
 	ans, meta, err := s.eng.InlineLookup(stream.Context(), tk)
 	if err != nil {
@@ -166,6 +167,5 @@ func (s *Service) inlineLookup(tk protocol.Ticket, stream flight.FlightService_D
 	defer ans.Release()
 	w := flight.NewRecordWriter(stream, ipc.WithSchema(ans.Schema()), ipc.WithAllocator(s.mem))
 	defer w.Close()
-	md, _ := json.Marshal(protocol.LookupMeta(meta))
-	return w.WriteWithAppMetadata(ans, md)
+	return s.sendLookupAnswer(w, ans, meta)
 }

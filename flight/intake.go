@@ -68,7 +68,7 @@ func (s *Service) openIntake(rpc string, stream clientStream, budget *byteBudget
 	for _, f := range r.Schema().Fields() {
 		if hasDictionary(f.Type) {
 			in.Release()
-			return nil, errs.New(errs.Invalid, "%s: column %q is dictionary-encoded; send its values (PROTOCOL.md §2)", rpc, f.Name)
+			return nil, errs.New(errs.Invalid, "%s: column %s is dictionary-encoded; send its values (PROTOCOL.md §2)", rpc, errs.Quote(f.Name))
 		}
 	}
 	return in, nil

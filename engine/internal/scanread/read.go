@@ -270,7 +270,7 @@ func (rs *Stream) runRange(ctx context.Context, r protocol.TicketRange, send fun
 // the server is closing.
 func (rs *Stream) check(ctx context.Context) error {
 	if rs.t != nil && rs.t.Dropped.Load() { // nil: a lake-only partition's range
-		return errs.New(errs.NotFound, "table %s was dropped during the scan", rs.info.Path())
+		return rs.dropped()
 	}
 	if !rs.env.Ready() {
 		return errs.New(errs.Unavailable, "the server is shutting down")
@@ -280,9 +280,21 @@ func (rs *Stream) check(ctx context.Context) error {
 
 func (rs *Stream) readErr(err error) error {
 	if rs.t.Dropped.Load() {
-		return errs.New(errs.NotFound, "table %s was dropped during the scan", rs.info.Path())
+		return rs.dropped()
 	}
 	return err
+}
+
+// dropped is the error of a stream whose table was dropped while it read:
+// a partition dropped on its own is named as the partition, one dropped
+// with its table (which leaves the catalog first) as the table.
+func (rs *Stream) dropped() error {
+	if p := rs.t.Current().Info.Partition(); p != nil {
+		if _, err := rs.env.TableByID(p.TableID); err == nil {
+			return errs.New(errs.NotFound, "partition %s of table %s was dropped during the scan", p.PartitionName, rs.info.Path())
+		}
+	}
+	return errs.New(errs.NotFound, "table %s was dropped during the scan", rs.info.Path())
 }
 
 // idle waits at the tail of an unbounded range for new data, sending an empty

@@ -62,7 +62,7 @@ func (l *Lookuper) Lookup(ctx context.Context, keys arrow.RecordBatch) (arrow.Re
 		return l.parts.lookup(ctx, keys)
 	}
 	ans, meta, err := l.l.Lookup(ctx, keys)
-	return ans, protocol.LookupMeta(meta), err
+	return ans, protocol.LookupMeta{Keys: meta.Keys, Rows: meta.Rows}, err
 }
 
 // tableLookup is the lookuper of one table (or partition) of a checked
