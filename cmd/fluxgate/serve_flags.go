@@ -161,6 +161,7 @@ func runServe(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	server.SetMemoryLimit(&cfg.Config, log)
 	srv, err := server.Start(ctx, &cfg.Config, log)
 	if err != nil {
 		return err
