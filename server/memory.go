@@ -28,6 +28,6 @@ func SetMemoryLimit(cfg *Config, log *slog.Logger) int64 {
 	}
 	limit := fgflight.Limits{WriteBytes: cfg.MaxWriteBytes}.Budget() + goMemorySlack
 	debug.SetMemoryLimit(limit)
-	log.Debug("Go memory limit set from the memory budget", "bytes", limit)
+	log.Info("Go memory limit set from the memory budget (--max-write-bytes); GOMEMLIMIT overrides it", "bytes", limit)
 	return limit
 }
