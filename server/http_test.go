@@ -21,7 +21,7 @@ import (
 )
 
 // testHTTPLimits are short, so that the tests see them act.
-var testHTTPLimits = httpLimits{readHeader: time.Second, read: time.Second, idle: 100 * time.Millisecond, writeStall: 200 * time.Millisecond}
+var testHTTPLimits = httpLimits{readHeader: time.Second, read: time.Second, idle: 100 * time.Millisecond, writeStall: 500 * time.Millisecond}
 
 // serveHTTP serves h as the server does, with limits and at most conns
 // connections, on a loopback port, until the test ends.
@@ -112,7 +112,7 @@ func TestHTTPConnectionLimit(t *testing.T) {
 // A response goes on as long as its client reads, however long that takes in
 // all; one whose client stops reading is cut off after the stall time.
 func TestHTTPResponsesMayTakeLongButNotStall(t *testing.T) {
-	const size = 16 << 20
+	const size = 32 << 20
 	writeErr := make(chan error, 2)
 	big := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		piece := make([]byte, 1<<20)
@@ -139,7 +139,7 @@ func TestHTTPResponsesMayTakeLongButNotStall(t *testing.T) {
 		if err != nil {
 			break
 		}
-		time.Sleep(testHTTPLimits.writeStall / 4)
+		time.Sleep(testHTTPLimits.writeStall / 10)
 	}
 	resp.Body.Close()
 	if err := <-writeErr; err != nil || n != size {
@@ -185,11 +185,13 @@ func TestMetricsNeedCredentials(t *testing.T) {
 		t.Fatal(err)
 	}
 	waiting := make(chan struct{}, 1)
-	after := func(time.Duration) <-chan time.Time { // a handshake waits, for no refill during the test
+	after := func(time.Duration) <-chan time.Time { // a handshake waits, for a refill that never comes
 		waiting <- struct{}{}
 		return nil
 	}
-	authn, err := auth.New(users, auth.Options{After: after, Throttle: auth.ThrottleOptions{Burst: 1, Refill: time.Hour}})
+	now := time.Now() // a clock that does not move: nothing refills
+	authn, err := auth.New(users, auth.Options{Now: func() time.Time { return now }, After: after,
+		Throttle: auth.ThrottleOptions{Burst: 1, Refill: time.Hour}})
 	if err != nil {
 		t.Fatal(err)
 	}
