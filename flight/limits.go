@@ -43,8 +43,9 @@ type Limits struct {
 	MessageBytes int
 	// IdleTimeout ends a DoPut or DoExchange stream whose client has sent
 	// nothing for that long (not counting time the server itself is not
-	// reading, such as waiting on WriteBytes) with RESOURCE_EXHAUSTED.
-	// Default 10 minutes; negative means never.
+	// reading, such as waiting on WriteBytes), and a DoGet whose client has
+	// taken nothing for that long while the server waited on it (stall.go),
+	// with RESOURCE_EXHAUSTED. Default 10 minutes; negative means never.
 	IdleTimeout time.Duration
 }
 

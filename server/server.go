@@ -49,7 +49,7 @@ type Config struct {
 	MaxStreams      int           // streaming calls one client host may have open
 	MaxConnections  int           // connections each listener accepts at once; 0: DefaultMaxConnections
 	MaxWriteBytes   int64         // the memory budget of clients' streams (flight.Limits.WriteBytes)
-	IdleTimeout     time.Duration // end a stream whose client sent nothing this long
+	IdleTimeout     time.Duration // end a stream whose client sent or took nothing this long
 	BucketNum       int           // bucket.num of tables that do not set it
 	MaxPartitions   int           // max.partition.num: most partitions of one table; 0: 1000
 	SegmentBytes    int64         // log segment size
