@@ -27,8 +27,13 @@ const (
 )
 
 // ReadStream is an opened ticket; scanread reads it. An alias: flight calls
-// its Schema, Compression, SendEncoded and Run, which need no engine.
+// its Schema, Compression, SendEncoded, HoldMemory and Run, which need no
+// engine.
 type ReadStream = scanread.Stream
+
+// ReadMemory is a budget a ReadStream holds the log frames it reads against
+// (ReadStream.HoldMemory).
+type ReadMemory = scanread.Memory
 
 // EncodedBatch is a batch as the store holds it (ReadStream.SendEncoded).
 type EncodedBatch = scanread.EncodedBatch

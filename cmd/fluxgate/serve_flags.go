@@ -35,8 +35,9 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.HTTP, "http", "127.0.0.1:8816", "HTTP address for /healthz, /readyz, /metrics and the lake's Iceberg REST catalog at /iceberg; HTTPS with --tls-cert (empty: off)")
 	fs.IntVar(&c.MaxMessageBytes, "max-message-bytes", 64<<20, "largest gRPC message accepted")
 	fs.IntVar(&c.MaxStreams, "max-streams-per-client", 256, "streaming calls one client host may have open at once (-1: no limit)")
-	fs.Int64Var(&c.MaxWriteBytes, "max-write-bytes", 1<<30, "bytes of written batches held before they are acknowledged, over all writers; writers past it wait")
-	fs.DurationVar(&c.IdleTimeout, "stream-idle-timeout", 10*time.Minute, "end a DoPut or DoExchange stream whose client sent nothing for this long (negative: never)")
+	fs.IntVar(&c.MaxConnections, "max-connections", server.DefaultMaxConnections, "connections the Flight and the HTTP listener each accept at once; more wait to be accepted")
+	fs.Int64Var(&c.MaxWriteBytes, "max-write-bytes", 1<<30, "memory budget of clients' streams: written batches received and not yet acknowledged (and their encoding), frames and messages of reads; clients past it wait")
+	fs.DurationVar(&c.IdleTimeout, "stream-idle-timeout", 10*time.Minute, "end a DoPut or DoExchange stream whose client sent nothing, or a DoGet whose client took nothing, for this long (negative: never)")
 	fs.IntVar(&c.BucketNum, "default-bucket-num", 1, "bucket.num of tables that do not set it")
 	fs.IntVar(&c.MaxPartitions, "max-partitions", 1000, "max.partition.num: the most partitions one partitioned table may have")
 	fs.Int64Var(&c.SegmentBytes, "segment-bytes", 256<<20, "log segment size at which a new segment starts")
@@ -163,6 +164,7 @@ func runServe(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	server.SetMemoryLimit(&cfg.Config, log)
 	srv, err := server.Start(ctx, &cfg.Config, log)
 	if err != nil {
 		return err
