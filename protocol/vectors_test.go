@@ -193,3 +193,35 @@ func TestVectorsInvalid(t *testing.T) {
 		})
 	}
 }
+
+// TestVectorsOfActions checks that every action has a body and an answer
+// vector, each of the type protocol.Actions names for it.
+func TestVectorsOfActions(t *testing.T) {
+	byName := map[string]Action{}
+	for _, a := range Actions {
+		byName[a.Name] = a
+	}
+	seen := map[string]bool{}
+	for _, v := range readIndex(t).Vectors {
+		if v.Action == "" {
+			continue
+		}
+		a, ok := byName[v.Action]
+		if !ok {
+			t.Errorf("%s: action %q is not in Actions", v.Name, v.Action)
+			continue
+		}
+		want := map[string]reflect.Type{"action_body": a.Body, "action_answer": a.Answer}[v.Kind]
+		if want == nil || want.Name() != v.Type {
+			t.Errorf("%s: a %s of type %s; Actions says %v", v.Name, v.Kind, v.Type, want)
+		}
+		seen[v.Kind+" "+v.Action] = true
+	}
+	for _, a := range Actions {
+		for _, kind := range []string{"action_body", "action_answer"} {
+			if !seen[kind+" "+a.Name] {
+				t.Errorf("no %s vector of %s", kind, a.Name)
+			}
+		}
+	}
+}
