@@ -4,15 +4,7 @@ import (
 	"strconv"
 
 	"github.com/fluxgate-io/fluxgate/engine/internal/scanplan"
-	"github.com/fluxgate-io/fluxgate/engine/internal/viewplan"
 	"github.com/fluxgate-io/fluxgate/protocol"
-)
-
-// System columns of the $changelog view (PROTOCOL.md §4.5).
-const (
-	ColChangeType      = viewplan.ColChangeType
-	ColLogOffset       = viewplan.ColLogOffset
-	ColCommitTimestamp = viewplan.ColCommitTimestamp
 )
 
 // ScanPlan is a planned scan: the result schema and one ticket per endpoint.
