@@ -106,7 +106,8 @@ func typeSummary(t reflect.Type) string {
 type WireField struct {
 	Name      string
 	Type      reflect.Type
-	Omittable bool // omitempty or omitzero: absent when zero
+	Omittable bool         // omitempty or omitzero: absent when zero
+	Owner     reflect.Type // the struct that declares it (an embedded one's)
 }
 
 // WireFields lists a struct's JSON members in encoding order, those of
@@ -125,7 +126,7 @@ func WireFields(t reflect.Type) []WireField {
 		}
 		name, opts, _ := strings.Cut(tag, ",")
 		omit := strings.Contains(opts, "omitempty") || strings.Contains(opts, "omitzero")
-		out = append(out, WireField{Name: name, Type: f.Type, Omittable: omit})
+		out = append(out, WireField{Name: name, Type: f.Type, Omittable: omit, Owner: t})
 	}
 	return out
 }
