@@ -25,6 +25,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
 import org.apache.arrow.flight.impl.Flight;
 import org.apache.arrow.flight.impl.FlightServiceGrpc;
 import org.apache.arrow.memory.BufferAllocator;
@@ -232,6 +233,19 @@ public final class FluxgateClient implements AutoCloseable {
     return Json.decode(answer, action.answer(), action.name() + " result");
   }
 
+  /** Every item of a paged listing (PROTOCOL.md §3), following its page tokens from the first. */
+  private <B, T> List<T> listAll(
+      Wire.Action<B, ? extends Wire.Page<T>> listing, Function<String, B> bodyFor) {
+    List<T> out = new ArrayList<>();
+    for (String token = null; ; ) {
+      Wire.Page<T> page = action(listing, bodyFor.apply(token));
+      out.addAll(page.items());
+      if ((token = page.nextPageToken()) == null || token.isEmpty()) {
+        return out;
+      }
+    }
+  }
+
   public void createDatabase(String database, boolean ifNotExists) {
     action(Wire.CREATE_DATABASE, new Wire.CreateDatabaseRequest(database, ifNotExists));
   }
@@ -242,15 +256,7 @@ public final class FluxgateClient implements AutoCloseable {
 
   /** Every database, following the listing's pages (PROTOCOL.md §3). */
   public List<String> listDatabases() {
-    List<String> out = new ArrayList<>();
-    for (String token = null; ; ) {
-      Wire.ListDatabasesResult page =
-          action(Wire.LIST_DATABASES, new Wire.ListDatabasesRequest(null, token));
-      out.addAll(page.databases());
-      if ((token = page.nextPageToken()) == null || token.isEmpty()) {
-        return out;
-      }
-    }
+    return listAll(Wire.LIST_DATABASES, token -> new Wire.ListDatabasesRequest(null, token));
   }
 
   /** Creates a table and returns it as stored; with ifNotExists an existing one is returned. */
@@ -268,15 +274,7 @@ public final class FluxgateClient implements AutoCloseable {
 
   /** The tables of a database, or of every database when database is null. */
   public List<TableInfo> listTables(String database) {
-    List<TableInfo> out = new ArrayList<>();
-    for (String token = null; ; ) {
-      Wire.ListTablesResult page =
-          action(Wire.LIST_TABLES, new Wire.ListTablesRequest(database, null, token));
-      out.addAll(page.tables());
-      if ((token = page.nextPageToken()) == null || token.isEmpty()) {
-        return out;
-      }
-    }
+    return listAll(Wire.LIST_TABLES, token -> new Wire.ListTablesRequest(database, null, token));
   }
 
   public TableInfo alterTable(AlterRequest request) {
@@ -307,15 +305,9 @@ public final class FluxgateClient implements AutoCloseable {
    * all), in name order, following the listing's pages.
    */
   public List<PartitionInfo> listPartitions(String table, Map<String, String> partialSpec) {
-    List<PartitionInfo> out = new ArrayList<>();
-    for (String token = null; ; ) {
-      Wire.ListPartitionsResult page =
-          action(Wire.LIST_PARTITIONS, new Wire.ListPartitionsRequest(table, partialSpec, null, token));
-      out.addAll(page.partitions());
-      if ((token = page.nextPageToken()) == null || token.isEmpty()) {
-        return out;
-      }
-    }
+    return listAll(
+        Wire.LIST_PARTITIONS,
+        token -> new Wire.ListPartitionsRequest(table, partialSpec, null, token));
   }
 
   /**
@@ -432,12 +424,15 @@ public final class FluxgateClient implements AutoCloseable {
   }
 
   private Wire.ProducerOffsets producerOffsetsOf(String producerId, String table) {
-    return action(Wire.GET_PRODUCER_OFFSETS, new Wire.ProducerOffsetsRequest(producerId, table, null, null));
+    return action(
+        Wire.GET_PRODUCER_OFFSETS, new Wire.ProducerOffsetsRequest(producerId, table, null, null));
   }
 
   /** Forgets the offsets a producer registered for a table; forgetting none is no error. */
   public void deleteProducerOffsets(String producerId, String table) {
-    action(Wire.DELETE_PRODUCER_OFFSETS, new Wire.ProducerOffsetsRequest(producerId, table, null, null));
+    action(
+        Wire.DELETE_PRODUCER_OFFSETS,
+        new Wire.ProducerOffsetsRequest(producerId, table, null, null));
   }
 
   /**
@@ -462,15 +457,7 @@ public final class FluxgateClient implements AutoCloseable {
 
   /** Admins: the grants of a principal, or all when principal is null, following the pages. */
   public List<Grant> listGrants(String principal) {
-    List<Grant> out = new ArrayList<>();
-    for (String token = null; ; ) {
-      Wire.ListGrantsResult page =
-          action(Wire.LIST_GRANTS, new Wire.ListGrantsRequest(principal, null, token));
-      out.addAll(page.grants());
-      if ((token = page.nextPageToken()) == null || token.isEmpty()) {
-        return out;
-      }
-    }
+    return listAll(Wire.LIST_GRANTS, token -> new Wire.ListGrantsRequest(principal, null, token));
   }
 
   /** What {@link #partitionDropped} reads of a ticket. */

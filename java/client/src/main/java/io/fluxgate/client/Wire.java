@@ -14,6 +14,13 @@ import java.util.Map;
 final class Wire {
   private Wire() {}
 
+  /** One page of a paged listing: its items and the token of the next page (null on the last). */
+  interface Page<T> {
+    List<T> items();
+
+    String nextPageToken();
+  }
+
   /** An action: its name, and the classes of its body and answer. */
   record Action<B, A>(String name, Class<B> body, Class<A> answer) {}
 
@@ -132,7 +139,12 @@ final class Wire {
 
   record ListDatabasesRequest(Integer maxResults, String pageToken) {}
 
-  record ListDatabasesResult(List<String> databases, String nextPageToken) {}
+  record ListDatabasesResult(List<String> databases, String nextPageToken) implements Page<String> {
+    @Override
+    public List<String> items() {
+      return databases;
+    }
+  }
 
   /** A TableSpec plus if_not_exists. */
   record CreateTableRequest(@JsonUnwrapped TableSpec spec, boolean ifNotExists) {}
@@ -141,7 +153,12 @@ final class Wire {
 
   record ListTablesRequest(String database, Integer maxResults, String pageToken) {}
 
-  record ListTablesResult(List<TableInfo> tables, String nextPageToken) {}
+  record ListTablesResult(List<TableInfo> tables, String nextPageToken) implements Page<TableInfo> {
+    @Override
+    public List<TableInfo> items() {
+      return tables;
+    }
+  }
 
   /** The body of list-offsets; at is "earliest", "latest" or a timestamp. */
   record OffsetsRequest(
@@ -183,9 +200,20 @@ final class Wire {
   record ListPartitionsRequest(
       String table, Map<String, String> partition, Integer maxResults, String pageToken) {}
 
-  record ListPartitionsResult(List<PartitionInfo> partitions, String nextPageToken) {}
+  record ListPartitionsResult(List<PartitionInfo> partitions, String nextPageToken)
+      implements Page<PartitionInfo> {
+    @Override
+    public List<PartitionInfo> items() {
+      return partitions;
+    }
+  }
 
   record ListGrantsRequest(String principal, Integer maxResults, String pageToken) {}
 
-  record ListGrantsResult(List<Grant> grants, String nextPageToken) {}
+  record ListGrantsResult(List<Grant> grants, String nextPageToken) implements Page<Grant> {
+    @Override
+    public List<Grant> items() {
+      return grants;
+    }
+  }
 }

@@ -179,7 +179,7 @@ class ProtocolVectorsTest {
         });
   }
 
-  /** The JSON members of a class as the client writes it, those of unwrapped ones in their place. */
+  /** The JSON members of a class as the client writes it, unwrapped ones' in their place. */
   private static Set<String> jsonFields(Class<?> cls) {
     Set<String> out = new java.util.TreeSet<>();
     var config = Json.MAPPER.getSerializationConfig();
