@@ -7,8 +7,10 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
+
 	"github.com/fluxgate-io/fluxgate/errs"
-	"github.com/fluxgate-io/fluxgate/internal/vfs"
+	"github.com/fluxgate-io/fluxgate/internal/diskfault"
 )
 
 // A grant that cannot be saved (the disk is full) fails with
@@ -16,7 +18,7 @@ import (
 // and the next grant once there is room is saved.
 func TestGrantOnFullDiskChangesNothing(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "acl.json")
-	faults := vfs.NewFaults(vfs.Default)
+	faults := diskfault.New(vfs.Default)
 	s, err := OpenFS(faults, path)
 	if err != nil {
 		t.Fatal(err)
@@ -24,7 +26,7 @@ func TestGrantOnFullDiskChangesNothing(t *testing.T) {
 	read := Grant{Principal: "ann", Resource: Resource{Database: "db1"}, Operations: []Operation{Read}}
 	mustGrant(t, s, read)
 
-	faults.Set(vfs.OpWrite, "acl.json", syscall.ENOSPC)
+	faults.Set(diskfault.Write, "acl.json", syscall.ENOSPC)
 	err = s.Grant(Grant{Principal: "bob", Resource: Resource{Database: "db1"}, Operations: []Operation{Write}})
 	if !errs.Is(err, errs.Exhausted) || !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("grant on a full disk: %v, want resource exhausted caused by ENOSPC", err)

@@ -11,8 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
+
 	"github.com/fluxgate-io/fluxgate/errs"
-	"github.com/fluxgate-io/fluxgate/internal/vfs"
+	"github.com/fluxgate-io/fluxgate/internal/diskfault"
 )
 
 // openFilesUnder counts this process's descriptors open on files under dir.
@@ -118,7 +120,7 @@ func TestFileCacheBoundsOpenFiles(t *testing.T) {
 func TestFileCacheEvictionSyncFailureFailsTheAppend(t *testing.T) {
 	mem := checkedMem(t)
 	enc := newEncoder(t, CodecNone, mem)
-	fs := vfs.NewFaults(vfs.Default)
+	fs := diskfault.New(vfs.Default)
 	files := NewFileCache(2)
 	tbl := mustOpen(t, t.TempDir(), 2, Options{FS: fs, Files: files})
 	defer tbl.Close()
@@ -136,7 +138,7 @@ func TestFileCacheEvictionSyncFailureFailsTheAppend(t *testing.T) {
 	}
 	tbl.appendMu.Unlock()
 	log0 := tbl.buckets[0].active().logPath
-	fs.Set(vfs.OpSync, log0, syscall.EIO)
+	fs.Set(diskfault.Sync, log0, syscall.EIO)
 	for _, f := range []*cachedFile{tbl.buckets[1].active().f, tbl.buckets[1].active().idx} {
 		if _, err := f.Stat(); err != nil { // makes room: bucket 0's files go
 			t.Fatal(err)

@@ -8,8 +8,10 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
+
 	"github.com/fluxgate-io/fluxgate/errs"
-	"github.com/fluxgate-io/fluxgate/internal/vfs"
+	"github.com/fluxgate-io/fluxgate/internal/diskfault"
 )
 
 func TestRegisterOnceGetDeleteAndReopen(t *testing.T) {
@@ -177,10 +179,10 @@ func TestLogStaysBoundedAndReopens(t *testing.T) {
 // after a restart; the next change succeeds once the disk does.
 func TestFailedAppendChangesNothing(t *testing.T) {
 	dir := t.TempDir()
-	faults := vfs.NewFaults(vfs.Default)
+	faults := diskfault.New(vfs.Default)
 	s := open(t, faults, dir)
 	register(t, s, "job-1", 10)
-	faults.Set(vfs.OpSync, FileName, &os.PathError{Op: "sync", Path: FileName, Err: syscall.EIO})
+	faults.Set(diskfault.Sync, FileName, &os.PathError{Op: "sync", Path: FileName, Err: syscall.EIO})
 	if _, err := s.Register("job-2", "d.t", Offsets{TableID: 1, Buckets: map[int]int64{0: 20}}); err == nil {
 		t.Fatal("a registration whose sync failed succeeded")
 	}
