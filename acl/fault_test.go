@@ -2,12 +2,9 @@ package acl
 
 import (
 	"errors"
-	"path/filepath"
 	"reflect"
 	"syscall"
 	"testing"
-
-	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/internal/diskfault"
@@ -17,8 +14,8 @@ import (
 // RESOURCE_EXHAUSTED naming the cause, changes nothing in memory or on disk,
 // and the next grant once there is room is saved.
 func TestGrantOnFullDiskChangesNothing(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "acl.json")
-	faults := diskfault.New(vfs.Default)
+	fs, path := memDisk(t)
+	faults := diskfault.New(fs)
 	s, err := OpenFS(faults, path)
 	if err != nil {
 		t.Fatal(err)
@@ -35,14 +32,14 @@ func TestGrantOnFullDiskChangesNothing(t *testing.T) {
 	if got := s.List(""); !reflect.DeepEqual(got, want) {
 		t.Fatalf("in memory after the failed grant: %+v", got)
 	}
-	if got := open(t, path).List(""); !reflect.DeepEqual(got, want) {
+	if got := open(t, fs, path).List(""); !reflect.DeepEqual(got, want) {
 		t.Fatalf("on disk after the failed grant: %+v", got)
 	}
 
 	faults.Clear()
 	write := Grant{Principal: "bob", Resource: Resource{Database: "db1"}, Operations: []Operation{Write}}
 	mustGrant(t, s, write)
-	if got := open(t, path).List(""); !reflect.DeepEqual(got, []Grant{read, write}) {
+	if got := open(t, fs, path).List(""); !reflect.DeepEqual(got, []Grant{read, write}) {
 		t.Fatalf("on disk once there is room: %+v", got)
 	}
 }
