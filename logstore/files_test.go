@@ -1,6 +1,7 @@
 package logstore
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -252,5 +253,32 @@ func TestFileCacheConcurrentUse(t *testing.T) {
 	}
 	if n, m := files.Open(), openFilesUnder(t, dir); n != 0 || m != 0 {
 		t.Fatalf("after every file closed: the cache has %d open, the process %d", n, m)
+	}
+}
+
+// A file the cache closed and that is gone when it is needed again is an
+// error, not a new empty file: pebble's FS opens for writing only with
+// O_CREATE, so the cache asks first.
+func TestFileCacheDoesNotCreateAGoneFileAgain(t *testing.T) {
+	dir := t.TempDir()
+	files := NewFileCache(1)
+	gone, err := openCached(files, vfs.Default, filepath.Join(dir, "gone"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gone.Close()
+	other, err := openCached(files, vfs.Default, filepath.Join(dir, "other"), true) // closes gone's file to make room
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if err := os.Remove(gone.path); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gone.ReadAt(make([]byte, 1), 0); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("reading a file gone since the cache closed it: %v, want not exist", err)
+	}
+	if _, err := os.Stat(gone.path); !os.IsNotExist(err) {
+		t.Fatalf("the read made the file again: %v", err)
 	}
 }
