@@ -42,8 +42,11 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * <p>Errors are {@link FluxgateException}s carrying the server's message.
  */
 public final class FluxgateClient implements AutoCloseable {
-  /** The server's default address. */
-  public static final String DEFAULT_URI = "grpc://127.0.0.1:8815";
+  /**
+   * The server's default address: bare, so that it speaks TLS when TLS files are given (a grpc://
+   * default would be refused with them, naming an address the user never wrote).
+   */
+  public static final String DEFAULT_URI = "127.0.0.1:8815";
 
   private final String uri;
   private final ManagedChannel channel;

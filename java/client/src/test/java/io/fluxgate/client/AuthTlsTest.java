@@ -111,6 +111,12 @@ class AuthTlsTest {
     }
   }
 
+  /** The default address is bare, so TLS files alone (Spark's default endpoint) are not refused. */
+  @Test
+  void defaultAddressWithTlsFilesIsTaken() {
+    FluxgateClient.connect(FluxgateClient.DEFAULT_URI, tls().withToken(TOKEN)).close();
+  }
+
   @Test
   void wrongPasswordFailsAtConnect() {
     FluxgateException.Unauthenticated e =

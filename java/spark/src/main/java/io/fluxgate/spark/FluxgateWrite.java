@@ -229,5 +229,4 @@ final class FluxgateWrite
   private static List<String> names(Schema schema) {
     return schema.getFields().stream().map(Field::getName).toList();
   }
-
 }
