@@ -51,7 +51,7 @@ func ParseOperation(s string) (Operation, error) {
 	if slices.Contains(Operations, op) {
 		return op, nil
 	}
-	return "", errs.New(errs.Invalid, "unknown operation %q: want one of read, write, create, drop, alter, describe", s)
+	return "", errs.New(errs.Invalid, "unknown operation %s: want one of read, write, create, drop, alter, describe", errs.Quote(s))
 }
 
 // AllDatabases is the Database of a Resource that means every database.
@@ -90,7 +90,7 @@ func (r Resource) Validate() error {
 		return err
 	}
 	if p.View != "" {
-		return errs.New(errs.Invalid, "grants are on tables, not on their views: %q", r.Table)
+		return errs.New(errs.Invalid, "grants are on tables, not on their views: %s", errs.Quote(r.Table))
 	}
 	return nil
 }
@@ -157,6 +157,9 @@ func OpenFS(fsys vfs.FS, path string) (*Store, error) {
 func (g Grant) validate() error {
 	if g.Principal == "" {
 		return errs.New(errs.Invalid, `a grant needs a "principal"`)
+	}
+	if err := protocol.ValidateID("principal", g.Principal); err != nil {
+		return err
 	}
 	if g.Database == "" {
 		return errs.New(errs.Invalid, `a grant needs a "database" (a name, or "*" for all)`)

@@ -5,9 +5,13 @@
 //
 //	{
 //	  "users":  [{"name": "ann", "password_bcrypt": "$2a$10$...", "admin": true}],
-//	  "tokens": [{"name": "svc-etl", "token_sha256": "<64 hex digits>"}],
+//	  "tokens": [{"name": "svc-etl", "token_sha256": "<64 hex digits>"},
+//	             {"name": "prometheus", "token_sha256": "<64 hex digits>", "metrics": true}],
 //	  "token_secret": "<base64 of at least 32 random bytes>"
 //	}
+//
+// "metrics": true lets a user or token read the HTTP listener's /metrics
+// without being an admin (a scraper's token; Principal.MayReadMetrics).
 //
 // Passwords are stored as bcrypt hashes (`fluxgate auth hash-password`, or
 // `htpasswd -bnBC 10 "" PASSWORD | tr -d ':\n'`); static API tokens, for
@@ -56,7 +60,14 @@ const tokenVersion = "v1"
 type Principal struct {
 	Name  string
 	Admin bool
+	// Metrics: may read the server's /metrics (which names every table)
+	// without being an admin.
+	Metrics bool
 }
+
+// MayReadMetrics reports whether p may read /metrics: admins, and users or
+// tokens with "metrics": true (a Prometheus scraper's).
+func (p Principal) MayReadMetrics() bool { return p.Admin || p.Metrics }
 
 // FromContext returns the principal the server's auth middleware put in ctx.
 // ok is false when the server runs without users.
@@ -70,6 +81,7 @@ type User struct {
 	Name           string `json:"name"`
 	PasswordBcrypt string `json:"password_bcrypt"`
 	Admin          bool   `json:"admin,omitempty"`
+	Metrics        bool   `json:"metrics,omitempty"`
 }
 
 // Token is one entry of the users file's "tokens": a static API token.
@@ -77,6 +89,7 @@ type Token struct {
 	Name        string `json:"name"`
 	TokenSHA256 string `json:"token_sha256"`
 	Admin       bool   `json:"admin,omitempty"`
+	Metrics     bool   `json:"metrics,omitempty"`
 }
 
 // Users is the parsed users file.
@@ -91,9 +104,8 @@ type Users struct {
 }
 
 type staticToken struct {
-	hash  [sha256.Size]byte
-	name  string
-	admin bool
+	hash [sha256.Size]byte
+	Principal
 }
 
 // LoadUsers reads and checks a users file.
@@ -152,7 +164,7 @@ func ParseUsers(raw []byte) (*Users, error) {
 		if err != nil || len(h) != sha256.Size {
 			return nil, fmt.Errorf("token %q: token_sha256: want 64 hex digits (fluxgate auth hash-token)", tok.Name)
 		}
-		st := staticToken{name: tok.Name, admin: tok.Admin}
+		st := staticToken{Principal: Principal{Name: tok.Name, Admin: tok.Admin, Metrics: tok.Metrics}}
 		copy(st.hash[:], h)
 		u.tokens = append(u.tokens, st)
 	}
@@ -196,6 +208,9 @@ func NewSecret() string {
 type Options struct {
 	TTL time.Duration    // lifetime of tokens from Handshake; default DefaultTTL
 	Now func() time.Time // clock; default time.Now
+	// After is the timer of handshakes waiting for the throttle; default
+	// time.After. Tests give it a clock of theirs, with Now.
+	After func(time.Duration) <-chan time.Time
 	// Throttle limits failed handshakes per client address (Middleware).
 	Throttle ThrottleOptions
 }
@@ -241,7 +256,7 @@ func New(users *Users, opts Options) (*Authenticator, error) {
 		}
 	}
 	return &Authenticator{users: users, secret: secret, ttl: opts.TTL, now: opts.Now,
-		throttle: NewThrottle(opts.Throttle, opts.Now)}, nil
+		throttle: NewThrottle(opts.Throttle, opts.Now, opts.After)}, nil
 }
 
 // Errors of Login and Verify (wrapped in gRPC status by Validate and IsValid).
@@ -333,7 +348,7 @@ func (a *Authenticator) Verify(token string) (Principal, error) {
 	if !ok {
 		return Principal{}, fmt.Errorf("%w: user %q is no longer configured", ErrBadToken, c.Sub)
 	}
-	return Principal{Name: usr.Name, Admin: c.Adm && usr.Admin}, nil
+	return Principal{Name: usr.Name, Admin: c.Adm && usr.Admin, Metrics: usr.Metrics}, nil
 }
 
 // static compares token's hash with every static token in constant time.
@@ -343,7 +358,7 @@ func (a *Authenticator) static(token string) (Principal, bool) {
 	ok := false
 	for _, st := range a.users.tokens {
 		if subtle.ConstantTimeCompare(h[:], st.hash[:]) == 1 {
-			found, ok = Principal{Name: st.name, Admin: st.admin}, true
+			found, ok = st.Principal, true
 		}
 	}
 	return found, ok

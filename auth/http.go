@@ -56,3 +56,11 @@ func (a *Authenticator) password(r *http.Request, user, password string) (Princi
 // Throttled reports whether err is the throttle's refusal of an address
 // whose password checks keep failing.
 func Throttled(err error) bool { return status.Code(err) == codes.ResourceExhausted }
+
+// SetRetryAfter sets HTTP's Retry-After on h (for a 429) when err is the
+// throttle's refusal, to the whole seconds until it lets a check through.
+func SetRetryAfter(h http.Header, err error) {
+	if d, ok := RetryAfter(err); ok {
+		h.Set("Retry-After", retryAfterSeconds(d))
+	}
+}

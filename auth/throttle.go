@@ -2,9 +2,11 @@ package auth
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math"
 	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/peer"
 	"google.golang.org/grpc/status"
 )
@@ -46,13 +49,17 @@ func (o ThrottleOptions) withDefaults() ThrottleOptions {
 
 // Throttle is a token bucket per client address over password checks. A
 // check takes a token and a successful one gives it back, so an address that
-// keeps failing is refused without a check (bcrypt is the expensive part of
-// a handshake, and what a flood of wrong passwords would spend every core
-// on), while good handshakes are never refused: beyond Burst at once they
-// wait for the ones in progress.
+// keeps failing gets one check per Refill (bcrypt is the expensive part of a
+// handshake, and what a flood of wrong passwords would spend every core on),
+// while good handshakes are never refused for the failures of others: beyond
+// Burst at once they wait for the checks in progress, and one handshake per
+// address whose tokens are spent waits for the next (at most Refill), so that
+// the right password after a run of wrong ones is checked instead of refused.
+// Others are refused (RESOURCE_EXHAUSTED, saying when to retry: RetryAfter).
 type Throttle struct {
-	opts ThrottleOptions
-	now  func() time.Time
+	opts  ThrottleOptions
+	now   func() time.Time
+	after func(time.Duration) <-chan time.Time
 
 	mu struct {
 		sync.Mutex
@@ -65,22 +72,27 @@ type addrBucket struct {
 	at      time.Time     // when tokens was last refilled
 	pending int           // checks in progress, each holding a token
 	done    chan struct{} // closed when a check in progress ends
+	waiting bool          // a handshake waits for the next token
 }
 
-// NewThrottle returns a Throttle; now is its clock (nil: time.Now).
-func NewThrottle(opts ThrottleOptions, now func() time.Time) *Throttle {
+// NewThrottle returns a Throttle; now is its clock (nil: time.Now), and
+// after its timer (nil: time.After).
+func NewThrottle(opts ThrottleOptions, now func() time.Time, after func(time.Duration) <-chan time.Time) *Throttle {
 	if now == nil {
 		now = time.Now
 	}
-	t := &Throttle{opts: opts.withDefaults(), now: now}
+	if after == nil {
+		after = time.After
+	}
+	t := &Throttle{opts: opts.withDefaults(), now: now, after: after}
 	t.mu.addrs = map[string]*addrBucket{}
 	return t
 }
 
 // Acquire lets one password check of addr go ahead, waiting while addr's
-// tokens are held by checks in progress. Without tokens and with none in
-// progress it is RESOURCE_EXHAUSTED, saying when to retry. end must be
-// called with the check's outcome.
+// tokens are held by checks in progress, or, if no other handshake of addr
+// does, for addr's next token. Otherwise it is a ThrottledError. end must
+// be called with the check's outcome.
 func (t *Throttle) Acquire(ctx context.Context, addr string) (end func(failed bool), err error) {
 	for {
 		t.mu.Lock()
@@ -95,19 +107,63 @@ func (t *Throttle) Acquire(ctx context.Context, addr string) (end func(failed bo
 			t.mu.Unlock()
 			return func(failed bool) { t.end(b, failed) }, nil
 		}
-		if b.pending == 0 {
-			wait := time.Duration(math.Ceil((1 - b.tokens) * float64(t.opts.Refill)))
-			t.mu.Unlock()
-			return nil, status.Errorf(codes.ResourceExhausted, "too many failed handshakes from %s: retry in %v", addr, wait.Round(time.Millisecond))
-		}
+		var wake <-chan time.Time
 		done := b.done
+		if b.pending == 0 {
+			next := time.Duration(math.Ceil((1 - b.tokens) * float64(t.opts.Refill)))
+			if b.waiting {
+				t.mu.Unlock()
+				return nil, &ThrottledError{Addr: addr, RetryAfter: next}
+			}
+			b.waiting, wake = true, t.after(next)
+		}
 		t.mu.Unlock()
 		select {
 		case <-done:
+		case <-wake:
 		case <-ctx.Done():
-			return nil, status.FromContextError(ctx.Err()).Err()
+			err = status.FromContextError(ctx.Err()).Err()
+		}
+		if wake != nil {
+			t.mu.Lock()
+			b.waiting = false
+			t.mu.Unlock()
+		}
+		if err != nil {
+			return nil, err
 		}
 	}
+}
+
+// ThrottledError refuses a password check: its address (or, with Addr
+// empty, every tracked address) spent its tokens on failures. It is a gRPC
+// RESOURCE_EXHAUSTED status.
+type ThrottledError struct {
+	Addr       string
+	Addresses  int           // with Addr empty: how many are tracked
+	RetryAfter time.Duration // when a check will be let through again
+}
+
+func (e *ThrottledError) Error() string {
+	if e.Addr == "" {
+		return fmt.Sprintf("too many failed handshakes from %d addresses: retry in %v", e.Addresses, e.RetryAfter.Round(time.Millisecond))
+	}
+	return fmt.Sprintf("too many failed handshakes from %s: retry in %v", e.Addr, e.RetryAfter.Round(time.Millisecond))
+}
+
+// GRPCStatus makes the error RESOURCE_EXHAUSTED.
+func (e *ThrottledError) GRPCStatus() *status.Status {
+	return status.New(codes.ResourceExhausted, e.Error())
+}
+
+// RetryAfter is when a check refused by the throttle will be let through
+// again; ok is false for other errors.
+func RetryAfter(err error) (d time.Duration, ok bool) {
+	var te *ThrottledError
+	if errors.As(err, &te) {
+		return te.RetryAfter, true
+	}
+	return 0, false
 }
 
 func (t *Throttle) end(b *addrBucket, failed bool) {
@@ -135,7 +191,7 @@ func (t *Throttle) bucketLocked(addr string) (*addrBucket, error) {
 				}
 			}
 			if len(t.mu.addrs) >= t.opts.MaxAddresses {
-				return nil, status.Errorf(codes.ResourceExhausted, "too many failed handshakes from %d addresses: retry in %v", len(t.mu.addrs), t.opts.Refill)
+				return nil, &ThrottledError{Addresses: len(t.mu.addrs), RetryAfter: t.opts.Refill}
 			}
 		}
 		b = &addrBucket{tokens: float64(t.opts.Burst), at: now, done: make(chan struct{})}
@@ -154,12 +210,14 @@ func (t *Throttle) refill(b *addrBucket, now time.Time) {
 
 // Middleware is the server middleware of an Authenticator: arrow-go's basic
 // auth (Handshake with basic credentials returns a bearer token; every other
-// call needs one), behind the Throttle of failed handshakes per client
-// address. Give it to flight.NewServerWithMiddleware.
+// call but ListActions needs one), behind the Throttle of failed handshakes
+// per client address. Give it to flight.NewServerWithMiddleware.
 func (a *Authenticator) Middleware() []flight.ServerMiddleware {
+	basic := flight.CreateServerBasicAuthMiddleware(a)
+	basic.Stream = publicListActions(basic.Stream)
 	return []flight.ServerMiddleware{
 		{Stream: a.throttleHandshakes},
-		flight.CreateServerBasicAuthMiddleware(a),
+		basic,
 	}
 }
 
@@ -171,11 +229,23 @@ func (a *Authenticator) throttleHandshakes(srv any, stream grpc.ServerStream, in
 	}
 	end, err := a.throttle.Acquire(stream.Context(), peerHost(stream.Context()))
 	if err != nil {
+		if d, ok := RetryAfter(err); ok {
+			stream.SetTrailer(metadata.Pairs(RetryAfterKey, retryAfterSeconds(d)))
+		}
 		return err
 	}
 	err = handler(srv, stream)
 	end(status.Code(err) == codes.Unauthenticated)
 	return err
+}
+
+// RetryAfterKey is the trailer of a Handshake the throttle refused: whole
+// seconds until it lets a check through again, as HTTP's Retry-After.
+const RetryAfterKey = "retry-after"
+
+// retryAfterSeconds is d in whole seconds, rounded up, at least 1.
+func retryAfterSeconds(d time.Duration) string {
+	return strconv.Itoa(max(1, int(math.Ceil(d.Seconds()))))
 }
 
 // peerHost is the caller's IP address without the port: every connection

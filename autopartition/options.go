@@ -12,6 +12,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/fluxgate-io/fluxgate/errs"
 )
 
 // The table options, Fluss's names.
@@ -201,7 +203,7 @@ func FromOptions(opts map[string]string, partitionKeys []string, defaultZone *ti
 	}
 	s.KeyIndex = slices.Index(partitionKeys, s.Key)
 	if s.KeyIndex < 0 {
-		return nil, fmt.Errorf("%s %q is not a partition key", OptKey, s.Key)
+		return nil, fmt.Errorf("%s %s is not a partition key", OptKey, errs.Quote(s.Key))
 	}
 	var err error
 	if s.Unit, err = parseUnit(opts[OptTimeUnit]); err != nil {
@@ -222,7 +224,7 @@ func FromOptions(opts map[string]string, partitionKeys []string, defaultZone *ti
 	for key, dst := range map[string]*int{OptNumPrecreate: &s.NumPrecreate, OptNumRetention: &s.NumRetention} {
 		if v, ok := opts[key]; ok {
 			if *dst, err = strconv.Atoi(v); err != nil {
-				return nil, fmt.Errorf("%s = %q: %w", key, v, err)
+				return nil, fmt.Errorf("%s = %s: %w", key, errs.Quote(v), err)
 			}
 		}
 	}
@@ -249,7 +251,7 @@ func loadZone(name string) (*time.Location, error) {
 	}
 	z, err := time.LoadLocation(name)
 	if err != nil {
-		return nil, fmt.Errorf("unknown time zone %q: expected an IANA time zone name such as UTC or Europe/Berlin", name)
+		return nil, fmt.Errorf("unknown time zone %s: expected an IANA time zone name such as UTC or Europe/Berlin", errs.Quote(name))
 	}
 	return z, nil
 }

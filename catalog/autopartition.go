@@ -11,9 +11,9 @@ func parseAutoPartitionOption(table, key, value string) (string, error) {
 	v, ok, err := autopartition.ParseOption(key, value)
 	switch {
 	case !ok:
-		return "", errs.New(errs.Invalid, "table %s: unknown option %q (the %s* options are %s)", table, key, autopartition.OptPrefix, autopartition.OptionList())
+		return "", errs.New(errs.Invalid, "table %s: unknown option %s (the %s* options are %s)", table, errs.Quote(key), autopartition.OptPrefix, autopartition.OptionList())
 	case err != nil:
-		return "", errs.New(errs.Invalid, "table %s: option %q = %q: %v", table, key, value, err)
+		return "", errs.New(errs.Invalid, "table %s: option %s = %s: %v", table, errs.Quote(key), errs.Quote(value), err)
 	}
 	return v, nil
 }

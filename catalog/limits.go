@@ -37,7 +37,7 @@ func checkOptionSize(table, key, value string) error {
 		return errs.New(errs.Invalid, "table %s: option key %.64q... is %d bytes; the limit is %d", table, key, len(key), MaxOptionKeyBytes)
 	}
 	if len(value) > MaxOptionValueBytes {
-		return errs.New(errs.Invalid, "table %s: option %q: value is %d bytes; the limit is %d", table, key, len(value), MaxOptionValueBytes)
+		return errs.New(errs.Invalid, "table %s: option %s: value is %d bytes; the limit is %d", table, errs.Quote(key), len(value), MaxOptionValueBytes)
 	}
 	return nil
 }

@@ -22,7 +22,7 @@ func (n *normalizer) partitionKeys(keys []string) error {
 			return errs.New(errs.Invalid, "table %s: Partitioned Primary Key Table requires partition key %s is a subset of the primary key %s.",
 				n.table, javaList(keys), javaList(n.pk))
 		case slices.Contains(n.partKeys, k):
-			return errs.New(errs.Invalid, "table %s: partition key %q is listed twice", n.table, k)
+			return errs.New(errs.Invalid, "table %s: partition key %s is listed twice", n.table, errs.Quote(k))
 		case !partition.Supported(t.Root()):
 			return errs.New(errs.Invalid, "table %s: Currently, partitioned table supported partition key type are %s, but got partition key '%s' with data type %s.",
 				n.table, partition.SupportedTypes, k, t.String())

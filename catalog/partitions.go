@@ -168,7 +168,7 @@ func (c *Catalog) PartitionByName(t *TableInfo, name string) (*Partition, error)
 	}
 	values, err := partition.Values(t.PartitionKeys, name)
 	if err != nil {
-		return nil, errs.New(errs.NotFound, "partition %q of table %s does not exist", name, t.Table)
+		return nil, errs.New(errs.NotFound, "partition %s of table %s does not exist", errs.Quote(name), t.Table)
 	}
 	return nil, PartitionNotFound(t, values)
 }

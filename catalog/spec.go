@@ -222,7 +222,7 @@ func ValidateAlter(info *TableInfo, set map[string]string, reset []string, addCo
 			return nil, notAlterable(table, k)
 		}
 		if _, ok := set[k]; ok {
-			return nil, errs.New(errs.Invalid, "table %s: option %q is both set and reset", table, k)
+			return nil, errs.New(errs.Invalid, "table %s: option %s is both set and reset", table, errs.Quote(k))
 		}
 		if autopartition.IsOption(k) {
 			delete(opts, k) // autoPartition fills the default in again
@@ -241,7 +241,7 @@ func ValidateAlter(info *TableInfo, set map[string]string, reset []string, addCo
 	}
 	for _, c := range addColumns {
 		if c.Nullable != nil && !*c.Nullable {
-			return nil, errs.New(errs.Invalid, "table %s: added column %q must be nullable", table, c.Name)
+			return nil, errs.New(errs.Invalid, "table %s: added column %s must be nullable", table, errs.Quote(c.Name))
 		}
 		if err := n.addColumn(c); err != nil {
 			return nil, err
@@ -290,20 +290,20 @@ type normalizer struct {
 func (n *normalizer) addColumn(c Column) error {
 	switch {
 	case c.Name == "" || len(c.Name) > protocol.MaxNameLen:
-		return errs.New(errs.Invalid, "table %s: column name %s is %d bytes long; it must be 1 to %d", n.table, protocol.Quote(c.Name), len(c.Name), protocol.MaxNameLen)
+		return errs.New(errs.Invalid, "table %s: column name %s is %d bytes long; it must be 1 to %d", n.table, errs.Quote(c.Name), len(c.Name), protocol.MaxNameLen)
 	case strings.TrimSpace(c.Name) != c.Name || strings.ContainsAny(c.Name, ",\x00\n\r\t"):
-		return errs.New(errs.Invalid, "table %s: column name %q may not contain commas or control characters, nor start or end with a space", n.table, c.Name)
+		return errs.New(errs.Invalid, "table %s: column name %s may not contain commas or control characters, nor start or end with a space", n.table, errs.Quote(c.Name))
 	case reservedColumns[c.Name]:
-		return errs.New(errs.Invalid, "table %s: column name %q is reserved for a system column", n.table, c.Name)
+		return errs.New(errs.Invalid, "table %s: column name %s is reserved for a system column", n.table, errs.Quote(c.Name))
 	case n.types[c.Name] != nil:
-		return errs.New(errs.Invalid, "table %s: duplicate column %q", n.table, c.Name)
+		return errs.New(errs.Invalid, "table %s: duplicate column %s", n.table, errs.Quote(c.Name))
 	}
-	if err := checkComment(n.table, fmt.Sprintf("column %q comment", c.Name), c.Comment); err != nil {
+	if err := checkComment(n.table, fmt.Sprintf("column %s comment", errs.Quote(c.Name)), c.Comment); err != nil {
 		return err
 	}
 	t, err := parseType(c.Type)
 	if err != nil {
-		return errs.New(errs.Invalid, "table %s: column %q: %w", n.table, c.Name, err)
+		return errs.New(errs.Invalid, "table %s: column %s: %w", n.table, errs.Quote(c.Name), err)
 	}
 	nullable := c.Nullable == nil || *c.Nullable
 	c.Type, c.Nullable = t.String(), &nullable
@@ -318,11 +318,11 @@ func (n *normalizer) primaryKey(pk []string) error {
 		t := n.types[k]
 		switch {
 		case t == nil:
-			return errs.New(errs.Invalid, "table %s: primary key column %q is not a column (columns: %s)", n.table, k, strings.Join(n.colNames, ", "))
+			return errs.New(errs.Invalid, "table %s: primary key column %s is not a column (columns: %s)", n.table, errs.Quote(k), strings.Join(n.colNames, ", "))
 		case slices.Contains(n.pk, k):
-			return errs.New(errs.Invalid, "table %s: primary key column %q is listed twice", n.table, k)
+			return errs.New(errs.Invalid, "table %s: primary key column %s is listed twice", n.table, errs.Quote(k))
 		case t.Nested():
-			return errs.New(errs.Invalid, "table %s: primary key column %q has type %s; ARRAY, MAP and ROW cannot be keys", n.table, k, t.String())
+			return errs.New(errs.Invalid, "table %s: primary key column %s has type %s; ARRAY, MAP and ROW cannot be keys", n.table, errs.Quote(k), t.String())
 		}
 		n.pk = append(n.pk, k)
 		notNull := false
@@ -361,7 +361,7 @@ func (n *normalizer) options(in map[string]string, d Defaults) error {
 	pkTable := len(n.pk) > 0
 	for _, k := range []string{OptMergeEngine, OptDeleteBehavior, OptChangelogImage, OptAutoIncrementFields} {
 		if _, ok := n.opts[k]; ok && !pkTable {
-			return errs.New(errs.Invalid, "table %s: option %q applies only to primary-key tables", n.table, k)
+			return errs.New(errs.Invalid, "table %s: option %s applies only to primary-key tables", n.table, errs.Quote(k))
 		}
 	}
 	checks := []func() error{n.bucketKey, n.mergeEngine, n.autoIncrement}
@@ -391,14 +391,14 @@ func (n *normalizer) bucketKey() error {
 		case t == nil:
 			return n.badOption(OptBucketKey, "%s", n.noColumn(k))
 		case slices.Contains(seen, k):
-			return n.badOption(OptBucketKey, "column %q is listed twice", k)
+			return n.badOption(OptBucketKey, "column %s is listed twice", errs.Quote(k))
 		case t.Nested():
-			return n.badOption(OptBucketKey, "column %q has type %s; ARRAY, MAP and ROW cannot be keys", k, t.String())
+			return n.badOption(OptBucketKey, "column %s has type %s; ARRAY, MAP and ROW cannot be keys", errs.Quote(k), t.String())
 		case slices.Contains(n.partKeys, k):
 			return errs.New(errs.Invalid, "table %s: Bucket key %s shouldn't include any column in partition keys %s.",
 				n.table, javaList(splitList(v)), javaList(n.partKeys))
 		case len(n.pk) > 0 && !slices.Contains(n.pk, k):
-			return n.badOption(OptBucketKey, "column %q is not in the primary key %s; the bucket key of a primary-key table must be a subset of it", k, strings.Join(n.pk, ","))
+			return n.badOption(OptBucketKey, "column %s is not in the primary key %s; the bucket key of a primary-key table must be a subset of it", errs.Quote(k), strings.Join(n.pk, ","))
 		}
 		seen = append(seen, k)
 	}
@@ -410,7 +410,7 @@ func (n *normalizer) mergeEngine() error {
 	ver, hasVer := n.opts[OptVersionColumn]
 	switch {
 	case engine == MergeVersioned && !hasVer:
-		return errs.New(errs.Invalid, "table %s: option %q is required when %s is versioned", n.table, OptVersionColumn, OptMergeEngine)
+		return errs.New(errs.Invalid, "table %s: option %s is required when %s is versioned", n.table, errs.Quote(OptVersionColumn), OptMergeEngine)
 	case engine != MergeVersioned && hasVer:
 		return n.badOption(OptVersionColumn, "applies only when %s is versioned", OptMergeEngine)
 	case hasVer:
@@ -419,9 +419,9 @@ func (n *normalizer) mergeEngine() error {
 		case t == nil:
 			return n.badOption(OptVersionColumn, "%s", n.noColumn(ver))
 		case slices.Contains(n.pk, ver):
-			return n.badOption(OptVersionColumn, "column %q is in the primary key", ver)
+			return n.badOption(OptVersionColumn, "column %s is in the primary key", errs.Quote(ver))
 		case !isRoot("INT", "BIGINT", "TIMESTAMP", "TIMESTAMP_LTZ")(t):
-			return n.badOption(OptVersionColumn, "column %q has type %s; expected INT, BIGINT, TIMESTAMP or TIMESTAMP_LTZ", ver, t.String())
+			return n.badOption(OptVersionColumn, "column %s has type %s; expected INT, BIGINT, TIMESTAMP or TIMESTAMP_LTZ", errs.Quote(ver), t.String())
 		}
 	}
 	if engine != "" && n.opts[OptDeleteBehavior] == DeleteAllow && engine != MergeAggregation {
@@ -448,9 +448,9 @@ func (n *normalizer) autoIncrement() error {
 	case t == nil:
 		return n.badOption(OptAutoIncrementFields, "%s", n.noColumn(col))
 	case slices.Contains(n.pk, col):
-		return n.badOption(OptAutoIncrementFields, "column %q is in the primary key", col)
+		return n.badOption(OptAutoIncrementFields, "column %s is in the primary key", errs.Quote(col))
 	case t.Root() != "INT" && t.Root() != "BIGINT":
-		return n.badOption(OptAutoIncrementFields, "column %q has type %s; expected INT or BIGINT", col, t.String())
+		return n.badOption(OptAutoIncrementFields, "column %s has type %s; expected INT or BIGINT", errs.Quote(col), t.String())
 	}
 	return nil
 }
@@ -458,14 +458,14 @@ func (n *normalizer) autoIncrement() error {
 func (n *normalizer) aggColumn(col string) error {
 	key := "fields." + col + ".agg"
 	if n.opts[OptMergeEngine] != MergeAggregation {
-		return errs.New(errs.Invalid, "table %s: option %q: aggregate functions apply only when %s is aggregation", n.table, "fields."+col+".*", OptMergeEngine)
+		return errs.New(errs.Invalid, "table %s: option %s: aggregate functions apply only when %s is aggregation", n.table, errs.Quote("fields."+col+".*"), OptMergeEngine)
 	}
 	t := n.types[col]
 	switch {
 	case t == nil:
-		return errs.New(errs.Invalid, "table %s: option %q: %s", n.table, "fields."+col+".*", n.noColumn(col))
+		return errs.New(errs.Invalid, "table %s: option %s: %s", n.table, errs.Quote("fields."+col+".*"), n.noColumn(col))
 	case slices.Contains(n.pk, col):
-		return errs.New(errs.Invalid, "table %s: option %q: primary key column %q cannot have an aggregate function", n.table, "fields."+col+".*", col)
+		return errs.New(errs.Invalid, "table %s: option %s: primary key column %s cannot have an aggregate function", n.table, errs.Quote("fields."+col+".*"), errs.Quote(col))
 	}
 	fn, ok := n.opts[key]
 	if ok {
@@ -474,7 +474,7 @@ func (n *normalizer) aggColumn(col string) error {
 			return n.badOption(key, "unknown aggregate function; expected one of %s", aggFunctionNames())
 		}
 		if !accepts(t) {
-			return n.badOption(key, "%s does not accept column %q of type %s; expected %s", fn, col, t.String(), aggTypeNames[fn])
+			return n.badOption(key, "%s does not accept column %s of type %s; expected %s", fn, errs.Quote(col), t.String(), aggTypeNames[fn])
 		}
 	}
 	for _, dfn := range []string{"listagg", "string_agg"} {
@@ -531,11 +531,11 @@ func (n *normalizer) fillDefaults(d Defaults) {
 
 // noColumn says that the table has no column name, and which it has.
 func (n *normalizer) noColumn(name string) string {
-	return fmt.Sprintf("column %q does not exist (columns: %s)", name, strings.Join(n.colNames, ", "))
+	return fmt.Sprintf("column %s does not exist (columns: %s)", errs.Quote(name), strings.Join(n.colNames, ", "))
 }
 
 func (n *normalizer) badOption(key, format string, args ...any) error {
-	return errs.New(errs.Invalid, "table %s: option %q = %q: %s", n.table, key, n.opts[key], fmt.Sprintf(format, args...))
+	return errs.New(errs.Invalid, "table %s: option %s = %s: %s", n.table, errs.Quote(key), errs.Quote(n.opts[key]), fmt.Sprintf(format, args...))
 }
 
 func isStrictPrefix(prefix, of []string) bool {
@@ -604,7 +604,7 @@ func arrowSchema(cols []Column) (*arrow.Schema, error) {
 	for i, c := range cols {
 		dt, err := ParseType(c.Type)
 		if err != nil {
-			return nil, fmt.Errorf("column %q: %w", c.Name, err)
+			return nil, fmt.Errorf("column %s: %w", errs.Quote(c.Name), err)
 		}
 		fields[i] = arrow.Field{Name: c.Name, Type: dt, Nullable: c.Nullable == nil || *c.Nullable}
 	}
@@ -616,7 +616,7 @@ func (t *TableInfo) indexesOf(colIndex map[string]int, names []string) ([]int, e
 	for i, name := range names {
 		j, ok := colIndex[name]
 		if !ok {
-			return nil, fmt.Errorf("table %s: key column %q is not a column", t.Table, name)
+			return nil, fmt.Errorf("table %s: key column %s is not a column", t.Table, errs.Quote(name))
 		}
 		idx[i] = j
 	}

@@ -37,6 +37,9 @@ type Options struct {
 	// MaxPartitions is max.partition.num, the most partitions of one table;
 	// 0 means DefaultMaxPartitions.
 	MaxPartitions int
+	// MaxOpenFiles bounds the files pebble keeps open; 0 means pebble's
+	// default (1000).
+	MaxOpenFiles int
 }
 
 // Catalog is the persistent set of databases and tables. It is safe for
@@ -46,6 +49,7 @@ type Catalog struct {
 	db            *pebbledb.DB
 	defaults      Defaults
 	maxPartitions int
+	readOnly      bool
 
 	mu struct {
 		sync.RWMutex
@@ -77,6 +81,7 @@ func Open(dir string, opts Options) (*Catalog, error) {
 		FormatMajorVersion: pebble.FormatNewest,
 		ReadOnly:           opts.ReadOnly,
 		FS:                 opts.FS,
+		MaxOpenFiles:       opts.MaxOpenFiles,
 	}, log.With("component", "catalog"))
 	if errors.Is(err, pebble.ErrDBDoesNotExist) {
 		return nil, errs.New(errs.NotFound, "open catalog %s: no catalog there: %w", dir, err)
@@ -90,7 +95,7 @@ func Open(dir string, opts Options) (*Catalog, error) {
 	if opts.MaxPartitions == 0 {
 		opts.MaxPartitions = DefaultMaxPartitions
 	}
-	c := &Catalog{db: db, defaults: Defaults{BucketNum: opts.DefaultBucketNum}, maxPartitions: opts.MaxPartitions}
+	c := &Catalog{db: db, defaults: Defaults{BucketNum: opts.DefaultBucketNum}, maxPartitions: opts.MaxPartitions, readOnly: opts.ReadOnly}
 	if err := c.load(); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("open catalog %s: %w", dir, err)
@@ -113,12 +118,12 @@ func (c *Catalog) CreateDatabase(name string, ifNotExists bool) error {
 		if ifNotExists {
 			return nil
 		}
-		return errs.New(errs.AlreadyExists, "database %q already exists", name)
+		return errs.New(errs.AlreadyExists, "database %s already exists", errs.Quote(name))
 	}
 	b := c.db.NewBatch()
 	b.Set(databaseKey(name), nil, nil)
 	if err := c.commit(b); err != nil {
-		return fmt.Errorf("create database %q: %w", name, err)
+		return fmt.Errorf("create database %s: %w", errs.Quote(name), err)
 	}
 	c.mu.databases[name] = true
 	return nil
@@ -137,11 +142,11 @@ func (c *Catalog) DropDatabase(name string, ifExists, cascade bool) ([]*TableInf
 		if ifExists {
 			return nil, nil
 		}
-		return nil, errs.New(errs.NotFound, "database %q does not exist", name)
+		return nil, errs.New(errs.NotFound, "database %s does not exist", errs.Quote(name))
 	}
 	tables := c.tablesLocked(name)
 	if len(tables) > 0 && !cascade {
-		return nil, errs.New(errs.Precondition, "database %q is not empty (%d tables); drop its tables first or drop with cascade", name, len(tables))
+		return nil, errs.New(errs.Precondition, "database %s is not empty (%d tables); drop its tables first or drop with cascade", errs.Quote(name), len(tables))
 	}
 	b := c.db.NewBatch()
 	b.Delete(databaseKey(name), nil)
@@ -149,7 +154,7 @@ func (c *Catalog) DropDatabase(name string, ifExists, cascade bool) ([]*TableInf
 		c.deleteTableKeysLocked(b, t)
 	}
 	if err := c.commit(b); err != nil {
-		return nil, fmt.Errorf("drop database %q: %w", name, err)
+		return nil, fmt.Errorf("drop database %s: %w", errs.Quote(name), err)
 	}
 	delete(c.mu.databases, name)
 	for _, t := range tables {
@@ -177,7 +182,7 @@ func (c *Catalog) CreateTable(spec TableSpec, ifNotExists bool) (info *TableInfo
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if !c.mu.databases[path.Database] {
-		return nil, false, errs.New(errs.NotFound, "table %s: database %q does not exist", path, path.Database)
+		return nil, false, errs.New(errs.NotFound, "table %s: database %s does not exist", path, errs.Quote(path.Database))
 	}
 	if old := c.mu.tables[path.String()]; old != nil {
 		if ifNotExists {
@@ -273,7 +278,7 @@ func (c *Catalog) ListTables(database string) ([]*TableInfo, error) {
 	c.mu.RLock()
 	defer c.mu.RUnlock()
 	if database != "" && !c.mu.databases[database] {
-		return nil, errs.New(errs.NotFound, "database %q does not exist", database)
+		return nil, errs.New(errs.NotFound, "database %s does not exist", errs.Quote(database))
 	}
 	return c.tablesLocked(database), nil
 }
@@ -370,6 +375,12 @@ func (c *Catalog) load() error {
 	c.mu.partitionByID = map[int64]*Partition{}
 	next, closer, err := c.db.Get(nextIDKey)
 	switch {
+	case err == pebble.ErrNotFound && c.readOnly:
+		// Empty, not even its first entries written (or they were only in
+		// a log since lost): read as the new catalog it would become.
+		c.mu.databases[protocol.DefaultDatabase] = true
+		c.mu.nextID = 1
+		return nil
 	case err == pebble.ErrNotFound:
 		b := c.db.NewBatch()
 		b.Set(databaseKey(protocol.DefaultDatabase), nil, nil)

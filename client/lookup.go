@@ -17,6 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -389,6 +390,8 @@ func (l *Lookuper) receive() {
 		return
 	}
 	defer rdr.Release()
+	var parts []arrow.RecordBatch // the messages of the answer being received
+	defer func() { releaseAll(parts) }()
 	for rdr.Next() {
 		rec := rdr.RecordBatch()
 		a := answer{}
@@ -396,7 +399,12 @@ func (l *Lookuper) receive() {
 			a.err = status.Error(codes.Internal, a.err.Error())
 		} else {
 			rec.Retain()
-			a.rec = rec
+			parts = append(parts, rec)
+			if a.meta.More {
+				continue
+			}
+			a.rec, a.err = joinAnswer(parts, a.meta, l.c.mem)
+			parts = nil
 		}
 		l.mu.Lock()
 		l.mu.answers = append(l.mu.answers, a)
@@ -412,6 +420,45 @@ func (l *Lookuper) receive() {
 		err = io.EOF
 	}
 	end(err)
+}
+
+// joinAnswer joins the messages of one answer (PROTOCOL.md §6.1: the server
+// sends an answer over 4 MiB in several) into one record, and releases them.
+func joinAnswer(parts []arrow.RecordBatch, meta LookupMeta, mem memory.Allocator) (arrow.RecordBatch, error) {
+	defer releaseAll(parts)
+	var rec arrow.RecordBatch
+	if len(parts) == 1 {
+		rec = parts[0]
+		rec.Retain()
+	} else {
+		cols := make([]arrow.Array, parts[0].NumCols())
+		for c := range cols {
+			arrs := make([]arrow.Array, len(parts))
+			for i, p := range parts {
+				arrs[i] = p.Column(c)
+			}
+			col, err := array.Concatenate(arrs, mem)
+			if err != nil {
+				releaseAll(cols[:c])
+				return nil, status.Errorf(codes.Internal, "joining the %d messages of an answer: %v", len(parts), err)
+			}
+			cols[c] = col
+		}
+		rec = array.NewRecordBatch(parts[0].Schema(), cols, int64(cols[0].Len()))
+		releaseAll(cols)
+	}
+	if rec.NumRows() != int64(meta.Rows) {
+		rec.Release()
+		return nil, status.Errorf(codes.Internal, "the answer's %d messages hold %d rows; its app_metadata says %d", len(parts), rec.NumRows(), meta.Rows)
+	}
+	return rec, nil
+}
+
+// releaseAll releases each of values.
+func releaseAll[T interface{ Release() }](values []T) {
+	for _, v := range values {
+		v.Release()
+	}
 }
 
 // LookupInline looks up a small set of keys through GetFlightInfo with CMD

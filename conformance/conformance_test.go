@@ -182,6 +182,7 @@ type server struct {
 	bin, dir, addr string
 	args           []string
 	env            []string        // added to the process's environment
+	maxFiles       int             // RLIMIT_NOFILE of the process, if not 0
 	log            *syncbuf.Buffer // stdout and stderr of every run
 
 	cmd     *exec.Cmd
@@ -193,10 +194,17 @@ type server struct {
 // and stops it when the test ends; with -short the test is skipped instead.
 func startServer(t *testing.T, args ...string) *server {
 	t.Helper()
+	return startServerMaxFiles(t, 0, args...)
+}
+
+// startServerMaxFiles is startServer with the process's RLIMIT_NOFILE set to
+// maxFiles (0: inherited).
+func startServerMaxFiles(t *testing.T, maxFiles int, args ...string) *server {
+	t.Helper()
 	if testing.Short() {
 		t.Skip("starts the fluxgate binary")
 	}
-	s := &server{bin: fluxgateBinary(t), dir: t.TempDir(), addr: freeAddr(t), args: args, log: &syncbuf.Buffer{}}
+	s := &server{bin: fluxgateBinary(t), dir: t.TempDir(), addr: freeAddr(t), args: args, log: &syncbuf.Buffer{}, maxFiles: maxFiles}
 	t.Cleanup(func() {
 		if err := s.stop(); err != nil {
 			t.Errorf("stop the server: %v", err)
@@ -228,6 +236,11 @@ func (s *server) start() error {
 	fmt.Fprintf(s.log, "--- start %s\n", time.Now().Format(time.RFC3339Nano))
 	args := append([]string{"serve", "--data", s.dir, "--listen", s.addr, "--http", ""}, s.args...)
 	cmd := exec.Command(s.bin, args...)
+	if s.maxFiles > 0 {
+		// The shell lowers both limits, so Go's runtime cannot raise the
+		// soft one again, then becomes the server.
+		cmd = exec.Command("/bin/sh", append([]string{"-c", fmt.Sprintf(`ulimit -n %d && exec "$0" "$@"`, s.maxFiles), s.bin}, args...)...)
+	}
 	cmd.Env = append(os.Environ(), s.env...)
 	cmd.Stdout, cmd.Stderr = s.log, s.log
 	if err := cmd.Start(); err != nil {

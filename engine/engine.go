@@ -9,10 +9,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/engine/internal/datadir"
@@ -86,6 +90,9 @@ type Engine struct {
 // which may be a service), not the engine's life: that lasts until Close.
 func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 	opts = opts.withDefaults()
+	if opts.OpenFiles < MinOpenFiles {
+		return nil, errs.New(errs.Invalid, "open files %d: want at least %d", opts.OpenFiles, MinOpenFiles)
+	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create data directory: %w", err)
 	}
@@ -106,11 +113,11 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 	if err := checkCatalog(dir, data, opts); err != nil {
 		return nil, err
 	}
-	cat, err := catalog.Open(filepath.Join(dir, "catalog"), catalog.Options{DefaultBucketNum: opts.DefaultBucketNum, MaxPartitions: opts.MaxPartitions, Logger: opts.Logger, FS: opts.CatalogFS})
+	cat, err := catalog.Open(filepath.Join(dir, "catalog"), catalog.Options{DefaultBucketNum: opts.DefaultBucketNum, MaxPartitions: opts.MaxPartitions, Logger: opts.Logger, FS: opts.CatalogFS, MaxOpenFiles: opts.pebbleOpenFiles()})
 	if err != nil {
 		return nil, fmt.Errorf("open catalog: %w", err)
 	}
-	store, err := kv.Open(filepath.Join(dir, "kv"), kv.Options{Logger: opts.Logger, FS: opts.KVFS})
+	store, err := kv.Open(filepath.Join(dir, "kv"), kv.Options{Logger: opts.Logger, FS: opts.KVFS, MaxOpenFiles: opts.pebbleOpenFiles()})
 	if err != nil {
 		cat.Close()
 		return nil, err
@@ -126,7 +133,7 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 		cat.Close()
 		return nil, err
 	}
-	producers, err := producer.Open(vfs.Default, filepath.Join(dir, "producers.json"))
+	producers, err := producer.Open(vfs.Default, dir)
 	if err != nil {
 		lk.Close()
 		store.Close()
@@ -136,13 +143,14 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 	e := &Engine{dir: dir, opts: opts, cat: cat, kv: store, lake: lk, producers: producers, tables: map[int64]*table.Table{}, draining: make(chan struct{})}
 	e.life, e.stop = context.WithCancel(context.Background())
 	e.pkw = &pkwrite.Env{Alloc: opts.Allocator, KV: store, Logger: opts.Logger, RecoverKV: e.recoverKV}
+	// Before the metrics: their callback counts the logs' open files.
+	e.logOpts = opts.logOptions(func(d time.Duration) { e.met.observeSync(d) })
 	if e.met, err = newMetrics(e, opts.Meter); err != nil {
 		lk.Close()
 		store.Close()
 		cat.Close()
 		return nil, err
 	}
-	e.logOpts = opts.logOptions(e.met.observeSync)
 	// Before any table opens: the metrics' callback reads e.lakes of each
 	// open table.
 	e.lakes = e.newLakes()
@@ -165,11 +173,9 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 		return nil, err
 	}
 	e.unavailable = unavailable
-	for _, info := range infos {
-		if unavailable[info.TableID] != nil {
-			continue
-		}
-		if _, err := e.openTable(info); err != nil {
+	openErrs := e.openAll(infos)
+	for i, info := range infos {
+		if err := openErrs[i]; err != nil {
 			// A damaged log, or state that cannot be recovered from it,
 			// makes only its table unavailable.
 			if cerr := e.corruptTable(info, err); cerr != nil {
@@ -215,15 +221,24 @@ func (e *Engine) Close() error {
 	e.wg.Wait()
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	var err error
-	for id, t := range e.tables {
-		if t.PK != nil {
-			t.PK.Quiesce()()
-		}
-		err = errors.Join(err, t.Log.Close())
-		delete(e.tables, id)
+	// Each log's close syncs it and records its writers: tableOpeners at once.
+	tables := slices.Collect(maps.Values(e.tables))
+	closed := make([]error, len(tables))
+	var g errgroup.Group
+	g.SetLimit(tableOpeners)
+	for i, t := range tables {
+		g.Go(func() error {
+			if t.PK != nil {
+				t.PK.Quiesce()()
+			}
+			closed[i] = t.Log.Close()
+			return nil
+		})
 	}
-	err = errors.Join(err, e.kv.Close(), e.cat.Close(), e.lake.Close())
+	_ = g.Wait() // the errors are in closed
+	clear(e.tables)
+	err := errors.Join(closed...)
+	err = errors.Join(err, e.kv.Close(), e.cat.Close(), e.lake.Close(), e.producers.Close())
 	if e.lock != nil { // nil when a failing Open closes e; Open releases it then
 		err = errors.Join(err, e.lock.Close())
 	}
@@ -250,6 +265,28 @@ func (e *Engine) openTable(info *catalog.TableInfo) (*table.Table, error) {
 	e.mu.Unlock()
 	return t, nil
 }
+
+// openAll opens the tables that are not unavailable, tableOpeners at once
+// (recovering a log waits mostly on fsyncs, which a disk serves better
+// together), and returns each one's error.
+func (e *Engine) openAll(infos []*catalog.TableInfo) []error {
+	failed := make([]error, len(infos))
+	var g errgroup.Group
+	g.SetLimit(tableOpeners)
+	for i, info := range infos {
+		if e.unavailable[info.TableID] == nil {
+			g.Go(func() error {
+				_, failed[i] = e.openTable(info)
+				return nil
+			})
+		}
+	}
+	_ = g.Wait() // the errors are in failed
+	return failed
+}
+
+// tableOpeners is how many tables Open opens, and Close closes, at once.
+const tableOpeners = 8
 
 func (e *Engine) retentionLoop() {
 	defer e.wg.Done()

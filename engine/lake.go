@@ -2,9 +2,11 @@ package engine
 
 import (
 	"context"
+	"time"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/engine/internal/laketier"
+	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
@@ -14,7 +16,7 @@ func (e *Engine) newLakes() *laketier.Lakes {
 	return laketier.New(laketier.Env{
 		Lake: e.lake, KV: e.kv, Alloc: e.opts.Allocator, Logger: e.opts.Logger,
 		Metrics: laketier.Metrics{RoundSeconds: e.met.lakeRoundSeconds, Files: e.met.lakeFiles,
-			Bytes: e.met.lakeBytes, Rows: e.met.lakeRows, Table: tableAttr},
+			Bytes: e.met.lakeBytes, Rows: e.met.lakeRows, RoundFailures: e.met.lakeRoundFailures, Table: tableAttr},
 		CompactionInterval: e.opts.LakeCompactionInterval,
 		TableByID:          e.cat.TableByID,
 		Partitions:         e.cat.Partitions,
@@ -33,10 +35,17 @@ func (e *Engine) LakeSnapshot(ctx context.Context, name string) (protocol.LakeSn
 	if err != nil {
 		return protocol.LakeSnapshot{}, err
 	}
+	failure := e.lakes.RoundFailure(o)
 	if snap == nil {
+		if failure != nil {
+			return protocol.LakeSnapshot{}, errs.New(errs.NotFound, "%s has no lake snapshot yet: its tiering rounds fail since %s: %s",
+				path.FullName(), time.UnixMilli(failure.Since).UTC().Format(time.RFC3339), failure.Message)
+		}
 		return protocol.LakeSnapshot{}, laketier.NoSnapshot(info, path)
 	}
-	return laketier.SnapshotOf(snap), nil
+	out := laketier.SnapshotOf(snap)
+	out.RoundFailure = failure
+	return out, nil
 }
 
 // resolveLake parses a table name and returns its lake owner and

@@ -89,7 +89,7 @@ func (e *Engine) InlineLookup(ctx context.Context, tk protocol.Ticket) (arrow.Re
 		return nil, protocol.LookupMeta{}, err
 	}
 	if info, _, err := e.resolveInfo(tk.Lookup.Table); err != nil || info.TableID != tk.TableID {
-		return nil, protocol.LookupMeta{}, errs.New(errs.NotFound, "ticket: table id %d is no longer %s", tk.TableID, tk.Lookup.Table)
+		return nil, protocol.LookupMeta{}, errs.New(errs.NotFound, "ticket: table id %d is no longer %s", tk.TableID, errs.Quote(tk.Lookup.Table))
 	}
 	l, err := e.OpenLookup(*tk.Lookup)
 	if err != nil {

@@ -19,10 +19,11 @@ type metrics struct {
 	scans        metric.Int64UpDownCounter
 	lookupKeys   metric.Int64Counter
 
-	lakeRoundSeconds metric.Float64Histogram
-	lakeFiles        metric.Int64Counter
-	lakeBytes        metric.Int64Counter
-	lakeRows         metric.Int64Counter
+	lakeRoundSeconds  metric.Float64Histogram
+	lakeFiles         metric.Int64Counter
+	lakeBytes         metric.Int64Counter
+	lakeRows          metric.Int64Counter
+	lakeRoundFailures metric.Int64Counter
 }
 
 func newMetrics(e *Engine, m metric.Meter) (*metrics, error) {
@@ -66,6 +67,13 @@ func newMetrics(e *Engine, m metric.Meter) (*metrics, error) {
 	if mt.lakeRows, err = m.Int64Counter("fluxgate.lake.rows.tiered", metric.WithDescription("log rows read by committed tiering rounds, per table")); err != nil {
 		return nil, err
 	}
+	if mt.lakeRoundFailures, err = m.Int64Counter("fluxgate.lake.round.failures", metric.WithDescription("tiering rounds that failed, per table")); err != nil {
+		return nil, err
+	}
+	failing, err := m.Int64ObservableGauge("fluxgate.lake.round.failing", metric.WithDescription("1 while a lake-enabled table's tiering rounds fail (lake-snapshot's round_failure says why), else 0"))
+	if err != nil {
+		return nil, err
+	}
 	lagOffsets, err := m.Int64ObservableGauge("fluxgate.lake.lag.offsets", metric.WithDescription("offsets of a lake-enabled table's log not yet in the lake, summed over buckets"))
 	if err != nil {
 		return nil, err
@@ -94,12 +102,18 @@ func newMetrics(e *Engine, m metric.Meter) (*metrics, error) {
 	if err != nil {
 		return nil, err
 	}
+	openFiles, err := m.Int64ObservableGauge("fluxgate.log.files.open", metric.WithDescription("log segment files open, of the logs' share of --open-files"))
+	if err != nil {
+		return nil, err
+	}
 	_, err = m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
 		e.mu.RLock()
 		defer e.mu.RUnlock()
+		o.ObserveInt64(openFiles, int64(e.logOpts.Files.Open()))
 		type lag struct {
 			offsets int64
 			since   time.Time
+			failing bool
 		}
 		lags := map[string]lag{} // by table: a partitioned table's partitions sum
 		for _, t := range e.tables {
@@ -121,7 +135,8 @@ func newMetrics(e *Engine, m metric.Meter) (*metrics, error) {
 			}
 			if offsets, since, ok := e.lakes.Lag(t); ok {
 				l := lags[name]
-				lags[name] = lag{offsets: l.offsets + offsets, since: since}
+				failing := e.lakes.RoundFailure(e.lakes.OwnerOf(t)) != nil
+				lags[name] = lag{offsets: l.offsets + offsets, since: since, failing: failing}
 			}
 		}
 		for name, l := range lags {
@@ -131,9 +146,14 @@ func newMetrics(e *Engine, m metric.Meter) (*metrics, error) {
 			}
 			o.ObserveInt64(lagOffsets, l.offsets, tableAttr(name))
 			o.ObserveFloat64(lagSeconds, seconds, tableAttr(name))
+			var f int64
+			if l.failing {
+				f = 1
+			}
+			o.ObserveInt64(failing, f, tableAttr(name))
 		}
 		return nil
-	}, hw, logEnd, earliest, logBytes, bytesRead, lagOffsets, lagSeconds)
+	}, hw, logEnd, earliest, logBytes, bytesRead, lagOffsets, lagSeconds, failing, openFiles)
 	return &mt, err
 }
 

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"log/slog"
+	"syscall"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -53,6 +54,32 @@ type Options struct {
 	LakeCompactionInterval time.Duration
 	// AutoPartition configures automatic partitions (autopartition.go).
 	AutoPartition AutoPartitionOptions
+	// OpenFiles is how many descriptors the data files may keep open at
+	// once, however many buckets there are: half for the logs' segment files
+	// (an LRU of handles, logstore.FileCache), a quarter each for the
+	// tables of the primary-key state and of the catalog (pebble's
+	// MaxOpenFiles). Files being read or written at the moment come on top.
+	// At least MinOpenFiles. Default DefaultOpenFiles().
+	OpenFiles int
+}
+
+// MinOpenFiles is the least Options.OpenFiles: pebble keeps a table cache of
+// at least 64 files in each of its two stores.
+const MinOpenFiles = 256
+
+// maxDefaultOpenFiles caps the default of Options.OpenFiles: past it,
+// keeping more idle files open saves little.
+const maxDefaultOpenFiles = 1 << 16
+
+// DefaultOpenFiles is the default of Options.OpenFiles: half the process's
+// RLIMIT_NOFILE (the other half is for connections and the rest), within
+// MinOpenFiles and 65536.
+func DefaultOpenFiles() int {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return MinOpenFiles
+	}
+	return int(min(max(lim.Cur/2, MinOpenFiles), maxDefaultOpenFiles))
 }
 
 // WithLogSegmentBytes returns o with the log segment size set.
@@ -91,8 +118,14 @@ func (o Options) withDefaults() Options {
 		o.Logger = slog.Default()
 	}
 	o.AutoPartition = o.AutoPartition.withDefaults()
+	if o.OpenFiles == 0 {
+		o.OpenFiles = DefaultOpenFiles()
+	}
 	return o
 }
+
+// pebbleOpenFiles is the MaxOpenFiles of each of the two pebble stores.
+func (o Options) pebbleOpenFiles() int { return o.OpenFiles / 4 }
 
 // LogOptions configure every table's log. The zero value means the
 // defaults.
@@ -125,10 +158,12 @@ type LakeOptions struct {
 	BeforeCommit func() error
 }
 
-// logOptions are the options of each table's log.
+// logOptions are the options of each table's log; their files share one
+// cache of what OpenFiles leaves the pebble stores.
 func (o Options) logOptions(onSync func(time.Duration)) logstore.Options {
 	return logstore.Options{
 		SegmentBytes: o.Log.SegmentBytes, WriterExpiration: o.Log.WriterExpiration, Now: o.Log.Now, FS: o.Log.FS,
 		Logger: o.Logger, OnSync: onSync, Summarize: framestats.Merge,
+		Files: logstore.NewFileCache(o.OpenFiles - 2*o.pebbleOpenFiles()),
 	}
 }

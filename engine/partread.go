@@ -3,7 +3,6 @@ package engine
 import (
 	"github.com/fluxgate-io/fluxgate/engine/internal/table"
 	"github.com/fluxgate-io/fluxgate/errs"
-	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
 // A ticket of a partitioned table names each range's partition, whose own
@@ -24,10 +23,10 @@ func (e *Engine) ticketTable(id, partitionID int64, name string) (*table.Table, 
 	}
 	p, err := e.cat.PartitionByID(partitionID)
 	if err != nil || p.TableID != id {
-		return nil, errs.New(errs.NotFound, "ticket: partition %s (id %d) of table id %d does not exist (dropped, or dropped and re-created under a new id)", protocol.Quote(name), partitionID, id)
+		return nil, errs.New(errs.NotFound, "ticket: partition %s (id %d) of table id %d does not exist (dropped, or dropped and re-created under a new id)", errs.Quote(name), partitionID, id)
 	}
 	if p.PartitionName != name {
-		return nil, errs.New(errs.Invalid, "ticket: partition id %d is partition %s, not %s", partitionID, p.PartitionName, protocol.Quote(name))
+		return nil, errs.New(errs.Invalid, "ticket: partition id %d is partition %s, not %s", partitionID, p.PartitionName, errs.Quote(name))
 	}
 	return e.openPartition(partitionID)
 }

@@ -2,16 +2,14 @@ package engine
 
 import (
 	"context"
+	"fmt"
 	"maps"
-	"unicode"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/producer"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
-
-const maxProducerID = 256
 
 // RegisterProducerOffsets stores per-bucket offsets of a table under a
 // producer id unless some are stored already (create-if-absent).
@@ -105,13 +103,8 @@ func (e *Engine) DeleteProducerOffsets(ctx context.Context, req protocol.Produce
 // producerTable checks a request's producer id and returns its table's
 // definition.
 func (e *Engine) producerTable(req protocol.ProducerOffsetsRequest, action string) (*catalog.TableInfo, error) {
-	if req.ProducerID == "" || len(req.ProducerID) > maxProducerID {
-		return nil, errs.New(errs.Invalid, "%s: producer_id must have 1 to %d bytes", action, maxProducerID)
-	}
-	for _, r := range req.ProducerID {
-		if unicode.IsControl(r) {
-			return nil, errs.New(errs.Invalid, "%s: producer_id %q has a control character", action, req.ProducerID)
-		}
+	if err := protocol.ValidateID("producer_id", req.ProducerID); err != nil {
+		return nil, fmt.Errorf("%s: %w", action, err)
 	}
 	info, path, err := e.resolveInfo(req.Table)
 	if err != nil {

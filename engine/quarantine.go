@@ -49,8 +49,12 @@ func checkCatalog(dir string, d *datadir.TableData, opts Options) error {
 	if d.MaxID() < next {
 		return nil
 	}
-	return fmt.Errorf("the catalog in %s is behind the table data: it hands out table ids from %d, yet data of table id %d is on disk (in %s or %s). Its log (%s) was damaged, or it was restored from an older copy. Restore a copy that names every table; or, to start with no tables and every table's data moved to quarantine, move %s away",
-		catDir, next, d.MaxID(), datadir.TablesDir(dir), filepath.Join(dir, QuarantineDir), strings.Join(wals, ", "), catDir)
+	why := fmt.Sprintf("Its log (%s) was damaged, or it was restored from an older copy", strings.Join(wals, ", "))
+	if len(wals) == 0 {
+		why = fmt.Sprintf("Its write-ahead log (%s) is missing: deleted, with what the catalog had not yet flushed to its tables", filepath.Join(catDir, "*.log"))
+	}
+	return fmt.Errorf("the catalog in %s is behind the table data: it hands out table ids from %d, yet data of table id %d is on disk (in %s or %s). %s. `fluxgate repair` does not mend a catalog (it cuts a table's damaged log). Restore a copy of %s that names every table; or, to start with no tables and every table's data moved to quarantine, move %s away",
+		catDir, next, d.MaxID(), datadir.TablesDir(dir), filepath.Join(dir, QuarantineDir), why, catDir, catDir)
 }
 
 // checkTableData is run on open, before the tables are. A new catalog

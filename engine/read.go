@@ -27,8 +27,13 @@ const (
 )
 
 // ReadStream is an opened ticket; scanread reads it. An alias: flight calls
-// its Schema, Compression, SendEncoded and Run, which need no engine.
+// its Schema, Compression, SendEncoded, HoldMemory and Run, which need no
+// engine.
 type ReadStream = scanread.Stream
+
+// ReadMemory is a budget a ReadStream holds the log frames it reads against
+// (ReadStream.HoldMemory).
+type ReadMemory = scanread.Memory
 
 // EncodedBatch is a batch as the store holds it (ReadStream.SendEncoded).
 type EncodedBatch = scanread.EncodedBatch
@@ -101,7 +106,7 @@ func (e *Engine) OpenRead(tk protocol.Ticket) (*ReadStream, error) {
 			return nil, errs.New(errs.Invalid, "ticket: lake_start %d needs a single range and an offset of at least 0", *tk.LakeStart)
 		}
 	default:
-		return nil, errs.New(errs.Invalid, "ticket: unknown view %q", tk.View)
+		return nil, errs.New(errs.Invalid, "ticket: unknown view %s", errs.Quote(tk.View))
 	}
 	for _, r := range ticketRanges(tk) {
 		if r.Bucket < 0 || r.Bucket >= info.BucketCount() {

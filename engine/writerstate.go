@@ -13,6 +13,9 @@ func (e *Engine) WriterState(_ context.Context, req protocol.WriterStateRequest)
 	if req.WriterID == "" {
 		return protocol.WriterState{}, errs.New(errs.Invalid, "writer-state needs a writer_id")
 	}
+	if err := protocol.ValidateID("writer-state: writer_id", req.WriterID); err != nil {
+		return protocol.WriterState{}, err
+	}
 	info, path, err := e.resolveInfo(req.Table)
 	if err != nil {
 		return protocol.WriterState{}, err

@@ -7,6 +7,8 @@ package errs
 import (
 	"errors"
 	"fmt"
+	"strconv"
+	"unicode/utf8"
 )
 
 // Kind classifies an error by what the caller can do about it.
@@ -80,3 +82,41 @@ func KindOf(err error) Kind {
 
 // Is reports whether err has kind k.
 func Is(err error, k Kind) bool { return err != nil && KindOf(err) == k }
+
+// QuoteMax is how many bytes of a client's string an error message quotes.
+const QuoteMax = 64
+
+// Quote quotes s for an error message, cut to its first QuoteMax bytes (at a
+// character boundary) and marked "..." when cut: an error echoes what the
+// client sent, and must stay small whatever that was. Every message that
+// names a client's string uses it, or Cut where a message shows it unquoted.
+func Quote(s string) string {
+	short, cut := shorten(s)
+	if cut {
+		return strconv.Quote(short) + "..."
+	}
+	return strconv.Quote(s)
+}
+
+// Cut is Quote without the quotes: for messages that show a value as it is
+// (Fluss's partition messages).
+func Cut(s string) string {
+	short, cut := shorten(s)
+	if cut {
+		return short + "..."
+	}
+	return s
+}
+
+// shorten returns s's first QuoteMax bytes, ending at a character boundary,
+// and whether that is less than s.
+func shorten(s string) (string, bool) {
+	if len(s) <= QuoteMax {
+		return s, false
+	}
+	n := QuoteMax
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
+	}
+	return s[:n], true
+}

@@ -1,6 +1,7 @@
 package flight_test
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +19,8 @@ import (
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/client"
 	"github.com/fluxgate-io/fluxgate/engine"
+	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
 // wantInvalid asserts INVALID_ARGUMENT whose message contains every part.
@@ -319,14 +322,27 @@ func TestListPageTokens(t *testing.T) {
 		t.Errorf("list-tables of b by pages of 2: %s", got)
 	}
 	_, err := doAction(t, fc, "list-tables", fmt.Sprintf(`{"database": %q}`, strings.Repeat("d", 1<<20)))
-	wantInvalid(t, "a database name of 1 MiB", err, "database name", "200")
+	wantInvalid(t, "a database name of 1 MiB", err, "$.database", fmt.Sprint(protocol.MaxStringBytes))
 	if len(status.Convert(err).Message()) > 1024 {
 		t.Errorf("the message echoes the name: %d bytes", len(status.Convert(err).Message()))
 	}
 	_, err = doAction(t, fc, "list-tables", `{"max_results": -1}`)
 	wantInvalid(t, "negative max_results", err, "max_results")
-	_, err = doAction(t, fc, "list-tables", `{"page_token": "not base64!"}`)
-	wantInvalid(t, "bad page token", err, "page_token")
+	// A token this server did not make is refused, however well-formed, and
+	// so is one of another listing.
+	var dbPage struct {
+		Next string `json:"next_page_token"`
+	}
+	body, err := doAction(t, fc, "list-databases", `{"max_results": 1}`)
+	if err != nil || json.Unmarshal(body, &dbPage) != nil || dbPage.Next == "" {
+		t.Fatalf("list-databases by pages of 1: %s, %v", body, err)
+	}
+	for _, token := range []string{"not base64!", "garbage", base64.RawURLEncoding.EncodeToString([]byte("b\x00x")), dbPage.Next + "A", strings.Repeat("A", 4000)} {
+		_, err = doAction(t, fc, "list-tables", fmt.Sprintf(`{"page_token": %q}`, token))
+		wantInvalid(t, "page token "+errs.Quote(token), err, "page_token", "not one this server returned")
+	}
+	_, err = doAction(t, fc, "list-tables", fmt.Sprintf(`{"page_token": %q}`, dbPage.Next))
+	wantInvalid(t, "a page token of list-databases given to list-tables", err, "page_token")
 }
 
 // A FlightInfo larger than a client accepts is refused with a reason: every

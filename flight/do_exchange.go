@@ -4,14 +4,13 @@ package flight
 // descriptor is CMD {"lookup": {"table", "columns", "prefix",
 // "insert_if_not_exists"}}; the client writes record batches of keys (the
 // primary-key columns, or the bucket-key columns for a prefix lookup) and the
-// server answers each with one batch: `_key_index` (the key's row in the
+// server answers each with a batch: `_key_index` (the key's row in the
 // request) and the requested columns, in ascending `_key_index`, with
-// app_metadata {"keys": n, "rows": m}. A lookup sees every write
-// acknowledged before it was sent.
+// app_metadata {"keys": n, "rows": m}, in slices under 4 MiB marked "more"
+// but the last (lookup_answer.go). A lookup sees every write acknowledged
+// before it was sent.
 
 import (
-	"encoding/json"
-
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 
@@ -59,8 +58,7 @@ func (s *Service) doExchange(stream flight.FlightService_DoExchangeServer) error
 		if err != nil {
 			return err
 		}
-		md, _ := json.Marshal(protocol.LookupMeta(meta))
-		err = w.WriteWithAppMetadata(ans, md)
+		err = s.sendLookupAnswer(w, ans, meta)
 		ans.Release()
 		if err != nil {
 			return err

@@ -27,7 +27,8 @@ func (s *Service) DoGet(t *flight.Ticket, stream flight.FlightService_DoGetServe
 		return s.toStatus("DoGet", err)
 	}
 	defer done()
-	return s.toStatus("DoGet", s.doGet(t, stream))
+	stream, stalled := s.watchStalls(stream)
+	return s.toStatus("DoGet", stalled(s.doGet(t, stream)))
 }
 
 func (s *Service) doGet(t *flight.Ticket, stream flight.FlightService_DoGetServer) error {
@@ -64,7 +65,10 @@ func (s *Service) doGet(t *flight.Ticket, stream flight.FlightService_DoGetServe
 	case "zstd":
 		opts = append(opts, ipc.WithZstd())
 	}
-	w := newBatchWriter(stream, rs.Schema(), s.mem, opts)
+	held := newReadMemory(s.limits.bytes)
+	defer held.close()
+	rs.HoldMemory(held)
+	w := newBatchWriter(stream, held, rs.Schema(), s.mem, opts)
 	defer w.Close()
 	// The schema goes out before any batch is waited for: a follow from the
 	// log's end may wait for data up to the heartbeat, and clients (pyarrow's
@@ -80,19 +84,18 @@ func (s *Service) doGet(t *flight.Ticket, stream flight.FlightService_DoGetServe
 // writer, and messages the store already holds encoded as they are.
 type batchWriter struct {
 	stream flight.FlightService_DoGetServer
+	held   *readMemory // what the stream's messages hold of the budget
 	schema *arrow.Schema
 	mem    memory.Allocator
 	ipc    *ipc.Writer
-	fd     flight.FlightData
-	body   bytes.Buffer
 	md     []byte // app metadata of the batch being written
 	// The schema goes out first (sendSchema); the IPC writer's first
 	// payload, the schema again, is dropped.
 	ipcStarted bool
 }
 
-func newBatchWriter(stream flight.FlightService_DoGetServer, schema *arrow.Schema, mem memory.Allocator, opts []ipc.Option) *batchWriter {
-	w := &batchWriter{stream: stream, schema: schema, mem: mem}
+func newBatchWriter(stream flight.FlightService_DoGetServer, held *readMemory, schema *arrow.Schema, mem memory.Allocator, opts []ipc.Option) *batchWriter {
+	w := &batchWriter{stream: stream, held: held, schema: schema, mem: mem}
 	w.ipc = ipc.NewWriterWithPayloadWriter((*payloadSender)(w), opts...)
 	return w
 }
@@ -118,13 +121,13 @@ func (w *batchWriter) writeEncoded(msg engine.EncodedBatch, meta protocol.BatchM
 	if err != nil {
 		return err
 	}
-	w.body.Reset()
-	w.body.Grow(msg.BodyLen)
+	body := sendBuffers.Get().(*bytes.Buffer)
+	body.Reset()
+	body.Grow(msg.BodyLen)
 	for _, p := range msg.Body {
-		w.body.Write(p)
+		body.Write(p)
 	}
-	w.fd.DataHeader, w.fd.DataBody, w.fd.AppMetadata = msg.Meta, w.body.Bytes(), md
-	return w.stream.Send(&w.fd)
+	return w.held.send(w.stream, msg.Meta, md, body)
 }
 
 // Close ends the IPC writer.
@@ -134,12 +137,13 @@ func (w *batchWriter) Close() error { return w.ipc.Close() }
 func (w *batchWriter) send(p *ipc.Payload, md []byte) error {
 	meta := p.Meta()
 	defer meta.Release()
-	w.body.Reset()
-	if err := p.SerializeBody(&w.body); err != nil {
+	body := sendBuffers.Get().(*bytes.Buffer)
+	body.Reset()
+	if err := p.SerializeBody(body); err != nil {
+		sendBuffers.Put(body)
 		return err
 	}
-	w.fd.DataHeader, w.fd.DataBody, w.fd.AppMetadata = meta.Bytes(), w.body.Bytes(), md
-	return w.stream.Send(&w.fd)
+	return w.held.send(w.stream, meta.Bytes(), md, body)
 }
 
 // payloadSender is the batchWriter as the IPC writer's payload writer.
@@ -157,7 +161,8 @@ func (p *payloadSender) WritePayload(pl ipc.Payload) error {
 	return w.send(&pl, w.md)
 }
 
-// inlineLookup answers an inline lookup ticket with one batch.
+// inlineLookup answers an inline lookup ticket, in slices as DoExchange
+// answers a key batch.
 func (s *Service) inlineLookup(tk protocol.Ticket, stream flight.FlightService_DoGetServer) error {
 	ans, meta, err := s.eng.InlineLookup(stream.Context(), tk)
 	if err != nil {
@@ -166,6 +171,5 @@ func (s *Service) inlineLookup(tk protocol.Ticket, stream flight.FlightService_D
 	defer ans.Release()
 	w := flight.NewRecordWriter(stream, ipc.WithSchema(ans.Schema()), ipc.WithAllocator(s.mem))
 	defer w.Close()
-	md, _ := json.Marshal(protocol.LookupMeta(meta))
-	return w.WriteWithAppMetadata(ans, md)
+	return s.sendLookupAnswer(w, ans, meta)
 }

@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
+	"google.golang.org/grpc/status"
 
 	"github.com/fluxgate-io/fluxgate/acl"
 	"github.com/fluxgate-io/fluxgate/engine"
@@ -83,29 +84,48 @@ const maxPendingBatches = 8
 func (s *Service) appendAll(stream flight.FlightService_DoPutServer, in *intake, ws *engine.WriteStream, pending chan<- pendingBatch, failed <-chan struct{}) error {
 	ctx := stream.Context()
 	for in.Next() {
-		// The batch's bytes are held against the server's write budget from
-		// its receipt (intake.go) until it is acknowledged.
-		size := in.Take()
+		// The batch's bytes are held against the server's memory budget
+		// from its receipt (intake.go) until it is acknowledged, and so is
+		// its encoding while it is appended (limits.go).
+		b := pendingBatch{size: in.Take()}
 		select {
 		case <-failed:
-			s.limits.bytes.release(size)
+			s.release(b)
 			return nil
 		default:
 		}
+		b.encoding = s.limits.encoding.capped(encodeFactor * b.size)
+		if err := s.limits.encoding.acquire(ctx, b.encoding); err != nil {
+			b.encoding = 0
+			s.release(b)
+			return status.FromContextError(err).Err()
+		}
 		p, err := ws.SubmitReceived(ctx, in.Batch(), in.Received())
 		if err != nil {
-			s.limits.bytes.release(size)
+			s.release(b)
 			return err
 		}
-		pending <- pendingBatch{p, size}
+		// Appended: what stays of the encoding until the batch is written
+		// is its stored copy.
+		keep := min(b.size, b.encoding)
+		s.limits.encoding.release(b.encoding - keep)
+		b.PendingWrite, b.encoding = p, keep
+		pending <- b
 	}
 	return in.Err()
 }
 
-// pendingBatch is an appended batch awaiting its acknowledgement.
+// pendingBatch is an appended batch awaiting its acknowledgement, with what
+// it holds of the memory budget.
 type pendingBatch struct {
 	*engine.PendingWrite
-	size int64
+	size, encoding int64
+}
+
+// release gives back what b holds of the memory budget.
+func (s *Service) release(b pendingBatch) {
+	s.limits.bytes.release(b.size)
+	s.limits.encoding.release(b.encoding)
 }
 
 // ackInOrder acknowledges the appended batches in order until the appender
@@ -113,7 +133,7 @@ type pendingBatch struct {
 func (s *Service) ackInOrder(stream flight.FlightService_DoPutServer, pending <-chan pendingBatch) error {
 	for p := range pending {
 		res, err := p.Wait()
-		s.limits.bytes.release(p.size)
+		s.release(p)
 		if err != nil {
 			return err
 		}
@@ -132,6 +152,6 @@ func (s *Service) ackInOrder(stream flight.FlightService_DoPutServer, pending <-
 // acknowledged, until the appender stops.
 func (s *Service) releasePending(pending <-chan pendingBatch) {
 	for p := range pending {
-		s.limits.bytes.release(p.size)
+		s.release(p)
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
+	"unicode/utf8"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -26,6 +28,12 @@ var kindCodes = map[errs.Kind]codes.Code{
 	errs.Unavailable:      codes.Unavailable,
 }
 
+// maxMessageBytes bounds the message of a status: a message quotes at most
+// 64 bytes of each client string (errs.Quote), and this cuts whatever else
+// grew large (a list of a wide table's columns), since gRPC sends the message
+// in a header, which clients take up to 8 or 16 KiB of.
+const maxMessageBytes = 4096
+
 // toStatus is the one mapping from errors to gRPC statuses (PROTOCOL.md §1).
 // Errors without a kind are bugs: they are logged with a trace id, which the
 // client sees too.
@@ -36,7 +44,7 @@ func (s *Service) toStatus(rpc string, err error) error {
 	var ke *errs.Error
 	if errors.As(err, &ke) {
 		if code, ok := kindCodes[ke.Kind]; ok {
-			return status.Error(code, err.Error())
+			return status.Error(code, boundedMessage(err.Error()))
 		}
 	}
 	if st, ok := status.FromError(err); ok {
@@ -50,7 +58,20 @@ func (s *Service) toStatus(rpc string, err error) error {
 	}
 	id := traceID()
 	s.log.Error("internal error", "rpc", rpc, "trace_id", id, "err", err)
-	return status.Errorf(codes.Internal, "internal error (trace id %s): %v", id, err)
+	return status.Error(codes.Internal, boundedMessage(fmt.Sprintf("internal error (trace id %s): %v", id, err)))
+}
+
+// boundedMessage cuts msg to maxMessageBytes, at a character boundary, saying
+// how long it was.
+func boundedMessage(msg string) string {
+	if len(msg) <= maxMessageBytes {
+		return msg
+	}
+	n := maxMessageBytes
+	for n > 0 && !utf8.RuneStart(msg[n]) {
+		n--
+	}
+	return fmt.Sprintf("%s... (cut from %d bytes)", msg[:n], len(msg))
 }
 
 func traceID() string {

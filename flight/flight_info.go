@@ -26,8 +26,9 @@ import (
 )
 
 // maxInfoBytes bounds a FlightInfo's schema and tickets, as pageBytes does a
-// listing's page.
-const maxInfoBytes = pageBytes
+// listing's page, and an inline lookup's ticket, which holds its keys: as
+// large as any document a client may send (protocol.MaxDocumentBytes).
+const maxInfoBytes = protocol.MaxDocumentBytes
 
 func (s *Service) GetFlightInfo(ctx context.Context, d *flight.FlightDescriptor) (*flight.FlightInfo, error) {
 	info, err := s.flightInfo(ctx, "GetFlightInfo", d)
@@ -161,6 +162,12 @@ func (s *Service) lookupInfo(d *flight.FlightDescriptor, req protocol.LookupRequ
 	b, err := json.Marshal(tk)
 	if err != nil {
 		return nil, err
+	}
+	// The ticket holds the keys; DoGet takes no larger one (a ticket is a
+	// client document, protocol.MaxDocumentBytes).
+	if len(b) > maxInfoBytes {
+		return nil, errs.New(errs.Invalid, "inline lookup of %s: its ticket would take %d bytes with its %d keys, over the %d an inline lookup may; send this many keys as batches through DoExchange",
+			req.Table, len(b), len(req.Keys), maxInfoBytes)
 	}
 	t, err := s.eng.DescribeTable(req.Table)
 	if err != nil {

@@ -39,7 +39,7 @@ import (
 // intake reads the checked batches of a client's record stream.
 type intake struct {
 	rpc     string
-	r       *flight.Reader
+	r       *intakeReader
 	src     *intakeSource
 	batches int   // batches read so far
 	err     error // a batch that failed validation
@@ -56,9 +56,9 @@ func (s *Service) openIntake(rpc string, stream clientStream, budget *byteBudget
 	}
 	in := &intake{rpc: rpc, src: &intakeSource{rpc: rpc, ctx: stream.Context(), src: src, limit: int64(s.limits.MessageBytes), budget: budget}}
 	if budget != nil {
-		in.src.reserve = min(in.src.limit, budget.total)
+		in.src.reserve = budget.capped(receiveFactor * in.src.limit)
 	}
-	r, err := flight.NewRecordReader(in.src, ipc.WithAllocator(s.mem))
+	r, err := newIntakeReader(in.src, ipc.WithAllocator(s.mem))
 	if err != nil {
 		in.src.releaseHeld()
 		return nil, openErr(rpc, err)
@@ -68,7 +68,7 @@ func (s *Service) openIntake(rpc string, stream clientStream, budget *byteBudget
 	for _, f := range r.Schema().Fields() {
 		if hasDictionary(f.Type) {
 			in.Release()
-			return nil, errs.New(errs.Invalid, "%s: column %q is dictionary-encoded; send its values (PROTOCOL.md §2)", rpc, f.Name)
+			return nil, errs.New(errs.Invalid, "%s: column %s is dictionary-encoded; send its values (PROTOCOL.md §2)", rpc, errs.Quote(f.Name))
 		}
 	}
 	return in, nil
@@ -77,6 +77,7 @@ func (s *Service) openIntake(rpc string, stream clientStream, budget *byteBudget
 // Next reads the next batch and validates it; it returns false at the end of
 // the stream or on an error (Err).
 func (in *intake) Next() bool {
+	in.recv = nil // not kept while the next batch is awaited
 	if in.err != nil || !in.r.Next() {
 		return false
 	}
@@ -84,7 +85,6 @@ func (in *intake) Next() bool {
 		in.err = errs.New(errs.Invalid, "%s: batch %d is malformed: %w", in.rpc, in.batches, err)
 		return false
 	}
-	in.recv = nil
 	if z := in.src.compressed; z.meta != nil {
 		in.recv = engine.NewReceived(in.r.Schema(), z.meta, z.body)
 	}
@@ -176,9 +176,9 @@ func hasDictionary(dt arrow.DataType) bool {
 
 // intakeSource receives a client's messages for the intake's reader. gRPC
 // materializes a message in Recv, before anyone sees its size, so a budgeted
-// stream reserves the largest message it may receive (the message limit,
-// or the whole budget if smaller) before each Recv, and keeps of it what the
-// message turned out to hold.
+// stream reserves what receiving the largest message it may receive holds
+// (receiveFactor times the message limit, or the whole budget if smaller)
+// before each Recv, and keeps of it what the message turned out to hold.
 type intakeSource struct {
 	rpc     string
 	ctx     context.Context
@@ -202,8 +202,10 @@ type intakeSource struct {
 func (s *intakeSource) Recv() (*flight.FlightData, error) {
 	// What was not taken, the schema message, is decoded and no longer held;
 	// holding it would keep this stream's next reservation from fitting a
-	// budget no larger than one message.
+	// budget no larger than one message. Nor is the last compressed batch
+	// kept while the next is awaited.
 	s.releaseHeld()
+	s.compressed.meta, s.compressed.body = nil, nil
 	if err := s.acquire(); err != nil {
 		return nil, err
 	}
@@ -270,9 +272,9 @@ func (s *intakeSource) decompress(msg *flight.FlightData, rb *ipcmsg.RecordBatch
 	}, nil
 }
 
-// measure returns the bytes msg holds in memory once decoded: the larger of
-// its size and what its compressed body decompresses to; and, for a record
-// batch, its metadata.
+// measure returns the bytes msg holds in memory once decoded: its size, plus
+// what its compressed body decompresses to (the batch is kept as received
+// too); and, for a record batch, its metadata.
 func (s *intakeSource) measure(msg *flight.FlightData) (int64, *ipcmsg.RecordBatch, error) {
 	size := int64(proto.Size(msg))
 	if size > s.limit {
@@ -305,7 +307,7 @@ func (s *intakeSource) measure(msg *flight.FlightData) (int64, *ipcmsg.RecordBat
 	if n > s.limit {
 		return 0, nil, errs.New(errs.Invalid, "%s: a compressed batch claims %d bytes once decompressed, over the message limit of %d", s.rpc, n, s.limit)
 	}
-	return max(size, n), rb, nil
+	return size + n, rb, nil
 }
 
 // malformed is the refusal of the compressed batch rb, which fails to

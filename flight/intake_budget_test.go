@@ -14,23 +14,29 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"google.golang.org/protobuf/proto"
 )
 
 // Many streams each sending one large batch (the 40 connections with
 // 60 MB each, scaled down): while no batch is acknowledged, the streams that
-// have received theirs hold at most the write budget, and the others wait
-// before receiving.
+// have received theirs hold at most the memory budget's share for received
+// batches, and the others wait before receiving.
 func TestWriteBudgetHoldsFromReceipt(t *testing.T) {
 	const (
 		streams = 40
-		budget  = 4 << 20
+		budget  = 16 << 20
 		limit   = 1 << 20
-		rows    = 110_000 // 880 KB of int64s: four fit the budget, a fifth reservation does not
+		rows    = 110_000 // 880 KB of int64s
 	)
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	defer mem.AssertSize(t, 0)
 	s := New(nil, Options{Allocator: mem, Limits: Limits{WriteBytes: budget, MessageBytes: limit, IdleTimeout: -1}})
 	msgs := messagesOf(t, int64s(mem, rows))
+	// A stream reserves receiveFactor × limit before it receives, and keeps
+	// its batch's size: the last batch received is the one after which no
+	// reservation fits.
+	size, share := int64(proto.Size(msgs[1])), s.limits.bytes.total
+	want := int((share-receiveFactor*limit)/size) + 1
 
 	var unacked, peak atomic.Int64 // batches received and not acknowledged
 	ack := make(chan struct{})
@@ -62,7 +68,7 @@ func TestWriteBudgetHoldsFromReceipt(t *testing.T) {
 		}()
 	}
 
-	// Once four batches are held, the budget has no room for another
+	// Once want batches are held, the budget has no room for another
 	// message, and nothing more is received until something is acknowledged.
 	waitFor(t, func() bool {
 		select {
@@ -70,13 +76,13 @@ func TestWriteBudgetHoldsFromReceipt(t *testing.T) {
 			t.Fatal(err)
 		default:
 		}
-		return unacked.Load() >= 4
+		return unacked.Load() >= int64(want)
 	})
-	if got := unacked.Load(); got != 4 {
-		t.Fatalf("%d batches of %d bytes received unacknowledged under a %d-byte budget, want 4", got, rows*8, budget)
+	if got := unacked.Load(); got != int64(want) {
+		t.Fatalf("%d batches of %d bytes received unacknowledged under a %d-byte share of the budget, want %d", got, size, share, want)
 	}
-	if s.limits.bytes.sem.TryAcquire(limit) {
-		t.Fatalf("%d bytes of the budget free with four batches held: room for another", limit)
+	if free := share - s.limits.bytes.inUse(); free >= receiveFactor*limit {
+		t.Fatalf("%d bytes of the budget free with %d batches held: room for another", free, want)
 	}
 	close(ack)
 	wg.Wait()
@@ -84,11 +90,11 @@ func TestWriteBudgetHoldsFromReceipt(t *testing.T) {
 	for err := range errc {
 		t.Error(err)
 	}
-	if p := peak.Load(); p != 4 {
-		t.Errorf("at most %d batches were held unacknowledged, want 4", p)
+	if p := peak.Load(); p != int64(want) {
+		t.Errorf("at most %d batches were held unacknowledged, want %d", p, want)
 	}
-	if !s.limits.bytes.sem.TryAcquire(budget) {
-		t.Errorf("the budget is not all free at the end")
+	if used := s.limits.bytes.inUse(); used != 0 {
+		t.Errorf("%d bytes of the budget are held at the end", used)
 	}
 }
 

@@ -6,11 +6,16 @@ package flight
 // (0: no count limit) and at most pageBytes of JSON; next_page_token, when
 // set, asks for the page after it. Items are ordered by a key; the token is
 // the last key returned, so a page is stable under concurrent creates and
-// drops (it neither repeats nor skips an item that exists throughout).
+// drops (it neither repeats nor skips an item that exists throughout). The
+// token carries a checksum of the key and the listing, so that one this
+// server did not make for that listing is refused rather than read as a
+// place to start.
 
 import (
 	"encoding/base64"
+	"encoding/binary"
 	"encoding/json"
+	"hash/crc32"
 	"slices"
 	"strings"
 
@@ -58,7 +63,7 @@ func pageOf[T any](items []T, key func(T) string, req protocol.PageRequest, what
 		}
 		full := req.MaxResults > 0 && len(p.items) == req.MaxResults
 		if full || (len(p.items) > 0 && size+len(b)+1 > pageBytes) {
-			p.next = base64.RawURLEncoding.EncodeToString([]byte(key(items[i-1])))
+			p.next = encodePageToken(key(items[i-1]), what)
 			break
 		}
 		p.items = append(p.items, b)
@@ -67,10 +72,32 @@ func pageOf[T any](items []T, key func(T) string, req protocol.PageRequest, what
 	return p, nil
 }
 
+// A page token is base64url (no padding) of a version byte, the CRC-32C of
+// the listing's name and the key, and the key.
+const pageTokenVersion = 1
+
+var pageTokenCRC = crc32.MakeTable(crc32.Castagnoli)
+
+func pageTokenSum(key, what string) uint32 {
+	return crc32.Update(crc32.Checksum([]byte(what+"\x00"), pageTokenCRC), pageTokenCRC, []byte(key))
+}
+
+func encodePageToken(key, what string) string {
+	b := make([]byte, 5, 5+len(key))
+	b[0] = pageTokenVersion
+	binary.BigEndian.PutUint32(b[1:], pageTokenSum(key, what))
+	return base64.RawURLEncoding.EncodeToString(append(b, key...))
+}
+
+// decodePageToken returns the key a page token of the listing what
+// continues after; "" is the first page.
 func decodePageToken(token, what string) (string, error) {
-	b, err := base64.RawURLEncoding.DecodeString(token)
-	if err != nil {
-		return "", errs.New(errs.Invalid, "%s: page_token is not one this server returned", what)
+	if token == "" {
+		return "", nil
 	}
-	return string(b), nil
+	b, err := base64.RawURLEncoding.Strict().DecodeString(token)
+	if err != nil || len(b) < 5 || b[0] != pageTokenVersion || binary.BigEndian.Uint32(b[1:5]) != pageTokenSum(string(b[5:]), what) {
+		return "", errs.New(errs.Invalid, "%s: page_token %s is not one this server returned for this listing", what, errs.Quote(token))
+	}
+	return string(b[5:]), nil
 }

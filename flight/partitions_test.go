@@ -224,3 +224,59 @@ func TestFollowDiscoversPartitions(t *testing.T) {
 		t.Errorf("partition offsets: %v %v", offs, err)
 	}
 }
+
+// A follower of a partition that is dropped is told that the partition was
+// dropped (NOT_FOUND naming it), not that its table was; a follower of a
+// table that is dropped is told the table was.
+func TestFollowerOfADroppedPartition(t *testing.T) {
+	ts := start(t, engine.Options{})
+	ctx := ctxT(t)
+	fc := plainFlight(t, ts)
+	for _, table := range []string{"events", "gone"} {
+		if _, err := doAction(t, fc, "create-table", `{"table": "`+table+`", "columns": [{"name": "id", "type": "BIGINT"}, {"name": "dt", "type": "STRING"}], "partition_keys": ["dt"]}`); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := doAction(t, fc, "create-partition", `{"table": "`+table+`", "partition": {"dt": "20261201"}}`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	follow := func(table string) flight.FlightService_DoGetClient {
+		t.Helper()
+		fi, err := fc.GetFlightInfo(ctx, &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte(`{"scan": {"table": "` + table + `", "stop": "none"}}`)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		stream, err := fc.DoGet(ctx, fi.Endpoint[0].Ticket)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := stream.Recv(); err != nil { // the schema: the stream is open
+			t.Fatal(err)
+		}
+		return stream
+	}
+	ended := func(stream flight.FlightService_DoGetClient) error {
+		for {
+			if _, err := stream.Recv(); err != nil {
+				return err
+			}
+		}
+	}
+	partition, table := follow("events"), follow("gone")
+	if _, err := doAction(t, fc, "drop-partition", `{"table": "events", "partition": {"dt": "20261201"}}`); err != nil {
+		t.Fatal(err)
+	}
+	err := ended(partition)
+	wantCode(t, err, codes.NotFound)
+	if msg := status.Convert(err).Message(); !strings.Contains(msg, "partition 20261201 of table fluss.events was dropped") {
+		t.Errorf("the follower of a dropped partition was told %q", msg)
+	}
+	if _, err := doAction(t, fc, "drop-table", `{"table": "gone"}`); err != nil {
+		t.Fatal(err)
+	}
+	err = ended(table)
+	wantCode(t, err, codes.NotFound)
+	if msg := status.Convert(err).Message(); !strings.Contains(msg, "table fluss.gone was dropped") {
+		t.Errorf("the follower of a dropped table was told %q", msg)
+	}
+}

@@ -20,7 +20,7 @@ type clientStream interface {
 
 // streamErr is the error that ended a client's record stream: none at its
 // end, the transport's as it is, and a decoding failure as invalid input.
-func streamErr(rpc string, r *flight.Reader) error {
+func streamErr(rpc string, r interface{ Err() error }) error {
 	err := r.Err()
 	if err == nil || errors.Is(err, io.EOF) {
 		return nil

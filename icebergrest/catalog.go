@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/apache/iceberg-go/table"
+
 	"github.com/fluxgate-io/fluxgate/acl"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
@@ -112,11 +114,51 @@ func (s *server) loadTable(w http.ResponseWriter, r *http.Request) {
 		w.WriteHeader(http.StatusNoContent)
 		return
 	}
+	meta, err := readOnlyMetadata(lt.Metadata(), path)
+	if err != nil {
+		writeErr(w, err, "NoSuchTableException")
+		return
+	}
 	writeJSON(w, map[string]any{
 		"metadata-location": lt.MetadataLocation(),
-		"metadata":          lt.Metadata(),
+		"metadata":          meta,
 		"config":            map[string]string{},
 	})
+}
+
+// readOnlyScheme is the scheme of the write locations the served metadata
+// names: no file system has it.
+const readOnlyScheme = "fluxgate-read-only"
+
+// readOnlyMetadata is a table's metadata as served: its file's, with
+// write.data.path and write.metadata.path set to URIs of readOnlyScheme.
+// The spec gives a catalog no way to refuse a write before the client
+// writes its files (the config's endpoints say that no commit is served,
+// but Spark and pyiceberg check them only when they commit), and refused
+// writes left files in fluxgate's lake. With these properties a writer
+// fails at its first data or manifest file, and the readers, which follow
+// the paths the metadata names, never use them.
+func readOnlyMetadata(meta table.Metadata, path protocol.TablePath) (json.RawMessage, error) {
+	raw, err := json.Marshal(meta)
+	if err != nil {
+		return nil, err
+	}
+	var fields map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &fields); err != nil {
+		return nil, err
+	}
+	props := map[string]string{}
+	if p, ok := fields["properties"]; ok {
+		if err := json.Unmarshal(p, &props); err != nil {
+			return nil, err
+		}
+	}
+	where := readOnlyScheme + "://" + path.Database + "/" + path.Table
+	props["write.data.path"], props["write.metadata.path"] = where+"/data", where+"/metadata"
+	if fields["properties"], err = json.Marshal(props); err != nil {
+		return nil, err
+	}
+	return json.Marshal(fields)
 }
 
 func (s *server) reportMetrics(w http.ResponseWriter, r *http.Request) {

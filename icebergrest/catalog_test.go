@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -185,6 +186,18 @@ func TestLoadTableServesTheCurrentMetadataFile(t *testing.T) {
 	}
 	if served.Properties["fluxgate.table-id"] == "" {
 		t.Errorf("served metadata has no fluxgate.table-id: %v", served.Properties)
+	}
+	// Beyond the file's properties, write locations no file system has,
+	// so that a writer fails before it writes a file into the lake.
+	for k, v := range map[string]string{"write.data.path": "fluxgate-read-only://shop/orders/data",
+		"write.metadata.path": "fluxgate-read-only://shop/orders/metadata"} {
+		if served.Properties[k] != v || file.Properties[k] != "" {
+			t.Errorf("%s is %q served and %q in the file, want %q served only", k, served.Properties[k], file.Properties[k], v)
+		}
+		delete(served.Properties, k)
+	}
+	if !maps.Equal(served.Properties, file.Properties) {
+		t.Errorf("served properties %v, the file's %v", served.Properties, file.Properties)
 	}
 }
 

@@ -81,6 +81,7 @@ func (s *server) authenticate(next http.Handler) http.Handler {
 		p, err := s.auth.Request(r)
 		if err != nil {
 			if auth.Throttled(err) {
+				auth.SetRetryAfter(w.Header(), err)
 				writeError(w, http.StatusTooManyRequests, "TooManyRequestsException", err.Error())
 				return
 			}

@@ -32,6 +32,9 @@ type Options struct {
 	// FS is where the store's files are; nil is the real disk (tests inject
 	// faults).
 	FS vfs.FS
+	// MaxOpenFiles bounds the files pebble keeps open. Default pebble's
+	// (1000).
+	MaxOpenFiles int
 }
 
 // Store is the pebble database of primary-key state.
@@ -87,6 +90,7 @@ func (s *Store) open() (*pebbledb.DB, error) {
 		MemTableSize:                64 << 20,
 		MemTableStopWritesThreshold: 4,
 		FS:                          s.opts.FS,
+		MaxOpenFiles:                s.opts.MaxOpenFiles,
 	}, s.opts.Logger.With("component", "kv"))
 }
 

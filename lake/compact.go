@@ -85,17 +85,9 @@ func (t *Table) Compact(ctx context.Context, opts CompactOptions) (CompactStats,
 			if _, err := tx.RewriteManifests(ctx); err != nil {
 				return st, fmt.Errorf("rewrite lake manifests: %w", err)
 			}
-			res, err := tx.RewriteDataFiles(ctx, groups, table.RewriteDataFilesOptions{
-				SnapshotProps:            props,
-				ExtraDeleteFilesToRemove: deadDeletes,
-				// One reader keeps each group's rows in offset order.
-				GroupOptions: []table.CompactionGroupOption{table.WithCompactionTargetFileSize(target), table.WithCompactionScanConcurrency(1)},
-			})
-			if err != nil {
-				return st, fmt.Errorf("lake compaction: %w", err)
+			if err := t.rewrite(ctx, tbl, tx, groups, deadDeletes, props, target, &st); err != nil {
+				return st, err
 			}
-			st.RewrittenFiles, st.AddedFiles = res.RemovedDataFiles, res.AddedDataFiles
-			st.BytesBefore, st.BytesAfter = res.BytesBefore, res.BytesAfter
 		} else if err := tx.NewRowDelta(props).RemoveDeletes(deadDeletes...).Commit(ctx); err != nil {
 			return st, fmt.Errorf("lake compaction: %w", err)
 		}
@@ -134,6 +126,44 @@ func (t *Table) Compact(ctx context.Context, opts CompactOptions) (CompactStats,
 	}
 	st.Snapshot, err = snapshotOf(tbl.CurrentSnapshot())
 	return st, err
+}
+
+// rewrite stages the replace of groups' files by compacted ones, and the
+// removal of the dead deletes, on tx: iceberg-go's RewriteDataFiles, with
+// each new file recorded as the lake records files (recorded).
+func (t *Table) rewrite(ctx context.Context, tbl *table.Table, tx *table.Transaction, groups []table.CompactionTaskGroup, deadDeletes []iceberg.DataFile, props iceberg.Properties, target int64, st *CompactStats) error {
+	rw := tx.NewRewrite(props)
+	staged := map[string]bool{}
+	for _, g := range groups {
+		// One reader keeps each group's rows in offset order.
+		res, err := table.ExecuteCompactionGroup(ctx, tbl, g, table.WithCompactionTargetFileSize(target), table.WithCompactionScanConcurrency(1))
+		if err != nil {
+			return fmt.Errorf("lake compaction: %w", err)
+		}
+		for i, df := range res.NewDataFiles {
+			if res.NewDataFiles[i], err = recorded(tbl, df); err != nil {
+				return fmt.Errorf("lake compaction: %w", err)
+			}
+		}
+		rw.ApplyResult(res)
+		for _, df := range slices.Concat(res.SafePosDeletes, res.SafeDeletionVectors) {
+			staged[df.FilePath()] = true
+		}
+		st.RewrittenFiles += len(res.OldDataFiles)
+		st.AddedFiles += len(res.NewDataFiles)
+		st.BytesBefore += res.BytesBefore
+		st.BytesAfter += res.BytesAfter
+	}
+	for _, df := range deadDeletes {
+		if !staged[df.FilePath()] { // a rewrite refuses to remove a file twice
+			staged[df.FilePath()] = true
+			rw.DeleteFile(df)
+		}
+	}
+	if err := rw.Commit(ctx); err != nil {
+		return fmt.Errorf("lake compaction: %w", err)
+	}
+	return nil
 }
 
 func (t *Table) setCurrent(tbl *table.Table) {

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/apache/iceberg-go"
 	icecatalog "github.com/apache/iceberg-go/catalog"
@@ -148,16 +149,52 @@ func identifier(info *catalog.TableInfo) table.Identifier {
 // Iceberg table of the same name that belongs to no fluxgate table, or to a
 // dropped one and already holds data, is FAILED_PRECONDITION: fluxgate does
 // not take over tables it did not make.
+//
+// It may run for the same table at once (creating a table races the
+// tiering scheduler, which opens a partitioned table's lake as soon as the
+// catalog lists it), and the loser of a create or of a schema change gets
+// ErrCommitFailed: it loads the table the winner made and goes on.
 func (l *Lake) Ensure(ctx context.Context, info *catalog.TableInfo) (*Table, error) {
 	m, err := newMapping(info)
 	if err != nil {
 		return nil, err
 	}
 	ident := identifier(info)
+	for attempt := 1; ; attempt++ {
+		tbl, err := l.ensure(ctx, ident, info, m)
+		if err == nil {
+			m.bind(tbl.Schema(), tbl.Spec())
+			return &Table{lake: l, m: m, tableID: info.TableID, tbl: tbl}, nil
+		}
+		retry := errors.Is(err, table.ErrCommitFailed) || errors.Is(err, icecatalog.ErrTableAlreadyExists) || errors.Is(err, errCreatedMeanwhile)
+		if attempt == ensureAttempts || !retry {
+			return nil, fmt.Errorf("lake table of %s: %w", info.Path(), err)
+		}
+		select { // a claim of the metadata version may be held a moment longer
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(time.Duration(attempt) * 10 * time.Millisecond):
+		}
+	}
+}
+
+// ensureAttempts bounds Ensure's attempts against concurrent commits.
+const ensureAttempts = 5
+
+// errCreatedMeanwhile is a create that failed because another made the
+// table first.
+var errCreatedMeanwhile = errors.New("the table was created meanwhile")
+
+// ensure is one attempt of Ensure.
+func (l *Lake) ensure(ctx context.Context, ident table.Identifier, info *catalog.TableInfo, m *mapping) (*table.Table, error) {
 	tbl, err := l.cat.LoadTable(ctx, ident)
 	switch {
 	case errors.Is(err, icecatalog.ErrNoSuchTable):
-		tbl, err = l.create(ctx, ident, m)
+		if tbl, err = l.create(ctx, ident, m); err != nil {
+			if _, lerr := l.cat.LoadTable(ctx, ident); lerr == nil {
+				err = fmt.Errorf("%w: %w", errCreatedMeanwhile, err)
+			}
+		}
 	case err == nil:
 		owner := tbl.Properties()[PropTableID]
 		if owner != strconv.FormatInt(info.TableID, 10) {
@@ -170,14 +207,10 @@ func (l *Lake) Ensure(ctx context.Context, info *catalog.TableInfo) (*Table, err
 			}
 		}
 	}
-	if err == nil {
-		tbl, err = evolve(ctx, tbl, m)
-	}
 	if err != nil {
-		return nil, fmt.Errorf("lake table of %s: %w", info.Path(), err)
+		return nil, err
 	}
-	m.bind(tbl.Schema(), tbl.Spec())
-	return &Table{lake: l, m: m, tableID: info.TableID, tbl: tbl}, nil
+	return evolve(ctx, tbl, m)
 }
 
 // evolve adds the table's columns that the Iceberg table lacks (added by

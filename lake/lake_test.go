@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -72,14 +73,11 @@ func commitRows(t *testing.T, mem memory.Allocator, lt *Table, info *catalog.Tab
 	}
 	if deletes != nil {
 		drec := rows(mem, info, deletes, make([]string, len(deletes)))
-		offs := make([]int64, len(deletes))
-		dl, err := lt.DataRecord(ctx, mem, drec, bucket, offs, offs)
+		del, err := lt.KeyRecord(ctx, mem, drec)
 		drec.Release()
 		if err != nil {
 			t.Fatal(err)
 		}
-		del := lt.DeleteRecord(dl)
-		dl.Release()
 		defer del.Release() // the delete writer does not release what it reads
 		c.Deletes = func(yield func(arrow.RecordBatch, error) bool) { yield(del, nil) }
 	}
@@ -351,5 +349,39 @@ func TestOldSnapshotsExpire(t *testing.T) {
 	}
 	if len(metas) > 4 {
 		t.Errorf("%d metadata files kept, want old ones removed", len(metas))
+	}
+}
+
+// Ensure runs for one table at once (creating a partitioned table races
+// the tiering scheduler's opening of its lake): every caller gets the one
+// table, and no commit conflict reaches them.
+func TestConcurrentEnsureMakesOneTable(t *testing.T) {
+	info := usersInfo(t)
+	l, err := Open(context.Background(), Options{Warehouse: t.TempDir()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	const callers = 8
+	uuids := make(chan string, callers)
+	var wg sync.WaitGroup
+	for range callers {
+		wg.Go(func() {
+			lt, err := l.Ensure(context.Background(), info)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			uuids <- lt.Metadata().TableUUID().String()
+		})
+	}
+	wg.Wait()
+	close(uuids)
+	seen := map[string]bool{}
+	for u := range uuids {
+		seen[u] = true
+	}
+	if len(seen) != 1 {
+		t.Errorf("the callers got %d tables, want 1: %v", len(seen), seen)
 	}
 }

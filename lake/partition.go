@@ -3,6 +3,7 @@ package lake
 import (
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
+	"github.com/apache/iceberg-go/table"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/partition"
@@ -54,13 +56,20 @@ func partitionFields(m *mapping) ([]iceberg.PartitionField, error) {
 
 // partitionFilter is the row filter that selects part's rows: Iceberg
 // projects it onto the identity fields, so that planning opens only the
-// manifests and files of that partition.
+// manifests and files of that partition. It may select more: Iceberg holds
+// 0 and −0 equal, where fluxgate has two partitions, so the caller keeps
+// the files keepPartition says are part's. A NaN equals nothing, so NaN's
+// partition is selected by is_nan.
 func (m *mapping) partitionFilter(part Partition) (iceberg.BooleanExpression, error) {
 	if len(part) != len(m.parts) {
 		return nil, fmt.Errorf("partition %v has %d values, the table %d partition keys", part, len(part), len(m.parts))
 	}
 	var expr iceberg.BooleanExpression = iceberg.AlwaysTrue{}
 	for i, k := range m.parts {
+		if isNaN(part[i]) {
+			expr = iceberg.NewAnd(expr, iceberg.UnaryPredicate(iceberg.OpIsNan, iceberg.Reference(k)))
+			continue
+		}
 		lit, ok := literal(m.table.Field(m.table.FieldIndices(k)[0]).Type, part[i])
 		if !ok {
 			return nil, fmt.Errorf("partition key %s: value %v (%T) has no Iceberg literal", k, part[i], part[i])
@@ -68,6 +77,63 @@ func (m *mapping) partitionFilter(part Partition) (iceberg.BooleanExpression, er
 		expr = iceberg.NewAnd(expr, iceberg.LiteralPredicate(iceberg.OpEQ, iceberg.Reference(k), lit))
 	}
 	return expr, nil
+}
+
+// keepPartition keeps the tasks of part's files (partitionFilter may
+// select others): those whose partition tuple has part's values, told
+// apart as fluxgate tells its partitions apart (valuesKey).
+func (m *mapping) keepPartition(meta table.Metadata, tasks []table.FileScanTask, part Partition) ([]table.FileScanTask, error) {
+	want := valuesKey(part)
+	kept := tasks[:0]
+	for _, task := range tasks {
+		f := task.File
+		spec := meta.PartitionSpecByID(int(f.SpecID()))
+		if spec == nil {
+			return nil, fmt.Errorf("lake file %s has partition spec %d, which the table lacks", f.FilePath(), f.SpecID())
+		}
+		of, err := m.partitionOf(spec, f.Partition())
+		if err != nil {
+			return nil, fmt.Errorf("lake file %s: %w", f.FilePath(), err)
+		}
+		if valuesKey(of) == want {
+			kept = append(kept, task)
+		}
+	}
+	return kept, nil
+}
+
+// valuesKey identifies a partition by its values as fluxgate names
+// partitions: 0 and −0 apart, every NaN the same (package partition names
+// them "0_0", "-0_0" and "NaN").
+func valuesKey(part Partition) string {
+	var b strings.Builder
+	for _, v := range part {
+		switch v := v.(type) {
+		case float32:
+			if v != v {
+				v = float32(math.NaN())
+			}
+			fmt.Fprintf(&b, "f%x/", math.Float32bits(v))
+		case float64:
+			if v != v {
+				v = math.NaN()
+			}
+			fmt.Fprintf(&b, "d%x/", math.Float64bits(v))
+		default:
+			fmt.Fprintf(&b, "%T%v/", v, v)
+		}
+	}
+	return b.String()
+}
+
+func isNaN(v any) bool {
+	switch v := v.(type) {
+	case float32:
+		return v != v
+	case float64:
+		return v != v
+	}
+	return false
 }
 
 // Partitions lists the fluxgate partitions that have data files in a
@@ -128,7 +194,7 @@ func (t *Table) listPartitions(ctx context.Context, snapshotID int64) ([]Partiti
 			if err != nil {
 				return nil, fmt.Errorf("lake file %s: %w", e.DataFile().FilePath(), err)
 			}
-			if k := fmt.Sprint(part...); !seen[k] {
+			if k := valuesKey(part); !seen[k] {
 				seen[k] = true
 				out = append(out, part)
 			}

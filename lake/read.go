@@ -122,6 +122,13 @@ func (t *Table) plan(ctx context.Context, snapshotID int64, part Partition, buck
 		scan.Close()
 		return nil, nil, fmt.Errorf("plan lake scan: %w", err)
 	}
+	if len(t.m.parts) > 0 {
+		tasks, err = t.m.keepPartition(tbl.Metadata(), tasks, part)
+		if err != nil {
+			scan.Close()
+			return nil, nil, err
+		}
+	}
 	offsetID := t.m.fieldID(ColOffset)
 	slices.SortStableFunc(tasks, func(a, b table.FileScanTask) int {
 		return cmp.Compare(lowerBound(a.File, offsetID), lowerBound(b.File, offsetID))

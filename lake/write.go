@@ -72,7 +72,7 @@ func (t *Table) Commit(ctx context.Context, c Commit) (*Snapshot, CommitStats, e
 	if c.Data != nil {
 		for df, err := range table.WriteRecords(ctx, tbl, t.m.lake, c.Data, table.WithClusteredWrite()) {
 			if err == nil {
-				df, err = withSortOrder(tbl.Spec(), tbl.Schema(), df, tbl.SortOrder().OrderID())
+				df, err = recorded(tbl, df)
 			}
 			if err != nil {
 				return nil, st, fmt.Errorf("write lake data files: %w", err)
@@ -220,8 +220,12 @@ func expire(ctx context.Context, tbl *table.Table) (*table.Table, error) {
 
 // DataRecord makes a lake record from a record of the table's columns: the
 // columns in lake types, then the bucket, each row's offset and the commit
-// timestamp (unix ms) of each row.
+// timestamp (unix ms) of each row. A value the lake cannot hold is a
+// *RangeError.
 func (t *Table) DataRecord(ctx context.Context, mem memory.Allocator, rec arrow.RecordBatch, bucket int, offsets, commitMs []int64) (arrow.RecordBatch, error) {
+	if err := CheckRange(rec); err != nil {
+		return nil, err
+	}
 	n := int(rec.NumRows())
 	cols := make([]arrow.Array, 0, t.m.lake.NumFields())
 	defer func() {
@@ -263,14 +267,25 @@ func (t *Table) DeleteSchema() *arrow.Schema {
 	return arrow.NewSchema(fields, nil)
 }
 
-// DeleteRecord picks the columns of DeleteSchema out of a lake record.
-func (t *Table) DeleteRecord(rec arrow.RecordBatch) arrow.RecordBatch {
+// KeyRecord makes a record of DeleteSchema from a record of the table's
+// columns: its primary-key columns, in lake types. Only the keys are
+// converted, so a deleted row's other values need not fit the lake.
+func (t *Table) KeyRecord(ctx context.Context, mem memory.Allocator, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
 	ds := t.DeleteSchema()
-	cols := make([]arrow.Array, ds.NumFields())
-	for i, f := range ds.Fields() {
-		cols[i] = rec.Column(t.m.lake.FieldIndices(f.Name)[0])
+	cols := make([]arrow.Array, 0, ds.NumFields())
+	defer func() {
+		for _, c := range cols {
+			c.Release()
+		}
+	}()
+	for _, f := range ds.Fields() {
+		c, err := castTo(ctx, mem, rec.Column(rec.Schema().FieldIndices(f.Name)[0]), f.Type)
+		if err != nil {
+			return nil, fmt.Errorf("key column %s: %w", f.Name, err)
+		}
+		cols = append(cols, c)
 	}
-	return array.NewRecordBatch(ds, cols, rec.NumRows())
+	return array.NewRecordBatch(ds, cols, rec.NumRows()), nil
 }
 
 // castTo casts arr to typ, or retains it when it already has that type.

@@ -25,28 +25,30 @@ type bucket struct {
 	}
 }
 
-func openBucket(dir string, id int, opts Options) (*bucket, error) {
+// openBucket opens the bucket's segments, creating the first if it has
+// none (fresh).
+func openBucket(dir string, id int, opts Options) (b *bucket, fresh bool, err error) {
 	if err := opts.FS.MkdirAll(dir, 0o755); err != nil {
-		return nil, err
+		return nil, false, err
 	}
-	b := &bucket{id: id, dir: dir}
+	b = &bucket{id: id, dir: dir}
 	b.mu.tail = make(chan struct{})
 	bases, err := listSegments(opts.FS, dir)
 	if err != nil {
-		return nil, err
+		return nil, false, err
 	}
 	if len(bases) == 0 {
-		bases = []int64{0}
+		bases, fresh = []int64{0}, true
 	}
 	for _, base := range bases {
-		s, err := openSegment(opts.FS, dir, base, opts.IndexIntervalBytes)
+		s, err := openSegment(opts.FS, opts.Files, dir, base, opts.IndexIntervalBytes)
 		if err != nil {
 			b.close()
-			return nil, err
+			return nil, false, err
 		}
 		b.mu.segments = append(b.mu.segments, s)
 	}
-	return b, nil
+	return b, fresh, nil
 }
 
 func (b *bucket) active() *segment {
@@ -82,7 +84,7 @@ func (b *bucket) roll(opts Options, frames *frameWriter) (*segment, error) {
 	if err := old.seal(); err != nil {
 		return nil, fmt.Errorf("seal segment: %w", err)
 	}
-	s, err := openSegment(opts.FS, b.dir, b.logEnd, opts.IndexIntervalBytes)
+	s, err := openSegment(opts.FS, opts.Files, b.dir, b.logEnd, opts.IndexIntervalBytes)
 	if err != nil {
 		return nil, fmt.Errorf("roll segment: %w", err)
 	}

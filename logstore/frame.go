@@ -248,6 +248,26 @@ type prefix struct {
 	changeTypes []byte
 }
 
+// memory is what reading the columns cols of the frame (nil: all of its
+// columns) takes: each as stored, and decompressed.
+func (p *prefix) memory(cols []int, columns int) int64 {
+	var n int64
+	add := func(c int) {
+		n += int64(p.metaLens[c]) + int64(p.bodyLens[c]) + int64(p.rawLens[c])
+	}
+	if cols == nil {
+		for c := range columns {
+			add(c)
+		}
+	}
+	for _, c := range cols {
+		if c >= 0 && c < columns {
+			add(c)
+		}
+	}
+	return n
+}
+
 func parsePrefix(h *header, b []byte) (prefix, error) {
 	if uint32(len(b)) < h.prefixLen {
 		return prefix{}, fmt.Errorf("frame prefix: %d bytes, want %d", len(b), h.prefixLen)

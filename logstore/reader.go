@@ -115,6 +115,9 @@ type Reader struct {
 	seg  *segment
 	pos  int64 // position in seg of the next frame to read
 	head int   // bytes to read first: the last frame's prefix length
+
+	// admit, if set, is told the memory a frame takes before it is read.
+	admit func(bytes int64) error
 }
 
 // NewReader returns a reader of bucket from offset start, reading the columns
@@ -134,6 +137,12 @@ func (t *Table) NewReader(bucket int, start int64, cols []int) (*Reader, error) 
 // frames for which skip reports true given their statistics block and row
 // count. Such frames come back from Next with Skipped set.
 func (r *Reader) SkipIf(skip func(stats []byte, rows int) bool) { r.skip = skip }
+
+// Admit makes the reader call admit before it reads a frame's columns, with
+// the memory the frame will take: its columns as read plus as decoded. An
+// error from admit is Next's. Frames Next passes over on the way to its
+// start offset are admitted too, and then dropped.
+func (r *Reader) Admit(admit func(bytes int64) error) { r.admit = admit }
 
 // Offset returns the offset the reader will deliver next.
 func (r *Reader) Offset() int64 { return r.next }
@@ -297,6 +306,11 @@ func (r *Reader) readFrame() (*Frame, int64, error) {
 	}
 	if p.changeTypes != nil {
 		f.ChangeTypes = append([]byte(nil), p.changeTypes...)
+	}
+	if r.admit != nil {
+		if err := r.admit(p.memory(r.cols, int(h.columns))); err != nil {
+			return nil, 0, err
+		}
 	}
 	f.cols = r.cols
 	if f.cols == nil {

@@ -8,7 +8,6 @@ import (
 	"hash/crc32"
 	"io"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -30,7 +29,7 @@ type segment struct {
 	base      int64
 	logPath   string
 	indexPath string
-	f         vfs.File
+	f         *cachedFile
 
 	// Guarded by the table's append lock for writers. Readers only look at
 	// bytes below the high watermark, which never move once written.
@@ -58,7 +57,7 @@ type segment struct {
 		rows    int64
 		summary []byte
 	}
-	idx vfs.File // index file, appended to as frames arrive
+	idx *cachedFile // index file, appended to as frames arrive
 }
 
 type indexEntry struct {
@@ -93,9 +92,9 @@ func listSegments(fsys vfs.FS, dir string) ([]int64, error) {
 	return bases, nil
 }
 
-// openSegment opens (creating if needed) the segment with base offset base.
-// It does not read it; see load and recover.
-func openSegment(fsys vfs.FS, dir string, base, indexInterval int64) (*segment, error) {
+// openSegment opens (creating if needed) the segment with base offset base,
+// its files through files. It does not read it; see load and recover.
+func openSegment(fsys vfs.FS, files *FileCache, dir string, base, indexInterval int64) (*segment, error) {
 	s := &segment{
 		fs:          fsys,
 		base:        base,
@@ -106,10 +105,10 @@ func openSegment(fsys vfs.FS, dir string, base, indexInterval int64) (*segment, 
 		lastIndexed: -1,
 	}
 	var err error
-	if s.f, err = fsys.OpenFile(s.logPath, os.O_RDWR|os.O_CREATE, 0o644); err != nil {
+	if s.f, err = openCached(files, fsys, s.logPath, true); err != nil {
 		return nil, err
 	}
-	if s.idx, err = fsys.OpenFile(s.indexPath, os.O_RDWR|os.O_CREATE, 0o644); err != nil {
+	if s.idx, err = openCached(files, fsys, s.indexPath, false); err != nil {
 		s.f.Close()
 		return nil, err
 	}
@@ -374,6 +373,12 @@ func (s *segment) release() {
 // remove deletes the segment's files; open readers keep reading the unlinked
 // file until they release it.
 func (s *segment) remove() error {
+	s.mu.Lock()
+	read := s.mu.refs > 0
+	s.mu.Unlock()
+	if read {
+		s.f.keepOpen()
+	}
 	err := errors.Join(s.fs.Remove(s.logPath), s.fs.Remove(s.indexPath))
 	if rmErr := s.fs.Remove(s.summaryPath()); rmErr != nil && !errors.Is(rmErr, fs.ErrNotExist) {
 		err = errors.Join(err, rmErr)
@@ -398,7 +403,7 @@ func (s *segment) close() error {
 	return errors.Join(s.f.Close(), s.idx.Close())
 }
 
-func readIndex(f vfs.File, logSize, base int64) ([]indexEntry, error) {
+func readIndex(f *cachedFile, logSize, base int64) ([]indexEntry, error) {
 	st, err := f.Stat()
 	if err != nil {
 		return nil, err
@@ -432,8 +437,9 @@ func readIndex(f vfs.File, logSize, base int64) ([]indexEntry, error) {
 // the frame's bytes, valid until it returns. It stops at the first frame
 // that is torn or corrupt and returns its position, which is end when all
 // frames were good.
-func scanFrames(f vfs.File, start, end int64, verifyCRC bool, fn func(h *header, pos int64, frame []byte) error) (int64, error) {
-	r := bufio.NewReaderSize(io.NewSectionReader(f, start, end-start), 1<<20)
+func scanFrames(f io.ReaderAt, start, end int64, verifyCRC bool, fn func(h *header, pos int64, frame []byte) error) (int64, error) {
+	// No bigger than the bytes read: recovery scans every bucket's tail.
+	r := bufio.NewReaderSize(io.NewSectionReader(f, start, end-start), int(min(end-start, 1<<20)))
 	pos := start
 	var buf []byte
 	for pos < end {

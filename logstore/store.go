@@ -20,6 +20,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"golang.org/x/sync/errgroup"
+
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/internal/vfs"
 )
@@ -47,6 +49,10 @@ type Options struct {
 	// WriterExpiration is how long an idempotent writer's state is kept
 	// after its last batch (by Now). Default DefaultWriterExpiration.
 	WriterExpiration time.Duration
+	// Files keeps the log's segment files open within a budget of
+	// descriptors; the logs of a process share one. Default: a cache of
+	// the log's own of DefaultCachedFiles.
+	Files *FileCache
 }
 
 func (o Options) withDefaults() Options {
@@ -66,6 +72,9 @@ func (o Options) withDefaults() Options {
 		o.WriterExpiration = DefaultWriterExpiration
 	}
 	o.FS = vfs.OrDefault(o.FS)
+	if o.Files == nil {
+		o.Files = NewFileCache(DefaultCachedFiles)
+	}
 	return o
 }
 
@@ -156,13 +165,25 @@ func Open(dir string, n int, opts Options) (*Table, error) {
 func open(dir string, n int, opts Options) (*Table, error) {
 	t := &Table{dir: dir, opts: opts, dirty: map[*segment]struct{}{}}
 	t.sync.cond = sync.NewCond(&t.sync.Mutex)
+	created := 0
 	for i := range n {
-		b, err := openBucket(filepath.Join(dir, fmt.Sprint(i), "log"), i, t.opts)
+		b, fresh, err := openBucket(filepath.Join(dir, fmt.Sprint(i), "log"), i, t.opts)
 		if err != nil {
 			t.closeFiles()
 			return nil, fmt.Errorf("open bucket %d of %s: %w", i, dir, err)
 		}
 		t.buckets = append(t.buckets, b)
+		if fresh {
+			created++
+		}
+	}
+	if created == n {
+		// A new log: nothing to recover. Its first sync round makes the
+		// files just created durable (a partition is created per bucket
+		// for every new value, and syncing here cost several fsyncs each).
+		t.writers = writerTable{}
+		t.newDirs = true
+		return t, nil
 	}
 	if err := t.recover(); err != nil {
 		t.closeFiles()
@@ -416,10 +437,8 @@ func (t *Table) syncRound() error {
 		return err
 	}
 	if newDirs {
-		for _, b := range t.buckets {
-			if err := vfs.SyncDir(t.opts.FS, b.dir); err != nil {
-				return err
-			}
+		if err := inParallel(len(t.buckets), func(i int) error { return vfs.SyncDir(t.opts.FS, t.buckets[i].dir) }); err != nil {
+			return err
 		}
 	}
 	if snap != nil {
@@ -436,23 +455,26 @@ func (t *Table) syncRound() error {
 
 // syncAll fsyncs the segments, in parallel: each is its own file.
 func syncAll(segs map[*segment]struct{}) error {
-	if len(segs) == 1 {
-		for s := range segs {
-			return s.f.Sync()
-		}
-	}
-	errc := make(chan error, len(segs))
+	list := make([]*segment, 0, len(segs))
 	for s := range segs {
-		go func() { errc <- s.f.Sync() }()
+		list = append(list, s)
 	}
-	var first error
-	for range segs {
-		if err := <-errc; err != nil && first == nil {
-			first = err
-		}
-	}
-	return first
+	return inParallel(len(list), func(i int) error { return list[i].f.Sync() })
 }
+
+// inParallel calls fn for 0 to n-1, at most syncParallel at once (each
+// fsync holds its file open), and returns the first error.
+func inParallel(n int, fn func(i int) error) error {
+	var g errgroup.Group
+	g.SetLimit(syncParallel)
+	for i := range n {
+		g.Go(func() error { return fn(i) })
+	}
+	return g.Wait()
+}
+
+// syncParallel bounds the fsyncs under way at once.
+const syncParallel = 16
 
 // Expire removes whole segments whose newest batch is older than ttl. The
 // active segment, segments not yet durable and segments holding offsets at

@@ -106,6 +106,9 @@ func (t *Telemetry) Shutdown(ctx context.Context) error {
 	return errors.Join(t.mp.Shutdown(ctx), t.tp.Shutdown(ctx))
 }
 
+// MetricsPattern is the pattern /metrics is served under.
+const MetricsPattern = "GET /metrics"
+
 // Route is a handler served beside the operators' endpoints, under a
 // net/http ServeMux pattern.
 type Route struct {
@@ -116,11 +119,14 @@ type Route struct {
 // NewHTTPServer returns an unstarted server on addr for operators: /healthz
 // answers 200 while the process serves HTTP, /readyz 200 when ready reports
 // true (always, if ready is nil) and 503 otherwise, and /metrics serves t's
-// metrics; and routes.
+// metrics, unless a route of pattern MetricsPattern serves them (behind
+// authentication, say); and routes.
 func NewHTTPServer(addr string, t *Telemetry, ready func() bool, routes ...Route) *http.Server {
 	mux := http.NewServeMux()
+	metrics := false
 	for _, r := range routes {
 		mux.Handle(r.Pattern, r.Handler)
+		metrics = metrics || r.Pattern == MetricsPattern
 	}
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) {
 		io.WriteString(w, "ok")
@@ -132,6 +138,8 @@ func NewHTTPServer(addr string, t *Telemetry, ready func() bool, routes ...Route
 		}
 		io.WriteString(w, "ok")
 	})
-	mux.Handle("GET /metrics", t.MetricsHandler())
+	if !metrics {
+		mux.Handle(MetricsPattern, t.MetricsHandler())
+	}
 	return &http.Server{Addr: addr, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
 }

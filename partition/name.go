@@ -27,18 +27,19 @@ func Name(values []string) string { return strings.Join(values, Separator) }
 func Values(keys []string, name string) ([]string, error) {
 	values := strings.Split(name, Separator)
 	if len(values) != len(keys) {
-		return nil, errs.New(errs.Invalid, "partition name %q has %d values; the partition keys %s want %d",
-			name, len(values), javaList(keys), len(keys))
+		return nil, errs.New(errs.Invalid, "partition name %s has %d values; the partition keys %s want %d",
+			errs.Quote(name), len(values), javaList(keys), len(keys))
 	}
 	return values, nil
 }
 
 // Qualified is a partition as error messages name it: key=value for every
-// key, in key order, joined by "/" (Fluss's qualified partition name).
+// key, in key order, joined by "/" (Fluss's qualified partition name), each
+// value cut as a client's string is (errs.Cut).
 func Qualified(keys, values []string) string {
 	parts := make([]string, len(keys))
 	for i, k := range keys {
-		parts[i] = k + "=" + values[i]
+		parts[i] = k + "=" + errs.Cut(values[i])
 	}
 	return strings.Join(parts, "/")
 }
@@ -68,7 +69,7 @@ func Resolve(table string, keys []string, spec map[string]string, creating bool)
 // ValidateValue checks one partition value by Fluss's naming rules.
 func ValidateValue(v string, creating bool) error {
 	if reason := invalidReason(v, creating); reason != "" {
-		return errs.New(errs.Invalid, "The partition value %s is invalid: %s", v, reason)
+		return errs.New(errs.Invalid, "The partition value %s is invalid: %s", errs.Cut(v), reason)
 	}
 	return nil
 }
@@ -82,11 +83,11 @@ func invalidReason(v string, creating bool) string {
 	case v == "..":
 		return "'..' is not allowed"
 	case len(v) > MaxValueLen:
-		return fmt.Sprintf("the length of '%s' is longer than the max allowed length %d", v, MaxValueLen)
+		return fmt.Sprintf("the length of '%s' is longer than the max allowed length %d", errs.Cut(v), MaxValueLen)
 	}
 	for _, c := range v {
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			return fmt.Sprintf("'%s' contains one or more characters other than ASCII alphanumerics, '_' and '-'", v)
+			return fmt.Sprintf("'%s' contains one or more characters other than ASCII alphanumerics, '_' and '-'", errs.Cut(v))
 		}
 	}
 	if creating && strings.HasPrefix(v, reservedPrefix) {
@@ -110,7 +111,7 @@ func Matches(keys, values []string, partial map[string]string) bool {
 func CheckPartial(table string, keys []string, partial map[string]string) error {
 	for k := range partial {
 		if !slices.Contains(keys, k) {
-			return errs.New(errs.Invalid, "table %s: %q is not a partition key (partition keys: %s)", table, k, javaList(keys))
+			return errs.New(errs.Invalid, "table %s: %s is not a partition key (partition keys: %s)", table, errs.Quote(k), javaList(keys))
 		}
 	}
 	return nil
@@ -120,7 +121,7 @@ func CheckPartial(table string, keys []string, partial map[string]string) error 
 func specString(spec map[string]string) string {
 	parts := make([]string, 0, len(spec))
 	for _, k := range slices.Sorted(maps.Keys(spec)) {
-		parts = append(parts, k+"="+spec[k])
+		parts = append(parts, errs.Cut(k)+"="+errs.Cut(spec[k]))
 	}
 	return "PartitionSpec{" + strings.Join(parts, ", ") + "}"
 }

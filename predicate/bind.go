@@ -93,10 +93,10 @@ func (b *Bound) bind(e *Expr, schema *arrow.Schema) (*node, error) {
 		for i, f := range schema.Fields() {
 			names[i] = f.Name
 		}
-		return nil, invalid(e.path, "unknown column %q (columns: %s)", e.col, strings.Join(names, ", "))
+		return nil, invalid(e.path, "unknown column %s (columns: %s)", errs.Quote(e.col), strings.Join(names, ", "))
 	case 1:
 	default:
-		return nil, invalid(e.path, "column name %q is ambiguous: the schema has it %d times", e.col, len(idx))
+		return nil, invalid(e.path, "column name %s is ambiguous: the schema has it %d times", errs.Quote(e.col), len(idx))
 	}
 	n.col, n.name, n.typ = idx[0], e.col, schema.Field(idx[0]).Type
 	b.cols = append(b.cols, n.col)
@@ -106,12 +106,12 @@ func (b *Bound) bind(e *Expr, schema *arrow.Schema) (*node, error) {
 		return n, nil
 	case n.op == opStartsWith:
 		if id := n.typ.ID(); id != arrow.STRING && id != arrow.LARGE_STRING {
-			return nil, invalid(e.path, "starts_with needs a STRING column; %q is %s", e.col, n.typ)
+			return nil, invalid(e.path, "starts_with needs a STRING column; %s is %s", errs.Quote(e.col), n.typ)
 		}
 		n.vals = e.vals
 		return n, nil
 	case !ordered(n.typ):
-		return nil, invalid(e.path, "column %q of type %s cannot be compared", e.col, n.typ)
+		return nil, invalid(e.path, "column %s of type %s cannot be compared", errs.Quote(e.col), n.typ)
 	}
 
 	n.vals = make([]any, len(e.vals))
@@ -119,9 +119,9 @@ func (b *Bound) bind(e *Expr, schema *arrow.Schema) (*node, error) {
 		v, err := row.Coerce(n.typ, lit)
 		switch {
 		case err != nil && len(e.vals) > 1:
-			return nil, errs.New(errs.Invalid, "%s: column %q: value %d of the list: %w", e.path, e.col, i, err)
+			return nil, errs.New(errs.Invalid, "%s: column %s: value %d of the list: %w", e.path, errs.Quote(e.col), i, err)
 		case err != nil:
-			return nil, errs.New(errs.Invalid, "%s: column %q: %w", e.path, e.col, err)
+			return nil, errs.New(errs.Invalid, "%s: column %s: %w", e.path, errs.Quote(e.col), err)
 		}
 		n.vals[i] = v
 	}

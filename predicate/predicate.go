@@ -164,7 +164,7 @@ func (p *parser) node(path string, depth int) (*Expr, error) {
 	}
 	o, ok := opByName[key]
 	if !ok {
-		return nil, invalid(path, "unknown operator %q: expected one of %s", key, strings.Join(opNames[:], ", "))
+		return nil, invalid(path, "unknown operator %s: expected one of %s", errs.Quote(key), strings.Join(opNames[:], ", "))
 	}
 	e := &Expr{op: o, path: path + "." + key}
 	switch o {
@@ -207,7 +207,7 @@ func (p *parser) node(path string, depth int) (*Expr, error) {
 		return nil, err
 	}
 	if tok != json.Delim('}') {
-		return nil, invalid(path, `more than one key in a predicate object (%q and %q): combine predicates with {"and": [...]}`, key, tok)
+		return nil, invalid(path, `more than one key in a predicate object (%s and %s): combine predicates with {"and": [...]}`, errs.Quote(key), errs.Quote(fmt.Sprint(tok)))
 	}
 	return e, nil
 }

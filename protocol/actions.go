@@ -145,6 +145,15 @@ type LakeSnapshot struct {
 	// PartitionOffsets replaces Offsets on a partitioned table.
 	PartitionOffsets PartitionOffsets `json:"partition_offsets,omitzero"`
 	CommittedAt      int64            `json:"committed_at"` // epoch milliseconds
+	// RoundFailure says why the table's tiering rounds fail, while they
+	// do: the lake stays at this snapshot (lake-snapshot only).
+	RoundFailure *RoundFailure `json:"round_failure,omitempty"`
+}
+
+// RoundFailure is why a table's tiering rounds fail, since when.
+type RoundFailure struct {
+	Message string `json:"message"`
+	Since   int64  `json:"since"` // epoch milliseconds: the first failed round of the streak
 }
 
 // LakeCompaction is the answer of compact-lake: the snapshot after it and

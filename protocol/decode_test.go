@@ -5,7 +5,7 @@ import (
 	"testing"
 )
 
-func TestCheckDuplicateKeys(t *testing.T) {
+func TestCheckShapeDuplicateKeys(t *testing.T) {
 	for _, c := range []struct {
 		in, dup string // dup: "" when the JSON names no key twice
 	}{
@@ -20,7 +20,7 @@ func TestCheckDuplicateKeys(t *testing.T) {
 		{`{"a": [{}], "b": {"c": 1, "c": 1}}`, `key "c" appears twice in $.b`},
 		{`{"a": "\u0061", "\u0061": 2}`, `key "a" appears twice`},
 	} {
-		err := checkDuplicateKeys([]byte(c.in))
+		err := checkShape([]byte(c.in))
 		switch {
 		case c.dup == "" && err != nil:
 			t.Errorf("%s: %v", c.in, err)

@@ -22,10 +22,13 @@ type LookupRequest struct {
 	Keys []map[string]any `json:"keys,omitzero"`
 }
 
-// LookupMeta is the app_metadata of one lookup answer.
+// LookupMeta is the app_metadata of every message of one lookup answer. An
+// answer larger than a message may be (4 MiB) comes in several, each with
+// the answer's Keys and Rows, More on all but the last (PROTOCOL.md §6.1).
 type LookupMeta struct {
-	Keys int `json:"keys"` // keys in the request batch
-	Rows int `json:"rows"` // rows in the answer
+	Keys int  `json:"keys"`           // keys in the request batch
+	Rows int  `json:"rows"`           // rows in the whole answer
+	More bool `json:"more,omitempty"` // more messages of this answer follow
 }
 
 // KeyIndexColumn is the first column of a lookup answer: the row of the key

@@ -1,8 +1,8 @@
 package protocol
 
 import (
-	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/fluxgate-io/fluxgate/errs"
 )
@@ -25,7 +25,7 @@ func ParseTablePath(s string) (TablePath, error) {
 	var p TablePath
 	if hasView {
 		if view != ViewChangelog && view != ViewLake {
-			return p, errs.New(errs.Invalid, "table name %s: unknown view %s: expected $changelog or $lake", Quote(s), Quote("$"+view))
+			return p, errs.New(errs.Invalid, "table name %s: unknown view %s: expected $changelog or $lake", errs.Quote(s), errs.Quote("$"+view))
 		}
 		p.View = view
 	}
@@ -34,10 +34,10 @@ func ParseTablePath(s string) (TablePath, error) {
 		db, table = DefaultDatabase, name
 	}
 	if err := validateName("database", db); err != nil {
-		return TablePath{}, errs.New(errs.Invalid, "table name %s: %w", Quote(s), err)
+		return TablePath{}, errs.New(errs.Invalid, "table name %s: %w", errs.Quote(s), err)
 	}
 	if err := validateName("table", table); err != nil {
-		return TablePath{}, errs.New(errs.Invalid, "table name %s: %w", Quote(s), err)
+		return TablePath{}, errs.New(errs.Invalid, "table name %s: %w", errs.Quote(s), err)
 	}
 	p.Database, p.Table = db, table
 	return p, nil
@@ -62,27 +62,34 @@ const MaxNameLen = 200
 
 func validateName(what, name string) error {
 	if name == "" || len(name) > MaxNameLen {
-		return errs.New(errs.Invalid, "%s name %s is %d bytes long; it must be 1 to %d", what, Quote(name), len(name), MaxNameLen)
+		return errs.New(errs.Invalid, "%s name %s is %d bytes long; it must be 1 to %d", what, errs.Quote(name), len(name), MaxNameLen)
 	}
 	for _, c := range name {
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			return errs.New(errs.Invalid, "%s name %q may contain only letters, digits, '_' and '-'", what, name)
+			return errs.New(errs.Invalid, "%s name %s may contain only letters, digits, '_' and '-'", what, errs.Quote(name))
 		}
 	}
 	if strings.HasPrefix(name, "__") {
-		return errs.New(errs.Invalid, "%s name %q may not start with \"__\" (reserved for internal use)", what, name)
+		return errs.New(errs.Invalid, "%s name %s may not start with \"__\" (reserved for internal use)", what, errs.Quote(name))
 	}
 	return nil
 }
 
-// quoteMax is how much of a client's string an error message quotes.
-const quoteMax = 64
+// MaxIDBytes bounds the ids a client makes up: producer ids, writer ids and
+// the principals of grants. They are stored (in producer offsets, a log's
+// frames, the grants file) and so are bounded as names are.
+const MaxIDBytes = 256
 
-// Quote quotes s for an error message, cut to its first quoteMax bytes: an
-// error echoes what the client sent, and must stay small whatever that was.
-func Quote(s string) string {
-	if len(s) <= quoteMax {
-		return strconv.Quote(s)
+// ValidateID checks an id a client made up: 1 to MaxIDBytes bytes without
+// control characters. what names it in the error ("writer_id").
+func ValidateID(what, id string) error {
+	if id == "" || len(id) > MaxIDBytes {
+		return errs.New(errs.Invalid, "%s %s is %d bytes long; it must be 1 to %d", what, errs.Quote(id), len(id), MaxIDBytes)
 	}
-	return strconv.Quote(s[:quoteMax]) + "..."
+	for _, r := range id {
+		if unicode.IsControl(r) {
+			return errs.New(errs.Invalid, "%s %s has a control character", what, errs.Quote(id))
+		}
+	}
+	return nil
 }

@@ -106,7 +106,7 @@ func ConformTypes(ctx context.Context, mem memory.Allocator, rec arrow.RecordBat
 	for i, f := range fields {
 		out, err := convert(ctx, mem, rec.Column(i), f.Type)
 		if err != nil {
-			return nil, errs.New(errs.Invalid, "column %q: cannot convert %s to %s: %w", f.Name, rec.Column(i).DataType(), f.Type, err)
+			return nil, errs.New(errs.Invalid, "column %s: cannot convert %s to %s: %w", errs.Quote(f.Name), rec.Column(i).DataType(), f.Type, err)
 		}
 		cols[i] = out
 	}

@@ -47,8 +47,9 @@ type Config struct {
 	HTTP            string        // /healthz, /readyz, /metrics and /iceberg; empty: off
 	MaxMessageBytes int           // largest gRPC message accepted
 	MaxStreams      int           // streaming calls one client host may have open
-	MaxWriteBytes   int64         // written bytes held before they are acknowledged
-	IdleTimeout     time.Duration // end a stream whose client sent nothing this long
+	MaxConnections  int           // connections each listener accepts at once; 0: DefaultMaxConnections
+	MaxWriteBytes   int64         // the memory budget of clients' streams (flight.Limits.WriteBytes)
+	IdleTimeout     time.Duration // end a stream whose client sent or took nothing this long
 	BucketNum       int           // bucket.num of tables that do not set it
 	MaxPartitions   int           // max.partition.num: most partitions of one table; 0: 1000
 	SegmentBytes    int64         // log segment size
@@ -65,6 +66,7 @@ type Config struct {
 	Retention       time.Duration // how often expired log segments are removed
 	WriterExpiry    time.Duration // how long an idle idempotent writer is kept
 	FollowHeartbeat time.Duration // how long a follow is idle before an empty batch
+	OpenFiles       int           // descriptors the data files may keep open; 0: half of RLIMIT_NOFILE
 
 	AutoPartitionCheck time.Duration // how often auto partitions are made and expired
 
@@ -79,6 +81,7 @@ type Server struct {
 	eng    *engine.Engine
 	grpc   flight.Server
 	http   *http.Server
+	httpLn net.Listener
 	tel    *otel.Telemetry
 	log    *slog.Logger
 	failed chan error
@@ -96,14 +99,7 @@ func Start(ctx context.Context, cfg *Config, log *slog.Logger) (*Server, error) 
 	}
 	limits := fgflight.Limits{StreamsPerClient: cfg.MaxStreams, WriteBytes: cfg.MaxWriteBytes,
 		MessageBytes: cfg.MaxMessageBytes, IdleTimeout: cfg.IdleTimeout}
-	grpcOpts := []grpc.ServerOption{
-		grpc.MaxSendMsgSize(cfg.MaxMessageBytes),
-		// Larger HTTP/2 windows and buffers: about +10 % on bulk transfers.
-		grpc.InitialWindowSize(16 << 20),
-		grpc.InitialConnWindowSize(16 << 20),
-		grpc.ReadBufferSize(1 << 20),
-		grpc.WriteBufferSize(1 << 20),
-	}
+	grpcOpts := []grpc.ServerOption{grpc.MaxSendMsgSize(cfg.MaxMessageBytes)}
 	tlsCfg, err := serverTLS(cfg)
 	if err != nil {
 		return nil, err
@@ -111,7 +107,8 @@ func Start(ctx context.Context, cfg *Config, log *slog.Logger) (*Server, error) 
 	if tlsCfg != nil {
 		grpcOpts = append(grpcOpts, grpc.Creds(credentials.NewTLS(tlsCfg)))
 	}
-	// The message limit, the codec and the panic recovery of the service.
+	// The message limit, the transport's windows and buffers, the codec and
+	// the panic recovery of the service.
 	grpcOpts = append(grpcOpts, fgflight.ServerOptions(fgflight.Options{Logger: log, Limits: limits})...)
 	var middleware []flight.ServerMiddleware
 	if authn != nil {
@@ -141,6 +138,7 @@ func Start(ctx context.Context, cfg *Config, log *slog.Logger) (*Server, error) 
 		Lake:              engine.LakeOptions{Warehouse: cfg.LakeWarehouse, Catalog: lakeCatalog},
 		RetentionInterval: cfg.Retention,
 		IdleHeartbeat:     cfg.FollowHeartbeat,
+		OpenFiles:         cfg.OpenFiles,
 		AutoPartition:     engine.AutoPartitionOptions{CheckInterval: cfg.AutoPartitionCheck, Now: cfg.Now},
 	}.WithLogSegmentBytes(cfg.SegmentBytes).WithWriterExpiration(cfg.WriterExpiry))
 	if err != nil {
@@ -162,22 +160,30 @@ func Start(ctx context.Context, cfg *Config, log *slog.Logger) (*Server, error) 
 		Limits: limits,
 		ACL:    grants,
 	}))
-	if err := s.grpc.Init(cfg.Listen); err != nil {
+	ln, err := net.Listen("tcp", cfg.Listen)
+	if err != nil {
 		eng.Close()
 		return nil, fmt.Errorf("listen on %s: %w", cfg.Listen, err)
 	}
+	s.grpc.InitListener(limitConnections(ln, maxConnections(cfg)))
 	go func() {
 		if err := s.grpc.Serve(); err != nil {
 			s.failed <- err
 		}
 	}()
 	if cfg.HTTP != "" {
-		s.http = otel.NewHTTPServer(cfg.HTTP, tel, eng.Ready, lakeCatalogRoutes(cfg, eng, authn, grants, log)...)
+		routes := lakeCatalogRoutes(cfg, eng, authn, grants, log)
+		if authn != nil {
+			routes = append(routes, metricsRoute(authn, tel.MetricsHandler()))
+		}
+		s.http = newHTTPServer(otel.NewHTTPServer(cfg.HTTP, tel, eng.Ready, routes...), defaultHTTPLimits)
 		ln, err := net.Listen("tcp", cfg.HTTP)
 		if err != nil {
 			s.Stop()
 			return nil, fmt.Errorf("listen on %s: %w", cfg.HTTP, err)
 		}
+		ln = limitConnections(ln, maxConnections(cfg))
+		s.httpLn = ln
 		if tlsCfg != nil {
 			ln = tls.NewListener(ln, httpTLS(tlsCfg))
 		}
@@ -214,6 +220,14 @@ func httpTLS(flight *tls.Config) *tls.Config {
 
 // FlightAddr is the address the Flight service listens on.
 func (s *Server) FlightAddr() string { return s.grpc.Addr().String() }
+
+// HTTPAddr is the address the HTTP listener listens on ("" without one).
+func (s *Server) HTTPAddr() string {
+	if s.httpLn == nil {
+		return ""
+	}
+	return s.httpLn.Addr().String()
+}
 
 // Failed delivers the error of a listener that stopped serving.
 func (s *Server) Failed() <-chan error { return s.failed }

@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/fluxgate-io/fluxgate/errs"
 )
 
 // Type is a parsed Flink SQL type.
@@ -30,10 +32,10 @@ func Parse(s string) (*Type, error) {
 	p := &parser{src: s}
 	t, err := p.parseType(0)
 	if err == nil && p.peek() != "" {
-		err = p.errorf("unexpected %q after the type", p.peek())
+		err = p.errorf("unexpected %s after the type", errs.Quote(p.peek()))
 	}
 	if err != nil {
-		return nil, fmt.Errorf("invalid type %q: %w", s, err)
+		return nil, fmt.Errorf("invalid type %s: %w", errs.Quote(s), err)
 	}
 	return t, nil
 }
@@ -149,7 +151,7 @@ func (p *parser) accept(tok string) bool {
 func (p *parser) expect(toks ...string) error {
 	for _, tok := range toks {
 		if !p.accept(tok) {
-			return p.errorf("expected %q, found %s", tok, describeToken(p.peek()))
+			return p.errorf("expected %s, found %s", errs.Quote(tok), describeToken(p.peek()))
 		}
 	}
 	return nil
@@ -284,7 +286,7 @@ func (p *parser) parseType(depth int) (*Type, error) {
 		return p.parseRow(depth)
 	}
 	p.pos = start
-	return nil, p.errorf("unknown type %q; the types are %s", word, typeNames)
+	return nil, p.errorf("unknown type %s; the types are %s", errs.Quote(word), typeNames)
 }
 
 // parseRow parses the fields of ROW<name type, ...> (or ROW(...)).
@@ -305,7 +307,7 @@ func (p *parser) parseRow(depth int) (*Type, error) {
 		}
 		p.next()
 		if seen[name] {
-			return nil, p.errorf("duplicate ROW field %q", name)
+			return nil, p.errorf("duplicate ROW field %s", errs.Quote(name))
 		}
 		seen[name] = true
 		t, nullable, err := p.parseElement(depth)

@@ -23,6 +23,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/lake"
 	"github.com/fluxgate-io/fluxgate/row"
 )
@@ -180,7 +181,7 @@ func run(ctx context.Context, lt *lake.Table, parts []Partition, partitioned boo
 	if pk := len(spans) > 0 && len(spans[0].part.Source.PrimaryKey()) > 0; !pk {
 		c.Data = func(yield func(arrow.RecordBatch, error) bool) {
 			for _, s := range spans {
-				if !r.appendBucket(ctx, s.part.Source, s.bucket, s.from, s.to, yield) {
+				if !r.appendBucket(ctx, s.part, s.bucket, s.from, s.to, yield) {
 					return
 				}
 			}
@@ -196,9 +197,9 @@ func run(ctx context.Context, lt *lake.Table, parts []Partition, partitioned boo
 			var d, del []arrow.RecordBatch
 			var err error
 			if s.snapshot {
-				d, moved[s.part][s.bucket], err = r.snapshotBucket(ctx, s.part.Source, s.bucket)
+				d, moved[s.part][s.bucket], err = r.snapshotBucket(ctx, s.part, s.bucket)
 			} else {
-				d, del, err = r.foldBucket(ctx, s.part.Source, s.bucket, s.from, s.to)
+				d, del, err = r.foldBucket(ctx, s.part, s.bucket, s.from, s.to)
 			}
 			data, deletes = append(data, d...), append(deletes, del...)
 			if err != nil {
@@ -260,16 +261,16 @@ type rounder struct {
 
 // appendBucket yields a log table bucket's rows in [from, to) as lake
 // records.
-func (r *rounder) appendBucket(ctx context.Context, src Source, bucket int, from, to int64, yield func(arrow.RecordBatch, error) bool) bool {
+func (r *rounder) appendBucket(ctx context.Context, p *Partition, bucket int, from, to int64, yield func(arrow.RecordBatch, error) bool) bool {
 	stopped := false
-	err := src.Read(ctx, bucket, from, to, func(b Batch) error {
+	err := p.Source.Read(ctx, bucket, from, to, func(b Batch) error {
 		rec, offsets, ts := trim(b, from, to)
 		defer rec.Release()
 		if rec.NumRows() == 0 {
 			return nil
 		}
 		r.rows += rec.NumRows()
-		out, err := r.lt.DataRecord(ctx, r.mem, rec, bucket, offsets, ts)
+		out, err := r.record(ctx, p, bucket, rec, offsets, ts)
 		if err != nil {
 			return err
 		}
@@ -308,11 +309,11 @@ func trim(b Batch, from, to int64) (arrow.RecordBatch, []int64, []int64) {
 // snapshotBucket makes lake records of a primary-key bucket's current rows.
 // They have no log record of their own: their offset and timestamp are -1,
 // as in Fluss.
-func (r *rounder) snapshotBucket(ctx context.Context, src Source, bucket int) (data []arrow.RecordBatch, at int64, err error) {
-	at, err = src.Snapshot(ctx, bucket, func(b Batch) error {
+func (r *rounder) snapshotBucket(ctx context.Context, p *Partition, bucket int) (data []arrow.RecordBatch, at int64, err error) {
+	at, err = p.Source.Snapshot(ctx, bucket, func(b Batch) error {
 		n := int(b.Rec.NumRows())
 		none := slices.Repeat([]int64{-1}, n)
-		out, err := r.lt.DataRecord(ctx, r.mem, b.Rec, bucket, none, none)
+		out, err := r.record(ctx, p, bucket, b.Rec, none, none)
 		if err != nil {
 			return err
 		}
@@ -332,7 +333,8 @@ type latest struct {
 
 // foldBucket folds a primary-key bucket's changes in [from, to) to one
 // final row per changed key, and the keys whose earlier lake rows must go.
-func (r *rounder) foldBucket(ctx context.Context, src Source, bucket int, from, to int64) (data, deletes []arrow.RecordBatch, err error) {
+func (r *rounder) foldBucket(ctx context.Context, p *Partition, bucket int, from, to int64) (data, deletes []arrow.RecordBatch, err error) {
+	src := p.Source
 	key := src.PrimaryKey()
 	type kept struct {
 		rec         arrow.RecordBatch
@@ -412,26 +414,39 @@ func (r *rounder) foldBucket(ctx context.Context, src Source, bucket int, from, 
 	}()
 	for i, k := range batches {
 		if rows := keepRows[i]; len(rows) > 0 {
-			out, err := r.pick(ctx, bucket, k.rec, k.offsets, k.ts, rows)
+			sub, err := r.take(ctx, k.rec, rows)
+			if err != nil {
+				return data, deletes, err
+			}
+			offs, times := make([]int64, len(rows)), make([]int64, len(rows))
+			for j, row := range rows {
+				offs[j], times[j] = k.offsets[row], k.ts[row]
+			}
+			out, err := r.record(ctx, p, bucket, sub, offs, times)
+			sub.Release()
 			if err != nil {
 				return data, deletes, err
 			}
 			data = append(data, out)
 		}
 		if rows := retireRows[i]; len(rows) > 0 {
-			out, err := r.pick(ctx, bucket, k.rec, k.offsets, k.ts, rows)
+			sub, err := r.take(ctx, k.rec, rows)
 			if err != nil {
 				return data, deletes, err
 			}
-			deletes = append(deletes, r.lt.DeleteRecord(out))
-			out.Release()
+			keys, err := r.lt.KeyRecord(ctx, r.mem, sub)
+			sub.Release()
+			if err != nil {
+				return data, deletes, err
+			}
+			deletes = append(deletes, keys)
 		}
 	}
 	return data, deletes, nil
 }
 
-// pick makes a lake record of some rows of rec.
-func (r *rounder) pick(ctx context.Context, bucket int, rec arrow.RecordBatch, offsets, ts []int64, rows []int64) (arrow.RecordBatch, error) {
+// take picks some rows of rec, in offset order (it sorts rows).
+func (r *rounder) take(ctx context.Context, rec arrow.RecordBatch, rows []int64) (arrow.RecordBatch, error) {
 	slices.Sort(rows) // offset order within the batch
 	ib := array.NewInt64Builder(r.mem)
 	ib.AppendValues(rows, nil)
@@ -445,11 +460,22 @@ func (r *rounder) pick(ctx context.Context, bucket int, rec arrow.RecordBatch, o
 		return nil, fmt.Errorf("pick rows: %w", err)
 	}
 	defer taken.Release()
-	sub := array.RecordFromStructArray(taken.(*array.Struct), rec.Schema())
-	defer sub.Release()
-	offs, times := make([]int64, len(rows)), make([]int64, len(rows))
-	for i, k := range rows {
-		offs[i], times[i] = offsets[k], ts[k]
+	return array.RecordFromStructArray(taken.(*array.Struct), rec.Schema()), nil
+}
+
+// record makes the lake record of rows of p's bucket. A value the lake
+// cannot hold stops the round, naming its log record: FAILED_PRECONDITION,
+// for the round cannot go on until the row is no longer to be tiered
+// (PROTOCOL.md §7.4).
+func (r *rounder) record(ctx context.Context, p *Partition, bucket int, rec arrow.RecordBatch, offsets, commitMs []int64) (arrow.RecordBatch, error) {
+	out, err := r.lt.DataRecord(ctx, r.mem, rec, bucket, offsets, commitMs)
+	var re *lake.RangeError
+	if !errors.As(err, &re) {
+		return out, err
 	}
-	return r.lt.DataRecord(ctx, r.mem, sub, bucket, offs, times)
+	where := fmt.Sprintf("offset %d", offsets[re.Row])
+	if offsets[re.Row] < 0 {
+		where = "a row of its state"
+	}
+	return nil, errs.New(errs.Precondition, "%sbucket %d, %s, %v; the table's rounds stop at this record (PROTOCOL.md §7.4 says what to do)", p.prefix(), bucket, where, re)
 }

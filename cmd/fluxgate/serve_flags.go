@@ -35,8 +35,9 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.HTTP, "http", "127.0.0.1:8816", "HTTP address for /healthz, /readyz, /metrics and the lake's Iceberg REST catalog at /iceberg; HTTPS with --tls-cert (empty: off)")
 	fs.IntVar(&c.MaxMessageBytes, "max-message-bytes", 64<<20, "largest gRPC message accepted")
 	fs.IntVar(&c.MaxStreams, "max-streams-per-client", 256, "streaming calls one client host may have open at once (-1: no limit)")
-	fs.Int64Var(&c.MaxWriteBytes, "max-write-bytes", 1<<30, "bytes of written batches held before they are acknowledged, over all writers; writers past it wait")
-	fs.DurationVar(&c.IdleTimeout, "stream-idle-timeout", 10*time.Minute, "end a DoPut or DoExchange stream whose client sent nothing for this long (negative: never)")
+	fs.IntVar(&c.MaxConnections, "max-connections", server.DefaultMaxConnections, "connections the Flight and the HTTP listener each accept at once; more wait to be accepted")
+	fs.Int64Var(&c.MaxWriteBytes, "max-write-bytes", 1<<30, "memory budget of clients' streams: written batches received and not yet acknowledged (and their encoding), frames and messages of reads; clients past it wait")
+	fs.DurationVar(&c.IdleTimeout, "stream-idle-timeout", 10*time.Minute, "end a DoPut or DoExchange stream whose client sent nothing, or a DoGet whose client took nothing, for this long (negative: never)")
 	fs.IntVar(&c.BucketNum, "default-bucket-num", 1, "bucket.num of tables that do not set it")
 	fs.IntVar(&c.MaxPartitions, "max-partitions", 1000, "max.partition.num: the most partitions one partitioned table may have")
 	fs.Int64Var(&c.SegmentBytes, "segment-bytes", 256<<20, "log segment size at which a new segment starts")
@@ -54,6 +55,7 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.LakeCatalog, "lake-catalog", "", "Iceberg catalog of the lake tier as iceberg-go catalog properties, e.g. type=rest,uri=http://localhost:8181 or type=sql,uri=file:/var/lib/lake.db,sql.driver=sqlite,sql.dialect=sqlite (empty: the filesystem catalog in the warehouse)")
 	fs.DurationVar(&c.Retention, "retention-interval", time.Minute, "how often log segments past table.log.ttl are removed")
 	fs.DurationVar(&c.AutoPartitionCheck, "auto-partition-check-interval", 10*time.Minute, "how often partitions of tables with table.auto-partition.enabled are created ahead and expired (Fluss's auto-partition.check.interval)")
+	fs.IntVar(&c.OpenFiles, "open-files", 0, "file descriptors the data files may keep open at once, however many buckets: half for log segments (the least recently used closed first), a quarter each for the primary-key state and the catalog (0: half of the process's RLIMIT_NOFILE, 256 to 65536)")
 	fs.DurationVar(&c.WriterExpiry, "writer-expiration", logstore.DefaultWriterExpiration, "how long an idempotent writer's state is kept after its last batch (Fluss's server.writer-id.expiration-time)")
 	fs.DurationVar(&c.FollowHeartbeat, "follow-heartbeat", 4*time.Second, "how long an unbounded scan (a follow) may be idle before it sends an empty batch with its offsets")
 }
@@ -162,6 +164,7 @@ func runServe(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
+	server.SetMemoryLimit(&cfg.Config, log)
 	srv, err := server.Start(ctx, &cfg.Config, log)
 	if err != nil {
 		return err

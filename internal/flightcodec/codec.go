@@ -3,7 +3,9 @@
 // protobuf then copies the body out of it, while this one copies the message
 // once, into memory of its own that data_body (and so a batch's Arrow
 // buffers) then points into. The server receives DoPut and DoExchange
-// batches with it, the client DoGet and DoExchange ones.
+// batches with it, the client DoGet and DoExchange ones. It also encodes an
+// Outgoing without copying its body, and says when gRPC is done with it:
+// the server sends DoGet batches so.
 package flightcodec
 
 import (
@@ -22,6 +24,65 @@ type Codec struct{ encoding.CodecV2 }
 
 // New returns the codec.
 func New() Codec { return Codec{encoding.GetCodecV2("proto")} }
+
+// Outgoing is FlightData to send (with the stream's SendMsg) whose body gRPC
+// takes where it is instead of copying it: Free is called once gRPC has
+// written the message, or dropped it with its stream, and not before. Until
+// then the body must not change.
+type Outgoing struct {
+	*flight.FlightData
+	Free func()
+}
+
+func (c Codec) Marshal(v any) (mem.BufferSlice, error) {
+	if out, ok := v.(*Outgoing); ok {
+		return marshalOutgoing(out)
+	}
+	return c.CodecV2.Marshal(v)
+}
+
+// marshalOutgoing encodes out as protobuf does FlightData: its fields in
+// order, empty ones left out. The body is a buffer of its own, whose
+// release frees out.
+func marshalOutgoing(out *Outgoing) (mem.BufferSlice, error) {
+	fd := out.FlightData
+	var head []byte
+	if fd.FlightDescriptor != nil {
+		d, err := proto.Marshal(fd.FlightDescriptor)
+		if err != nil {
+			return nil, fmt.Errorf("FlightData descriptor: %w", err)
+		}
+		head = appendField(head, fieldDescriptor, d)
+	}
+	head = appendField(head, fieldDataHeader, fd.DataHeader)
+	head = appendField(head, fieldAppMetadata, fd.AppMetadata)
+	body := fd.DataBody
+	if mem.IsBelowBufferPoolingThreshold(cap(body)) {
+		// gRPC would keep a body this small as it is, without telling when
+		// it is done with it: it goes in a copy.
+		head = appendField(head, fieldDataBody, body)
+		out.Free()
+		return mem.BufferSlice{mem.SliceBuffer(head)}, nil
+	}
+	head = protowire.AppendTag(head, fieldDataBody, protowire.BytesType)
+	head = protowire.AppendVarint(head, uint64(len(body)))
+	return mem.BufferSlice{mem.SliceBuffer(head), mem.NewBuffer(&body, freeOnPut(out.Free))}, nil
+}
+
+func appendField(b []byte, num protowire.Number, v []byte) []byte {
+	if len(v) == 0 {
+		return b
+	}
+	b = protowire.AppendTag(b, num, protowire.BytesType)
+	return protowire.AppendBytes(b, v)
+}
+
+// freeOnPut is the pool of an Outgoing's body: gRPC puts the body back once
+// nothing refers to it.
+type freeOnPut func()
+
+func (freeOnPut) Get(int) *[]byte { panic("flightcodec: an Outgoing's body has no pool to get from") }
+func (f freeOnPut) Put(*[]byte)   { f() }
 
 func (c Codec) Unmarshal(data mem.BufferSlice, v any) error {
 	fd, ok := v.(*flight.FlightData)

@@ -50,3 +50,42 @@ func FuzzUnmarshalFlightData(f *testing.F) {
 		}
 	})
 }
+
+// An Outgoing encodes as protobuf encodes its FlightData, with the body
+// where it is, not copied; Free is called once, when gRPC releases the
+// encoding. A body too small for gRPC to tell its release goes in a copy,
+// and is freed at once.
+func TestMarshalOutgoing(t *testing.T) {
+	for _, bodyBytes := range []int{0, 10, 1 << 20} {
+		fd := &flight.FlightData{
+			FlightDescriptor: &flight.FlightDescriptor{Type: flight.DescriptorCMD, Cmd: []byte("{}")},
+			DataHeader:       []byte("header"), AppMetadata: []byte(`{"a":1}`), DataBody: bytes.Repeat([]byte{7}, bodyBytes),
+		}
+		freed := 0
+		enc, err := New().Marshal(&Outgoing{FlightData: fd, Free: func() { freed++ }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := proto.Marshal(fd)
+		if got := enc.Materialize(); !bytes.Equal(got, want) {
+			t.Fatalf("%d-byte body: encoded %x, protobuf %x", bodyBytes, got, want)
+		}
+		copied := true
+		for _, b := range enc {
+			if bodyBytes > 0 && &b.ReadOnlyData()[0] == &fd.DataBody[0] {
+				copied = false
+			}
+		}
+		big := bodyBytes > 1024
+		if copied == big {
+			t.Fatalf("%d-byte body: copied %v", bodyBytes, copied)
+		}
+		if wantFreed := map[bool]int{true: 0, false: 1}[big]; freed != wantFreed {
+			t.Fatalf("%d-byte body: freed %d times before gRPC released it, want %d", bodyBytes, freed, wantFreed)
+		}
+		enc.Free()
+		if freed != 1 {
+			t.Fatalf("%d-byte body: freed %d times, want once", bodyBytes, freed)
+		}
+	}
+}

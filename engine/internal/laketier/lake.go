@@ -159,6 +159,17 @@ func (l *Lakes) Lag(t *table.Table) (offsets int64, since time.Time, ok bool) {
 	return offsets, since, true
 }
 
+// RoundFailure says why o's rounds fail and since when, nil after a round
+// that succeeded.
+func (l *Lakes) RoundFailure(o Owner) *protocol.RoundFailure {
+	o.Tier.Mu.Lock()
+	defer o.Tier.Mu.Unlock()
+	if o.Tier.Failing == nil {
+		return nil
+	}
+	return &protocol.RoundFailure{Message: o.Tier.Failing.Error(), Since: o.Tier.FailingSince.UnixMilli()}
+}
+
 // Ensure refuses a lake-enabled table definition that Iceberg cannot hold,
 // and makes its lake table.
 func (l *Lakes) Ensure(ctx context.Context, info *catalog.TableInfo) error {

@@ -42,6 +42,9 @@ type Metrics struct {
 	Files        metric.Int64Counter
 	Bytes        metric.Int64Counter
 	Rows         metric.Int64Counter
+	// RoundFailures counts failed rounds (Failing says why the last one
+	// failed).
+	RoundFailures metric.Int64Counter
 	// Table is the attributes of a table's series (the engine's, so that
 	// every room's metrics name a table alike).
 	Table func(name string) metric.MeasurementOption

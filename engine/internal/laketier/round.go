@@ -41,11 +41,22 @@ func (l *Lakes) Round(ctx context.Context, o Owner) (tiering.Result, error) {
 	attr := met.Table(info.Path().String())
 	met.RoundSeconds.Record(ctx, time.Since(start).Seconds(), attr)
 	if err != nil {
+		err = fmt.Errorf("tiering %s: %w", info.Path(), err)
 		log.Warn("tiering round failed", "table", info.Path().String(), "err", err)
+		if ctx.Err() == nil { // a round cut short by its caller did not fail
+			met.RoundFailures.Add(ctx, 1, attr)
+			o.Tier.Mu.Lock()
+			if o.Tier.Failing == nil {
+				o.Tier.FailingSince = start
+			}
+			o.Tier.Failing = err
+			o.Tier.Mu.Unlock()
+		}
 		return res, err
 	}
 	o.Tier.Mu.Lock()
 	o.Tier.Snap, o.Tier.CaughtUp = res.Snapshot, start
+	o.Tier.Failing, o.Tier.FailingSince = nil, time.Time{}
 	o.Tier.Mu.Unlock()
 	if res.Stats.ExpireErr != nil {
 		log.Warn("could not expire old lake snapshots", "table", info.Path().String(), "err", res.Stats.ExpireErr)

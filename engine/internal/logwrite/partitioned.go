@@ -81,6 +81,11 @@ func (w *Stream) submitPartitioned(ctx context.Context, rec arrow.RecordBatch, s
 		return nil, err
 	}
 	defer rec.Release()
+	// Checked whole before any part is submitted (and each part again
+	// against its partition's definition, in case an alter came between).
+	if err := lakeRange(w.info, rec); err != nil {
+		return nil, err
+	}
 	groups, err := partition.GroupRows(w.parts.info.Path().String(), w.parts.info.PartitionKeys, rec)
 	if err != nil {
 		return nil, err

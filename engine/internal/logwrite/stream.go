@@ -6,6 +6,8 @@ package logwrite
 
 import (
 	"context"
+	"errors"
+	"math"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -19,6 +21,7 @@ import (
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/framestats"
 	"github.com/fluxgate-io/fluxgate/internal/ipcmsg"
+	"github.com/fluxgate-io/fluxgate/lake"
 	"github.com/fluxgate-io/fluxgate/logstore"
 	"github.com/fluxgate-io/fluxgate/protocol"
 	"github.com/fluxgate-io/fluxgate/row"
@@ -61,15 +64,21 @@ func Open(env *Env, t *table.Table, sch *table.Schema, req protocol.WriteRequest
 	if req.FirstSequence > 0 && req.WriterID == "" {
 		return nil, errs.New(errs.Invalid, "first_sequence needs a writer_id")
 	}
+	if req.WriterID != "" {
+		// Frames hold it and a longer one would not fit their header.
+		if err := protocol.ValidateID("writer_id", req.WriterID); err != nil {
+			return nil, err
+		}
+	}
 	switch req.MergeMode {
 	case "", "default", "overwrite":
 	default:
-		return nil, errs.New(errs.Invalid, "merge_mode %q: want \"default\" or \"overwrite\"", req.MergeMode)
+		return nil, errs.New(errs.Invalid, "merge_mode %s: want \"default\" or \"overwrite\"", errs.Quote(req.MergeMode))
 	}
 	switch req.Mode {
 	case "", protocol.ModeAppend, protocol.ModeUpsert, protocol.ModeDelete, protocol.ModeChangelog:
 	default:
-		return nil, errs.New(errs.Invalid, "mode %q: want append, upsert, delete or changelog", req.Mode)
+		return nil, errs.New(errs.Invalid, "mode %s: want append, upsert, delete or changelog", errs.Quote(req.Mode))
 	}
 	if info.IsPrimaryKey() {
 		pk, err := pkwrite.Open(sch, req)
@@ -165,6 +174,10 @@ func (r *Received) stored() *logstore.Received {
 // columns a ZSTD log table can store as received are not compressed again.
 func (w *Stream) SubmitReceived(ctx context.Context, rec arrow.RecordBatch, recv *Received) (*Pending, error) {
 	seq := w.seq
+	if w.req.WriterID != "" && seq == math.MaxInt64 {
+		// Its next_sequence would wrap to a negative number.
+		return nil, errs.New(errs.Invalid, "writer %s: sequence %d leaves no next sequence (the last a batch may take is %d); go on under a new writer_id", errs.Quote(w.req.WriterID), seq, seq-1)
+	}
 	w.seq++
 	if w.parts != nil {
 		return w.submitPartitioned(ctx, rec, seq)
@@ -183,6 +196,9 @@ func (w *Stream) submitAt(ctx context.Context, rec arrow.RecordBatch, recv *Rece
 		return nil, err
 	}
 	defer rec.Release()
+	if err := lakeRange(w.t.Current().Info, rec); err != nil {
+		return nil, err
+	}
 	if w.pk != nil {
 		return w.submitPK(ctx, rec, seq)
 	}
@@ -325,6 +341,21 @@ func (w *Stream) intake(ctx context.Context, rec arrow.RecordBatch) (arrow.Recor
 	})
 }
 
+// lakeRange refuses a batch holding a value the lake cannot hold
+// (lake.CheckRange) when info's table is lake-enabled: tiering would stop at
+// it (PROTOCOL.md §7.4).
+func lakeRange(info *catalog.TableInfo, rec arrow.RecordBatch) error {
+	if !info.DatalakeEnabled() {
+		return nil
+	}
+	var re *lake.RangeError
+	if err := lake.CheckRange(rec); errors.As(err, &re) {
+		return errs.New(errs.Invalid, "write to %s: row %d, %v; the table is lake-enabled (%s), so it takes only what its Iceberg table can hold",
+			info.Path(), re.Row, re, catalog.OptDatalakeEnabled)
+	}
+	return nil
+}
+
 // conform checks a written batch against the table by column name and type
 // (nullability flags of the stream are not compared, values are) and returns
 // it with the table's schema and column order. A nullable column the batch
@@ -337,18 +368,18 @@ func conform(info *catalog.TableInfo, rec arrow.RecordBatch, mem memory.Allocato
 	seen := make(map[string]int, in.NumFields())
 	for i, f := range in.Fields() {
 		if _, dup := seen[f.Name]; dup {
-			return nil, errs.New(errs.Invalid, "write to %s: column %q appears twice in the batch", path, f.Name)
+			return nil, errs.New(errs.Invalid, "write to %s: column %s appears twice in the batch", path, errs.Quote(f.Name))
 		}
 		seen[f.Name] = i
 		if schema.FieldIndices(f.Name) == nil {
-			return nil, errs.New(errs.Invalid, "write to %s: the batch has column %q, which the table does not have (columns: %s)", path, f.Name, viewplan.ColumnNames(schema))
+			return nil, errs.New(errs.Invalid, "write to %s: the batch has column %s, which the table does not have (columns: %s)", path, errs.Quote(f.Name), viewplan.ColumnNames(schema))
 		}
 	}
 	cols := make([]arrow.Array, schema.NumFields())
 	for i, f := range schema.Fields() {
 		j, ok := seen[f.Name]
 		if !ok && !f.Nullable {
-			return nil, errs.New(errs.Invalid, "write to %s: the batch lacks column %q, which is NOT NULL", path, f.Name)
+			return nil, errs.New(errs.Invalid, "write to %s: the batch lacks column %s, which is NOT NULL", path, errs.Quote(f.Name))
 		}
 		if !ok {
 			nulls := array.MakeArrayOfNull(mem, f.Type, int(rec.NumRows()))
@@ -358,10 +389,10 @@ func conform(info *catalog.TableInfo, rec arrow.RecordBatch, mem memory.Allocato
 		}
 		col := rec.Column(j)
 		if !arrow.TypeEqual(col.DataType(), f.Type) {
-			return nil, errs.New(errs.Invalid, "write to %s: column %q is %s in the batch, the table wants %s (%s)", path, f.Name, col.DataType(), f.Type, info.Columns[i].Type)
+			return nil, errs.New(errs.Invalid, "write to %s: column %s is %s in the batch, the table wants %s (%s)", path, errs.Quote(f.Name), col.DataType(), f.Type, info.Columns[i].Type)
 		}
 		if !f.Nullable && col.NullN() > 0 {
-			return nil, errs.New(errs.Invalid, "write to %s: column %q is NOT NULL but the batch has %d nulls in it", path, f.Name, col.NullN())
+			return nil, errs.New(errs.Invalid, "write to %s: column %s is NOT NULL but the batch has %d nulls in it", path, errs.Quote(f.Name), col.NullN())
 		}
 		cols[i] = col
 	}

@@ -52,10 +52,10 @@ func Open(sch *table.Schema, req protocol.WriteRequest) (*Write, error) {
 	for _, name := range req.Columns {
 		c := info.ColumnIndex(name)
 		if c < 0 {
-			return nil, errs.New(errs.Invalid, "write to %s: target column %q does not exist (columns: %s)", path, name, viewplan.ColumnNames(info.ArrowSchema()))
+			return nil, errs.New(errs.Invalid, "write to %s: target column %s does not exist (columns: %s)", path, errs.Quote(name), viewplan.ColumnNames(info.ArrowSchema()))
 		}
 		if slices.Contains(target, c) {
-			return nil, errs.New(errs.Invalid, "write to %s: target column %q is listed twice", path, name)
+			return nil, errs.New(errs.Invalid, "write to %s: target column %s is listed twice", path, errs.Quote(name))
 		}
 		target = append(target, c)
 	}
@@ -134,13 +134,13 @@ func (p *Write) bind(info *catalog.TableInfo, in *arrow.Schema) error {
 		}
 		c := info.ColumnIndex(f.Name)
 		if c < 0 {
-			return errs.New(errs.Invalid, "write to %s: the batch has column %q, which the table does not have (columns: %s)", path, f.Name, viewplan.ColumnNames(table))
+			return errs.New(errs.Invalid, "write to %s: the batch has column %s, which the table does not have (columns: %s)", path, errs.Quote(f.Name), viewplan.ColumnNames(table))
 		}
 		if written[c] {
-			return errs.New(errs.Invalid, "write to %s: column %q appears twice in the batch", path, f.Name)
+			return errs.New(errs.Invalid, "write to %s: column %s appears twice in the batch", path, errs.Quote(f.Name))
 		}
 		if !arrow.TypeEqual(f.Type, table.Field(c).Type) {
-			return errs.New(errs.Invalid, "write to %s: column %q is %s in the batch, the table wants %s (%s)", path, f.Name, f.Type, table.Field(c).Type, info.Columns[c].Type)
+			return errs.New(errs.Invalid, "write to %s: column %s is %s in the batch, the table wants %s (%s)", path, errs.Quote(f.Name), f.Type, table.Field(c).Type, info.Columns[c].Type)
 		}
 		written[c] = true
 		cols[j] = c
@@ -150,21 +150,21 @@ func (p *Write) bind(info *catalog.TableInfo, in *arrow.Schema) error {
 	}
 	for _, c := range info.PrimaryKeyIndexes() {
 		if !written[c] {
-			return errs.New(errs.Invalid, "write to %s: the batch lacks primary-key column %q", path, table.Field(c).Name)
+			return errs.New(errs.Invalid, "write to %s: the batch lacks primary-key column %s", path, errs.Quote(table.Field(c).Name))
 		}
 	}
 	if p.mode != protocol.ModeDelete {
 		for _, c := range p.write.Target() {
 			if !written[c] {
-				return errs.New(errs.Invalid, "write to %s: the batch lacks column %q", path, table.Field(c).Name)
+				return errs.New(errs.Invalid, "write to %s: the batch lacks column %s", path, errs.Quote(table.Field(c).Name))
 			}
 		}
 		for c := range written {
 			if info.Columns[c].Name == info.AutoIncrementColumn() {
-				return errs.New(errs.Precondition, "write to %s: column %q is the auto-increment column; its values are assigned by the table and may not be written", path, table.Field(c).Name)
+				return errs.New(errs.Precondition, "write to %s: column %s is the auto-increment column; its values are assigned by the table and may not be written", path, errs.Quote(table.Field(c).Name))
 			}
 			if !slices.Contains(p.write.Target(), c) {
-				return errs.New(errs.Invalid, "write to %s: the batch has column %q, which is not among the columns written", path, table.Field(c).Name)
+				return errs.New(errs.Invalid, "write to %s: the batch has column %s, which is not among the columns written", path, errs.Quote(table.Field(c).Name))
 			}
 		}
 	}
@@ -210,7 +210,7 @@ func (p *Write) rowOp(rec arrow.RecordBatch, i int, r row.Row) (Op, error) {
 		case "update_before":
 			o.Row = nil // skipped: its update_after carries the new row
 		default:
-			return o, errs.New(errs.Invalid, "row %d: %s %q: want insert, update_before, update_after or delete", i, colChangeType, v)
+			return o, errs.New(errs.Invalid, "row %d: %s %s: want insert, update_before, update_after or delete", i, colChangeType, errs.Quote(v))
 		}
 	}
 	return o, nil
@@ -227,7 +227,7 @@ func checkNulls(info *catalog.TableInfo, rec arrow.RecordBatch, cols []int) erro
 			if slices.Contains(info.PrimaryKeyIndexes(), c) {
 				what = "a primary-key column"
 			}
-			return errs.New(errs.Invalid, "write to %s: column %q is %s but the batch has %d nulls in it", info.Path(), info.Columns[c].Name, what, n)
+			return errs.New(errs.Invalid, "write to %s: column %s is %s but the batch has %d nulls in it", info.Path(), errs.Quote(info.Columns[c].Name), what, n)
 		}
 	}
 	return nil

@@ -30,21 +30,32 @@ type decodedFrame struct {
 	unfiltered bool // the frame's rows need no filtering
 	rec        arrow.RecordBatch
 	msg        *logstore.Message // instead of rec, when the frame may go out as stored
+	held       int64             // of the stream's Memory, for this frame
 }
 
 // directFrames reads and decodes frames on the caller's goroutine.
 type directFrames struct {
 	rs     *Stream
 	reader *logstore.Reader
+	mem    *frameMemory // nil without a Memory
 }
 
 func (d directFrames) next(limit int64) (decodedFrame, error) {
 	out := decodedFrame{from: d.reader.Offset()}
 	f, err := d.reader.Next(limit)
+	out.held = d.take()
 	if err != nil || f == nil {
 		return out, err
 	}
 	return d.decode(out, f)
+}
+
+// take is what was admitted for the frame the reader read last.
+func (d directFrames) take() int64 {
+	if d.mem == nil {
+		return 0
+	}
+	return d.mem.take()
 }
 
 // decode decodes f, read from offset out.from, unless it was skipped.
@@ -84,19 +95,26 @@ func readAhead(ctx context.Context, src directFrames, stop int64) *framesAhead {
 		if d.rec != nil {
 			d.rec.Release()
 		}
+		src.mem.release(d.held)
 	}}
 	return &framesAhead{prefetch.Start(ctx, cfg, func(ctx context.Context, emit func(prefetch.Work[decodedFrame]) bool) error {
+		if src.mem != nil {
+			src.mem.ctx = ctx // closing the pipeline ends a wait for memory
+		}
 		for {
 			from := src.reader.Offset()
 			f, err := src.reader.Next(stop)
+			held := src.take()
 			if err != nil {
+				src.mem.release(held)
 				return err
 			}
 			if f == nil {
 				emit(func() (decodedFrame, error) { return decodedFrame{from: from}, nil })
 				return nil
 			}
-			if !emit(func() (decodedFrame, error) { return src.decode(decodedFrame{from: from}, f) }) {
+			if !emit(func() (decodedFrame, error) { return src.decode(decodedFrame{from: from, held: held}, f) }) {
+				src.mem.release(held)
 				return nil
 			}
 		}

@@ -64,6 +64,8 @@ type Stream struct {
 	// lakeOnly is the range being read when it is of a partition only in
 	// the lake (lakepart.go); t and sch are nil then, info the table's.
 	lakeOnly *protocol.TicketRange
+
+	mem Memory // nil: frames are not held against a budget
 }
 
 // New returns the stream of a checked ticket, whose ranges are ranges, to
@@ -194,6 +196,12 @@ func (rs *Stream) runRange(ctx context.Context, r protocol.TicketRange, send fun
 	if rs.plan.Filter != nil {
 		reader.SkipIf(rs.ruledOut)
 	}
+	var mem *frameMemory
+	if rs.mem != nil {
+		mem = &frameMemory{ctx: ctx, mem: rs.mem}
+		reader.Admit(mem.admit)
+		defer func() { mem.release(mem.take()) }() // a frame whose read failed
+	}
 	lastSend := time.Now()
 	// Changelog frames without rows are not sent; if the range ends with
 	// some, an empty batch carries the final offset.
@@ -211,7 +219,7 @@ func (rs *Stream) runRange(ctx context.Context, r protocol.TicketRange, send fun
 			return rs.encoded(msg, m)
 		}
 	}
-	direct := directFrames{rs, reader}
+	direct := directFrames{rs, reader, mem}
 	var frames frameSource = direct
 	if r.Stop != nil && *r.Stop <= reader.HighWatermark() && rs.t.Codec != logstore.CodecNone {
 		// Every frame of the range is in the log already: decode ahead.
@@ -236,6 +244,7 @@ func (rs *Stream) runRange(ctx context.Context, r protocol.TicketRange, send fun
 		}
 		d, err := frames.next(limit)
 		if err != nil {
+			mem.release(d.held)
 			return rs.readErr(err)
 		}
 		if d.f == nil {
@@ -259,6 +268,7 @@ func (rs *Stream) runRange(ctx context.Context, r protocol.TicketRange, send fun
 		if d.rec != nil {
 			d.rec.Release()
 		}
+		mem.release(d.held)
 		if err != nil {
 			return err
 		}
@@ -270,7 +280,7 @@ func (rs *Stream) runRange(ctx context.Context, r protocol.TicketRange, send fun
 // the server is closing.
 func (rs *Stream) check(ctx context.Context) error {
 	if rs.t != nil && rs.t.Dropped.Load() { // nil: a lake-only partition's range
-		return errs.New(errs.NotFound, "table %s was dropped during the scan", rs.info.Path())
+		return rs.dropped()
 	}
 	if !rs.env.Ready() {
 		return errs.New(errs.Unavailable, "the server is shutting down")
@@ -280,9 +290,21 @@ func (rs *Stream) check(ctx context.Context) error {
 
 func (rs *Stream) readErr(err error) error {
 	if rs.t.Dropped.Load() {
-		return errs.New(errs.NotFound, "table %s was dropped during the scan", rs.info.Path())
+		return rs.dropped()
 	}
 	return err
+}
+
+// dropped is the error of a stream whose table was dropped while it read:
+// a partition dropped on its own is named as the partition, one dropped
+// with its table (which leaves the catalog first) as the table.
+func (rs *Stream) dropped() error {
+	if p := rs.t.Current().Info.Partition(); p != nil {
+		if _, err := rs.env.TableByID(p.TableID); err == nil {
+			return errs.New(errs.NotFound, "partition %s of table %s was dropped during the scan", p.PartitionName, rs.info.Path())
+		}
+	}
+	return errs.New(errs.NotFound, "table %s was dropped during the scan", rs.info.Path())
 }
 
 // idle waits at the tail of an unbounded range for new data, sending an empty

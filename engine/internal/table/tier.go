@@ -24,6 +24,10 @@ type Tier struct {
 	LastRound      time.Time      // start of the last round, finished or not; guarded by Mu
 	CaughtUp       time.Time      // start of the last round that succeeded: the lake holds all written before it; guarded by Mu
 	LastCompaction time.Time      // start of the last compaction, or when the scheduler first saw the table; guarded by Mu
+	// Failing is why the last round failed, nil after one that succeeded,
+	// and FailingSince when the rounds began to fail; guarded by Mu.
+	Failing      error
+	FailingSince time.Time
 }
 
 // NewTier returns a tier whose first round comes a freshness from now.

@@ -34,17 +34,17 @@ func Check(info *catalog.TableInfo, path protocol.TablePath, req protocol.Lookup
 	for _, name := range req.Columns {
 		c := info.ColumnIndex(name)
 		if c < 0 {
-			return nil, errs.New(errs.NotFound, "lookup of %s: column %q does not exist (columns: %s)", path, name, viewplan.ColumnNames(info.ArrowSchema()))
+			return nil, errs.New(errs.NotFound, "lookup of %s: column %s does not exist (columns: %s)", path, errs.Quote(name), viewplan.ColumnNames(info.ArrowSchema()))
 		}
 		if slices.Contains(cols, c) {
-			return nil, errs.New(errs.Invalid, "lookup of %s: column %q is asked for twice", path, name)
+			return nil, errs.New(errs.Invalid, "lookup of %s: column %s is asked for twice", path, errs.Quote(name))
 		}
 		cols = append(cols, c)
 	}
 	if req.InsertIfNotExists {
 		for c, col := range info.Columns {
 			if !*col.Nullable && !slices.Contains(info.PrimaryKeyIndexes(), c) && col.Name != info.AutoIncrementColumn() {
-				return nil, errs.New(errs.Precondition, "lookup of %s: insert_if_not_exists inserts keys with NULLs, but column %q is NOT NULL", path, col.Name)
+				return nil, errs.New(errs.Precondition, "lookup of %s: insert_if_not_exists inserts keys with NULLs, but column %s is NOT NULL", path, errs.Quote(col.Name))
 			}
 		}
 	}

@@ -13,7 +13,9 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/engine/internal/table"
+	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/kv"
+	"github.com/fluxgate-io/fluxgate/lake"
 	"github.com/fluxgate-io/fluxgate/lookup"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
@@ -60,7 +62,7 @@ func (l *Lookuper) Lookup(ctx context.Context, keys arrow.RecordBatch) (arrow.Re
 		return l.parts.lookup(ctx, keys)
 	}
 	ans, meta, err := l.l.Lookup(ctx, keys)
-	return ans, protocol.LookupMeta(meta), err
+	return ans, protocol.LookupMeta{Keys: meta.Keys, Rows: meta.Rows}, err
 }
 
 // tableLookup is the lookuper of one table (or partition) of a checked
@@ -76,8 +78,26 @@ func (env *Env) tableLookup(t *table.Table, path protocol.TablePath, req protoco
 	opts := lookup.Options{Columns: cols, Prefix: req.Prefix, Observe: func(m lookup.Meta) { count(m.Keys) }}
 	if req.InsertIfNotExists {
 		opts.Insert = func(ctx context.Context, keys []lookup.Missing) error {
+			if err := lakeRange(t.Current().Info, keys); err != nil {
+				return err
+			}
 			return env.Insert(t, keys)
 		}
 	}
 	return lookup.New(env.KV, lt, opts, env.Alloc)
+}
+
+// lakeRange refuses, on a lake-enabled table, to insert a key the lake
+// cannot hold, as writes refuse such values (PROTOCOL.md §7.4).
+func lakeRange(info *catalog.TableInfo, keys []lookup.Missing) error {
+	if !info.DatalakeEnabled() {
+		return nil
+	}
+	for _, k := range keys {
+		if err := lake.CheckRow(info.ArrowSchema(), k.Row); err != nil {
+			return errs.New(errs.Invalid, "lookup of %s: insert_if_not_exists of a key: %v; the table is lake-enabled (%s), so it takes only what its Iceberg table can hold",
+				info.Path(), err, catalog.OptDatalakeEnabled)
+		}
+	}
+	return nil
 }

@@ -60,10 +60,10 @@ func Resolve(info *catalog.TableInfo, view string, columns []string, filter json
 	for _, name := range columns {
 		i := slices.IndexFunc(p.View.Fields(), func(f arrow.Field) bool { return f.Name == name })
 		if i < 0 {
-			return nil, errs.New(errs.NotFound, "column %q does not exist in %s (columns: %s)", name, info.Path(), ColumnNames(p.View))
+			return nil, errs.New(errs.NotFound, "column %s does not exist in %s (columns: %s)", errs.Quote(name), info.Path(), ColumnNames(p.View))
 		}
 		if slices.Contains(p.Out, i) {
-			return nil, errs.New(errs.Invalid, "column %q is projected twice", name)
+			return nil, errs.New(errs.Invalid, "column %s is projected twice", errs.Quote(name))
 		}
 		p.Out = append(p.Out, i)
 	}

@@ -10,11 +10,12 @@ import org.apache.arrow.flatbuf.Message;
 import org.apache.arrow.flatbuf.MessageHeader;
 import org.apache.arrow.flight.impl.Flight;
 import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.util.VectorSchemaRootAppender;
 import org.apache.arrow.vector.types.pojo.Schema;
 
 /**
  * Looks keys up through one DoExchange stream (PROTOCOL.md §6). Each key batch sent gets one
- * answer. The key batch's columns are, by name, the primary key (point lookups) or the bucket key
+ * answer (the server sends one over 4 MiB in several messages, which this joins). The key batch's columns are, by name, the primary key (point lookups) or the bucket key
  * (prefix lookups). {@link #lookup} is the synchronous form; {@link #send} and {@link #recv}
  * pipeline many key batches. Errors about the request itself (an unknown table, a prefix lookup
  * without a prefix index) come with the first answer. One thread uses a Lookuper.
@@ -36,6 +37,8 @@ public final class Lookuper implements AutoCloseable {
   private final ClientCallStreamObserver<Flight.FlightData> requests;
   private Schema schema;
   private int pending;
+  /** The messages received so far of an answer that has more. */
+  private VectorSchemaRoot partial;
   private FluxgateException failure;
   private boolean closed;
 
@@ -115,11 +118,32 @@ public final class Lookuper implements AutoCloseable {
       try {
         if (next instanceof Flight.FlightData msg) {
           if (decoder.read(msg)) {
-            LookupMeta meta =
-                Json.decode(
-                    msg.getAppMetadata().toByteArray(), LookupMeta.class, "lookup app_metadata");
+            LookupMeta meta = meta(msg);
+            VectorSchemaRoot part = decoder.takeRoot();
+            if (partial == null) {
+              partial = part;
+            } else {
+              try (part) {
+                VectorSchemaRootAppender.append(partial, part);
+              }
+            }
+            if (meta.more()) {
+              continue;
+            }
+            VectorSchemaRoot rows = partial;
+            partial = null;
+            if (rows.getRowCount() != meta.rows()) {
+              rows.close();
+              throw new FluxgateException(
+                  Status.Code.INTERNAL,
+                  doing
+                      + ": the answer's messages hold "
+                      + rows.getRowCount()
+                      + " rows; its app_metadata says "
+                      + meta.rows());
+            }
             pending--;
-            return new LookupResult(decoder.takeRoot(), meta);
+            return new LookupResult(rows, meta);
           }
           continue;
         }
@@ -138,6 +162,10 @@ public final class Lookuper implements AutoCloseable {
     }
   }
 
+  private static LookupMeta meta(Flight.FlightData msg) {
+    return Json.decode(msg.getAppMetadata().toByteArray(), LookupMeta.class, "lookup app_metadata");
+  }
+
   /** Ends the stream; answers not taken are dropped. */
   @Override
   public void close() {
@@ -146,6 +174,10 @@ public final class Lookuper implements AutoCloseable {
     }
     closed = true;
     requests.cancel("closed", null);
+    if (partial != null) {
+      partial.close();
+      partial = null;
+    }
     decoder.close();
   }
 
@@ -163,8 +195,18 @@ public final class Lookuper implements AutoCloseable {
       messages.add(msg);
       if (!msg.getDataHeader().isEmpty()
           && Message.getRootAsMessage(msg.getDataHeader().asReadOnlyByteBuffer()).headerType()
-              == MessageHeader.RecordBatch) {
+              == MessageHeader.RecordBatch
+          && lastOfAnswer(msg)) {
         inFlight.release();
+      }
+    }
+
+    /** Whether a batch ends its answer; a batch whose metadata does not parse fails recv. */
+    private boolean lastOfAnswer(Flight.FlightData msg) {
+      try {
+        return !meta(msg).more();
+      } catch (FluxgateException e) {
+        return true;
       }
     }
 

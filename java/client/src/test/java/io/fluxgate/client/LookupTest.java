@@ -123,6 +123,46 @@ class LookupTest extends ServerTest {
     assertEquals(3, Rows.read(client, ScanRequest.of(name)).size());
   }
 
+  /**
+   * An answer over 4 MiB comes in several messages (each under gRPC's default limit), joined into
+   * one answer; the next key batch's answer follows it.
+   */
+  @Test
+  void largeAnswersArriveWhole() {
+    String name = table("wide");
+    client.createTable(
+        TableSpec.of(name, Column.of("k", "BIGINT"), Column.of("s", "STRING"))
+            .withPrimaryKey("k")
+            .withOptions(Map.of("bucket.num", "2")),
+        false);
+    int n = 5_000;
+    String pad = "p".repeat(1_000);
+    List<List<Object>> rows = new java.util.ArrayList<>();
+    List<List<Object>> keys = new java.util.ArrayList<>();
+    for (long k = 0; k < n; k++) {
+      rows.add(row(k, pad));
+      keys.add(row(k));
+    }
+    try (VectorSchemaRoot batch = Rows.batch(allocator, Rows.schema(client, name), rows);
+        TableWriter w = client.newWriter(WriteRequest.of(name))) {
+      w.write(batch);
+    }
+    try (Lookuper l = client.lookup(LookupRequest.of(name));
+        VectorSchemaRoot all = Rows.batch(allocator, Rows.schema(client, name, "k"), keys);
+        VectorSchemaRoot one =
+            Rows.batch(allocator, Rows.schema(client, name, "k"), List.of(row(7L)))) {
+      l.send(all);
+      l.send(one);
+      try (LookupResult answer = l.recv()) {
+        assertEquals(new LookupMeta(n, n), answer.meta());
+        assertEquals(n, answer.rows().getRowCount());
+      }
+      try (LookupResult answer = l.recv()) {
+        assertEquals(List.of(row(0, 7L, pad)), Rows.rows(answer.rows()));
+      }
+    }
+  }
+
   @Test
   void lookupOfAMissingTableIsNotFound() {
     try (Lookuper l = client.lookup(LookupRequest.of("fluss.no_such_table"));

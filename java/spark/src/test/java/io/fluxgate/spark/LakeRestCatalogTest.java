@@ -1,6 +1,8 @@
 package io.fluxgate.spark;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.fluxgate.client.Column;
 import io.fluxgate.client.FluxgateClient;
@@ -17,7 +19,10 @@ import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Stream;
 import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Row;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -30,6 +35,7 @@ import org.junit.jupiter.api.Test;
 class LakeRestCatalogTest extends SparkServerTest {
   private static FluxgateServer lakeServer;
   private static FluxgateClient lakeClient;
+  private static Path lakeDir;
 
   @BeforeAll
   static void startServerWithCatalog() throws IOException, InterruptedException {
@@ -38,6 +44,7 @@ class LakeRestCatalogTest extends SparkServerTest {
       http = s.getLocalPort();
     }
     Path dir = Files.createTempDirectory("fluxgate-spark-lake");
+    lakeDir = dir.resolve("data").resolve("lake");
     lakeServer = FluxgateServer.start(dir, "--http", "127.0.0.1:" + http);
     lakeClient = FluxgateClient.connect(lakeServer.uri());
     spark.conf().set("spark.sql.catalog.lake", "org.apache.iceberg.spark.SparkCatalog");
@@ -92,6 +99,79 @@ class LakeRestCatalogTest extends SparkServerTest {
         rows(spark.sql("SELECT id, name FROM lake." + name + " ORDER BY id")));
   }
 
+  /**
+   * A table partitioned by keys whose Iceberg partition paths need escapes (a timestamp's ':', an
+   * exponent's '+', base64's '/' and '+'): Spark finds every file the manifests name. Spark has no
+   * TIME type; pyiceberg and DuckDB read every key type (python/tests).
+   */
+  @Test
+  void partitionPathsNeedingEscapes() {
+    String name = "fluss.visits";
+    lakeClient.createTable(
+        TableSpec.of(
+                name,
+                Column.of("id", "BIGINT"),
+                Column.notNull("ts", "TIMESTAMP(6)"),
+                Column.notNull("ltz", "TIMESTAMP_LTZ(3)"),
+                Column.notNull("d", "DOUBLE"),
+                Column.notNull("b", "BYTES"),
+                Column.notNull("dt", "DATE"))
+            .withPartitionKeys("ts", "ltz", "d", "b", "dt")
+            .withOptions(Map.of("table.datalake.enabled", "true", "bucket.num", "1")),
+        false);
+    write(
+        name,
+        WriteMode.APPEND,
+        List.of(
+            List.of(
+                1L, 1_796_119_200_123_456L, 1_796_119_200_123L, 1e300, new byte[] {-5, -1}, 20_788),
+            List.of(2L, 0L, -1L, -2.5e-7, new byte[] {0, 7}, -1)));
+    lakeClient.tierNow(name);
+
+    String select =
+        "SELECT id, CAST(ts AS STRING), CAST(ltz AS STRING), d, hex(b), CAST(dt AS STRING) FROM ";
+    lakeDataFrame(name).createOrReplaceTempView("visits_lake");
+    List<List<Object>> want = rows(spark.sql(select + "visits_lake ORDER BY id"));
+    assertEquals(2, want.size());
+    assertEquals(want, rows(spark.sql(select + "lake." + name + " ORDER BY id")));
+  }
+
+  /**
+   * An INSERT through the read-only catalog fails at its first file: the served metadata's write
+   * locations have a scheme no file system has, so nothing is left in fluxgate's lake (Spark
+   * checks the catalog's endpoints only at commit, after writing its files).
+   */
+  @Test
+  void insertFailsBeforeWritingAFile() throws IOException {
+    String name = "fluss.refused";
+    lakeClient.createTable(
+        TableSpec.of(name, Column.of("id", "BIGINT"))
+            .withOptions(Map.of("table.datalake.enabled", "true")),
+        false);
+    write(name, WriteMode.APPEND, List.of(List.of(1L)));
+    lakeClient.tierNow(name);
+    List<Path> before = files(lakeDir.resolve("fluss").resolve("refused"));
+    Exception refused =
+        assertThrows(
+            Exception.class,
+            () ->
+                spark.sql(
+                    "INSERT INTO lake."
+                        + name
+                        + " VALUES (2, 0, 1, TIMESTAMP '2026-12-01 00:00:00 UTC')"));
+    assertTrue(
+        String.valueOf(refused).contains("fluxgate-read-only")
+            || String.valueOf(refused.getCause()).contains("fluxgate-read-only"),
+        () -> "the refusal does not name the read-only location: " + refused);
+    assertEquals(before, files(lakeDir.resolve("fluss").resolve("refused")));
+  }
+
+  private static List<Path> files(Path dir) throws IOException {
+    try (Stream<Path> walk = Files.walk(dir)) {
+      return walk.filter(Files::isRegularFile).sorted().toList();
+    }
+  }
+
   private static void write(String table, WriteMode mode, List<List<Object>> rows) {
     try (VectorSchemaRoot batch = Rows.batch(allocator, Rows.schema(lakeClient, table), rows);
         TableWriter w = lakeClient.newWriter(WriteRequest.of(table).withMode(mode))) {
@@ -101,13 +181,15 @@ class LakeRestCatalogTest extends SparkServerTest {
 
   /** t$lake read through the connector, ordered by the first column. */
   private static List<List<Object>> lake(String table) {
-    return rows(
-        spark
-            .read()
-            .format("fluxgate")
-            .option("endpoint", lakeServer.uri())
-            .option("table", table + "$lake")
-            .load()
-            .orderBy("id"));
+    return rows(lakeDataFrame(table).orderBy("id"));
+  }
+
+  private static Dataset<Row> lakeDataFrame(String table) {
+    return spark
+        .read()
+        .format("fluxgate")
+        .option("endpoint", lakeServer.uri())
+        .option("table", table + "$lake")
+        .load();
   }
 }
