@@ -15,8 +15,8 @@ import (
 
 // A reader whose client stops taking messages holds what it read against the
 // memory budget, which is too small for a second reader: the second waits,
-// until the idle timeout ends the stalled one (RESOURCE_EXHAUSTED) and gives
-// its memory back.
+// until the idle timeout ends the stalled one (RESOURCE_EXHAUSTED, with the
+// trailer fluxgate-stream-end: idle) and gives its memory back.
 func TestStalledReaderHoldsTheBudgetUntilItsTimeout(t *testing.T) {
 	ts := startWith(t, engine.Options{}, fgflight.Options{Limits: fgflight.Limits{WriteBytes: 4 << 20, IdleTimeout: testIdle}})
 	ctx := ctxT(t)
@@ -65,11 +65,14 @@ func TestStalledReaderHoldsTheBudgetUntilItsTimeout(t *testing.T) {
 		t.Fatalf("the second reader read %d rows, want %d", len(got), batches*rows)
 	}
 	// The stalled stream was ended; what the client had buffered comes
-	// first.
+	// first, then the status, with the trailer that says to resume.
 	for {
 		if _, err = get.Recv(); err != nil {
 			break
 		}
 	}
 	wantCode(t, err, codes.ResourceExhausted)
+	if got := get.Trailer().Get(protocol.StreamEndKey); len(got) != 1 || got[0] != protocol.StreamEndIdle {
+		t.Errorf("trailer %s: %q, want [%q]", protocol.StreamEndKey, got, protocol.StreamEndIdle)
+	}
 }

@@ -6,9 +6,11 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
+	"google.golang.org/grpc/metadata"
 
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/internal/flightcodec"
+	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
 // stallWatch is a DoGet stream that ends when its client takes nothing for
@@ -36,8 +38,9 @@ type stallWatch struct {
 }
 
 // watchStalls returns stream watched for stalls, and a func that turns the
-// error the handler returned into the stall's, if the watch ended it; stream
-// as it is if the idle timeout is never.
+// error the handler returned into the stall's, if the watch ended it, with
+// the trailer that tells the client to resume (PROTOCOL.md §1, Limits);
+// stream as it is if the idle timeout is never.
 func (s *Service) watchStalls(stream flight.FlightService_DoGetServer) (flight.FlightService_DoGetServer, func(error) error) {
 	if s.limits.IdleTimeout < 0 {
 		return stream, func(err error) error { return err }
@@ -54,6 +57,7 @@ func (s *Service) watchStalls(stream flight.FlightService_DoGetServer) (flight.F
 		w.timer.Stop()
 		stop(nil)
 		if cause := context.Cause(ctx); err != nil && errs.KindOf(cause) == errs.Exhausted {
+			stream.SetTrailer(metadata.Pairs(protocol.StreamEndKey, protocol.StreamEndIdle))
 			return cause
 		}
 		return err

@@ -1,0 +1,135 @@
+package conformance_test
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"google.golang.org/grpc"
+
+	"github.com/fluxgate-io/fluxgate/client"
+	"github.com/fluxgate-io/fluxgate/internal/promscrape"
+)
+
+// The stalled follower's table: batches of rows of resumePayload random
+// (incompressible) bytes, far more than gRPC's 64 KiB windows buffer.
+const (
+	resumeBatches = 24
+	resumeRows    = 64
+	resumePayload = 1 << 10
+)
+
+// TestFollowResumesAfterIdleTimeout: a follower that stops calling Next
+// until the server ends its stream for the idle timeout goes on reading
+// where it stopped when it calls Next again: every row exactly once, the
+// ones written after the stall too.
+func TestFollowResumesAfterIdleTimeout(t *testing.T) {
+	httpAddr := freeAddr(t)
+	srv := startServer(t, "--stream-idle-timeout", "300ms", "--http", httpAddr)
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	ctx := testContext(t, time.Minute)
+	// gRPC's default windows: the client buffers little of what it does
+	// not take, so its stall fills them soon.
+	c, err := client.Dial(ctx, srv.addr, client.WithAllocator(mem),
+		client.WithDialOptions(grpc.WithInitialWindowSize(64<<10), grpc.WithInitialConnWindowSize(64<<10)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	const table = "fluss.stalled"
+	spec := client.TableSpec{
+		Table:   table,
+		Columns: []client.Column{{Name: "id", Type: "BIGINT"}, {Name: "payload", Type: "BYTES"}},
+		Options: map[string]string{"bucket.num": "1"},
+	}
+	if _, err := c.CreateTable(ctx, spec, false); err != nil {
+		t.Fatal(err)
+	}
+	writeStalled(ctx, t, c, table, 0, resumeBatches, mem)
+
+	s, err := c.Scan(ctx, client.ScanRequest{Table: table, Columns: []string{"id"}, Startup: client.Earliest, Stop: client.Unbounded})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Release()
+	seen := map[int64]int{}
+	next := func() {
+		t.Helper()
+		if !s.Next() {
+			t.Fatalf("the follow ended after %d rows: %v", len(seen), s.Err())
+		}
+		for _, id := range s.RecordBatch().Column(0).(*array.Int64).Int64Values() {
+			seen[id]++
+		}
+	}
+	for len(seen) == 0 {
+		next()
+	}
+	// The follower stops taking batches: the server ends its stream.
+	scansOpen := func() float64 {
+		n, err := promscrape.Sum(ctx, "http://"+httpAddr+"/metrics", "fluxgate_scans_open", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	waitFor(ctx, t, "the follow's stream open on the server", func() bool { return scansOpen() == 1 })
+	waitFor(ctx, t, "the server to end the stalled stream", func() bool { return scansOpen() == 0 })
+
+	writeStalled(ctx, t, c, table, resumeBatches, 2, mem)
+	for want := (resumeBatches + 2) * resumeRows; len(seen) < want; {
+		next()
+	}
+	for id, n := range seen {
+		if n != 1 || id < 0 || id >= (resumeBatches+2)*resumeRows {
+			t.Fatalf("row %d read %d times", id, n)
+		}
+	}
+}
+
+// writeStalled writes batches [from, from+n) of the stalled follower's table.
+func writeStalled(ctx context.Context, t *testing.T, c *client.Client, table string, from, n int, mem memory.Allocator) {
+	t.Helper()
+	w, err := c.NewWriter(ctx, client.WriteRequest{Table: table})
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true}, {Name: "payload", Type: arrow.BinaryTypes.Binary, Nullable: true}}, nil)
+	payload := make([]byte, resumePayload)
+	for b := from; b < from+n; b++ {
+		rb := array.NewRecordBuilder(mem, schema)
+		for r := range resumeRows {
+			rand.Read(payload)
+			rb.Field(0).(*array.Int64Builder).Append(int64(b*resumeRows + r))
+			rb.Field(1).(*array.BinaryBuilder).Append(payload)
+		}
+		rec := rb.NewRecordBatch()
+		rb.Release()
+		_, err := w.Write(rec)
+		rec.Release()
+		if err != nil {
+			t.Fatalf("batch %d: %v", b, err)
+		}
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// waitFor polls cond until it holds, failing the test if ctx ends first.
+func waitFor(ctx context.Context, t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for !cond() {
+		select {
+		case <-ctx.Done():
+			t.Fatal(fmt.Errorf("waiting for %s: %w", what, ctx.Err()))
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
