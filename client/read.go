@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -16,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -227,7 +227,7 @@ func (s *Stream) Next() bool {
 // ends the stream instead, if any.
 func (s *Stream) resume(ended error) error {
 	ended = fmt.Errorf("read ticket: %w", ended)
-	if status.Code(ended) != codes.ResourceExhausted || !slices.Equal(s.get.Trailer().Get(protocol.StreamEndKey), []string{protocol.StreamEndIdle}) {
+	if !endedIdle(ended) {
 		return ended
 	}
 	tk, err := ParseTicket(s.ticket)
@@ -255,6 +255,22 @@ func (s *Stream) resume(ended error) error {
 	}
 	s.opened, s.done = false, false
 	return nil
+}
+
+// endedIdle reports whether err is the status of a stream the server ended
+// because its reader took nothing for the idle timeout (PROTOCOL.md §1,
+// Limits).
+func endedIdle(err error) bool {
+	st, ok := status.FromError(err)
+	if !ok || st.Code() != codes.ResourceExhausted {
+		return false
+	}
+	for _, d := range st.Details() {
+		if info, ok := d.(*errdetails.ErrorInfo); ok && info.Domain == protocol.ErrorDomain && info.Reason == protocol.ReasonStreamIdle {
+			return true
+		}
+	}
+	return false
 }
 
 // closeCall frees what the call read.

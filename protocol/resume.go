@@ -2,13 +2,13 @@ package protocol
 
 import "fmt"
 
-// The trailer of a DoGet stream the server ended before its end, and its
-// values (PROTOCOL.md §1, Limits). StreamEndIdle: the client took nothing for
-// the idle timeout (the status is RESOURCE_EXHAUSTED); it opens the read
+// The status detail (google.rpc.ErrorInfo) of a DoGet stream the server
+// ended because its client took nothing for the idle timeout (PROTOCOL.md §1,
+// Limits): the status is RESOURCE_EXHAUSTED and the client opens the read
 // again where it stopped, with ResumeTicket.
 const (
-	StreamEndKey  = "fluxgate-stream-end"
-	StreamEndIdle = "idle"
+	ErrorDomain      = "fluxgate.io"
+	ReasonStreamIdle = "STREAM_IDLE"
 )
 
 // ResumeTicket is the ticket that reads what t has left after a stream of t
