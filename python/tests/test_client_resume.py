@@ -61,9 +61,10 @@ def idle_server(tmp_path_factory):
 
 
 def write_batches(fg, table, start, n):
-    for b in range(start, start + n):
-        ids = pa.array(range(b * ROWS, (b + 1) * ROWS), pa.int64())
-        fg.write(table, pa.table({"id": ids, "payload": [os.urandom(1024) for _ in range(ROWS)]}))
+    batches = [pa.record_batch({"id": pa.array(range(b * ROWS, (b + 1) * ROWS), pa.int64()),
+                                "payload": pa.array([os.urandom(1024) for _ in range(ROWS)], pa.binary())})
+               for b in range(start, start + n)]
+    fg.write(table, pa.Table.from_batches(batches))
 
 
 def scans_open(srv):
