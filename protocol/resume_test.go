@@ -19,8 +19,9 @@ type resumeCase struct {
 
 func TestResumeTicket(t *testing.T) {
 	var doc struct {
-		About string       `json:"about"`
-		Cases []resumeCase `json:"cases"`
+		About      string          `json:"about"`
+		StreamEnds json.RawMessage `json:"stream_ends"` // the clients' (client.endedIdle)
+		Cases      []resumeCase    `json:"cases"`
 	}
 	if err := DecodeJSON(readVector(t, "resume.json"), "resume.json", &doc); err != nil {
 		t.Fatal(err)
