@@ -55,7 +55,7 @@ BATCHES, ROWS = 320, 64
 def idle_server(tmp_path_factory):
     http = free_port()
     with Server(tmp_path_factory.mktemp("idle") / "data",
-                ["--stream-idle-timeout", "300ms", "--http", f"127.0.0.1:{http}"]) as srv:
+                ["--stream-idle-timeout", "1s", "--http", f"127.0.0.1:{http}"]) as srv:
         srv.metrics = f"http://127.0.0.1:{http}/metrics"
         yield srv
 

@@ -122,7 +122,7 @@ class StreamResumeTest {
     int http = FluxgateServer.freePort();
     try (FluxgateServer server =
             FluxgateServer.start(
-                dir, "--stream-idle-timeout", "300ms", "--http", "127.0.0.1:" + http);
+                dir, "--stream-idle-timeout", "1s", "--http", "127.0.0.1:" + http);
         RootAllocator allocator = new RootAllocator();
         FluxgateClient client =
             FluxgateClient.connect(
