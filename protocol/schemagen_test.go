@@ -134,6 +134,7 @@ var fieldFacts = map[string]obj{
 	"PartitionStats.buckets":       bucketMap(nonNegative, "bucket (canonical decimal) → rows"),
 	"Column.type":                  str.with("description", "a Flink SQL type name (PROTOCOL.md §2)"),
 	"PartitionInfo.partition_name": str.with("description", "the values joined by $ in partition-key order"),
+	"BatchMeta.snapshot":           obj{{"type", "boolean"}, {"description", "a snapshot's batch, which a read cannot resume inside; absent: false"}},
 	// The operations of acl.Operations, which imports this package; acl's
 	// tests compare the two.
 	"Grant.operations": arrayOf(enum("read", "write", "create", "drop", "alter", "describe")),
