@@ -14,7 +14,7 @@ import (
 
 // CompactLake compacts a table's lake at once (the compact-lake action).
 func (e *Engine) CompactLake(ctx context.Context, name string) (protocol.LakeCompaction, error) {
-	o, info, path, err := e.resolveLake(name)
+	o, info, path, err := e.lakes.Resolve(name)
 	if err != nil {
 		return protocol.LakeCompaction{}, err
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/engine/internal/laketier"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/protocol"
@@ -18,16 +17,14 @@ func (e *Engine) newLakes() *laketier.Lakes {
 		Metrics: laketier.Metrics{RoundSeconds: e.met.lakeRoundSeconds, Files: e.met.lakeFiles,
 			Bytes: e.met.lakeBytes, Rows: e.met.lakeRows, RoundFailures: e.met.lakeRoundFailures, Table: tableAttr},
 		CompactionInterval: e.opts.LakeCompactionInterval,
-		TableByID:          e.cat.TableByID,
-		Partitions:         e.cat.Partitions,
-		Table:              e.table,
+		Tables:             e.tables,
 	})
 }
 
 // LakeSnapshot returns the latest lake snapshot of a table (the
 // lake-snapshot action): NOT_FOUND before the first commit.
 func (e *Engine) LakeSnapshot(ctx context.Context, name string) (protocol.LakeSnapshot, error) {
-	o, info, path, err := e.resolveLake(name)
+	o, info, path, err := e.lakes.Resolve(name)
 	if err != nil {
 		return protocol.LakeSnapshot{}, err
 	}
@@ -46,46 +43,4 @@ func (e *Engine) LakeSnapshot(ctx context.Context, name string) (protocol.LakeSn
 	out := laketier.SnapshotOf(snap)
 	out.RoundFailure = failure
 	return out, nil
-}
-
-// resolveLake parses a table name and returns its lake owner and
-// definition.
-func (e *Engine) resolveLake(name string) (laketier.Owner, *catalog.TableInfo, protocol.TablePath, error) {
-	path, err := protocol.ParseTablePath(name)
-	if err != nil {
-		return laketier.Owner{}, nil, path, err
-	}
-	info, err := e.cat.Table(protocol.TablePath{Database: path.Database, Table: path.Table})
-	if err != nil {
-		return laketier.Owner{}, nil, path, err
-	}
-	if info.IsPartitioned() {
-		return e.lakes.Partitioned(info.TableID), info, path, nil
-	}
-	t, err := e.table(info)
-	if err != nil {
-		return laketier.Owner{}, nil, path, err
-	}
-	return e.lakes.OwnerOf(t), info, path, nil
-}
-
-// lakeOwners are the owners of the lake-enabled tables: the open tables
-// without partitions and the partitioned tables.
-func (e *Engine) lakeOwners() []laketier.Owner {
-	var out []laketier.Owner
-	for _, t := range e.openTables() {
-		if info := t.Current().Info; info.DatalakeEnabled() && info.Partition() == nil && !t.Dropped.Load() {
-			out = append(out, e.lakes.OwnerOf(t))
-		}
-	}
-	infos, err := e.cat.ListTables("")
-	if err != nil {
-		return out
-	}
-	for _, info := range infos {
-		if info.IsPartitioned() && info.DatalakeEnabled() {
-			out = append(out, e.lakes.Partitioned(info.TableID))
-		}
-	}
-	return out
 }

@@ -30,7 +30,7 @@ func (e *Engine) LakeTableNames(database string) ([]string, error) {
 // catalog). A table that is not lake enabled is NOT_FOUND: its Iceberg table,
 // if one is left, is no longer kept up to date.
 func (e *Engine) LakeTable(ctx context.Context, name string) (*lake.Table, error) {
-	o, info, path, err := e.resolveLake(name)
+	o, info, path, err := e.lakes.Resolve(name)
 	if err != nil {
 		return nil, err
 	}

@@ -5,7 +5,6 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/engine/internal/laketier"
-	"github.com/fluxgate-io/fluxgate/engine/internal/table"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/protocol"
 	"github.com/fluxgate-io/fluxgate/tiering"
@@ -17,7 +16,7 @@ import (
 // TierNow runs one tiering round of a table at once (the tier-now action)
 // and returns the latest lake snapshot after it.
 func (e *Engine) TierNow(ctx context.Context, name string) (protocol.LakeSnapshot, error) {
-	o, info, path, err := e.resolveLake(name)
+	o, info, path, err := e.lakes.Resolve(name)
 	if err != nil {
 		return protocol.LakeSnapshot{}, err
 	}
@@ -42,19 +41,9 @@ func (e *Engine) tieringLoop() {
 	defer e.wg.Done()
 	tiering.Schedule(e.life, e.opts.TieringInterval, func() []tiering.Tiered {
 		var due []tiering.Tiered
-		for _, o := range e.lakeOwners() {
+		for _, o := range e.lakes.Owners() {
 			due = append(due, e.lakes.Scheduled(o))
 		}
 		return due
 	})
-}
-
-func (e *Engine) openTables() []*table.Table {
-	e.mu.RLock()
-	defer e.mu.RUnlock()
-	tables := make([]*table.Table, 0, len(e.tables))
-	for _, t := range e.tables {
-		tables = append(tables, t)
-	}
-	return tables
 }

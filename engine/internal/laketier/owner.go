@@ -6,6 +6,7 @@ import (
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/engine/internal/table"
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
 // Owner is what a lake table is the tier of: a table without partitions,
@@ -72,7 +73,7 @@ func (l *Lakes) Partitioned(id int64) Owner {
 // dropped.
 func (l *Lakes) ownerInfo(o Owner) (*catalog.TableInfo, error) {
 	if o.t == nil {
-		return l.env.TableByID(o.id)
+		return l.env.Tables.Catalog().TableByID(o.id)
 	}
 	info := o.t.Current().Info
 	if o.t.Dropped.Load() {
@@ -101,4 +102,41 @@ func (l *Lakes) RoundOf(info *catalog.TableInfo, t *table.Table) table.CtxMutex 
 		return tier.Round
 	}
 	return nil
+}
+
+// Resolve parses a table name and returns its lake owner and definition.
+func (l *Lakes) Resolve(name string) (Owner, *catalog.TableInfo, protocol.TablePath, error) {
+	info, path, err := l.env.Tables.Info(name)
+	if err != nil {
+		return Owner{}, nil, path, err
+	}
+	if info.IsPartitioned() {
+		return l.Partitioned(info.TableID), info, path, nil
+	}
+	t, err := l.env.Tables.Table(info)
+	if err != nil {
+		return Owner{}, nil, path, err
+	}
+	return l.OwnerOf(t), info, path, nil
+}
+
+// Owners are the owners of the lake-enabled tables: the open tables
+// without partitions and the partitioned tables.
+func (l *Lakes) Owners() []Owner {
+	var out []Owner
+	for _, t := range l.env.Tables.All() {
+		if info := t.Current().Info; info.DatalakeEnabled() && info.Partition() == nil && !t.Dropped.Load() {
+			out = append(out, l.OwnerOf(t))
+		}
+	}
+	infos, err := l.env.Tables.Catalog().ListTables("")
+	if err != nil {
+		return out
+	}
+	for _, info := range infos {
+		if info.IsPartitioned() && info.DatalakeEnabled() {
+			out = append(out, l.Partitioned(info.TableID))
+		}
+	}
+	return out
 }

@@ -78,13 +78,13 @@ func (l *Lakes) Round(ctx context.Context, o Owner) (tiering.Result, error) {
 // round reads them. A partition whose data is unavailable (DATA_LOSS) is
 // listed without a source, so that the round tiers the others and keeps its
 // offsets. One listed and not open is left out: either being created, with
-// no rows yet, or being dropped, already gone from the catalog. Env.Table,
-// not the engine's openPartition: a round does not wait for partition DDL
-// (the engine's partMu).
+// no rows yet, or being dropped, already gone from the catalog. Table, not
+// Partition: a round does not wait for partition DDL (tables.Set's
+// partMu).
 func (l *Lakes) partitions(info *catalog.TableInfo) ([]tiering.Partition, error) {
 	var parts []tiering.Partition
-	for _, p := range l.env.Partitions(info.TableID) {
-		t, err := l.env.Table(info.ForPartition(p))
+	for _, p := range l.env.Tables.Catalog().Partitions(info.TableID) {
+		t, err := l.env.Tables.Table(info.ForPartition(p))
 		switch {
 		case errs.Is(err, errs.DataLoss):
 			l.env.Logger.Warn("tiering leaves out an unavailable partition; its lake offsets stay until it is repaired",

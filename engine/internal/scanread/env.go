@@ -1,7 +1,8 @@
-// Package scanread sends an opened ticket's rows: log ranges frame by frame
-// (decoded ahead when bounded, as stored when they may be), a bucket's state,
-// a lake snapshot's rows, each range from its partition's table. The engine
-// checks the ticket and resolves its table; scanread reads.
+// Package scanread redeems tickets: it checks a ticket (ticket.go: the one
+// place of a ticket's rules), resolves the tables of its ranges and sends
+// their rows: log ranges frame by frame (decoded ahead when bounded, as
+// stored when they may be), a bucket's state, a lake snapshot's rows, each
+// range from its partition's table.
 package scanread
 
 import (
@@ -11,13 +12,12 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"go.opentelemetry.io/otel/metric"
 
-	"github.com/fluxgate-io/fluxgate/catalog"
-	"github.com/fluxgate-io/fluxgate/engine/internal/table"
+	"github.com/fluxgate-io/fluxgate/engine/internal/laketier"
+	"github.com/fluxgate-io/fluxgate/engine/internal/tables"
 	"github.com/fluxgate-io/fluxgate/kv"
-	"github.com/fluxgate-io/fluxgate/lake"
 )
 
-// Env is what reads use of the engine, built once by it.
+// Env is what reads use, built once by the engine.
 type Env struct {
 	Alloc memory.Allocator
 	KV    *kv.Store // the state snapshot reads come from
@@ -28,20 +28,9 @@ type Env struct {
 
 	// Draining is closed when the server starts closing: streams end.
 	Draining <-chan struct{}
-	// Ready reports whether the server still serves.
-	Ready func() bool
 
-	// TicketTable returns the table a ticket's range of partition
-	// partitionID (named name) of table id reads.
-	TicketTable func(id, partitionID int64, name string) (*table.Table, error)
-	// TableByID returns the catalog's table id: the partitioned table a
-	// range of a partition only in the lake is of.
-	TableByID func(id int64) (*catalog.TableInfo, error)
-	// LakeTable opens an open table's lake table.
-	LakeTable func(ctx context.Context, t *table.Table) (*lake.Table, error)
-	// PartitionedLake opens the lake table of partitioned table info, for
-	// a partition only in the lake.
-	PartitionedLake func(ctx context.Context, info *catalog.TableInfo) (*lake.Table, error)
+	Tables *tables.Set     // the tables of a ticket's ranges
+	Lakes  *laketier.Lakes // the lake tables lake and union reads read
 }
 
 // Metrics are the scan instruments reads record.
@@ -49,4 +38,14 @@ type Metrics struct {
 	Scans metric.Int64UpDownCounter // streams being served
 	// Read counts rows sent of table, holding bytes of Arrow data.
 	Read func(ctx context.Context, table string, rows, bytes int64)
+}
+
+// draining reports whether the server is closing.
+func (env *Env) draining() bool {
+	select {
+	case <-env.Draining:
+		return true
+	default:
+		return false
+	}
 }
