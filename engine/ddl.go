@@ -114,10 +114,7 @@ func (e *Engine) removeTable(ctx context.Context, info *catalog.TableInfo) error
 	// table. The table is already gone from the catalog, so the drop waits
 	// even past ctx: a round ends at its own context's end. The caller
 	// holds no partMu: the wait lasts as long as the round.
-	if round := e.lakes.RoundOf(info, t); round != nil {
-		round.LockWait()
-		defer round.Unlock()
-	}
+	defer e.lakes.WaitRound(info)()
 	if ok {
 		t.Dropped.Store(true)
 		err = t.Log.Close()
@@ -125,9 +122,7 @@ func (e *Engine) removeTable(ctx context.Context, info *catalog.TableInfo) error
 	if info.IsPrimaryKey() {
 		err = errors.Join(err, e.kv.DropTable(info.TableID))
 	}
-	if info.Partition() == nil && (info.DatalakeEnabled() || (ok && t.Tier.Opened())) {
-		e.lakes.Drop(ctx, info)
-	}
+	e.lakes.Drop(ctx, info)
 	if rmErr := os.RemoveAll(e.tableDir(info.TableID)); rmErr != nil {
 		err = errors.Join(err, fmt.Errorf("remove data of %s: %w", info.Path(), rmErr))
 	}

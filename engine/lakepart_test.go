@@ -38,7 +38,7 @@ func lakeIDs(t *testing.T, e *Engine, table string) map[string][]int64 {
 	if err != nil || snap == nil {
 		t.Fatalf("lake snapshot %v, %v", snap, err)
 	}
-	lt, err := e.lakes.Open(ctx, o.Tier, info)
+	lt, err := e.lakes.OwnerTable(ctx, o, info)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -82,7 +82,7 @@ func lakeTableOf(t *testing.T, e *Engine, table string) *lake.Table {
 	if err != nil {
 		t.Fatal(err)
 	}
-	lt, err := e.lakes.Open(t.Context(), o.Tier, info)
+	lt, err := e.lakes.OwnerTable(t.Context(), o, info)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,5 +1,5 @@
 // Package laketier is the engine's lake tier: a table's Iceberg table opened
-// into its tier (table.Tier), its latest snapshot, the tiering rounds and
+// into its tier (tier.go), its latest snapshot, the tiering rounds and
 // the lake's compaction. The engine builds one Lakes over what the tier uses
 // (Env) and keeps the exported actions (tier-now, lake-snapshot,
 // compact-lake, the served Iceberg catalog) as thin methods over it; read
@@ -48,7 +48,7 @@ type Metrics struct {
 // Lakes is the lake tier of an engine's tables.
 type Lakes struct {
 	env   Env
-	parts partTiers
+	tiers tiers
 }
 
 // New returns the lake tier over env.

@@ -24,11 +24,7 @@ func (s scheduled) Freshness() time.Duration {
 	return info.Freshness()
 }
 
-func (s scheduled) LastRound() time.Time {
-	s.o.Tier.Mu.Lock()
-	defer s.o.Tier.Mu.Unlock()
-	return s.o.Tier.LastRound
-}
+func (s scheduled) LastRound() time.Time { return s.o.tier.lastRoundStart() }
 
 func (s scheduled) Round(ctx context.Context)   { s.l.Round(ctx, s.o) } // failures are logged
 func (s scheduled) CompactionDue() bool         { return s.l.compactionDue(s.o) }
@@ -37,7 +33,7 @@ func (s scheduled) Compact(ctx context.Context) { s.l.Compact(ctx, s.o) } // fai
 // Idle opens the lake table early, so that its lag is known before its first
 // round; a failure shows in the round.
 func (s scheduled) Idle(ctx context.Context) {
-	if info, err := s.l.ownerInfo(s.o); err == nil && !s.o.Tier.Opened() {
-		s.l.Open(ctx, s.o.Tier, info)
+	if info, err := s.l.ownerInfo(s.o); err == nil && !s.o.tier.opened() {
+		s.l.open(ctx, s.o.tier, info)
 	}
 }

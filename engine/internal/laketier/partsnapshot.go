@@ -21,7 +21,7 @@ func (l *Lakes) PartitionedSnapshot(ctx context.Context, info *catalog.TableInfo
 // PartitionedTable returns the Iceberg table of partitioned table info, as
 // it maps info's schema.
 func (l *Lakes) PartitionedTable(ctx context.Context, info *catalog.TableInfo) (*lake.Table, error) {
-	return l.Open(ctx, l.Partitioned(info.TableID).Tier, info)
+	return l.open(ctx, l.Partitioned(info.TableID).tier, info)
 }
 
 // PartitionNames names the partitions of a partitioned table's lake

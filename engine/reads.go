@@ -3,9 +3,16 @@ package engine
 import (
 	"context"
 
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/fluxgate-io/fluxgate/engine/internal/scanplan"
 	"github.com/fluxgate-io/fluxgate/engine/internal/scanread"
+	"github.com/fluxgate-io/fluxgate/engine/internal/viewplan"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
+
+// Reads: a scan planned into tickets (internal/scanplan), a ticket redeemed
+// (internal/scanread); the types flight handles are theirs, as aliases.
 
 // MaxBatchBytes bounds the batches a scan sends (scanread's).
 const MaxBatchBytes = scanread.MaxBatchBytes
@@ -55,3 +62,25 @@ func (e *Engine) readEnv() *scanread.Env {
 		Lakes:    e.lakes,
 	}
 }
+
+// PlanScan validates a scan and fixes its offsets into tickets.
+func (e *Engine) PlanScan(ctx context.Context, req protocol.ScanRequest) (*ScanPlan, error) {
+	return e.plan.Scan(ctx, req)
+}
+
+// ScanSchema returns the result schema of a scan without planning offsets or
+// touching data.
+func (e *Engine) ScanSchema(req protocol.ScanRequest) (*arrow.Schema, error) {
+	return e.plan.Schema(req)
+}
+
+// System columns of the $changelog view (PROTOCOL.md §4.5).
+const (
+	ColChangeType      = viewplan.ColChangeType
+	ColLogOffset       = viewplan.ColLogOffset
+	ColCommitTimestamp = viewplan.ColCommitTimestamp
+)
+
+// ScanPlan is a planned scan: the result schema and one ticket per endpoint.
+// An alias: the plan is scanplan's data, handed to flight as it is.
+type ScanPlan = scanplan.Plan
