@@ -8,9 +8,19 @@ import (
 	"github.com/fluxgate-io/fluxgate/tiering"
 )
 
-// Scheduled is o as the tiering scheduler sees it.
-func (l *Lakes) Scheduled(o Owner) tiering.Tiered { return scheduled{l, o} }
+// Schedule runs the tiering scheduler over the lake-enabled tables (Owners)
+// every interval until ctx is done.
+func (l *Lakes) Schedule(ctx context.Context, interval time.Duration) {
+	tiering.Schedule(ctx, interval, func() []tiering.Tiered {
+		var due []tiering.Tiered
+		for _, o := range l.Owners() {
+			due = append(due, scheduled{l, o})
+		}
+		return due
+	})
+}
 
+// scheduled is an owner as the tiering scheduler sees it.
 type scheduled struct {
 	l *Lakes
 	o Owner
