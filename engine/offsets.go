@@ -8,6 +8,7 @@ import (
 	"github.com/fluxgate-io/fluxgate/engine/internal/scanplan"
 	"github.com/fluxgate-io/fluxgate/engine/internal/table"
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/lake"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
@@ -40,15 +41,9 @@ func (e *Engine) ListOffsets(ctx context.Context, req protocol.OffsetsRequest) (
 	if path.View == "lake" {
 		// The lake's latest offsets are its snapshot's: where tiering and a
 		// union read's log part go on from.
-		if startup.Mode != protocol.PositionLatest {
-			return protocol.OffsetsResult{}, errs.New(errs.Precondition, "%s: list-offsets of the lake view knows \"latest\" (the lake snapshot's offsets) only", path.FullName())
-		}
-		snap, err := e.lakes.Snapshot(ctx, t)
+		snap, err := lakeOffsetsSnapshot(info, path, startup, func() (*lake.Snapshot, error) { return e.lakes.Snapshot(ctx, t) })
 		if err != nil {
 			return protocol.OffsetsResult{}, err
-		}
-		if snap == nil {
-			return protocol.OffsetsResult{}, laketier.NoSnapshot(info, path)
 		}
 		for _, b := range buckets {
 			out[b] = snap.Offsets[b]
@@ -107,15 +102,9 @@ func (e *Engine) partitionOffsets(ctx context.Context, info *catalog.TableInfo, 
 // its lake snapshot's offsets of the partitions and buckets asked, as for
 // a table (only "latest"; 0 for a bucket the lake holds nothing of).
 func (e *Engine) lakePartitionOffsets(ctx context.Context, info *catalog.TableInfo, path protocol.TablePath, parts []*catalog.Partition, buckets []int, at protocol.Position) (protocol.OffsetsResult, error) {
-	if at.Mode != protocol.PositionLatest {
-		return protocol.OffsetsResult{}, errs.New(errs.Precondition, "%s: list-offsets of the lake view knows \"latest\" (the lake snapshot's offsets) only", path.FullName())
-	}
-	snap, err := e.lakes.PartitionedSnapshot(ctx, info)
+	snap, err := lakeOffsetsSnapshot(info, path, at, func() (*lake.Snapshot, error) { return e.lakes.PartitionedSnapshot(ctx, info) })
 	if err != nil {
 		return protocol.OffsetsResult{}, err
-	}
-	if snap == nil {
-		return protocol.OffsetsResult{}, laketier.NoSnapshot(info, path)
 	}
 	res := protocol.OffsetsResult{PartitionOffsets: protocol.PartitionOffsets{}}
 	for _, p := range parts {
@@ -127,4 +116,17 @@ func (e *Engine) lakePartitionOffsets(ctx context.Context, info *catalog.TableIn
 		res.PartitionOffsets[p.PartitionName] = out
 	}
 	return res, nil
+}
+
+// lakeOffsetsSnapshot returns the lake snapshot that list-offsets of info's
+// $lake answers at: it knows "latest" only, and the table must have one.
+func lakeOffsetsSnapshot(info *catalog.TableInfo, path protocol.TablePath, at protocol.Position, latest func() (*lake.Snapshot, error)) (*lake.Snapshot, error) {
+	if at.Mode != protocol.PositionLatest {
+		return nil, errs.New(errs.Precondition, "%s: list-offsets of the lake view knows \"latest\" (the lake snapshot's offsets) only", path.FullName())
+	}
+	snap, err := latest()
+	if err == nil && snap == nil {
+		err = laketier.NoSnapshot(info, path)
+	}
+	return snap, err
 }

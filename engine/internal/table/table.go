@@ -31,7 +31,7 @@ type Table struct {
 
 // Open opens the table of info, whose log is in dir; a primary-key table's
 // state is in store, which the caller brings up to date with the log
-// (replay) before the table serves.
+// (Replay) before the table serves.
 func Open(dir string, info *catalog.TableInfo, logOpts logstore.Options, alloc memory.Allocator, store *kv.Store) (*Table, error) {
 	log, err := logstore.Open(dir, info.BucketCount(), logOpts)
 	if err != nil {
