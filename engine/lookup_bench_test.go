@@ -71,7 +71,11 @@ func BenchmarkPointLookup(b *testing.B) {
 	b.Run("pebble", func(b *testing.B) {
 		// The same keys, already bucketed and encoded: only the gets.
 		info, _ := e.DescribeTable("kv")
-		st := e.tables[info.Meta.TableID].PK
+		kvt, err := e.tables.ByID(info.Meta.TableID)
+		if err != nil {
+			b.Fatal(err)
+		}
+		st := kvt.PK
 		type loc struct {
 			bucket int
 			key    []byte
@@ -79,7 +83,7 @@ func BenchmarkPointLookup(b *testing.B) {
 		locs := make([][]loc, len(batches))
 		for i, keys := range batches {
 			rec := keyBatch(keys)
-			buckets := e.tables[info.Meta.TableID].Assigner.Assign(rec, nil)
+			buckets := kvt.Assigner.Assign(rec, nil)
 			for j, k := range keys {
 				pk, _ := row.EncodeKey(nil, st.KeyTypes, []any{k})
 				locs[i] = append(locs[i], loc{int(buckets[j]), kv.RowKey(nil, info.Meta.TableID, int(buckets[j]), pk)})

@@ -90,7 +90,7 @@ func partitionRows(t *testing.T, e *Engine, info *catalog.TableInfo, name string
 	if err != nil {
 		t.Fatal(err)
 	}
-	pt, err := e.tableByID(p.PartitionID)
+	pt, err := e.tables.ByID(p.PartitionID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +213,7 @@ func TestDropPartitionRemovesItsData(t *testing.T) {
 	if err := e.DropPartition(t.Context(), "events", map[string]string{"dt": "20261201"}, true); err != nil {
 		t.Errorf("drop if exists: %v", err)
 	}
-	if _, err := e.tableByID(parts[0].PartitionID); errs.KindOf(err) != errs.NotFound {
+	if _, err := e.tables.ByID(parts[0].PartitionID); errs.KindOf(err) != errs.NotFound {
 		t.Errorf("the dropped partition is still open: %v", err)
 	}
 	// Dropping the table removes the remaining partitions' data.
@@ -414,7 +414,7 @@ func TestPartitionedScan(t *testing.T) {
 func partitionHW(t *testing.T, e *Engine, name string, b int) int64 {
 	t.Helper()
 	info, _ := e.cat.Table(protocol.TablePath{Database: "fluss", Table: "events"})
-	pt, _, err := e.partitionByName(info, name)
+	pt, _, err := e.tables.PartitionByName(info, name)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -27,7 +27,7 @@ func TestPartitionCreatedAfterAlterTakesTheCurrentSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	info, p := catalogPartition(t, e, "events", "20260101")
-	pt, err := e.tableByID(p.PartitionID)
+	pt, err := e.tables.ByID(p.PartitionID)
 	if err != nil {
 		t.Fatal(err)
 	}

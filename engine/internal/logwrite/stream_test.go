@@ -60,7 +60,7 @@ func TestStreamSplitsABatchByBucketKey(t *testing.T) {
 	env := &Env{Alloc: memory.DefaultAllocator, Metrics: Metrics{Rows: rows, Bytes: bytes, Table: func(string) metric.MeasurementOption {
 		return metric.WithAttributes()
 	}}}
-	w, err := Open(env, tbl, tbl.Current(), protocol.WriteRequest{Table: "events"})
+	w, err := openStream(env, tbl, tbl.Current(), protocol.WriteRequest{Table: "events"})
 	if err != nil {
 		t.Fatal(err)
 	}

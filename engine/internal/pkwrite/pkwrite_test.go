@@ -42,10 +42,7 @@ func openTable(t *testing.T) (*table.Table, *Env) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { closeOrFail(t, tbl.Log.Close) })
-	env := &Env{Alloc: memory.DefaultAllocator, KV: store, Logger: slog.New(slog.DiscardHandler), RecoverKV: func() error {
-		t.Fatal("the store broke")
-		return nil
-	}}
+	env := &Env{Alloc: memory.DefaultAllocator, KV: store, Logger: slog.New(slog.DiscardHandler)}
 	return tbl, env
 }
 
@@ -96,7 +93,7 @@ func TestReplayRebuildsTheStateTheWritesCommitted(t *testing.T) {
 	write(t, env, tbl, protocol.ModeUpsert, `[{"id": 3, "name": "cc"}]`)
 
 	lost := openStore(t, t.TempDir())
-	if err := env.Replay(lost, tbl); err != nil {
+	if err := tbl.Replay(lost, env.Logger); err != nil {
 		t.Fatal(err)
 	}
 	info := tbl.Current().Info
