@@ -37,10 +37,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc"
 
+	"github.com/fluxgate-io/fluxgate/bench/benchdata"
 	"github.com/fluxgate-io/fluxgate/client"
 	"github.com/fluxgate-io/fluxgate/engine"
 	fgflight "github.com/fluxgate-io/fluxgate/flight"
-	"github.com/fluxgate-io/fluxgate/internal/benchdata"
 )
 
 const (

@@ -6,7 +6,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
-	"github.com/fluxgate-io/fluxgate/internal/benchdata"
+	"github.com/fluxgate-io/fluxgate/bench/benchdata"
 )
 
 // BenchmarkZstdLevels encodes the peer benchmarks' narrow data (200,000 rows
