@@ -158,7 +158,8 @@ func (e *Engine) openPartition(id int64) (*table.Table, error) {
 		return t, err
 	}
 	e.partMu.Lock()
-	e.partMu.Unlock() // empty on purpose: it only waits
+	//lint:ignore SA2001 empty on purpose: it only waits
+	e.partMu.Unlock()
 	return e.tableByID(id)
 }
 
