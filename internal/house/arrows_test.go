@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -64,7 +65,19 @@ var root = filepath.Join("..", "..")
 
 // imports maps each package of the module under root to the module's
 // packages it imports (not counting tests), both without the module's prefix.
+// go list runs once for the tests that read the graph.
 func imports(root string) (map[string][]string, error) {
+	graph.once.Do(func() { graph.g, graph.err = listImports(root) })
+	return graph.g, graph.err
+}
+
+var graph struct {
+	once sync.Once
+	g    map[string][]string
+	err  error
+}
+
+func listImports(root string) (map[string][]string, error) {
 	cmd := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "./...")
 	cmd.Dir = root
 	var stderr bytes.Buffer
