@@ -11,8 +11,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/fluxgate-io/fluxgate/internal/memtest"
 	"github.com/fluxgate-io/fluxgate/lake"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
@@ -49,7 +49,7 @@ func lakeIDs(t *testing.T, e *Engine, table string) map[string][]int64 {
 	out := map[string][]int64{}
 	for _, p := range parts {
 		for b := range info.BucketCount() {
-			recs, err := lt.Scan(ctx, memory.DefaultAllocator, snap.ID, p.Values, b, []string{"id"}, nil)
+			recs, err := lt.Scan(ctx, memtest.Allocator(t), snap.ID, p.Values, b, []string{"id"}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -363,7 +363,7 @@ func TestPartitionedLakeAddColumn(t *testing.T) {
 		t.Fatal(err)
 	}
 	schema := arrow.NewSchema(append(eventsSchema.Fields(), arrow.Field{Name: "note", Type: arrow.BinaryTypes.String, Nullable: true}), nil)
-	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	b := array.NewRecordBuilder(memtest.Allocator(t), schema)
 	b.Field(0).(*array.Int64Builder).Append(3)
 	b.Field(1).(*array.StringBuilder).Append("20261203")
 	b.Field(2).(*array.StringBuilder).Append("new")

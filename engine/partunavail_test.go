@@ -33,7 +33,7 @@ func TestUnavailablePartitionLeavesTheOthersTiering(t *testing.T) {
 	if _, err := writeEvents(t, e, protocol.WriteRequest{Table: "events"}, eventRows([]int64{4, 5, 6}, days)); err != nil {
 		t.Fatal(err)
 	}
-	info, lost := catalogPartition(t, e, "events", "20261201")
+	_, lost := catalogPartition(t, e, "events", "20261201")
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}

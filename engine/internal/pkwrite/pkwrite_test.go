@@ -8,10 +8,10 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/engine/internal/table"
+	"github.com/fluxgate-io/fluxgate/internal/memtest"
 	"github.com/fluxgate-io/fluxgate/kv"
 	"github.com/fluxgate-io/fluxgate/logstore"
 	"github.com/fluxgate-io/fluxgate/protocol"
@@ -37,12 +37,12 @@ func openTable(t *testing.T) (*table.Table, *Env) {
 		t.Fatal(err)
 	}
 	store := openStore(t, filepath.Join(dir, "kv"))
-	tbl, err := table.Open(filepath.Join(dir, "log"), info, logstore.Options{}, memory.DefaultAllocator, store)
+	tbl, err := table.Open(filepath.Join(dir, "log"), info, logstore.Options{}, memtest.Allocator(t), store)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { closeOrFail(t, tbl.Log.Close) })
-	env := &Env{Alloc: memory.DefaultAllocator, KV: store, Logger: slog.New(slog.DiscardHandler)}
+	env := &Env{Alloc: memtest.Allocator(t), KV: store, Logger: slog.New(slog.DiscardHandler)}
 	return tbl, env
 }
 
@@ -70,7 +70,7 @@ func write(t *testing.T, env *Env, tbl *table.Table, mode, rows string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, _, err := array.RecordFromJSON(memory.DefaultAllocator, sch.Info.ArrowSchema(), strings.NewReader(rows))
+	rec, _, err := array.RecordFromJSON(memtest.Allocator(t), sch.Info.ArrowSchema(), strings.NewReader(rows))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -37,7 +37,8 @@ func (s *Set) Partition(id int64) (*table.Table, error) {
 		return t, err
 	}
 	s.partMu.Lock()
-	s.partMu.Unlock() // empty on purpose: it only waits
+	//lint:ignore SA2001 empty on purpose: it only waits
+	s.partMu.Unlock()
 	return s.ByID(id)
 }
 
