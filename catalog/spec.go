@@ -269,13 +269,6 @@ func notAlterable(table, key string) error {
 		table, key, strings.Join(slices.Sorted(maps.Keys(alterable)), ", "))
 }
 
-// reservedColumns are system column names of the views and lookup answers.
-var reservedColumns = map[string]bool{
-	"__offset": true, "__timestamp": true, "__bucket": true,
-	"_change_type": true, "_log_offset": true, "_commit_timestamp": true,
-	"_key_index": true,
-}
-
 // normalizer accumulates a definition being validated.
 type normalizer struct {
 	table    string
@@ -293,7 +286,7 @@ func (n *normalizer) addColumn(c Column) error {
 		return errs.New(errs.Invalid, "table %s: column name %s is %d bytes long; it must be 1 to %d", n.table, errs.Quote(c.Name), len(c.Name), protocol.MaxNameLen)
 	case strings.TrimSpace(c.Name) != c.Name || strings.ContainsAny(c.Name, ",\x00\n\r\t"):
 		return errs.New(errs.Invalid, "table %s: column name %s may not contain commas or control characters, nor start or end with a space", n.table, errs.Quote(c.Name))
-	case reservedColumns[c.Name]:
+	case slices.Contains(protocol.SystemColumns, c.Name):
 		return errs.New(errs.Invalid, "table %s: column name %s is reserved for a system column", n.table, errs.Quote(c.Name))
 	case n.types[c.Name] != nil:
 		return errs.New(errs.Invalid, "table %s: duplicate column %s", n.table, errs.Quote(c.Name))

@@ -69,7 +69,7 @@ func TestZstdScanSendsWholeFramesAsStored(t *testing.T) {
 		{"as stored by default", protocol.ScanRequest{Columns: []string{"id"}}, "mmmm"},
 		{"uncompressed", protocol.ScanRequest{Compression: "none", Columns: []string{"id"}}, "rrrr"},
 		{"changelog", protocol.ScanRequest{Table: "events$changelog", Compression: "zstd", Columns: []string{"id"}}, "mmmm"},
-		{"system columns", protocol.ScanRequest{Table: "events$changelog", Compression: "zstd", Columns: []string{ColLogOffset, "id", ColChangeType, ColCommitTimestamp}}, "mmmm"},
+		{"system columns", protocol.ScanRequest{Table: "events$changelog", Compression: "zstd", Columns: []string{protocol.ColLogOffset, "id", protocol.ColChangeType, protocol.ColCommitTimestamp}}, "mmmm"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			req := tc.req

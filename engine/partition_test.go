@@ -58,12 +58,12 @@ func openPartitioned(t *testing.T, dir string, opts Options) *Engine {
 }
 
 // writeEvents writes one batch and returns its result.
-func writeEvents(t *testing.T, e *Engine, req protocol.WriteRequest, rec arrow.RecordBatch) (WriteResult, error) {
+func writeEvents(t *testing.T, e *Engine, req protocol.WriteRequest, rec arrow.RecordBatch) (protocol.PutResult, error) {
 	t.Helper()
 	defer rec.Release()
 	ws, err := e.OpenWrite(req)
 	if err != nil {
-		return WriteResult{}, err
+		return protocol.PutResult{}, err
 	}
 	return ws.Write(context.Background(), rec)
 }

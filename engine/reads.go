@@ -7,7 +7,6 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/engine/internal/scanplan"
 	"github.com/fluxgate-io/fluxgate/engine/internal/scanread"
-	"github.com/fluxgate-io/fluxgate/engine/internal/viewplan"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
@@ -73,13 +72,6 @@ func (e *Engine) PlanScan(ctx context.Context, req protocol.ScanRequest) (*ScanP
 func (e *Engine) ScanSchema(req protocol.ScanRequest) (*arrow.Schema, error) {
 	return e.plan.Schema(req)
 }
-
-// System columns of the $changelog view (PROTOCOL.md §4.5).
-const (
-	ColChangeType      = viewplan.ColChangeType
-	ColLogOffset       = viewplan.ColLogOffset
-	ColCommitTimestamp = viewplan.ColCommitTimestamp
-)
 
 // ScanPlan is a planned scan: the result schema and one ticket per endpoint.
 // An alias: the plan is scanplan's data, handed to flight as it is.

@@ -16,8 +16,6 @@ type (
 	// WriteStream applies the batches of one write stream to one table, in
 	// order. It is not safe for concurrent use.
 	WriteStream = logwrite.Stream
-	// WriteResult is what one batch did (PROTOCOL.md §5 PutResult).
-	WriteResult = logwrite.Result
 	// PendingWrite is a submitted batch that is perhaps not durable yet.
 	PendingWrite = logwrite.Pending
 	// Received is a batch as a writer sent it, compressed.

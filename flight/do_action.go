@@ -9,7 +9,8 @@ package flight
 import (
 	"context"
 	"encoding/json"
-	"sort"
+	"slices"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
 
@@ -18,52 +19,50 @@ import (
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
-type action struct {
-	description string
-	// run decodes the body, checks the caller's permission (authorize.go)
-	// and runs the action.
-	run func(s *Service, ctx context.Context, body []byte) (any, error)
-}
+// handler decodes an action's body, checks the caller's permission
+// (authorize.go) and runs the action.
+type handler func(s *Service, ctx context.Context, body []byte) (any, error)
 
-var actions = map[string]action{
-	"create-database": {"create a database: {\"database\", \"if_not_exists\"}", (*Service).createDatabase},
-	"drop-database":   {"drop a database: {\"database\", \"if_exists\", \"cascade\"}", (*Service).dropDatabase},
-	"list-databases":  {"list the databases: {\"max_results\", \"page_token\"} (optional); returns {\"databases\", \"next_page_token\"}", (*Service).listDatabases},
-	"create-table":    {"create a table: a TableSpec plus \"if_not_exists\"; returns its TableInfo", (*Service).createTable},
-	"drop-table":      {"drop a table and its data: {\"table\", \"if_exists\"}", (*Service).dropTable},
-	"describe-table":  {"describe a table: {\"table\"}; returns its TableInfo", (*Service).describeTable},
-	"list-tables":     {"list tables: {\"database\", \"max_results\", \"page_token\"} (optional); returns {\"tables\": [TableInfo], \"next_page_token\"}", (*Service).listTables},
-	"alter-table":     {"change alterable options: {\"table\", \"set\", \"reset\", \"add_columns\"}", (*Service).alterTable},
-	"list-offsets":    {"offsets per bucket: {\"table\", \"at\": \"earliest\"|\"latest\"|{\"timestamp\": ms}, \"buckets\"}", (*Service).listOffsets},
-	"lake-snapshot":   {"the latest lake snapshot of a table: {\"table\"}; returns {\"snapshot_id\", \"offsets\", \"committed_at\"}", (*Service).lakeSnapshot},
-	"tier-now":        {"run one tiering round of a lake-enabled table now: {\"table\"}; returns what lake-snapshot returns", (*Service).tierNow},
-	"compact-lake":    {"compact a lake-enabled table's lake now: {\"table\"}; returns lake-snapshot's fields and {\"rewritten_files\", \"added_files\", \"removed_delete_files\", \"orphans_deleted\"}", (*Service).compactLake},
-	"undo":            {"restore a primary-key table to per-bucket offsets: {\"table\", \"offsets\": {bucket: offset}}", (*Service).undo},
-	"writer-state":    {"where an idempotent writer goes on: {\"table\", \"writer_id\"}; returns {\"next_sequence\"} (0: unknown or expired)", (*Service).writerState},
-	"table-stats":     {"a table's rows without reading them: {\"table\"}; returns {\"row_count\", \"buckets\": {bucket: rows}}", (*Service).tableStats},
-	"grant":           {"admins: grant operations: {\"principal\", \"database\" (\"*\": all), \"table\" (optional), \"operations\": [read|write|create|drop|alter|describe]}", (*Service).grant},
-	"revoke":          {"admins: revoke operations: the body of grant", (*Service).revoke},
-	"list-grants":     {"admins: list grants: {\"principal\", \"max_results\", \"page_token\"} (optional); returns {\"grants\": [grant], \"next_page_token\"}", (*Service).listGrants},
+// handlers has one handler per protocol.Actions row (TestEveryActionHasAHandler).
+var handlers = map[string]handler{
+	protocol.ActionCreateDatabase: (*Service).createDatabase,
+	protocol.ActionDropDatabase:   (*Service).dropDatabase,
+	protocol.ActionListDatabases:  (*Service).listDatabases,
+	protocol.ActionCreateTable:    (*Service).createTable,
+	protocol.ActionDropTable:      (*Service).dropTable,
+	protocol.ActionDescribeTable:  (*Service).describeTable,
+	protocol.ActionListTables:     (*Service).listTables,
+	protocol.ActionAlterTable:     (*Service).alterTable,
+	protocol.ActionListOffsets:    (*Service).listOffsets,
+	protocol.ActionLakeSnapshot:   (*Service).lakeSnapshot,
+	protocol.ActionTierNow:        (*Service).tierNow,
+	protocol.ActionCompactLake:    (*Service).compactLake,
+	protocol.ActionUndo:           (*Service).undo,
+	protocol.ActionWriterState:    (*Service).writerState,
+	protocol.ActionTableStats:     (*Service).tableStats,
+	protocol.ActionGrant:          (*Service).grant,
+	protocol.ActionRevoke:         (*Service).revoke,
+	protocol.ActionListGrants:     (*Service).listGrants,
 
 	// Partitioned tables (partitions.go).
-	protocol.ActionCreatePartition: {"create a partition of a partitioned table: {\"table\", \"partition\": {key: value}, \"if_not_exists\"}; returns {\"partition_id\", \"partition_name\", \"spec\"}", (*Service).createPartition},
-	protocol.ActionDropPartition:   {"drop a partition and its data: {\"table\", \"partition\": {key: value}, \"if_exists\"}", (*Service).dropPartition},
-	protocol.ActionListPartitions:  {"list a partitioned table's partitions: {\"table\", \"partition\" (a partial spec, optional), \"max_results\", \"page_token\"}; returns {\"partitions\", \"next_page_token\"}", (*Service).listPartitions},
+	protocol.ActionCreatePartition: (*Service).createPartition,
+	protocol.ActionDropPartition:   (*Service).dropPartition,
+	protocol.ActionListPartitions:  (*Service).listPartitions,
 
 	// Undo recovery's producer offsets (producer_offsets.go).
-	"register-producer-offsets": {"store a producer's starting offsets unless stored: {\"producer_id\", \"table\", \"offsets\": {bucket: offset}}; returns {\"result\": \"created\"|\"already_exists\"}", (*Service).registerProducerOffsets},
-	"get-producer-offsets":      {"a producer's registered offsets: {\"producer_id\", \"table\"}; returns {\"offsets\"}, or {} if none", (*Service).getProducerOffsets},
-	"delete-producer-offsets":   {"forget a producer's registered offsets: {\"producer_id\", \"table\"}", (*Service).deleteProducerOffsets},
+	protocol.ActionRegisterProducerOffsets: (*Service).registerProducerOffsets,
+	protocol.ActionGetProducerOffsets:      (*Service).getProducerOffsets,
+	protocol.ActionDeleteProducerOffsets:   (*Service).deleteProducerOffsets,
 }
 
+// sortedActions are protocol.Actions in name order, as ListActions lists them.
+var sortedActions = slices.SortedFunc(slices.Values(protocol.Actions), func(a, b protocol.Action) int {
+	return strings.Compare(a.Name, b.Name)
+})
+
 func (s *Service) ListActions(_ *flight.Empty, stream flight.FlightService_ListActionsServer) error {
-	names := make([]string, 0, len(actions))
-	for name := range actions {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		if err := stream.Send(&flight.ActionType{Type: name, Description: actions[name].description}); err != nil {
+	for _, a := range sortedActions {
+		if err := stream.Send(&flight.ActionType{Type: a.Name, Description: a.Description()}); err != nil {
 			return err
 		}
 	}
@@ -71,7 +70,7 @@ func (s *Service) ListActions(_ *flight.Empty, stream flight.FlightService_ListA
 }
 
 func (s *Service) DoAction(a *flight.Action, stream flight.FlightService_DoActionServer) error {
-	act, ok := actions[a.Type]
+	run, ok := handlers[a.Type]
 	if !ok {
 		return s.toStatus("DoAction", s.unknownAction(a.Type))
 	}
@@ -79,7 +78,7 @@ func (s *Service) DoAction(a *flight.Action, stream flight.FlightService_DoActio
 	if len(body) == 0 {
 		body = []byte("{}")
 	}
-	res, err := act.run(s, stream.Context(), body)
+	res, err := run(s, stream.Context(), body)
 	if err != nil {
 		return s.toStatus("DoAction", err)
 	}
@@ -101,11 +100,11 @@ func decode[T any](body []byte, action string) (T, error) {
 }
 
 func (s *Service) createDatabase(ctx context.Context, body []byte) (any, error) {
-	req, err := decode[protocol.CreateDatabaseRequest](body, "create-database")
+	req, err := decode[protocol.CreateDatabaseRequest](body, protocol.ActionCreateDatabase)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.authorize(ctx, "create-database", acl.Create, acl.Resource{Database: req.Database}); err != nil {
+	if err := s.authorize(ctx, protocol.ActionCreateDatabase, acl.Create, acl.Resource{Database: req.Database}); err != nil {
 		return nil, err
 	}
 	if err := s.eng.CreateDatabase(req.Database, req.IfNotExists); err != nil {
@@ -115,18 +114,18 @@ func (s *Service) createDatabase(ctx context.Context, body []byte) (any, error) 
 }
 
 func (s *Service) dropDatabase(ctx context.Context, body []byte) (any, error) {
-	req, err := decode[protocol.DropDatabaseRequest](body, "drop-database")
+	req, err := decode[protocol.DropDatabaseRequest](body, protocol.ActionDropDatabase)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.authorize(ctx, "drop-database", acl.Drop, acl.Resource{Database: req.Database}); err != nil {
+	if err := s.authorize(ctx, protocol.ActionDropDatabase, acl.Drop, acl.Resource{Database: req.Database}); err != nil {
 		return nil, err
 	}
 	return protocol.Empty{}, s.eng.DropDatabase(ctx, req.Database, req.IfExists, req.Cascade)
 }
 
 func (s *Service) listDatabases(ctx context.Context, body []byte) (any, error) {
-	req, err := decode[protocol.ListDatabasesRequest](body, "list-databases")
+	req, err := decode[protocol.ListDatabasesRequest](body, protocol.ActionListDatabases)
 	if err != nil {
 		return nil, err
 	}
@@ -136,7 +135,7 @@ func (s *Service) listDatabases(ctx context.Context, body []byte) (any, error) {
 			dbs = append(dbs, db)
 		}
 	}
-	p, err := pageOf(dbs, func(db string) string { return db }, req.PageRequest, "list-databases")
+	p, err := pageOf(dbs, func(db string) string { return db }, req.PageRequest, protocol.ActionListDatabases)
 	return listing{"databases", p}, err
 }
 
@@ -155,36 +154,36 @@ func (l listing) MarshalJSON() ([]byte, error) {
 }
 
 func (s *Service) createTable(ctx context.Context, body []byte) (any, error) {
-	req, err := decode[protocol.CreateTableRequest](body, "create-table")
+	req, err := decode[protocol.CreateTableRequest](body, protocol.ActionCreateTable)
 	if err != nil {
 		return nil, err
 	}
 	tagTable(ctx, req.Table)
-	if err := s.authorizeDatabaseOf(ctx, "create-table", acl.Create, req.Table); err != nil {
+	if err := s.authorizeDatabaseOf(ctx, protocol.ActionCreateTable, acl.Create, req.Table); err != nil {
 		return nil, err
 	}
 	return s.eng.CreateTable(ctx, req.TableSpec, req.IfNotExists)
 }
 
 func (s *Service) dropTable(ctx context.Context, body []byte) (any, error) {
-	req, err := decode[protocol.DropTableRequest](body, "drop-table")
+	req, err := decode[protocol.DropTableRequest](body, protocol.ActionDropTable)
 	if err != nil {
 		return nil, err
 	}
 	tagTable(ctx, req.Table)
-	if err := s.authorizeTable(ctx, "drop-table", acl.Drop, req.Table); err != nil {
+	if err := s.authorizeTable(ctx, protocol.ActionDropTable, acl.Drop, req.Table); err != nil {
 		return nil, err
 	}
 	return protocol.Empty{}, s.eng.DropTable(ctx, req.Table, req.IfExists)
 }
 
 func (s *Service) describeTable(ctx context.Context, body []byte) (any, error) {
-	req, err := decode[protocol.TableRequest](body, "describe-table")
+	req, err := decode[protocol.TableRequest](body, protocol.ActionDescribeTable)
 	if err != nil {
 		return nil, err
 	}
 	tagTable(ctx, req.Table)
-	if err := s.authorizeTable(ctx, "describe-table", acl.Describe, req.Table); err != nil {
+	if err := s.authorizeTable(ctx, protocol.ActionDescribeTable, acl.Describe, req.Table); err != nil {
 		return nil, err
 	}
 	t, err := s.eng.DescribeTable(req.Table)
@@ -195,11 +194,11 @@ func (s *Service) describeTable(ctx context.Context, body []byte) (any, error) {
 }
 
 func (s *Service) listTables(ctx context.Context, body []byte) (any, error) {
-	req, err := decode[protocol.ListTablesRequest](body, "list-tables")
+	req, err := decode[protocol.ListTablesRequest](body, protocol.ActionListTables)
 	if err != nil {
 		return nil, err
 	}
-	if err := s.authorizeDatabaseListing(ctx, "list-tables", req.Database); err != nil {
+	if err := s.authorizeDatabaseListing(ctx, protocol.ActionListTables, req.Database); err != nil {
 		return nil, err
 	}
 	all, err := s.eng.ListTables(req.Database)
@@ -215,41 +214,41 @@ func (s *Service) listTables(ctx context.Context, body []byte) (any, error) {
 		}
 	}
 	key := func(t *protocol.TableInfo) string { return keys[t] }
-	p, err := pageOf(tables, key, req.PageRequest, "list-tables")
+	p, err := pageOf(tables, key, req.PageRequest, protocol.ActionListTables)
 	return listing{"tables", p}, err
 }
 
 func (s *Service) alterTable(ctx context.Context, body []byte) (any, error) {
-	req, err := decode[protocol.AlterTableRequest](body, "alter-table")
+	req, err := decode[protocol.AlterTableRequest](body, protocol.ActionAlterTable)
 	if err != nil {
 		return nil, err
 	}
 	tagTable(ctx, req.Table)
-	if err := s.authorizeTable(ctx, "alter-table", acl.Alter, req.Table); err != nil {
+	if err := s.authorizeTable(ctx, protocol.ActionAlterTable, acl.Alter, req.Table); err != nil {
 		return nil, err
 	}
 	return s.eng.AlterTable(ctx, req.Table, req.Set, req.Reset, req.AddColumns)
 }
 
 func (s *Service) listOffsets(ctx context.Context, body []byte) (any, error) {
-	req, err := decode[protocol.OffsetsRequest](body, "list-offsets")
+	req, err := decode[protocol.OffsetsRequest](body, protocol.ActionListOffsets)
 	if err != nil {
 		return nil, err
 	}
 	tagTable(ctx, req.Table)
-	if err := s.authorizeTable(ctx, "list-offsets", acl.Describe, req.Table); err != nil {
+	if err := s.authorizeTable(ctx, protocol.ActionListOffsets, acl.Describe, req.Table); err != nil {
 		return nil, err
 	}
 	return s.eng.ListOffsets(ctx, req)
 }
 
 func (s *Service) undo(ctx context.Context, body []byte) (any, error) {
-	req, err := decode[protocol.UndoRequest](body, "undo")
+	req, err := decode[protocol.UndoRequest](body, protocol.ActionUndo)
 	if err != nil {
 		return nil, err
 	}
 	tagTable(ctx, req.Table)
-	if err := s.authorizeTable(ctx, "undo", acl.Write, req.Table); err != nil {
+	if err := s.authorizeTable(ctx, protocol.ActionUndo, acl.Write, req.Table); err != nil {
 		return nil, err
 	}
 	return s.eng.Undo(ctx, req)
@@ -257,12 +256,12 @@ func (s *Service) undo(ctx context.Context, body []byte) (any, error) {
 
 // writerState needs write: only a writer of the table has use for it.
 func (s *Service) writerState(ctx context.Context, body []byte) (any, error) {
-	req, err := decode[protocol.WriterStateRequest](body, "writer-state")
+	req, err := decode[protocol.WriterStateRequest](body, protocol.ActionWriterState)
 	if err != nil {
 		return nil, err
 	}
 	tagTable(ctx, req.Table)
-	if err := s.authorizeTable(ctx, "writer-state", acl.Write, req.Table); err != nil {
+	if err := s.authorizeTable(ctx, protocol.ActionWriterState, acl.Write, req.Table); err != nil {
 		return nil, err
 	}
 	return s.eng.WriterState(ctx, req)
@@ -276,12 +275,12 @@ func lakeResult(snap protocol.LakeSnapshot, err error) (any, error) {
 }
 
 func (s *Service) lakeSnapshot(ctx context.Context, body []byte) (any, error) {
-	req, err := decode[protocol.TableRequest](body, "lake-snapshot")
+	req, err := decode[protocol.TableRequest](body, protocol.ActionLakeSnapshot)
 	if err != nil {
 		return nil, err
 	}
 	tagTable(ctx, req.Table)
-	if err := s.authorizeTable(ctx, "lake-snapshot", acl.Describe, req.Table); err != nil {
+	if err := s.authorizeTable(ctx, protocol.ActionLakeSnapshot, acl.Describe, req.Table); err != nil {
 		return nil, err
 	}
 	return lakeResult(s.eng.LakeSnapshot(ctx, req.Table))
@@ -289,12 +288,12 @@ func (s *Service) lakeSnapshot(ctx context.Context, body []byte) (any, error) {
 
 // tierNow needs write: it writes the table's rows into the lake.
 func (s *Service) tierNow(ctx context.Context, body []byte) (any, error) {
-	req, err := decode[protocol.TableRequest](body, "tier-now")
+	req, err := decode[protocol.TableRequest](body, protocol.ActionTierNow)
 	if err != nil {
 		return nil, err
 	}
 	tagTable(ctx, req.Table)
-	if err := s.authorizeTable(ctx, "tier-now", acl.Write, req.Table); err != nil {
+	if err := s.authorizeTable(ctx, protocol.ActionTierNow, acl.Write, req.Table); err != nil {
 		return nil, err
 	}
 	return lakeResult(s.eng.TierNow(ctx, req.Table))
@@ -302,12 +301,12 @@ func (s *Service) tierNow(ctx context.Context, body []byte) (any, error) {
 
 // compactLake needs write: it rewrites the table's lake files.
 func (s *Service) compactLake(ctx context.Context, body []byte) (any, error) {
-	req, err := decode[protocol.TableRequest](body, "compact-lake")
+	req, err := decode[protocol.TableRequest](body, protocol.ActionCompactLake)
 	if err != nil {
 		return nil, err
 	}
 	tagTable(ctx, req.Table)
-	if err := s.authorizeTable(ctx, "compact-lake", acl.Write, req.Table); err != nil {
+	if err := s.authorizeTable(ctx, protocol.ActionCompactLake, acl.Write, req.Table); err != nil {
 		return nil, err
 	}
 	st, err := s.eng.CompactLake(ctx, req.Table)
@@ -337,7 +336,7 @@ func (s *Service) grantBody(ctx context.Context, body []byte, action string) (ac
 }
 
 func (s *Service) grant(ctx context.Context, body []byte) (any, error) {
-	g, err := s.grantBody(ctx, body, "grant")
+	g, err := s.grantBody(ctx, body, protocol.ActionGrant)
 	if err != nil {
 		return nil, err
 	}
@@ -349,7 +348,7 @@ func (s *Service) grant(ctx context.Context, body []byte) (any, error) {
 }
 
 func (s *Service) revoke(ctx context.Context, body []byte) (any, error) {
-	g, err := s.grantBody(ctx, body, "revoke")
+	g, err := s.grantBody(ctx, body, protocol.ActionRevoke)
 	if err != nil {
 		return nil, err
 	}
@@ -361,14 +360,14 @@ func (s *Service) revoke(ctx context.Context, body []byte) (any, error) {
 }
 
 func (s *Service) listGrants(ctx context.Context, body []byte) (any, error) {
-	if err := s.authorizeAdmin(ctx, "list-grants", "list-grants"); err != nil {
+	if err := s.authorizeAdmin(ctx, protocol.ActionListGrants, protocol.ActionListGrants); err != nil {
 		return nil, err
 	}
-	req, err := decode[protocol.ListGrantsRequest](body, "list-grants")
+	req, err := decode[protocol.ListGrantsRequest](body, protocol.ActionListGrants)
 	if err != nil {
 		return nil, err
 	}
 	key := func(g acl.Grant) string { return g.Principal + "\x00" + g.Database + "\x00" + g.Table }
-	p, err := pageOf(s.acl.List(req.Principal), key, req.PageRequest, "list-grants")
+	p, err := pageOf(s.acl.List(req.Principal), key, req.PageRequest, protocol.ActionListGrants)
 	return listing{"grants", p}, err
 }

@@ -16,7 +16,6 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/acl"
 	"github.com/fluxgate-io/fluxgate/engine"
-	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
 func (s *Service) DoPut(stream flight.FlightService_DoPutServer) error {
@@ -137,7 +136,7 @@ func (s *Service) ackInOrder(stream flight.FlightService_DoPutServer, pending <-
 		if err != nil {
 			return err
 		}
-		md, err := json.Marshal(protocol.PutResult(res))
+		md, err := json.Marshal(res)
 		if err != nil {
 			return err
 		}

@@ -106,7 +106,7 @@ func TestErrorsQuoteClientStringsShort(t *testing.T) {
 		for name, bodies := range actionSeeds {
 			for _, body := range bodies {
 				for _, v := range stringVariants(t, body, with) {
-					_, err := actions[name].run(s, ctx, v)
+					_, err := handlers[name](s, ctx, v)
 					check(name, v, err)
 				}
 			}

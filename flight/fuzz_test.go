@@ -178,7 +178,7 @@ func actionService(tb testing.TB) *Service {
 		{"create-table", `{"table":"db1.p","columns":[{"name":"id","type":"BIGINT"},{"name":"dt","type":"STRING"}],"primary_key":["id","dt"],"partition_keys":["dt"]}`},
 		{"create-partition", actionSeeds["create-partition"][0]},
 	} {
-		if _, err := actions[c.action].run(s, context.Background(), []byte(c.body)); err != nil {
+		if _, err := handlers[c.action](s, context.Background(), []byte(c.body)); err != nil {
 			tb.Fatalf("%s %s: %v", c.action, c.body, err)
 		}
 	}
@@ -189,8 +189,8 @@ func actionService(tb testing.TB) *Service {
 // is run on a real engine with the body: it succeeds or fails with a kinded
 // error, never panics.
 func FuzzActionBodies(f *testing.F) {
-	names := make([]string, 0, len(actions))
-	for name := range actions {
+	names := make([]string, 0, len(handlers))
+	for name := range handlers {
 		names = append(names, name)
 	}
 	slices.Sort(names)
@@ -205,7 +205,7 @@ func FuzzActionBodies(f *testing.F) {
 	s := actionService(f)
 	f.Fuzz(func(t *testing.T, which uint8, body []byte) {
 		name := names[int(which)%len(names)]
-		_, err := actions[name].run(s, context.Background(), body)
+		_, err := handlers[name](s, context.Background(), body)
 		if err != nil && errs.KindOf(err) == errs.Internal {
 			t.Fatalf("%s %q: unkinded error %v", name, body, err)
 		}

@@ -22,7 +22,7 @@ func (s *Service) producerRequest(ctx context.Context, body []byte, action strin
 }
 
 func (s *Service) registerProducerOffsets(ctx context.Context, body []byte) (any, error) {
-	req, err := s.producerRequest(ctx, body, "register-producer-offsets")
+	req, err := s.producerRequest(ctx, body, protocol.ActionRegisterProducerOffsets)
 	if err != nil {
 		return nil, err
 	}
@@ -31,7 +31,7 @@ func (s *Service) registerProducerOffsets(ctx context.Context, body []byte) (any
 }
 
 func (s *Service) getProducerOffsets(ctx context.Context, body []byte) (any, error) {
-	req, err := s.producerRequest(ctx, body, "get-producer-offsets")
+	req, err := s.producerRequest(ctx, body, protocol.ActionGetProducerOffsets)
 	if err != nil {
 		return nil, err
 	}
@@ -39,7 +39,7 @@ func (s *Service) getProducerOffsets(ctx context.Context, body []byte) (any, err
 }
 
 func (s *Service) deleteProducerOffsets(ctx context.Context, body []byte) (any, error) {
-	req, err := s.producerRequest(ctx, body, "delete-producer-offsets")
+	req, err := s.producerRequest(ctx, body, protocol.ActionDeleteProducerOffsets)
 	if err != nil {
 		return nil, err
 	}

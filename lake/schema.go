@@ -12,14 +12,14 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
-// The system columns every lake table ends with (PROTOCOL.md §7.1): the
-// bucket, offset and commit timestamp of the log record that made the row.
+// The system columns every lake table ends with: protocol's.
 const (
-	ColBucket    = "__bucket"
-	ColOffset    = "__offset"
-	ColTimestamp = "__timestamp"
+	ColBucket    = protocol.ColBucket
+	ColOffset    = protocol.ColOffset
+	ColTimestamp = protocol.ColTimestamp
 )
 
 // SystemFields are the system columns as Arrow fields, in their order.

@@ -2,6 +2,8 @@ package protocol
 
 import (
 	"encoding/json"
+	"reflect"
+	"strings"
 
 	"github.com/fluxgate-io/fluxgate/errs"
 )
@@ -11,7 +13,7 @@ import (
 // their bucket keys as sent, so that BucketOffsets can refuse a bucket
 // spelled twice; answers use bucket numbers.
 
-// The actions.
+// The actions, by name.
 const (
 	ActionCreateDatabase          = "create-database"
 	ActionDropDatabase            = "drop-database"
@@ -30,10 +32,104 @@ const (
 	ActionGetProducerOffsets      = "get-producer-offsets"
 	ActionDeleteProducerOffsets   = "delete-producer-offsets"
 	ActionWriterState             = "writer-state"
+	ActionTableStats              = "table-stats"
 	ActionGrant                   = "grant"
 	ActionRevoke                  = "revoke"
 	ActionListGrants              = "list-grants"
+	ActionCreatePartition         = "create-partition"
+	ActionDropPartition           = "drop-partition"
+	ActionListPartitions          = "list-partitions"
 )
+
+// Action is one DoAction: its name, what it does, and the types of its body
+// and its answer. The server's handlers, ListActions' descriptions and
+// schema.json's "actions" all come from Actions.
+type Action struct {
+	Name    string
+	Summary string // what the action does, without its fields
+	Body    reflect.Type
+	Answer  reflect.Type
+}
+
+// Actions are every action, in the order of PROTOCOL.md §3's table. Adding
+// one adds a row here, its body and answer types, a handler in flight, an
+// engine method and its line in PROTOCOL.md.
+var Actions = []Action{
+	{ActionCreateDatabase, "create a database", typeOf[CreateDatabaseRequest](), typeOf[DatabaseResult]()},
+	{ActionDropDatabase, "drop a database", typeOf[DropDatabaseRequest](), typeOf[Empty]()},
+	{ActionListDatabases, "list the databases, a page at a time", typeOf[ListDatabasesRequest](), typeOf[ListDatabasesResult]()},
+	{ActionCreateTable, "create a table", typeOf[CreateTableRequest](), typeOf[TableInfo]()},
+	{ActionDropTable, "drop a table and its data", typeOf[DropTableRequest](), typeOf[Empty]()},
+	{ActionDescribeTable, "describe a table", typeOf[TableRequest](), typeOf[TableInfo]()},
+	{ActionListTables, "list tables (of a database, or all), a page at a time", typeOf[ListTablesRequest](), typeOf[ListTablesResult]()},
+	{ActionAlterTable, "change alterable options and add columns", typeOf[AlterTableRequest](), typeOf[TableInfo]()},
+	{ActionListOffsets, `offsets per bucket at "earliest", "latest" or {"timestamp": ms}`, typeOf[OffsetsRequest](), typeOf[OffsetsResult]()},
+	{ActionLakeSnapshot, "the latest lake snapshot of a table", typeOf[TableRequest](), typeOf[LakeSnapshot]()},
+	{ActionTierNow, "run one tiering round of a lake-enabled table now", typeOf[TableRequest](), typeOf[LakeSnapshot]()},
+	{ActionCompactLake, "compact a lake-enabled table's lake now", typeOf[TableRequest](), typeOf[LakeCompaction]()},
+	{ActionUndo, "restore a primary-key table to per-bucket offsets", typeOf[UndoRequest](), typeOf[UndoResult]()},
+	{ActionRegisterProducerOffsets, `store a producer's starting offsets unless stored: "created" or "already_exists"`, typeOf[ProducerOffsetsRequest](), typeOf[RegisterResult]()},
+	{ActionGetProducerOffsets, "a producer's registered offsets, {} if none", typeOf[ProducerOffsetsRequest](), typeOf[ProducerOffsets]()},
+	{ActionDeleteProducerOffsets, "forget a producer's registered offsets", typeOf[ProducerOffsetsRequest](), typeOf[Empty]()},
+	{ActionWriterState, "where an idempotent writer goes on (0: unknown or expired)", typeOf[WriterStateRequest](), typeOf[WriterState]()},
+	{ActionTableStats, "a table's rows without reading them", typeOf[TableStatsRequest](), typeOf[TableStats]()},
+	{ActionGrant, `admins: grant operations (database "*": all)`, typeOf[Grant](), typeOf[Empty]()},
+	{ActionRevoke, "admins: revoke operations", typeOf[Grant](), typeOf[Empty]()},
+	{ActionListGrants, "admins: list grants, a page at a time", typeOf[ListGrantsRequest](), typeOf[ListGrantsResult]()},
+	{ActionCreatePartition, "create a partition of a partitioned table", typeOf[CreatePartitionRequest](), typeOf[PartitionInfo]()},
+	{ActionDropPartition, "drop a partition and its data", typeOf[DropPartitionRequest](), typeOf[Empty]()},
+	{ActionListPartitions, "list a partitioned table's partitions, a page at a time", typeOf[ListPartitionsRequest](), typeOf[ListPartitionsResult]()},
+}
+
+func typeOf[T any]() reflect.Type { return reflect.TypeFor[T]() }
+
+// Description is the action's line in ListActions: its summary, then its
+// body and answer by their names in schema.json, with their fields unless
+// there are too many for one line.
+func (a Action) Description() string {
+	return a.Summary + "; body " + typeSummary(a.Body) + ", answer " + typeSummary(a.Answer)
+}
+
+func typeSummary(t reflect.Type) string {
+	fields := WireFields(t)
+	if len(fields) > 6 {
+		return t.Name()
+	}
+	names := make([]string, len(fields))
+	for i, f := range fields {
+		names[i] = f.Name
+	}
+	return t.Name() + " {" + strings.Join(names, ", ") + "}"
+}
+
+// WireField is one JSON member of a wire type.
+type WireField struct {
+	Name      string
+	Type      reflect.Type
+	Omittable bool         // omitempty or omitzero: absent when zero
+	Owner     reflect.Type // the struct that declares it (an embedded one's)
+}
+
+// WireFields lists a struct's JSON members in encoding order, those of
+// embedded structs in their place.
+func WireFields(t reflect.Type) []WireField {
+	var out []WireField
+	for i := range t.NumField() {
+		f := t.Field(i)
+		tag := f.Tag.Get("json")
+		if f.Anonymous && tag == "" {
+			out = append(out, WireFields(f.Type)...)
+			continue
+		}
+		if !f.IsExported() || tag == "-" {
+			continue
+		}
+		name, opts, _ := strings.Cut(tag, ",")
+		omit := strings.Contains(opts, "omitempty") || strings.Contains(opts, "omitzero")
+		out = append(out, WireField{Name: name, Type: f.Type, Omittable: omit, Owner: t})
+	}
+	return out
+}
 
 // Empty is the answer of the actions that return nothing: {}.
 type Empty struct{}

@@ -30,7 +30,3 @@ type LookupMeta struct {
 	Rows int  `json:"rows"`           // rows in the whole answer
 	More bool `json:"more,omitempty"` // more messages of this answer follow
 }
-
-// KeyIndexColumn is the first column of a lookup answer: the row of the key
-// in the request batch (or the index in an inline lookup's keys).
-const KeyIndexColumn = "_key_index"

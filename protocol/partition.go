@@ -9,13 +9,6 @@ import (
 // actions and the partition-offsets form that replaces a per-bucket offsets
 // map on a partitioned table.
 
-// The partition actions.
-const (
-	ActionCreatePartition = "create-partition"
-	ActionDropPartition   = "drop-partition"
-	ActionListPartitions  = "list-partitions"
-)
-
 // PartitionSpec is a partition as a request gives it: partition key → value,
 // every key of the table, values as strings.
 type PartitionSpec map[string]string

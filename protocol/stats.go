@@ -1,8 +1,5 @@
 package protocol
 
-// ActionTableStats answers a table's row count without reading its rows.
-const ActionTableStats = "table-stats"
-
 // TableStatsRequest is the body of table-stats.
 type TableStatsRequest struct {
 	Table string `json:"table"`

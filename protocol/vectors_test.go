@@ -15,8 +15,16 @@ import (
 // vectorIndex is testdata/vectors.json: the shared vectors every client's
 // tests decode and re-encode.
 type vectorIndex struct {
-	Version int           `json:"version"`
-	About   string        `json:"about"`
+	Version int    `json:"version"`
+	About   string `json:"about"`
+	// Opaque are the types clients pass on undecoded, with why.
+	Opaque map[string]string `json:"opaque"`
+	// NotSent lists, per client, the actions and body fields it never
+	// sends, with why; its tests assert that it does not.
+	NotSent map[string]struct {
+		Actions map[string]string `json:"actions"`
+		Fields  map[string]string `json:"fields"`
+	} `json:"not_sent"`
 	Vectors []vector      `json:"vectors"`
 	Invalid []invalidCase `json:"invalid"`
 }
@@ -43,6 +51,9 @@ type invalidCase struct {
 	Error   string `json:"error"`
 	Message string `json:"message"`
 	Action  string `json:"action"`
+	// ServerOnly says why a client's decoder need not refuse it: only the
+	// server checks what makes it invalid.
+	ServerOnly string `json:"server_only"`
 }
 
 // wireTypes are the protocol's JSON documents by the names the vectors use.
@@ -191,5 +202,88 @@ func TestVectorsInvalid(t *testing.T) {
 				t.Errorf("got %v (kind %v), want INVALID_ARGUMENT containing %q", err, errs.KindOf(err), c.Message)
 			}
 		})
+	}
+}
+
+// TestVectorsOfActions checks that every action has a body and an answer
+// vector, each of the type protocol.Actions names for it.
+func TestVectorsOfActions(t *testing.T) {
+	byName := map[string]Action{}
+	for _, a := range Actions {
+		byName[a.Name] = a
+	}
+	seen := map[string]bool{}
+	for _, v := range readIndex(t).Vectors {
+		if v.Action == "" {
+			continue
+		}
+		a, ok := byName[v.Action]
+		if !ok {
+			t.Errorf("%s: action %q is not in Actions", v.Name, v.Action)
+			continue
+		}
+		want := map[string]reflect.Type{"action_body": a.Body, "action_answer": a.Answer}[v.Kind]
+		if want == nil || want.Name() != v.Type {
+			t.Errorf("%s: a %s of type %s; Actions says %v", v.Name, v.Kind, v.Type, want)
+		}
+		seen[v.Kind+" "+v.Action] = true
+	}
+	for _, a := range Actions {
+		for _, kind := range []string{"action_body", "action_answer"} {
+			if !seen[kind+" "+a.Name] {
+				t.Errorf("no %s vector of %s", kind, a.Name)
+			}
+		}
+	}
+}
+
+// TestOpaqueVectorsAreTheServers: the types other clients' tests may leave
+// undecoded are ones the server makes and clients pass on, byte for byte.
+func TestOpaqueVectorsAreTheServers(t *testing.T) {
+	idx := readIndex(t)
+	if len(idx.Opaque) == 0 {
+		t.Fatal("vectors.json lists no opaque type")
+	}
+	for typ, why := range idx.Opaque {
+		if why == "" {
+			t.Errorf("opaque %s: no reason given", typ)
+		}
+		n := 0
+		for _, v := range idx.Vectors {
+			if v.Type == typ {
+				n++
+				if v.Compare != "bytes" || v.Action != "" {
+					t.Errorf("%s: an opaque %s must be the server's exact encoding, not sent by a client", v.Name, typ)
+				}
+			}
+		}
+		if n == 0 {
+			t.Errorf("opaque %s: no vector of it", typ)
+		}
+	}
+}
+
+// TestNotSentNamesActions: what a client says it does not send are actions
+// and body fields of the protocol, each with a reason.
+func TestNotSentNamesActions(t *testing.T) {
+	fields := map[string]bool{}
+	actions := map[string]bool{}
+	for _, a := range Actions {
+		actions[a.Name] = true
+		for _, f := range WireFields(a.Body) {
+			fields[f.Name] = true
+		}
+	}
+	for client, ns := range readIndex(t).NotSent {
+		for name, why := range ns.Actions {
+			if !actions[name] || why == "" {
+				t.Errorf("%s does not send %q (%q): want an action and a reason", client, name, why)
+			}
+		}
+		for name, why := range ns.Fields {
+			if !fields[name] || why == "" {
+				t.Errorf("%s does not send field %q (%q): want a body field and a reason", client, name, why)
+			}
+		}
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/util"
 	"github.com/fluxgate-io/fluxgate/client"
 	"github.com/fluxgate-io/fluxgate/internal/cli"
+	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
 const putUsage = "put --table T [--format csv|jsonl|parquet|arrow] [--mode append|upsert|delete|changelog] [--columns a,b] [--batch-rows N] FILE|-"
@@ -129,7 +130,7 @@ func sqlTypes(info *client.TableInfo) map[string]string {
 // prependChangeType adds the _change_type column that the batches of a
 // changelog-mode write carry (PROTOCOL.md §5).
 func prependChangeType(s *arrow.Schema) *arrow.Schema {
-	fields := append([]arrow.Field{{Name: "_change_type", Type: arrow.BinaryTypes.String}}, s.Fields()...)
+	fields := append([]arrow.Field{{Name: protocol.ColChangeType, Type: arrow.BinaryTypes.String}}, s.Fields()...)
 	return arrow.NewSchema(fields, nil)
 }
 

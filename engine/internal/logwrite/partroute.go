@@ -97,7 +97,7 @@ func (w *Stream) submitPartitioned(ctx context.Context, rec arrow.RecordBatch, s
 		}
 	}
 	pending := &Pending{
-		res:   Result{Sequence: seq, Rows: rec.NumRows(), PartitionOffsets: protocol.PartitionOffsets{}},
+		res:   protocol.PutResult{Sequence: seq, Rows: rec.NumRows(), PartitionOffsets: protocol.PartitionOffsets{}},
 		parts: make(map[string]*Pending, len(groups)),
 	}
 	for i, g := range groups {
@@ -120,7 +120,7 @@ func (w *Stream) submitPartitioned(ctx context.Context, rec arrow.RecordBatch, s
 }
 
 // waitPartitions waits for every partition's part of a batch.
-func (p *Pending) waitPartitions() (Result, error) {
+func (p *Pending) waitPartitions() (protocol.PutResult, error) {
 	var err error
 	for name, part := range p.parts {
 		res, perr := part.Wait()

@@ -6,6 +6,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/fluxgate-io/fluxgate/logstore"
+	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
 // submitPK applies one batch to a primary-key table through the
@@ -19,7 +20,7 @@ func (w *Stream) submitPK(ctx context.Context, rec arrow.RecordBatch, seq int64)
 	if err != nil {
 		return nil, err
 	}
-	res := Result{Sequence: seq, Rows: rec.NumRows(), Buckets: map[int]int64{}}
+	res := protocol.PutResult{Sequence: seq, Rows: rec.NumRows(), Buckets: map[int]int64{}}
 	if staged == nil { // no rows
 		return &Pending{res: res}, nil
 	}

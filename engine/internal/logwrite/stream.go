@@ -43,15 +43,6 @@ type Stream struct {
 	parts *partitionRoute
 }
 
-// Result is what one batch did (PROTOCOL.md §5 PutResult).
-type Result struct {
-	Sequence int64         `json:"sequence"`
-	Rows     int64         `json:"rows"`
-	Buckets  map[int]int64 `json:"buckets,omitzero"`
-	// PartitionOffsets replaces Buckets on a partitioned table.
-	PartitionOffsets protocol.PartitionOffsets `json:"partition_offsets,omitzero"`
-}
-
 // openStream validates a write request against a table's schema and
 // returns its stream. t is nil for the stream of a partitioned table, which
 // routes to its partitions' streams.
@@ -108,24 +99,24 @@ func (w *Stream) Table() *catalog.TableInfo { return w.info }
 
 // Write applies one batch atomically: when it returns without error every row
 // is durable and visible; with an error none is.
-func (w *Stream) Write(ctx context.Context, rec arrow.RecordBatch) (Result, error) {
+func (w *Stream) Write(ctx context.Context, rec arrow.RecordBatch) (protocol.PutResult, error) {
 	p, err := w.Submit(ctx, rec)
 	if err != nil {
-		return Result{}, err
+		return protocol.PutResult{}, err
 	}
 	return p.Wait()
 }
 
 // Pending is a submitted batch that is perhaps not durable yet.
 type Pending struct {
-	res   Result
+	res   protocol.PutResult
 	log   *logstore.Pending   // of a log table
 	pk    *inflight.Txn       // of a primary-key table
 	parts map[string]*Pending // of a partitioned table, by partition name
 }
 
 // Wait blocks until the batch is durable and visible.
-func (p *Pending) Wait() (Result, error) {
+func (p *Pending) Wait() (protocol.PutResult, error) {
 	switch {
 	case p.log != nil:
 		out, err := p.log.Wait()
@@ -254,7 +245,7 @@ func (w *Stream) submitAt(ctx context.Context, rec arrow.RecordBatch, recv *Rece
 	attr := w.env.Metrics.Table(w.info.Path().String())
 	w.env.Metrics.Rows.Add(ctx, rec.NumRows(), attr)
 	w.env.Metrics.Bytes.Add(ctx, int64(size), attr)
-	return &Pending{res: Result{Sequence: seq, Rows: rec.NumRows()}, log: pending}, nil
+	return &Pending{res: protocol.PutResult{Sequence: seq, Rows: rec.NumRows()}, log: pending}, nil
 }
 
 // sameColumns returns, for each column of rec, the column of sent that it

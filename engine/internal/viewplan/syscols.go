@@ -1,12 +1,17 @@
 package viewplan
 
-import "github.com/apache/arrow-go/v18/arrow"
+import (
+	"github.com/apache/arrow-go/v18/arrow"
 
-// System columns of the $changelog view (PROTOCOL.md §4.5).
+	"github.com/fluxgate-io/fluxgate/protocol"
+)
+
+// System columns of the $changelog view: protocol's, by the names the
+// engine's rooms use.
 const (
-	ColChangeType      = "_change_type"
-	ColLogOffset       = "_log_offset"
-	ColCommitTimestamp = "_commit_timestamp"
+	ColChangeType      = protocol.ColChangeType
+	ColLogOffset       = protocol.ColLogOffset
+	ColCommitTimestamp = protocol.ColCommitTimestamp
 )
 
 // ChangelogFields are the $changelog view's system columns, before the table's.

@@ -1,7 +1,5 @@
 package io.fluxgate.client;
 
-import com.fasterxml.jackson.databind.node.ArrayNode;
-import com.fasterxml.jackson.databind.node.ObjectNode;
 import com.google.protobuf.ByteString;
 import io.grpc.Context;
 import io.grpc.ManagedChannel;
@@ -27,6 +25,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Function;
 import org.apache.arrow.flight.impl.Flight;
 import org.apache.arrow.flight.impl.FlightServiceGrpc;
 import org.apache.arrow.memory.BufferAllocator;
@@ -230,69 +229,62 @@ public final class FluxgateClient implements AutoCloseable {
     }
   }
 
-  private <T> T action(String type, Object body, Class<T> result) {
-    byte[] answer = action(type, body);
+  /** Runs an action with its body and decodes its answer. */
+  private <B, A> A action(Wire.Action<B, A> action, B body) {
+    byte[] answer = action(action.name(), body);
     if (answer.length == 0) {
       throw new FluxgateException(
-          io.grpc.Status.Code.INTERNAL, type + ": the server returned no result");
+          io.grpc.Status.Code.INTERNAL, action.name() + ": the server returned no result");
     }
-    return Json.decode(answer, result, type + " result");
+    return Json.decode(answer, action.answer(), action.name() + " result");
+  }
+
+  /** Every item of a paged listing (PROTOCOL.md §3), following its page tokens from the first. */
+  private <B, T> List<T> listAll(
+      Wire.Action<B, ? extends Wire.Page<T>> listing, Function<String, B> bodyFor) {
+    List<T> out = new ArrayList<>();
+    for (String token = null; ; ) {
+      Wire.Page<T> page = action(listing, bodyFor.apply(token));
+      out.addAll(page.items());
+      if ((token = page.nextPageToken()) == null || token.isEmpty()) {
+        return out;
+      }
+    }
   }
 
   public void createDatabase(String database, boolean ifNotExists) {
-    action("create-database", object("database", database).put("if_not_exists", ifNotExists));
+    action(Wire.CREATE_DATABASE, new Wire.CreateDatabaseRequest(database, ifNotExists));
   }
 
   public void dropDatabase(String database, boolean ifExists, boolean cascade) {
-    action(
-        "drop-database",
-        object("database", database).put("if_exists", ifExists).put("cascade", cascade));
+    action(Wire.DROP_DATABASE, new Wire.DropDatabaseRequest(database, ifExists, cascade));
   }
 
   /** Every database, following the listing's pages (PROTOCOL.md §3). */
   public List<String> listDatabases() {
-    List<String> out = new ArrayList<>();
-    ObjectNode body = Json.MAPPER.createObjectNode();
-    for (String token = null; ; ) {
-      Databases page = action("list-databases", pageBody(body, token), Databases.class);
-      out.addAll(page.databases());
-      if ((token = page.nextPageToken()) == null || token.isEmpty()) {
-        return out;
-      }
-    }
+    return listAll(Wire.LIST_DATABASES, token -> new Wire.ListDatabasesRequest(null, token));
   }
 
   /** Creates a table and returns it as stored; with ifNotExists an existing one is returned. */
   public TableInfo createTable(TableSpec spec, boolean ifNotExists) {
-    return action("create-table", Json.with(spec, "if_not_exists", ifNotExists), TableInfo.class);
+    return action(Wire.CREATE_TABLE, new Wire.CreateTableRequest(spec, ifNotExists));
   }
 
   public void dropTable(String table, boolean ifExists) {
-    action("drop-table", object("table", table).put("if_exists", ifExists));
+    action(Wire.DROP_TABLE, new Wire.DropTableRequest(table, ifExists));
   }
 
   public TableInfo describeTable(String table) {
-    return action("describe-table", object("table", table), TableInfo.class);
+    return action(Wire.DESCRIBE_TABLE, new Wire.TableRequest(table));
   }
 
   /** The tables of a database, or of every database when database is null. */
   public List<TableInfo> listTables(String database) {
-    ObjectNode body = Json.MAPPER.createObjectNode();
-    if (database != null) {
-      body.put("database", database);
-    }
-    List<TableInfo> out = new ArrayList<>();
-    for (String token = null; ; ) {
-      Tables page = action("list-tables", pageBody(body, token), Tables.class);
-      out.addAll(page.tables());
-      if ((token = page.nextPageToken()) == null || token.isEmpty()) {
-        return out;
-      }
-    }
+    return listAll(Wire.LIST_TABLES, token -> new Wire.ListTablesRequest(database, null, token));
   }
 
   public TableInfo alterTable(AlterRequest request) {
-    return action("alter-table", request, TableInfo.class);
+    return action(Wire.ALTER_TABLE, request);
   }
 
   /**
@@ -301,17 +293,12 @@ public final class FluxgateClient implements AutoCloseable {
    */
   public PartitionInfo createPartition(
       String table, Map<String, String> spec, boolean ifNotExists) {
-    ObjectNode body = object("table", table);
-    body.set("partition", Json.MAPPER.valueToTree(spec));
-    return action(
-        "create-partition", Json.with(body, "if_not_exists", ifNotExists), PartitionInfo.class);
+    return action(Wire.CREATE_PARTITION, new Wire.CreatePartitionRequest(table, spec, ifNotExists));
   }
 
   /** Drops a partition with its rows; with ifExists a missing one is no error. */
   public void dropPartition(String table, Map<String, String> spec, boolean ifExists) {
-    ObjectNode body = object("table", table);
-    body.set("partition", Json.MAPPER.valueToTree(spec));
-    action("drop-partition", Json.with(body, "if_exists", ifExists));
+    action(Wire.DROP_PARTITION, new Wire.DropPartitionRequest(table, spec, ifExists));
   }
 
   /** Every partition of a partitioned table, in name order. */
@@ -324,18 +311,9 @@ public final class FluxgateClient implements AutoCloseable {
    * all), in name order, following the listing's pages.
    */
   public List<PartitionInfo> listPartitions(String table, Map<String, String> partialSpec) {
-    ObjectNode body = object("table", table);
-    if (!partialSpec.isEmpty()) {
-      body.set("partition", Json.MAPPER.valueToTree(partialSpec));
-    }
-    List<PartitionInfo> out = new ArrayList<>();
-    for (String token = null; ; ) {
-      Partitions page = action("list-partitions", pageBody(body, token), Partitions.class);
-      out.addAll(page.partitions());
-      if ((token = page.nextPageToken()) == null || token.isEmpty()) {
-        return out;
-      }
-    }
+    return listAll(
+        Wire.LIST_PARTITIONS,
+        token -> new Wire.ListPartitionsRequest(table, partialSpec, null, token));
   }
 
   /**
@@ -343,13 +321,8 @@ public final class FluxgateClient implements AutoCloseable {
    * Null buckets means all.
    */
   public Map<Integer, Long> listOffsets(String table, Position at, List<Integer> buckets) {
-    ObjectNode body = object("table", table);
-    body.set("at", Json.MAPPER.valueToTree(at));
-    if (buckets != null) {
-      ArrayNode list = body.putArray("buckets");
-      buckets.forEach(list::add);
-    }
-    return action("list-offsets", body, Offsets.class).offsets();
+    return action(Wire.LIST_OFFSETS, new Wire.OffsetsRequest(table, at, buckets, null))
+        .offsets();
   }
 
   /**
@@ -358,13 +331,8 @@ public final class FluxgateClient implements AutoCloseable {
    */
   public Map<String, Map<Integer, Long>> listPartitionOffsets(
       String table, Position at, List<String> partitions) {
-    ObjectNode body = object("table", table);
-    body.set("at", Json.MAPPER.valueToTree(at));
-    if (partitions != null) {
-      ArrayNode list = body.putArray("partitions");
-      partitions.forEach(list::add);
-    }
-    return action("list-offsets", body, Offsets.class).partitionOffsets();
+    return action(Wire.LIST_OFFSETS, new Wire.OffsetsRequest(table, at, null, partitions))
+        .partitionOffsets();
   }
 
   /**
@@ -379,12 +347,7 @@ public final class FluxgateClient implements AutoCloseable {
 
   /** {@link #tableStats(String)} of a partitioned table's partitions, by name; null means all. */
   public TableStats tableStats(String table, List<String> partitions) {
-    ObjectNode body = object("table", table);
-    if (partitions != null) {
-      ArrayNode list = body.putArray("partitions");
-      partitions.forEach(list::add);
-    }
-    return action("table-stats", body, TableStats.class);
+    return action(Wire.TABLE_STATS, new Wire.TableStatsRequest(table, partitions));
   }
 
   /**
@@ -405,12 +368,17 @@ public final class FluxgateClient implements AutoCloseable {
 
   /** The table's latest lake snapshot; NOT_FOUND before the first lake commit. */
   public LakeSnapshot lakeSnapshot(String table) {
-    return action("lake-snapshot", object("table", table), LakeSnapshot.class);
+    return action(Wire.LAKE_SNAPSHOT, new Wire.TableRequest(table));
   }
 
   /** Runs one tiering round of a lake-enabled table now. */
   public LakeSnapshot tierNow(String table) {
-    return action("tier-now", object("table", table), LakeSnapshot.class);
+    return action(Wire.TIER_NOW, new Wire.TableRequest(table));
+  }
+
+  /** Compacts a lake-enabled table's lake now (PROTOCOL.md §7.5); needs write. */
+  public LakeCompaction compactLake(String table) {
+    return action(Wire.COMPACT_LAKE, new Wire.TableRequest(table));
   }
 
   /**
@@ -418,9 +386,7 @@ public final class FluxgateClient implements AutoCloseable {
    * buckets not named are left alone.
    */
   public UndoResult undo(String table, Map<Integer, Long> offsets) {
-    ObjectNode body = object("table", table);
-    body.set("offsets", Json.MAPPER.valueToTree(offsets));
-    return action("undo", body, UndoResult.class);
+    return action(Wire.UNDO, new Wire.UndoRequest(table, offsets, null));
   }
 
   /**
@@ -428,9 +394,7 @@ public final class FluxgateClient implements AutoCloseable {
    * what is not named is left alone.
    */
   public UndoResult undoPartitions(String table, Map<String, Map<Integer, Long>> offsets) {
-    ObjectNode body = object("table", table);
-    body.set("partition_offsets", Json.MAPPER.valueToTree(offsets));
-    return action("undo", body, UndoResult.class);
+    return action(Wire.UNDO, new Wire.UndoRequest(table, null, offsets));
   }
 
   /**
@@ -439,43 +403,42 @@ public final class FluxgateClient implements AutoCloseable {
    */
   public boolean registerProducerOffsets(
       String producerId, String table, Map<Integer, Long> offsets) {
-    ObjectNode body = object("producer_id", producerId).put("table", table);
-    body.set("offsets", Json.MAPPER.valueToTree(offsets));
-    return "created".equals(action("register-producer-offsets", body, Registered.class).result());
+    return register(new Wire.ProducerOffsetsRequest(producerId, table, offsets, null));
   }
 
   /** {@link #registerProducerOffsets} of a partitioned table, offsets per partition name. */
   public boolean registerProducerPartitionOffsets(
       String producerId, String table, Map<String, Map<Integer, Long>> offsets) {
-    ObjectNode body = object("producer_id", producerId).put("table", table);
-    body.set("partition_offsets", Json.MAPPER.valueToTree(offsets));
-    return "created".equals(action("register-producer-offsets", body, Registered.class).result());
+    return register(new Wire.ProducerOffsetsRequest(producerId, table, null, offsets));
+  }
+
+  private boolean register(Wire.ProducerOffsetsRequest body) {
+    return "created"
+        .equals(
+            action(Wire.REGISTER_PRODUCER_OFFSETS, body).result());
   }
 
   /** The offsets a producer registered for a partitioned table, per partition name, if any. */
   public Optional<Map<String, Map<Integer, Long>>> producerPartitionOffsets(
       String producerId, String table) {
-    return Optional.ofNullable(
-        action(
-                "get-producer-offsets",
-                object("producer_id", producerId).put("table", table),
-                Offsets.class)
-            .partitionOffsets());
+    return Optional.ofNullable(producerOffsetsOf(producerId, table).partitionOffsets());
   }
 
   /** The offsets a producer registered for a table, if any. */
   public Optional<Map<Integer, Long>> producerOffsets(String producerId, String table) {
-    return Optional.ofNullable(
-        action(
-                "get-producer-offsets",
-                object("producer_id", producerId).put("table", table),
-                Offsets.class)
-            .offsets());
+    return Optional.ofNullable(producerOffsetsOf(producerId, table).offsets());
+  }
+
+  private Wire.ProducerOffsets producerOffsetsOf(String producerId, String table) {
+    return action(
+        Wire.GET_PRODUCER_OFFSETS, new Wire.ProducerOffsetsRequest(producerId, table, null, null));
   }
 
   /** Forgets the offsets a producer registered for a table; forgetting none is no error. */
   public void deleteProducerOffsets(String producerId, String table) {
-    action("delete-producer-offsets", object("producer_id", producerId).put("table", table));
+    action(
+        Wire.DELETE_PRODUCER_OFFSETS,
+        new Wire.ProducerOffsetsRequest(producerId, table, null, null));
   }
 
   /**
@@ -484,35 +447,24 @@ public final class FluxgateClient implements AutoCloseable {
    * that replays its batches in a fixed order skips the first that many.
    */
   public long writerState(String table, String writerId) {
-    ObjectNode body = object("table", table).put("writer_id", writerId);
-    return action("writer-state", body, WriterState.class).nextSequence();
+    return action(Wire.WRITER_STATE, new Wire.WriterStateRequest(table, writerId))
+        .nextSequence();
   }
 
-  private static ObjectNode object(String field, String value) {
-    return Json.MAPPER.createObjectNode().put(field, value);
+  /** Admins: grants a principal operations on a database or table (PROTOCOL.md §8). */
+  public void grant(Grant grant) {
+    action(Wire.GRANT, grant);
   }
 
-  /** body asking for the page after token (null: the first). */
-  private static ObjectNode pageBody(ObjectNode body, String token) {
-    ObjectNode page = body.deepCopy();
-    if (token != null) {
-      page.put("page_token", token);
-    }
-    return page;
+  /** Admins: revokes operations a grant gave. */
+  public void revoke(Grant grant) {
+    action(Wire.REVOKE, grant);
   }
 
-  record Databases(List<String> databases, String nextPageToken) {}
-
-  record Tables(List<TableInfo> tables, String nextPageToken) {}
-
-  record Partitions(List<PartitionInfo> partitions, String nextPageToken) {}
-
-  /** Per-bucket offsets, or per partition of a partitioned table. */
-  record Offsets(Map<Integer, Long> offsets, Map<String, Map<Integer, Long>> partitionOffsets) {}
-
-  record Registered(String result) {}
-
-  record WriterState(long nextSequence) {}
+  /** Admins: the grants of a principal, or all when principal is null, following the pages. */
+  public List<Grant> listGrants(String principal) {
+    return listAll(Wire.LIST_GRANTS, token -> new Wire.ListGrantsRequest(principal, null, token));
+  }
 
   /** What {@link #partitionDropped} reads of a ticket. */
   record PartitionTicket(long tableId, String table, Long partitionId, List<Object> then) {}

@@ -50,15 +50,6 @@ final class Json {
     return encode(node);
   }
 
-  /** value as a JSON object with extra fields set, e.g. a TableSpec plus "if_not_exists". */
-  static ObjectNode with(Object value, String field, boolean flag) {
-    ObjectNode node = MAPPER.valueToTree(value);
-    if (flag) {
-      node.put(field, true);
-    }
-    return node;
-  }
-
   static JsonNode parse(String json) {
     try {
       return MAPPER.readTree(json);

@@ -7,9 +7,6 @@ import org.apache.arrow.vector.VectorSchemaRoot;
  * rows ascending by _key_index, keys without a match absent. The caller closes it.
  */
 public record LookupResult(VectorSchemaRoot rows, LookupMeta meta) implements AutoCloseable {
-  /** The first column of every answer. */
-  public static final String KEY_INDEX = "_key_index";
-
   @Override
   public void close() {
     rows.close();

@@ -1,5 +1,6 @@
 package io.fluxgate.client;
 
+import com.fasterxml.jackson.annotation.JsonIgnore;
 import java.util.List;
 import java.util.Map;
 
@@ -28,6 +29,8 @@ public record TableInfo(
   /** One lookup index of a table. */
   public record Index(String name, List<String> columns) {}
 
+  /** Not a member of the JSON: derived from partition_keys. */
+  @JsonIgnore
   public boolean isPartitioned() {
     return partitionKeys != null && !partitionKeys.isEmpty();
   }

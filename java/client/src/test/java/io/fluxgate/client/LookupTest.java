@@ -46,7 +46,7 @@ class LookupTest extends ServerTest {
                 List.of(row(2L, 1L), row(9L, 9L), row(1L, 2L)));
         LookupResult answer = l.lookup(keys)) {
       assertEquals(new LookupMeta(3, 2), answer.meta());
-      assertEquals(LookupResult.KEY_INDEX, answer.rows().getSchema().getFields().get(0).getName());
+      assertEquals(SystemColumns.KEY_INDEX, answer.rows().getSchema().getFields().get(0).getName());
       assertEquals(List.of(row(0, "c"), row(2, "b")), Rows.rows(answer.rows()));
     }
   }

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
+import com.fasterxml.jackson.annotation.JsonUnwrapped;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.type.TypeReference;
 import com.fasterxml.jackson.databind.DeserializationFeature;
@@ -23,6 +24,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.function.Function;
 import org.junit.jupiter.api.DynamicTest;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestFactory;
 
 /**
@@ -39,36 +41,6 @@ class ProtocolVectorsTest {
   private static final Path VECTORS =
       Path.of("../../protocol/testdata").toAbsolutePath().normalize();
 
-  /**
-   * Documents this client does not model with classes: tickets it passes on as the server made
-   * them, and action bodies and answers it builds or reads inline in FluxgateClient (DdlTest and
-   * the other server tests check those against the server).
-   */
-  private static final Set<String> NOT_MODELED =
-      Set.of(
-          "Ticket",
-          "Empty",
-          "DatabaseResult",
-          "CreateDatabaseRequest",
-          "DropDatabaseRequest",
-          "ListDatabasesRequest",
-          "CreateTableRequest",
-          "DropTableRequest",
-          "TableRequest",
-          "ListTablesRequest",
-          "OffsetsRequest",
-          "CreatePartitionRequest",
-          "DropPartitionRequest",
-          "ListPartitionsRequest",
-          "LakeCompaction",
-          "UndoRequest",
-          "ProducerOffsetsRequest",
-          "WriterStateRequest",
-          "TableStatsRequest",
-          "Grant",
-          "ListGrantsRequest",
-          "ListGrantsResult");
-
   /** Decoding as strict as the server's: unknown fields, keys given twice and coercions fail. */
   private static final ObjectMapper STRICT =
       JsonMapper.builder(Json.MAPPER.getFactory())
@@ -83,50 +55,151 @@ class ProtocolVectorsTest {
           .disable(MapperFeature.ALLOW_COERCION_OF_SCALARS)
           .build();
 
-  /** Decodes a document of a type with the client's class and re-encodes it as the client does. */
-  private static final Map<String, Function<JsonNode, byte[]>> CODECS =
-      Map.ofEntries(
-          Map.entry("Command", ProtocolVectorsTest::command),
-          Map.entry("PlanMeta", same(PlanMeta.class)),
-          Map.entry("BatchMeta", same(BatchMeta.class)),
-          Map.entry("PutResult", same(PutResult.class)),
-          Map.entry("LookupMeta", same(LookupMeta.class)),
-          Map.entry("TableSpec", same(TableSpec.class)),
-          Map.entry("TableInfo", same(TableInfo.class)),
-          Map.entry("AlterTableRequest", same(AlterRequest.class)),
-          Map.entry("ListDatabasesResult", same(FluxgateClient.Databases.class)),
-          Map.entry("ListTablesResult", same(FluxgateClient.Tables.class)),
-          Map.entry("OffsetsResult", same(FluxgateClient.Offsets.class)),
-          Map.entry("ProducerOffsets", same(FluxgateClient.Offsets.class)),
-          Map.entry("LakeSnapshot", same(LakeSnapshot.class)),
-          Map.entry("UndoResult", same(UndoResult.class)),
-          Map.entry("RegisterResult", same(FluxgateClient.Registered.class)),
-          Map.entry("WriterState", same(FluxgateClient.WriterState.class)),
-          Map.entry("TableStats", same(TableStats.class)),
-          Map.entry("PartitionInfo", same(PartitionInfo.class)),
-          Map.entry("ListPartitionsResult", same(FluxgateClient.Partitions.class)));
+  /** The documents that are no action's body or answer, by their schema.json names. */
+  private static final Map<String, Class<?>> DOCUMENTS =
+      Map.of(
+          "PlanMeta", PlanMeta.class,
+          "BatchMeta", BatchMeta.class,
+          "PutResult", PutResult.class,
+          "LookupMeta", LookupMeta.class,
+          "TableSpec", TableSpec.class,
+          "TableInfo", TableInfo.class);
+
+  /** The public classes whose names are not schema.json's. */
+  private static final Map<Class<?>, String> SCHEMA_NAMES =
+      Map.of(AlterRequest.class, "AlterTableRequest");
+
+  private static String schemaName(Class<?> type) {
+    return SCHEMA_NAMES.getOrDefault(type, type.getSimpleName());
+  }
+
+  /**
+   * The class this client decodes and encodes a vector's document with: an action's body or answer
+   * class (Wire.ACTIONS), a document's, or the command encoders; null for a type vectors.json
+   * lists as opaque.
+   */
+  private static Function<JsonNode, byte[]> codec(JsonNode v) {
+    String type = v.get("type").asText();
+    if (type.equals("Command")) {
+      return ProtocolVectorsTest::command;
+    }
+    Class<?> cls = DOCUMENTS.get(type);
+    if (v.has("action")) {
+      Wire.Action<?, ?> a = action(v.get("action").asText());
+      cls = v.path("kind").asText().equals("action_answer") ? a.answer() : a.body();
+    }
+    if (cls == null) {
+      return null;
+    }
+    assertEquals(type, schemaName(cls), v.get("name").asText() + ": the client's class");
+    return same(cls);
+  }
+
+  private static Wire.Action<?, ?> action(String name) {
+    return Wire.ACTIONS.stream()
+        .filter(a -> a.name().equals(name))
+        .findFirst()
+        .orElseThrow(() -> new AssertionError("the client has no action " + name));
+  }
 
   @TestFactory
   List<DynamicTest> validVectorsRoundTrip() throws IOException {
     return vectorTests(
         "vectors",
-        (doc, codec) -> {
+        (v, doc, codec) -> {
           JsonNode want = STRICT.readTree(doc);
           JsonNode got = STRICT.readTree(codec.apply(want));
           assertEquals(withoutDefaults(want), withoutDefaults(got));
         });
   }
 
+  /**
+   * This client's classes refuse every invalid vector, but those that vectors.json says only the
+   * server checks (the Python suite sends each to the server).
+   */
   @TestFactory
   List<DynamicTest> invalidVectorsAreRefused() throws IOException {
     return vectorTests(
         "invalid",
-        (doc, codec) -> assertThrows(Exception.class, () -> codec.apply(STRICT.readTree(doc))));
+        (v, doc, codec) -> {
+          if (!v.path("server_only").asText().isEmpty()) {
+            assertEquals("INVALID_ARGUMENT", v.get("error").asText(), v.get("name").asText());
+            return;
+          }
+          assertThrows(Exception.class, () -> codec.apply(STRICT.readTree(doc)));
+        });
+  }
+
+  /** The client's actions are schema.json's, each with the body and answer it names. */
+  @Test
+  void actionsAreTheSchemas() throws IOException {
+    JsonNode actions = schema().get("actions");
+    List<String> names = new ArrayList<>();
+    actions.fieldNames().forEachRemaining(names::add);
+    assertEquals(names, Wire.ACTIONS.stream().map(Wire.Action::name).toList());
+    for (Wire.Action<?, ?> a : Wire.ACTIONS) {
+      JsonNode want = actions.get(a.name());
+      assertEquals(want.get("body").asText(), "#/$defs/" + schemaName(a.body()), a.name());
+      assertEquals(want.get("answer").asText(), "#/$defs/" + schemaName(a.answer()), a.name());
+    }
+  }
+
+  @Test
+  void systemColumnsAreTheSchemas() throws IOException {
+    List<String> want = new ArrayList<>();
+    schema().get("systemColumns").forEach(c -> want.add(c.asText()));
+    assertEquals(want, SystemColumns.ALL);
+  }
+
+  /**
+   * Every class this client sends or reads has only fields of its schema.json definition, and a
+   * body it sends has every field the definition requires.
+   */
+  @Test
+  void classesHaveTheSchemasFields() throws IOException {
+    JsonNode defs = schema().get("$defs");
+    Map<Class<?>, Boolean> classes = new java.util.LinkedHashMap<>(); // class → sent
+    DOCUMENTS.values().forEach(c -> classes.put(c, false));
+    for (Wire.Action<?, ?> a : Wire.ACTIONS) {
+      classes.put(a.body(), true);
+      classes.putIfAbsent(a.answer(), false);
+    }
+    classes.forEach(
+        (cls, sent) -> {
+          JsonNode def = defs.get(schemaName(cls));
+          assertTrue(def != null, schemaName(cls) + " is not in schema.json");
+          Set<String> props = new java.util.TreeSet<>();
+          def.path("properties").fieldNames().forEachRemaining(props::add);
+          Set<String> fields = jsonFields(cls);
+          assertTrue(props.containsAll(fields), cls + ": " + fields + " not all in " + props);
+          if (sent) {
+            def.path("required")
+                .forEach(r -> assertTrue(fields.contains(r.asText()), cls + " lacks " + r));
+          }
+        });
+  }
+
+  /** The JSON members of a class as the client writes it, unwrapped ones' in their place. */
+  private static Set<String> jsonFields(Class<?> cls) {
+    Set<String> out = new java.util.TreeSet<>();
+    var config = Json.MAPPER.getSerializationConfig();
+    for (var p : config.introspect(Json.MAPPER.constructType(cls)).findProperties()) {
+      if (p.getAccessor() != null && p.getAccessor().hasAnnotation(JsonUnwrapped.class)) {
+        out.addAll(jsonFields(p.getAccessor().getRawType()));
+      } else {
+        out.add(p.getName());
+      }
+    }
+    return out;
+  }
+
+  private static JsonNode schema() throws IOException {
+    return STRICT.readTree(read("../schema.json"));
   }
 
   /** What a test asserts of one vector's document, given its type's codec. */
   private interface VectorCheck {
-    void check(byte[] doc, Function<JsonNode, byte[]> codec) throws Exception;
+    void check(JsonNode vector, byte[] doc, Function<JsonNode, byte[]> codec) throws Exception;
   }
 
   /**
@@ -145,12 +218,14 @@ class ProtocolVectorsTest {
               v.get("name").asText(),
               () -> {
                 byte[] doc = read(v.get("file").asText());
-                Function<JsonNode, byte[]> codec = CODECS.get(type);
+                Function<JsonNode, byte[]> codec = codec(v);
                 if (codec == null) {
-                  assertTrue(NOT_MODELED.contains(type), type + " is neither modeled nor listed");
+                  assertTrue(
+                      index().path("opaque").has(type),
+                      type + ": no class of this client, and vectors.json does not list it opaque");
                   return;
                 }
-                check.check(doc, codec);
+                check.check(v, doc, codec);
               }));
     }
     return tests;
@@ -163,8 +238,12 @@ class ProtocolVectorsTest {
           "no shared vectors at " + VECTORS + ": run the tests from java/client in the repository");
     }
     List<JsonNode> out = new ArrayList<>();
-    STRICT.readTree(read("vectors.json")).get(list).forEach(out::add);
+    index().get(list).forEach(out::add);
     return out;
+  }
+
+  private static JsonNode index() throws IOException {
+    return STRICT.readTree(read("vectors.json"));
   }
 
   private static byte[] read(String file) throws IOException {

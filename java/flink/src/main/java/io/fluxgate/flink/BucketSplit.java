@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import io.fluxgate.client.Predicates;
+import io.fluxgate.client.SystemColumns;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
@@ -24,7 +25,6 @@ import org.apache.flink.api.connector.source.SourceSplit;
  */
 final class BucketSplit implements SourceSplit {
   private static final ObjectMapper JSON = new ObjectMapper();
-  private static final String LOG_OFFSET = "_log_offset";
 
   /** Keys up to key (all keys above the previous cut when key is null) emitted as of offset. */
   record Cut(List<Object> key, long offset) {}
@@ -109,7 +109,7 @@ final class BucketSplit implements SourceSplit {
       if (cuts.get(i).key() != null) {
         terms.add(Predicates.not(SnapshotKeys.above(keyColumns, cuts.get(i).key())));
       }
-      terms.add(Predicates.ge(LOG_OFFSET, cuts.get(i).offset()));
+      terms.add(Predicates.ge(SystemColumns.LOG_OFFSET, cuts.get(i).offset()));
       ranges[i] = terms.size() == 1 ? terms.get(0) : Predicates.and(terms.toArray(JsonNode[]::new));
     }
     return ranges.length == 1 ? ranges[0] : Predicates.or(ranges);

@@ -2,6 +2,7 @@ package io.fluxgate.flink;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.fluxgate.client.Predicates;
+import io.fluxgate.client.SystemColumns;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -200,7 +201,7 @@ class FluxgateTableSource
     String startupName = startupName();
     List<String> columns = new ArrayList<>();
     if (changes()) {
-      columns.add(FluxgateTables.CHANGE_TYPE);
+      columns.add(SystemColumns.CHANGE_TYPE);
     }
     columns.addAll(((RowType) produced.getLogicalType()).getFieldNames());
     return new ScanSpec(

@@ -1,6 +1,7 @@
 package io.fluxgate.flink;
 
 import io.fluxgate.client.Column;
+import io.fluxgate.client.SystemColumns;
 import io.fluxgate.client.TableInfo;
 import io.fluxgate.client.TableSpec;
 import java.util.ArrayList;
@@ -21,19 +22,13 @@ import org.apache.flink.table.types.utils.TypeConversions;
 final class FluxgateTables {
   private FluxgateTables() {}
 
-  /** The system columns of t$changelog, before the table's (PROTOCOL.md §4.5). */
-  static final String CHANGE_TYPE = "_change_type";
-
-  static final String LOG_OFFSET = "_log_offset";
-  static final String COMMIT_TIMESTAMP = "_commit_timestamp";
-
   /** The Flink table of a fluxgate table, or of one of its views. */
   static CatalogTable toFlink(TableInfo info, TableName.View view) {
     Schema.Builder schema = Schema.newBuilder();
     if (view == TableName.View.CHANGELOG) {
-      schema.column(CHANGE_TYPE, DataTypes.STRING().notNull());
-      schema.column(LOG_OFFSET, DataTypes.BIGINT().notNull());
-      schema.column(COMMIT_TIMESTAMP, DataTypes.TIMESTAMP_LTZ(3).notNull());
+      schema.column(SystemColumns.CHANGE_TYPE, DataTypes.STRING().notNull());
+      schema.column(SystemColumns.LOG_OFFSET, DataTypes.BIGINT().notNull());
+      schema.column(SystemColumns.COMMIT_TIMESTAMP, DataTypes.TIMESTAMP_LTZ(3).notNull());
     }
     for (Column c : info.columns()) {
       LogicalType type = FluxgateTypes.toFlink(c.type(), c.nullable());
@@ -43,9 +38,9 @@ final class FluxgateTables {
       }
     }
     if (view == TableName.View.LAKE) {
-      schema.column("__bucket", DataTypes.INT().notNull());
-      schema.column("__offset", DataTypes.BIGINT().notNull());
-      schema.column("__timestamp", DataTypes.TIMESTAMP_LTZ(6).notNull());
+      schema.column(SystemColumns.BUCKET, DataTypes.INT().notNull());
+      schema.column(SystemColumns.OFFSET, DataTypes.BIGINT().notNull());
+      schema.column(SystemColumns.TIMESTAMP, DataTypes.TIMESTAMP_LTZ(6).notNull());
     }
     // A view is not keyed: its rows are changes (or tiered copies), not the table's rows.
     if (view == null && info.primaryKey() != null && !info.primaryKey().isEmpty()) {

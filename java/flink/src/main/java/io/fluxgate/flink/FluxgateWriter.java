@@ -5,6 +5,7 @@ import io.fluxgate.client.FluxgateClient;
 import io.fluxgate.client.PutResult;
 import io.fluxgate.client.ResendingWriter;
 import io.fluxgate.client.ScanRequest;
+import io.fluxgate.client.SystemColumns;
 import io.fluxgate.client.WriteMode;
 import io.fluxgate.client.WriteRequest;
 import java.time.Duration;
@@ -154,7 +155,7 @@ final class FluxgateWriter
             .schema();
     List<Field> fields = new ArrayList<>();
     if (spec.primaryKey()) {
-      fields.add(new Field("_change_type", FieldType.notNullable(ArrowType.Utf8.INSTANCE), null));
+      fields.add(new Field(SystemColumns.CHANGE_TYPE, FieldType.notNullable(ArrowType.Utf8.INSTANCE), null));
     }
     fields.addAll(tableSchema.getFields());
     return new Schema(fields);
