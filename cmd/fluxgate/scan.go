@@ -68,6 +68,12 @@ func scanMain(ctx context.Context, args []string, std stdio) error {
 	if err != nil {
 		return err
 	}
+	// The server refuses a limit on a follow (PROTOCOL.md §4): a follow's
+	// rows are counted here, across all its buckets.
+	var followLimit int64
+	if req.Stop.IsUnbounded() && req.Limit != nil {
+		followLimit, req.Limit = *req.Limit, nil
+	}
 	if err := checkOutputFormat(f.format); err != nil {
 		return err
 	}
@@ -91,7 +97,7 @@ func scanMain(ctx context.Context, args []string, std stdio) error {
 		return err
 	}
 	defer s.Release()
-	n, err := copyRecords(ctx, s, out, f.format, req.Stop.IsUnbounded(), c.Allocator())
+	n, err := copyRecords(ctx, s, out, f.format, req.Stop.IsUnbounded(), followLimit, c.Allocator())
 	if err != nil {
 		return err
 	}
@@ -143,9 +149,9 @@ func scanRequest(f scanFlags) (client.ScanRequest, error) {
 }
 
 // copyRecords writes every batch of s to out in format and returns the rows
-// written. When following, each batch is flushed as it comes, and the end
-// of ctx (Ctrl-C) is a clean end.
-func copyRecords(ctx context.Context, s client.RecordStream, out io.Writer, format string, follow bool, mem memory.Allocator) (int64, error) {
+// written; a limit above 0 stops it after that many. When following, each
+// batch is flushed as it comes, and the end of ctx (Ctrl-C) is a clean end.
+func copyRecords(ctx context.Context, s client.RecordStream, out io.Writer, format string, follow bool, limit int64, mem memory.Allocator) (int64, error) {
 	var (
 		rw   recordWriter
 		rows int64
@@ -165,13 +171,17 @@ func copyRecords(ctx context.Context, s client.RecordStream, out io.Writer, form
 		rw, err = newRecordWriter(format, out, schema, mem)
 		return err
 	}
-	for s.Next() {
+	for (limit <= 0 || rows < limit) && s.Next() {
 		rec := s.RecordBatch()
 		if rec.NumRows() == 0 {
 			continue // a batch that only advances offsets
 		}
 		if err := open(); err != nil {
 			return rows, err
+		}
+		if limit > 0 && rows+rec.NumRows() > limit {
+			rec = rec.NewSlice(0, limit-rows)
+			defer rec.Release()
 		}
 		if err := rw.Write(rec); err != nil {
 			return rows, err
