@@ -295,11 +295,11 @@ func newBenchEnv(ctx context.Context, cfg *benchConfig, stderr io.Writer) (*benc
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	srv, err := server.Start(ctx, &server.Config{
-		Data:            filepath.Join(tmp, "data"),
-		Listen:          "127.0.0.1:0",
-		MaxMessageBytes: 64 << 20,
-		BucketNum:       1,
-		SegmentBytes:    256 << 20,
+		Data:             filepath.Join(tmp, "data"),
+		Listen:           "127.0.0.1:0",
+		MaxMessageBytes:  64 << 20,
+		DefaultBucketNum: 1,
+		SegmentBytes:     256 << 20,
 	}, log)
 	if err != nil {
 		os.RemoveAll(tmp)

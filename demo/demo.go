@@ -61,11 +61,11 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	start := time.Now()
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	srv, err := server.Start(ctx, &server.Config{
-		Data:            data,
-		Listen:          "127.0.0.1:0",
-		MaxMessageBytes: 64 << 20,
-		BucketNum:       1,
-		SegmentBytes:    64 << 20,
+		Data:             data,
+		Listen:           "127.0.0.1:0",
+		MaxMessageBytes:  64 << 20,
+		DefaultBucketNum: 1,
+		SegmentBytes:     64 << 20,
 	}, log)
 	if err != nil {
 		return err

@@ -15,7 +15,7 @@ import (
 // is an hour here, so only the schema sent first can arrive; the context's
 // deadline only ends the test if it does not.
 func TestFollowSendsItsSchemaAtOnce(t *testing.T) {
-	ts := start(t, engine.Options{IdleHeartbeat: time.Hour})
+	ts := start(t, engine.Options{FollowHeartbeat: time.Hour})
 	ctx := ctxT(t)
 	if _, err := ts.cl.CreateTable(ctx, ordersSpec("orders", 2, ""), false); err != nil {
 		t.Fatal(err)
