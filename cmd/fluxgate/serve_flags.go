@@ -22,6 +22,7 @@ import (
 	"github.com/fluxgate-io/fluxgate/internal/cli"
 	"github.com/fluxgate-io/fluxgate/logstore"
 	"github.com/fluxgate-io/fluxgate/server"
+	"github.com/peterbourgon/ff/v4"
 )
 
 // serveConfig is serve's flags: the server's Config and how it logs.
@@ -62,30 +63,40 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.DurationVar(&c.FollowHeartbeat, "follow-heartbeat", engine.DefaultFollowHeartbeat, "how long an unbounded scan (a follow) may be idle before it sends an empty batch with its offsets")
 }
 
-// parseServeFlags parses args; values from --config apply where a flag was
-// not given on the command line.
-func parseServeFlags(args []string) (*serveConfig, error) {
+// serveCommand is fluxgate serve; run runs the server its flags
+// configure. Values from --config apply where a flag was not given on the
+// command line.
+func serveCommand(run func(context.Context, *serveConfig) error) *ff.Command {
 	cfg := &serveConfig{}
 	fs, configPath := newServeFlagSet(cfg)
-	if err := cli.ParseFlags(fs, args); err != nil {
-		return nil, err
-	}
-	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	}
-	if *configPath == "" {
-		return cfg, nil
-	}
-	if err := applyConfigFile(fs, *configPath); err != nil {
-		return nil, fmt.Errorf("config %s: %w", *configPath, err)
-	}
-	return cfg, nil
+	return &ff.Command{Name: "serve", Usage: "fluxgate serve [flags]", ShortHelp: "run the server", Flags: fs,
+		Exec: func(ctx context.Context, args []string) error {
+			if len(args) > 0 {
+				return cli.UsageError(fmt.Errorf("unexpected argument %q", args[0]))
+			}
+			if *configPath != "" {
+				if err := applyConfigFile(fs.FlagSet, *configPath); err != nil {
+					return fmt.Errorf("config %s: %w", *configPath, err)
+				}
+			}
+			return run(ctx, cfg)
+		}}
+}
+
+// parseServeFlags returns the configuration args give serve.
+func parseServeFlags(args []string) (*serveConfig, error) {
+	var parsed *serveConfig
+	err := serveCommand(func(_ context.Context, cfg *serveConfig) error {
+		parsed = cfg
+		return nil
+	}).ParseAndRun(context.Background(), args)
+	return parsed, err
 }
 
 // newServeFlagSet returns serve's flags, bound to cfg, and --config.
-func newServeFlagSet(cfg *serveConfig) (*flag.FlagSet, *string) {
-	fs := cli.NewFlagSet("serve", "serve [flags]")
-	cfg.register(fs)
+func newServeFlagSet(cfg *serveConfig) (*cli.FlagSet, *string) {
+	fs := cli.NewFlagSet("serve")
+	cfg.register(fs.FlagSet)
 	configPath := fs.String("config", "", "JSON config file; keys are the flag names, e.g. {\"data\": \"/var/lib/fluxgate\"}")
 	return fs, configPath
 }
@@ -158,10 +169,11 @@ func newLogger(cfg *serveConfig) (*slog.Logger, error) {
 }
 
 func runServe(ctx context.Context, args []string) error {
-	cfg, err := parseServeFlags(args)
-	if err != nil {
-		return err
-	}
+	return cli.Run(ctx, serveCommand(serve), args, os.Stderr)
+}
+
+// serve runs the server cfg configures until ctx ends.
+func serve(ctx context.Context, cfg *serveConfig) error {
 	log, err := newLogger(cfg)
 	if err != nil {
 		return err
