@@ -16,10 +16,6 @@ import (
 	"github.com/peterbourgon/ff/v4"
 )
 
-func authMain(args []string, std stdio) error {
-	return cli.Run(context.Background(), authCommand(std), args, std.err)
-}
-
 func authCommand(std stdio) *ff.Command {
 	secret := func(name, shortHelp string, run func(stdio) error) *ff.Command {
 		return &ff.Command{Name: name, Usage: "fluxgate auth " + name, ShortHelp: shortHelp, Flags: cli.NewFlagSet(name),

@@ -13,10 +13,6 @@ import (
 	"github.com/peterbourgon/ff/v4"
 )
 
-func databaseMain(ctx context.Context, args []string, std stdio) error {
-	return cli.Run(ctx, databaseCommand(std), args, std.err)
-}
-
 func databaseCommand(std stdio) *ff.Command {
 	list := databaseList(std)
 	return cli.Group("database", "fluxgate database <command> [flags]", "create, list or drop databases",

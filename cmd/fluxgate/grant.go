@@ -15,10 +15,6 @@ import (
 	"github.com/peterbourgon/ff/v4"
 )
 
-func grantMain(ctx context.Context, action string, args []string, std stdio) error {
-	return cli.Run(ctx, grantCommand(action, std), args, std.err)
-}
-
 var grantShortHelp = map[string]string{
 	"grant":  "grant a principal operations on a database or table (admins)",
 	"revoke": "revoke a principal's operations on a database or table (admins)",
@@ -52,10 +48,6 @@ func grantCommand(action string, std stdio) *ff.Command {
 			return nil
 
 		}}
-}
-
-func grantsMain(ctx context.Context, args []string, std stdio) error {
-	return cli.Run(ctx, grantsCommand(std), args, std.err)
 }
 
 // grantsMain runs `fluxgate grants [PRINCIPAL]`: the grants as JSON.

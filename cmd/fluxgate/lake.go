@@ -12,10 +12,6 @@ import (
 	"github.com/peterbourgon/ff/v4"
 )
 
-func lakeMain(ctx context.Context, args []string, std stdio) error {
-	return cli.Run(ctx, lakeCommand(std), args, std.err)
-}
-
 func lakeCommand(std stdio) *ff.Command {
 	var conn connFlags
 	fs := cli.NewFlagSet("lake")

@@ -26,10 +26,6 @@ import (
 
 const lookupUsage = "lookup --table T (--key col=value [--key col=value ...] | --keys FILE.jsonl|-) [--prefix] [--insert-if-not-exists] [--columns a,b] [--format table|csv|jsonl|arrow]"
 
-func lookupMain(ctx context.Context, args []string, std stdio) error {
-	return cli.Run(ctx, lookupCommand(std), args, std.err)
-}
-
 // lookupFlags are the flags of lookup.
 type lookupFlags struct {
 	table     string

@@ -15,10 +15,6 @@ import (
 	"github.com/peterbourgon/ff/v4"
 )
 
-func partitionMain(ctx context.Context, args []string, std stdio) error {
-	return cli.Run(ctx, partitionCommand(std), args, std.err)
-}
-
 func partitionCommand(std stdio) *ff.Command {
 	list := partitionList(std)
 	return cli.Group("partition", "fluxgate partition <command> [flags]", "create, list or drop the partitions of a partitioned table",

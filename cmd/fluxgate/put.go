@@ -21,10 +21,6 @@ import (
 
 const putUsage = "put --table T [--format csv|jsonl|parquet|arrow] [--mode append|upsert|delete|changelog] [--columns a,b] [--batch-rows N] FILE|-"
 
-func putMain(ctx context.Context, args []string, std stdio) error {
-	return cli.Run(ctx, putCommand(std), args, std.err)
-}
-
 // putFlags are the flags of put.
 type putFlags struct {
 	table       string

@@ -19,10 +19,6 @@ import (
 
 const scanUsage = "scan --table T [--columns a,b] [--filter JSON] [--startup full|earliest|latest|TIMESTAMP_MS|OFFSETS_JSON] [--follow] [--limit N] [--format table|csv|jsonl|arrow] [--output FILE]"
 
-func scanMain(ctx context.Context, args []string, std stdio) error {
-	return cli.Run(ctx, scanCommand(std), args, std.err)
-}
-
 // scanFlags are the flags of scan.
 type scanFlags struct {
 	table       string

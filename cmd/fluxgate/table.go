@@ -18,10 +18,6 @@ import (
 	"github.com/peterbourgon/ff/v4"
 )
 
-func tableMain(ctx context.Context, args []string, std stdio) error {
-	return cli.Run(ctx, tableCommand(std), args, std.err)
-}
-
 func tableCommand(std stdio) *ff.Command {
 	list, describe := tableList(std), tableDescribe(std)
 	return cli.Group("table", "fluxgate table <command> [flags]", "create, list, describe, alter or drop tables",
