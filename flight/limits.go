@@ -10,6 +10,7 @@ import (
 	"google.golang.org/grpc/peer"
 
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
 // Limits protect the server from clients that open too much or send too
@@ -76,27 +77,19 @@ func newLimits(l Limits) limits {
 		bytes: newByteBudget(l.MaxWriteBytes - encoding), encoding: newByteBudget(encoding)}
 }
 
-// The defaults of Limits, and of the fluxgate serve flags of the same names.
-const (
-	DefaultMaxStreamsPerClient = 256
-	DefaultMaxWriteBytes       = 1 << 30
-	DefaultMaxMessageBytes     = 64 << 20
-	DefaultStreamIdleTimeout   = 10 * time.Minute
-)
-
 // withDefaults returns l with each zero limit set to its default.
 func (l Limits) withDefaults() Limits {
 	if l.MaxStreamsPerClient == 0 {
-		l.MaxStreamsPerClient = DefaultMaxStreamsPerClient
+		l.MaxStreamsPerClient = protocol.DefaultMaxStreamsPerClient
 	}
 	if l.MaxWriteBytes <= 0 {
-		l.MaxWriteBytes = DefaultMaxWriteBytes
+		l.MaxWriteBytes = protocol.DefaultMaxWriteBytes
 	}
 	if l.MaxMessageBytes <= 0 {
-		l.MaxMessageBytes = DefaultMaxMessageBytes
+		l.MaxMessageBytes = protocol.DefaultMaxMessageBytes
 	}
 	if l.StreamIdleTimeout == 0 {
-		l.StreamIdleTimeout = DefaultStreamIdleTimeout
+		l.StreamIdleTimeout = protocol.DefaultStreamIdleTimeout
 	}
 	return l
 }

@@ -78,11 +78,10 @@ type Config struct {
 
 // The defaults of the fluxgate serve flags of the same names that Config
 // has no zero value for; the others are the defaults of the packages their
-// fields configure.
+// fields configure, and protocol's (the listen address, the limits).
 const (
-	DefaultData   = "./fluxgate-data"
-	DefaultListen = "127.0.0.1:8815"
-	DefaultHTTP   = "127.0.0.1:8816"
+	DefaultData = "./fluxgate-data"
+	DefaultHTTP = "127.0.0.1:8816"
 )
 
 // Server is a running fluxgate: engine, Flight service and HTTP side.

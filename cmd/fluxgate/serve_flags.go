@@ -18,9 +18,9 @@ import (
 	"github.com/fluxgate-io/fluxgate/auth"
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/engine"
-	"github.com/fluxgate-io/fluxgate/flight"
 	"github.com/fluxgate-io/fluxgate/internal/cli"
 	"github.com/fluxgate-io/fluxgate/logstore"
+	"github.com/fluxgate-io/fluxgate/protocol"
 	"github.com/fluxgate-io/fluxgate/server"
 	"github.com/peterbourgon/ff/v4"
 )
@@ -34,13 +34,13 @@ type serveConfig struct {
 
 func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.Data, "data", server.DefaultData, "data directory")
-	fs.StringVar(&c.Listen, "listen", server.DefaultListen, "Flight (gRPC) listen address")
+	fs.StringVar(&c.Listen, "listen", protocol.DefaultFlightAddr, "Flight (gRPC) listen address")
 	fs.StringVar(&c.HTTP, "http", server.DefaultHTTP, "HTTP address for /healthz, /readyz, /metrics and the lake's Iceberg REST catalog at /iceberg; HTTPS with --tls-cert (empty: off)")
-	fs.IntVar(&c.MaxMessageBytes, "max-message-bytes", flight.DefaultMaxMessageBytes, "largest gRPC message accepted")
-	fs.IntVar(&c.MaxStreamsPerClient, "max-streams-per-client", flight.DefaultMaxStreamsPerClient, "streaming calls one client host may have open at once (-1: no limit)")
+	fs.IntVar(&c.MaxMessageBytes, "max-message-bytes", protocol.DefaultMaxMessageBytes, "largest gRPC message accepted")
+	fs.IntVar(&c.MaxStreamsPerClient, "max-streams-per-client", protocol.DefaultMaxStreamsPerClient, "streaming calls one client host may have open at once (-1: no limit)")
 	fs.IntVar(&c.MaxConnections, "max-connections", server.DefaultMaxConnections, "connections the Flight and the HTTP listener each accept at once; more wait to be accepted")
-	fs.Int64Var(&c.MaxWriteBytes, "max-write-bytes", flight.DefaultMaxWriteBytes, "memory budget of clients' streams: written batches received and not yet acknowledged (and their encoding), frames and messages of reads; clients past it wait")
-	fs.DurationVar(&c.StreamIdleTimeout, "stream-idle-timeout", flight.DefaultStreamIdleTimeout, "end a DoPut or DoExchange stream whose client sent nothing, or a DoGet whose client took nothing, for this long (negative: never)")
+	fs.Int64Var(&c.MaxWriteBytes, "max-write-bytes", protocol.DefaultMaxWriteBytes, "memory budget of clients' streams: written batches received and not yet acknowledged (and their encoding), frames and messages of reads; clients past it wait")
+	fs.DurationVar(&c.StreamIdleTimeout, "stream-idle-timeout", protocol.DefaultStreamIdleTimeout, "end a DoPut or DoExchange stream whose client sent nothing, or a DoGet whose client took nothing, for this long (negative: never)")
 	fs.IntVar(&c.DefaultBucketNum, "default-bucket-num", catalog.DefaultBucketNum, "bucket.num of tables that do not set it")
 	fs.IntVar(&c.MaxPartitions, "max-partitions", catalog.DefaultMaxPartitions, "max.partition.num: the most partitions one partitioned table may have")
 	fs.Int64Var(&c.SegmentBytes, "segment-bytes", logstore.DefaultSegmentBytes, "log segment size at which a new segment starts")
