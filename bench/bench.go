@@ -31,6 +31,7 @@ import (
 	"github.com/fluxgate-io/fluxgate/internal/cli"
 	"github.com/fluxgate-io/fluxgate/kv"
 	"github.com/fluxgate-io/fluxgate/server"
+	"github.com/peterbourgon/ff/v4"
 )
 
 const benchUsage = "bench [--rows N] [--batch-rows N] [--keys N] [--reps N] [--run REGEXP] [--json] [--quick] [--dir DIR] [--cpuprofile FILE]"
@@ -57,9 +58,13 @@ const (
 
 // Main runs fluxgate bench with args, printing to stdout and stderr.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return cli.Run(ctx, Command(stdout, stderr), args, stderr)
+}
+
+// Command is fluxgate bench, printing to stdout and stderr.
+func Command(stdout, stderr io.Writer) *ff.Command {
 	var cfg benchConfig
-	fs := cli.NewFlagSet("bench", benchUsage)
-	fs.SetOutput(stderr)
+	fs := cli.NewFlagSet("bench")
 	fs.IntVar(&cfg.rows, "rows", 2_000_000, "rows of the event table (append, scan, projection and filter workloads)")
 	fs.IntVar(&cfg.batchRows, "batch-rows", 16384, "rows per record batch written")
 	fs.IntVar(&cfg.keys, "keys", 1_000_000, "keys of the primary-key workloads (lookups look up keys/5 of them per run)")
@@ -69,79 +74,80 @@ func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	fs.BoolVar(&cfg.quick, "quick", false, fmt.Sprintf("small sizes (--rows %d --keys %d unless given): under a minute", benchQuickRows, benchQuickKeys))
 	fs.StringVar(&cfg.dir, "dir", "", "where to create the temporary data directory (default: the system's temporary directory)")
 	fs.StringVar(&cfg.cpuprofile, "cpuprofile", "", "write a CPU profile of the workloads' runs (baselines included) to this file, for go tool pprof")
-	pos, err := cli.ParseArgs(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) > 0 {
-		return fmt.Errorf("unexpected argument %q", pos[0])
-	}
-	given := map[string]bool{}
-	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
-	if cfg.quick {
-		if !given["rows"] {
-			cfg.rows = benchQuickRows
-		}
-		if !given["keys"] {
-			cfg.keys = benchQuickKeys
-		}
-	}
-	switch {
-	case cfg.rows < 100:
-		return fmt.Errorf("--rows %d: want at least 100 (the filter selects 1 %%)", cfg.rows)
-	case cfg.batchRows < 1:
-		return fmt.Errorf("--batch-rows %d: want at least 1", cfg.batchRows)
-	case cfg.keys < benchdata.LookupBatch:
-		return fmt.Errorf("--keys %d: want at least %d", cfg.keys, benchdata.LookupBatch)
-	case cfg.reps < 1:
-		return fmt.Errorf("--reps %d: want at least 1", cfg.reps)
-	}
-	re, err := regexp.Compile(cfg.run)
-	if err != nil {
-		return fmt.Errorf("--run: %w", err)
-	}
-	var selected []benchWorkload
-	for _, w := range benchWorkloads {
-		if re.MatchString(w.name) {
-			selected = append(selected, w)
-		}
-	}
-	if len(selected) == 0 {
-		var names []string
-		for _, w := range benchWorkloads {
-			names = append(names, w.name)
-		}
-		return fmt.Errorf("--run %q matches no workload; the workloads are %s", cfg.run, strings.Join(names, ", "))
-	}
+	return &ff.Command{Name: "bench", Usage: "fluxgate " + benchUsage, Flags: fs,
+		ShortHelp: "run the standard workloads against an embedded server, each beside its baseline",
+		Exec: func(ctx context.Context, pos []string) error {
+			if len(pos) > 0 {
+				return cli.UsageError(fmt.Errorf("unexpected argument %q", pos[0]))
+			}
+			given := map[string]bool{}
+			fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+			if cfg.quick {
+				if !given["rows"] {
+					cfg.rows = benchQuickRows
+				}
+				if !given["keys"] {
+					cfg.keys = benchQuickKeys
+				}
+			}
+			switch {
+			case cfg.rows < 100:
+				return fmt.Errorf("--rows %d: want at least 100 (the filter selects 1 %%)", cfg.rows)
+			case cfg.batchRows < 1:
+				return fmt.Errorf("--batch-rows %d: want at least 1", cfg.batchRows)
+			case cfg.keys < benchdata.LookupBatch:
+				return fmt.Errorf("--keys %d: want at least %d", cfg.keys, benchdata.LookupBatch)
+			case cfg.reps < 1:
+				return fmt.Errorf("--reps %d: want at least 1", cfg.reps)
+			}
+			re, err := regexp.Compile(cfg.run)
+			if err != nil {
+				return fmt.Errorf("--run: %w", err)
+			}
+			var selected []benchWorkload
+			for _, w := range benchWorkloads {
+				if re.MatchString(w.name) {
+					selected = append(selected, w)
+				}
+			}
+			if len(selected) == 0 {
+				var names []string
+				for _, w := range benchWorkloads {
+					names = append(names, w.name)
+				}
+				return fmt.Errorf("--run %q matches no workload; the workloads are %s", cfg.run, strings.Join(names, ", "))
+			}
 
-	env, err := newBenchEnv(ctx, &cfg, stderr)
-	if err != nil {
-		return err
-	}
-	defer env.close()
-	if cfg.cpuprofile != "" {
-		stop, err := startCPUProfile(cfg.cpuprofile)
-		if err != nil {
-			return err
-		}
-		defer stop()
-	}
-	var results []benchResult
-	for _, w := range selected {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		fmt.Fprintf(stderr, "bench: %s\n", w.name)
-		r, err := env.runWorkload(ctx, w)
-		if err != nil {
-			return fmt.Errorf("%s: %w", w.name, err)
-		}
-		results = append(results, r)
-	}
-	if cfg.json {
-		return cli.WriteJSON(stdout, results)
-	}
-	return writeBenchTable(stdout, env, results)
+			env, err := newBenchEnv(ctx, &cfg, stderr)
+			if err != nil {
+				return err
+			}
+			defer env.close()
+			if cfg.cpuprofile != "" {
+				stop, err := startCPUProfile(cfg.cpuprofile)
+				if err != nil {
+					return err
+				}
+				defer stop()
+			}
+			var results []benchResult
+			for _, w := range selected {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				fmt.Fprintf(stderr, "bench: %s\n", w.name)
+				r, err := env.runWorkload(ctx, w)
+				if err != nil {
+					return fmt.Errorf("%s: %w", w.name, err)
+				}
+				results = append(results, r)
+			}
+			if cfg.json {
+				return cli.WriteJSON(stdout, results)
+			}
+			return writeBenchTable(stdout, env, results)
+
+		}}
 }
 
 // benchSample is one timed measurement: the rows it covered and the bytes of
@@ -295,11 +301,11 @@ func newBenchEnv(ctx context.Context, cfg *benchConfig, stderr io.Writer) (*benc
 	}
 	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	srv, err := server.Start(ctx, &server.Config{
-		Data:            filepath.Join(tmp, "data"),
-		Listen:          "127.0.0.1:0",
-		MaxMessageBytes: 64 << 20,
-		BucketNum:       1,
-		SegmentBytes:    256 << 20,
+		Data:             filepath.Join(tmp, "data"),
+		Listen:           "127.0.0.1:0",
+		MaxMessageBytes:  64 << 20,
+		DefaultBucketNum: 1,
+		SegmentBytes:     256 << 20,
 	}, log)
 	if err != nil {
 		os.RemoveAll(tmp)

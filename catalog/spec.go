@@ -67,8 +67,12 @@ type derived struct {
 
 // Defaults are server-wide defaults for options a spec leaves out.
 type Defaults struct {
-	BucketNum int // 0 means 1
+	BucketNum int // 0 means DefaultBucketNum
 }
+
+// DefaultBucketNum is bucket.num where neither the spec nor the server sets
+// it: the default of fluxgate serve --default-bucket-num.
+const DefaultBucketNum = 1
 
 func (t *TableInfo) Path() protocol.TablePath   { return t.d.path }
 func (t *TableInfo) ArrowSchema() *arrow.Schema { return t.d.schema }
@@ -491,7 +495,7 @@ func (n *normalizer) fillDefaults(d Defaults) {
 		}
 	}
 	if d.BucketNum <= 0 {
-		d.BucketNum = 1
+		d.BucketNum = DefaultBucketNum
 	}
 	setDefault(OptBucketNum, strconv.Itoa(d.BucketNum))
 	for _, k := range []string{OptLogTTL, OptCompressionType, OptDatalakeEnabled, OptDatalakeFreshness} {

@@ -17,14 +17,15 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/fluxgate-io/fluxgate/internal/flightcodec"
+	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
 // DefaultAddr is the server's default Flight address.
-const DefaultAddr = "127.0.0.1:8815"
+const DefaultAddr = protocol.DefaultFlightAddr
 
 // MaxMessageBytes is the gRPC message size limit the client sets in both
 // directions, the server's default --max-message-bytes.
-const MaxMessageBytes = 64 << 20
+const MaxMessageBytes = protocol.DefaultMaxMessageBytes
 
 // Client is a connection to a fluxgate server. It is safe for concurrent use.
 type Client struct {

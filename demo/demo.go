@@ -26,79 +26,85 @@ import (
 	"github.com/fluxgate-io/fluxgate/client"
 	"github.com/fluxgate-io/fluxgate/internal/cli"
 	"github.com/fluxgate-io/fluxgate/server"
+	"github.com/peterbourgon/ff/v4"
 )
 
 const demoUsage = "demo [--keep DIR] [--quiet]"
 
 // Main runs fluxgate demo with args, printing to stdout and stderr.
 func Main(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	return cli.Run(ctx, Command(stdout, stderr), args, stderr)
+}
+
+// Command is fluxgate demo, printing to stdout and stderr.
+func Command(stdout, stderr io.Writer) *ff.Command {
 	var keep string
 	var quiet bool
-	fs := cli.NewFlagSet("demo", demoUsage)
-	fs.SetOutput(stderr)
+	fs := cli.NewFlagSet("demo")
 	fs.StringVar(&keep, "keep", "", "use DIR as the data directory (new or empty) and keep it afterwards; serve it with fluxgate serve --data DIR")
 	fs.BoolVar(&quiet, "quiet", false, "print only the story titles and the tables, no narration")
-	pos, err := cli.ParseArgs(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) > 0 {
-		return fmt.Errorf("unexpected argument %q", pos[0])
-	}
+	return &ff.Command{Name: "demo", Usage: "fluxgate " + demoUsage, Flags: fs,
+		ShortHelp: "run the five stories end to end against an embedded server",
+		Exec: func(ctx context.Context, pos []string) error {
+			if len(pos) > 0 {
+				return cli.UsageError(fmt.Errorf("unexpected argument %q", pos[0]))
+			}
 
-	data := keep
-	if keep == "" {
-		tmp, err := os.MkdirTemp("", "fluxgate-demo-")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(tmp)
-		data = filepath.Join(tmp, "data")
-	} else if entries, err := os.ReadDir(keep); err == nil && len(entries) > 0 {
-		return fmt.Errorf("--keep %s: the directory is not empty; give a new or empty one", keep)
-	}
+			data := keep
+			if keep == "" {
+				tmp, err := os.MkdirTemp("", "fluxgate-demo-")
+				if err != nil {
+					return err
+				}
+				defer os.RemoveAll(tmp)
+				data = filepath.Join(tmp, "data")
+			} else if entries, err := os.ReadDir(keep); err == nil && len(entries) > 0 {
+				return fmt.Errorf("--keep %s: the directory is not empty; give a new or empty one", keep)
+			}
 
-	start := time.Now()
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	srv, err := server.Start(ctx, &server.Config{
-		Data:            data,
-		Listen:          "127.0.0.1:0",
-		MaxMessageBytes: 64 << 20,
-		BucketNum:       1,
-		SegmentBytes:    64 << 20,
-	}, log)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err := srv.Stop(); err != nil {
-			log.Warn("stopping the server", "err", err)
-		}
-	}()
-	cl, err := client.Dial(ctx, srv.FlightAddr())
-	if err != nil {
-		return err
-	}
-	defer cl.Close()
+			start := time.Now()
+			log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+			srv, err := server.Start(ctx, &server.Config{
+				Data:             data,
+				Listen:           "127.0.0.1:0",
+				MaxMessageBytes:  64 << 20,
+				DefaultBucketNum: 1,
+				SegmentBytes:     64 << 20,
+			}, log)
+			if err != nil {
+				return err
+			}
+			defer func() {
+				if err := srv.Stop(); err != nil {
+					log.Warn("stopping the server", "err", err)
+				}
+			}()
+			cl, err := client.Dial(ctx, srv.FlightAddr())
+			if err != nil {
+				return err
+			}
+			defer cl.Close()
 
-	d := &demo{ctx: ctx, cl: cl, out: stdout, quiet: quiet, mem: memory.NewGoAllocator()}
-	d.say("fluxgate demo: an embedded server on %s (data in %s).", srv.FlightAddr(), data)
-	d.say("Five stories of streaming storage with Fluss semantics, each against real tables over Arrow Flight.")
-	for i, s := range demoStories {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		fmt.Fprintf(d.out, "\n== %d. %s ==\n", i+1, s.title)
-		if err := s.run(d); err != nil {
-			return fmt.Errorf("story %d (%s): %w", i+1, s.title, err)
-		}
-	}
-	fmt.Fprintln(d.out)
-	d.say("Done in %s.", time.Since(start).Round(time.Millisecond))
-	if keep != "" {
-		d.say("The data is kept in %s: fluxgate serve --data %s, then fluxgate scan --table fluss.orders.", keep, keep)
-	}
-	return nil
+			d := &demo{ctx: ctx, cl: cl, out: stdout, quiet: quiet, mem: memory.NewGoAllocator()}
+			d.say("fluxgate demo: an embedded server on %s (data in %s).", srv.FlightAddr(), data)
+			d.say("Five stories of streaming storage with Fluss semantics, each against real tables over Arrow Flight.")
+			for i, s := range demoStories {
+				if err := ctx.Err(); err != nil {
+					return err
+				}
+				fmt.Fprintf(d.out, "\n== %d. %s ==\n", i+1, s.title)
+				if err := s.run(d); err != nil {
+					return fmt.Errorf("story %d (%s): %w", i+1, s.title, err)
+				}
+			}
+			fmt.Fprintln(d.out)
+			d.say("Done in %s.", time.Since(start).Round(time.Millisecond))
+			if keep != "" {
+				d.say("The data is kept in %s: fluxgate serve --data %s, then fluxgate scan --table fluss.orders.", keep, keep)
+			}
+			return nil
+
+		}}
 }
 
 // demo is the state the stories share: the client of the embedded server and

@@ -32,9 +32,14 @@ type AutoPartitionOptions struct {
 	Zone *time.Location
 }
 
+// DefaultAutoPartitionCheckInterval is the default of
+// AutoPartitionOptions.CheckInterval and of fluxgate serve
+// --auto-partition-check-interval (Fluss's auto-partition.check.interval).
+const DefaultAutoPartitionCheckInterval = 10 * time.Minute
+
 func (o AutoPartitionOptions) withDefaults() AutoPartitionOptions {
 	if o.CheckInterval <= 0 {
-		o.CheckInterval = 10 * time.Minute
+		o.CheckInterval = DefaultAutoPartitionCheckInterval
 	}
 	if o.Now == nil {
 		o.Now = time.Now

@@ -10,13 +10,15 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"go.opentelemetry.io/otel/metric"
 
+	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/framestats"
 	"github.com/fluxgate-io/fluxgate/logstore"
 )
 
 // Options configure an engine. The zero value means the defaults.
 type Options struct {
-	// DefaultBucketNum is bucket.num for tables that do not set it. Default 1.
+	// DefaultBucketNum is bucket.num for tables that do not set it. Default
+	// catalog.DefaultBucketNum (1).
 	DefaultBucketNum int
 	// MaxPartitions is max.partition.num, the most partitions one table may
 	// have. Default catalog.DefaultMaxPartitions (1000).
@@ -32,9 +34,9 @@ type Options struct {
 	// RetentionInterval is how often expired log segments are removed.
 	// Default 1 minute.
 	RetentionInterval time.Duration
-	// IdleHeartbeat is how long an unbounded scan may be idle before it sends
+	// FollowHeartbeat is how long an unbounded scan may be idle before it sends
 	// an empty batch. Default 4 s (PROTOCOL.md promises at most 5 s).
-	IdleHeartbeat time.Duration
+	FollowHeartbeat time.Duration
 	// Allocator is used for Arrow memory. Default memory.DefaultAllocator.
 	Allocator memory.Allocator
 	// Logger. Default slog.Default().
@@ -94,12 +96,18 @@ func (o Options) WithWriterExpiration(d time.Duration) Options {
 	return o
 }
 
+// The defaults of Options, and of the fluxgate serve flags of the same names.
+const (
+	DefaultRetentionInterval = time.Minute
+	DefaultFollowHeartbeat   = 4 * time.Second
+)
+
 func (o Options) withDefaults() Options {
 	if o.DefaultBucketNum <= 0 {
-		o.DefaultBucketNum = 1
+		o.DefaultBucketNum = catalog.DefaultBucketNum
 	}
 	if o.RetentionInterval <= 0 {
-		o.RetentionInterval = time.Minute
+		o.RetentionInterval = DefaultRetentionInterval
 	}
 	if o.TieringInterval <= 0 {
 		o.TieringInterval = 100 * time.Millisecond
@@ -107,8 +115,8 @@ func (o Options) withDefaults() Options {
 	if o.LakeCompactionInterval <= 0 {
 		o.LakeCompactionInterval = time.Hour
 	}
-	if o.IdleHeartbeat <= 0 {
-		o.IdleHeartbeat = 4 * time.Second
+	if o.FollowHeartbeat <= 0 {
+		o.FollowHeartbeat = DefaultFollowHeartbeat
 	}
 	if o.Allocator == nil {
 		o.Allocator = memory.DefaultAllocator

@@ -617,7 +617,7 @@ func TestPartitionedPrimaryKeyTable(t *testing.T) {
 // the writer's batches either land or fail NOT_FOUND, the follower ends
 // NOT_FOUND, and the partition's data is gone.
 func TestDropPartitionUnderLoad(t *testing.T) {
-	e := openPartitioned(t, t.TempDir(), Options{IdleHeartbeat: 10 * time.Millisecond})
+	e := openPartitioned(t, t.TempDir(), Options{FollowHeartbeat: 10 * time.Millisecond})
 	defer e.Close()
 	if _, err := e.CreateTable(t.Context(), eventsSpec(), false); err != nil {
 		t.Fatal(err)

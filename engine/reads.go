@@ -50,7 +50,7 @@ func (e *Engine) readEnv() *scanread.Env {
 	return &scanread.Env{
 		Alloc:         e.opts.Allocator,
 		KV:            e.kv,
-		IdleHeartbeat: e.opts.IdleHeartbeat,
+		IdleHeartbeat: e.opts.FollowHeartbeat,
 		Metrics: scanread.Metrics{Scans: e.met.scans, Read: func(ctx context.Context, table string, rows, bytes int64) {
 			attr := tableAttr(table)
 			e.met.rowsRead.Add(ctx, rows, attr)

@@ -15,7 +15,7 @@ import (
 // is an hour here, so only the schema sent first can arrive; the context's
 // deadline only ends the test if it does not.
 func TestFollowSendsItsSchemaAtOnce(t *testing.T) {
-	ts := start(t, engine.Options{IdleHeartbeat: time.Hour})
+	ts := start(t, engine.Options{FollowHeartbeat: time.Hour})
 	ctx := ctxT(t)
 	if _, err := ts.cl.CreateTable(ctx, ordersSpec("orders", 2, ""), false); err != nil {
 		t.Fatal(err)
@@ -38,5 +38,29 @@ func TestFollowSendsItsSchemaAtOnce(t *testing.T) {
 			t.Errorf("the follow sent schema %s, the plan says %s", r.Schema(), plan.Schema)
 		}
 		r.Release()
+	}
+}
+
+// A limit with an unbounded stop is refused: the limited plan reads the
+// buckets in turn, and a follow of the first never ends. Partitioned tables
+// are planned by their own path and refuse it too.
+func TestFollowWithLimitRefused(t *testing.T) {
+	ts := start(t, engine.Options{})
+	ctx := ctxT(t)
+	if _, err := ts.cl.CreateTable(ctx, ordersSpec("orders", 2, ""), false); err != nil {
+		t.Fatal(err)
+	}
+	parted := ordersSpec("parted", 2, "")
+	parted.PartitionKeys = []string{"item"}
+	if _, err := ts.cl.CreateTable(ctx, parted, false); err != nil {
+		t.Fatal(err)
+	}
+	limit := int64(5)
+	for _, table := range []string{"orders", "parted"} {
+		_, err := ts.cl.Plan(ctx, client.ScanRequest{Table: table, Stop: client.Unbounded, Limit: &limit})
+		wantInvalid(t, table+": limit with stop none", err, "limit", `stop "none"`)
+		if _, err := ts.cl.Plan(ctx, client.ScanRequest{Table: table, Stop: client.Latest, Limit: &limit}); err != nil {
+			t.Errorf("%s: limit with stop latest: %v", table, err)
+		}
 	}
 }

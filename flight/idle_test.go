@@ -16,7 +16,7 @@ const testIdle = 300 * time.Millisecond
 // A stream whose client sends nothing for the idle timeout is ended with
 // RESOURCE_EXHAUSTED: before its first message, and after its batches.
 func TestIdleStreamsAreClosed(t *testing.T) {
-	ts := startWith(t, engine.Options{}, fgflight.Options{Limits: fgflight.Limits{IdleTimeout: testIdle}})
+	ts := startWith(t, engine.Options{}, fgflight.Options{Limits: fgflight.Limits{StreamIdleTimeout: testIdle}})
 	ctx := ctxT(t)
 	if _, err := ts.cl.CreateTable(ctx, ordersSpec("orders", 1, ""), false); err != nil {
 		t.Fatal(err)
@@ -60,7 +60,7 @@ func TestIdleStreamsAreClosed(t *testing.T) {
 
 // A client that keeps sending, however slowly, within the timeout is not cut.
 func TestActiveStreamIsNotClosed(t *testing.T) {
-	ts := startWith(t, engine.Options{}, fgflight.Options{Limits: fgflight.Limits{IdleTimeout: testIdle}})
+	ts := startWith(t, engine.Options{}, fgflight.Options{Limits: fgflight.Limits{StreamIdleTimeout: testIdle}})
 	ctx := ctxT(t)
 	if _, err := ts.cl.CreateTable(ctx, ordersSpec("orders", 1, ""), false); err != nil {
 		t.Fatal(err)

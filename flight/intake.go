@@ -51,10 +51,10 @@ type intake struct {
 // received from the moment it is received (see Take).
 func (s *Service) openIntake(rpc string, stream clientStream, budget *byteBudget) (*intake, error) {
 	var src flight.DataStreamReader = stream
-	if s.limits.IdleTimeout > 0 {
-		src = newIdleReader(rpc, stream, s.limits.IdleTimeout)
+	if s.limits.StreamIdleTimeout > 0 {
+		src = newIdleReader(rpc, stream, s.limits.StreamIdleTimeout)
 	}
-	in := &intake{rpc: rpc, src: &intakeSource{rpc: rpc, ctx: stream.Context(), src: src, limit: int64(s.limits.MessageBytes), budget: budget}}
+	in := &intake{rpc: rpc, src: &intakeSource{rpc: rpc, ctx: stream.Context(), src: src, limit: int64(s.limits.MaxMessageBytes), budget: budget}}
 	if budget != nil {
 		in.src.reserve = budget.capped(receiveFactor * in.src.limit)
 	}

@@ -31,7 +31,7 @@ func TestWriteBudgetHoldsFromReceipt(t *testing.T) {
 	)
 	mem := memory.NewCheckedAllocator(memory.DefaultAllocator)
 	defer mem.AssertSize(t, 0)
-	s := New(nil, Options{Allocator: mem, Limits: Limits{WriteBytes: budget, MessageBytes: limit, IdleTimeout: -1}})
+	s := New(nil, Options{Allocator: mem, Limits: Limits{MaxWriteBytes: budget, MaxMessageBytes: limit, StreamIdleTimeout: -1}})
 	msgs := messagesOf(t, int64s(mem, rows))
 	// A stream reserves receiveFactor × limit before it receives, and keeps
 	// its batch's size: the last batch received is the one after which no

@@ -10,24 +10,25 @@ import (
 	"google.golang.org/grpc/peer"
 
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
 // Limits protect the server from clients that open too much or send too
 // fast. The zero value means the defaults.
 type Limits struct {
-	// StreamsPerClient bounds the streaming calls (DoGet, DoPut, DoExchange)
+	// MaxStreamsPerClient bounds the streaming calls (DoGet, DoPut, DoExchange)
 	// one client host has open at once; more are RESOURCE_EXHAUSTED.
 	// Default 256; negative means no limit.
-	StreamsPerClient int
-	// WriteBytes is the memory budget: what the server holds for clients'
+	MaxStreamsPerClient int
+	// MaxWriteBytes is the memory budget: what the server holds for clients'
 	// streams, over all of them. Clients past it wait, which slows them
 	// through gRPC's flow control, instead of growing the server. It
 	// counts, each from the moment it is in memory until it is let go:
-	//   - a DoPut message being received, at twice MessageBytes (gRPC
+	//   - a DoPut message being received, at twice MaxMessageBytes (gRPC
 	//     receives a message whole, before its size is known, into buffers
 	//     of its own that the codec then copies it out of), and then the
 	//     message, and what its compressed body decompresses to, until the
-	//     batch is acknowledged; so WriteBytes / (2 × MessageBytes) streams
+	//     batch is acknowledged; so MaxWriteBytes / (2 × MaxMessageBytes) streams
 	//     receive at once;
 	//   - a batch being appended, at encodeFactor times its size (the
 	//     store's flat copy and compressed pieces of it), out of a share of
@@ -36,17 +37,17 @@ type Limits struct {
 	//   - a DoGet's log frames read and not yet sent, as read and decoded,
 	//     and its messages that gRPC has not yet written (read_memory.go).
 	// Default 1 GiB.
-	WriteBytes int64
-	// MessageBytes is the largest message a client may send (gRPC's
+	MaxWriteBytes int64
+	// MaxMessageBytes is the largest message a client may send (gRPC's
 	// MaxRecvMsgSize, set by ServerOptions), and the most a compressed
 	// batch may claim to decompress to. Default 64 MiB.
-	MessageBytes int
-	// IdleTimeout ends a DoPut or DoExchange stream whose client has sent
+	MaxMessageBytes int
+	// StreamIdleTimeout ends a DoPut or DoExchange stream whose client has sent
 	// nothing for that long (not counting time the server itself is not
-	// reading, such as waiting on WriteBytes), and a DoGet whose client has
+	// reading, such as waiting on MaxWriteBytes), and a DoGet whose client has
 	// taken nothing for that long while the server waited on it (stall.go),
 	// with RESOURCE_EXHAUSTED. Default 10 minutes; negative means never.
-	IdleTimeout time.Duration
+	StreamIdleTimeout time.Duration
 }
 
 type limits struct {
@@ -71,35 +72,35 @@ func newLimits(l Limits) limits {
 	l = l.withDefaults()
 	// Appending takes a share of the budget of its own: one batch of the
 	// largest size, or half of a smaller budget.
-	encoding := min(encodeFactor*int64(l.MessageBytes), l.WriteBytes/2)
+	encoding := min(encodeFactor*int64(l.MaxMessageBytes), l.MaxWriteBytes/2)
 	return limits{Limits: l, streams: map[string]int{},
-		bytes: newByteBudget(l.WriteBytes - encoding), encoding: newByteBudget(encoding)}
+		bytes: newByteBudget(l.MaxWriteBytes - encoding), encoding: newByteBudget(encoding)}
 }
 
 // withDefaults returns l with each zero limit set to its default.
 func (l Limits) withDefaults() Limits {
-	if l.StreamsPerClient == 0 {
-		l.StreamsPerClient = 256
+	if l.MaxStreamsPerClient == 0 {
+		l.MaxStreamsPerClient = protocol.DefaultMaxStreamsPerClient
 	}
-	if l.WriteBytes <= 0 {
-		l.WriteBytes = 1 << 30
+	if l.MaxWriteBytes <= 0 {
+		l.MaxWriteBytes = protocol.DefaultMaxWriteBytes
 	}
-	if l.MessageBytes <= 0 {
-		l.MessageBytes = 64 << 20
+	if l.MaxMessageBytes <= 0 {
+		l.MaxMessageBytes = protocol.DefaultMaxMessageBytes
 	}
-	if l.IdleTimeout == 0 {
-		l.IdleTimeout = 10 * time.Minute
+	if l.StreamIdleTimeout == 0 {
+		l.StreamIdleTimeout = protocol.DefaultStreamIdleTimeout
 	}
 	return l
 }
 
-// Budget is the memory budget: WriteBytes, or its default.
-func (l Limits) Budget() int64 { return l.withDefaults().WriteBytes }
+// Budget is the memory budget: MaxWriteBytes, or its default.
+func (l Limits) Budget() int64 { return l.withDefaults().MaxWriteBytes }
 
 // openStream counts a streaming call of the client behind ctx; the returned
 // func ends it.
 func (l *limits) openStream(ctx context.Context, rpc string) (func(), error) {
-	if l.StreamsPerClient < 0 {
+	if l.MaxStreamsPerClient < 0 {
 		return func() {}, nil
 	}
 	host := "unknown"
@@ -112,8 +113,8 @@ func (l *limits) openStream(ctx context.Context, rpc string) (func(), error) {
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.streams[host] >= l.StreamsPerClient {
-		return nil, errs.New(errs.Exhausted, "%s: client %s has %d streams open, the limit", rpc, host, l.StreamsPerClient)
+	if l.streams[host] >= l.MaxStreamsPerClient {
+		return nil, errs.New(errs.Exhausted, "%s: client %s has %d streams open, the limit", rpc, host, l.MaxStreamsPerClient)
 	}
 	l.streams[host]++
 	return func() {

@@ -12,7 +12,7 @@ import (
 )
 
 func TestStreamsPerClientLimit(t *testing.T) {
-	ts := startWith(t, engine.Options{}, fgflight.Options{Limits: fgflight.Limits{StreamsPerClient: 2}})
+	ts := startWith(t, engine.Options{}, fgflight.Options{Limits: fgflight.Limits{MaxStreamsPerClient: 2}})
 	ctx, cancel := context.WithCancel(ctxT(t))
 	defer cancel()
 	if _, err := ts.cl.CreateTable(ctx, ordersSpec("orders", 1, ""), false); err != nil {
@@ -48,7 +48,7 @@ func TestStreamsPerClientLimit(t *testing.T) {
 // With a write budget far below one stream's batches in flight, writes wait
 // for acknowledgements instead of failing or piling up.
 func TestWriteBudgetSlowsWriters(t *testing.T) {
-	ts := startWith(t, engine.Options{}, fgflight.Options{Limits: fgflight.Limits{WriteBytes: 64 << 10}})
+	ts := startWith(t, engine.Options{}, fgflight.Options{Limits: fgflight.Limits{MaxWriteBytes: 64 << 10}})
 	ctx := ctxT(t)
 	if _, err := ts.cl.CreateTable(ctx, ordersSpec("orders", 1, ""), false); err != nil {
 		t.Fatal(err)

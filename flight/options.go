@@ -28,9 +28,9 @@ const (
 // ServerOptions are the gRPC server options the Flight service is built
 // for; a server that registers New(eng, opts) should pass
 // ServerOptions(opts) (package server does): the message limit the service
-// checks against (Limits.MessageBytes), the transport's windows and buffers
-// above, at most twice Limits.StreamsPerClient streams on one connection
-// (streaming calls past StreamsPerClient are refused as before, which the
+// checks against (Limits.MaxMessageBytes), the transport's windows and buffers
+// above, at most twice Limits.MaxStreamsPerClient streams on one connection
+// (streaming calls past MaxStreamsPerClient are refused as before, which the
 // client hears at once; gRPC's clients queue streams past this bound
 // instead), a codec that copies a received batch
 // once instead of twice, and interceptors that turn a handler's panic into
@@ -42,11 +42,11 @@ func ServerOptions(opts Options) []grpc.ServerOption {
 	}
 	l := opts.Limits.withDefaults()
 	streams := uint32(math.MaxUint32)
-	if l.StreamsPerClient > 0 {
-		streams = uint32(min(2*l.StreamsPerClient, math.MaxUint32))
+	if l.MaxStreamsPerClient > 0 {
+		streams = uint32(min(2*l.MaxStreamsPerClient, math.MaxUint32))
 	}
 	return append([]grpc.ServerOption{
-		grpc.MaxRecvMsgSize(l.MessageBytes),
+		grpc.MaxRecvMsgSize(l.MaxMessageBytes),
 		grpc.InitialWindowSize(streamWindowBytes),
 		grpc.InitialConnWindowSize(connWindowBytes),
 		grpc.ReadBufferSize(connBufferBytes),

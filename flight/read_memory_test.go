@@ -21,7 +21,7 @@ import (
 // until the idle timeout ends the stalled one (RESOURCE_EXHAUSTED, with the
 // detail that says to resume) and gives its memory back.
 func TestStalledReaderHoldsTheBudgetUntilItsTimeout(t *testing.T) {
-	ts := startWith(t, engine.Options{}, fgflight.Options{Limits: fgflight.Limits{WriteBytes: 4 << 20, IdleTimeout: testIdle}})
+	ts := startWith(t, engine.Options{}, fgflight.Options{Limits: fgflight.Limits{MaxWriteBytes: 4 << 20, StreamIdleTimeout: testIdle}})
 	ctx := ctxT(t)
 	if _, err := ts.cl.CreateTable(ctx, ordersSpec("orders", 1, ""), false); err != nil {
 		t.Fatal(err)

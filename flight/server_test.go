@@ -41,12 +41,12 @@ func startWith(t testing.TB, opts engine.Options, fopts fgflight.Options) *testS
 	t.Helper()
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	opts.Allocator = mem
-	if opts.IdleHeartbeat == 0 {
-		opts.IdleHeartbeat = 200 * time.Millisecond
+	if opts.FollowHeartbeat == 0 {
+		opts.FollowHeartbeat = 200 * time.Millisecond
 	}
 	fopts.Allocator = mem
-	if fopts.Limits.MessageBytes == 0 {
-		fopts.Limits.MessageBytes = 8 << 20
+	if fopts.Limits.MaxMessageBytes == 0 {
+		fopts.Limits.MaxMessageBytes = 8 << 20
 	}
 	ts := &testServer{mem: mem, dir: t.TempDir(), opts: opts, fopts: fopts}
 	ts.open(t)

@@ -45,11 +45,11 @@ type stallWatch struct {
 // status that tells the client to resume (stalled); stream as it is if the
 // idle timeout is never.
 func (s *Service) watchStalls(stream flight.FlightService_DoGetServer) (flight.FlightService_DoGetServer, func(error) error) {
-	if s.limits.IdleTimeout < 0 {
+	if s.limits.StreamIdleTimeout < 0 {
 		return stream, func(err error) error { return err }
 	}
 	ctx, stop := context.WithCancelCause(stream.Context())
-	w := &stallWatch{FlightService_DoGetServer: stream, ctx: ctx, stop: stop, idle: s.limits.IdleTimeout,
+	w := &stallWatch{FlightService_DoGetServer: stream, ctx: ctx, stop: stop, idle: s.limits.StreamIdleTimeout,
 		sends: make(chan any), sent: make(chan error, 1)}
 	w.timer = time.AfterFunc(w.idle, func() {
 		stop(errs.New(errs.Exhausted, "DoGet: the client took nothing for %s, the idle timeout", w.idle))

@@ -245,7 +245,7 @@ func TestRetention(t *testing.T) {
 }
 
 func TestFollowHeartbeatAndCancel(t *testing.T) {
-	ts := start(t, engine.Options{IdleHeartbeat: 100 * time.Millisecond})
+	ts := start(t, engine.Options{FollowHeartbeat: 100 * time.Millisecond})
 	ctx, cancel := context.WithCancel(ctxT(t))
 	if _, err := ts.cl.CreateTable(ctx, ordersSpec("orders", 1, ""), false); err != nil {
 		t.Fatal(err)

@@ -27,10 +27,14 @@ import (
 	"github.com/fluxgate-io/fluxgate/internal/fsio"
 )
 
+// DefaultSegmentBytes is the default of Options.SegmentBytes and of
+// fluxgate serve --segment-bytes.
+const DefaultSegmentBytes = 256 << 20
+
 // Options configure a table's log. The zero value means the defaults.
 type Options struct {
 	// SegmentBytes is the size at which the active segment is rolled.
-	// Default 256 MiB.
+	// Default DefaultSegmentBytes.
 	SegmentBytes int64
 	// IndexIntervalBytes is the log distance between two index entries.
 	// Default 4 KiB.
@@ -58,7 +62,7 @@ type Options struct {
 
 func (o Options) withDefaults() Options {
 	if o.SegmentBytes <= 0 {
-		o.SegmentBytes = 256 << 20
+		o.SegmentBytes = DefaultSegmentBytes
 	}
 	if o.IndexIntervalBytes <= 0 {
 		o.IndexIntervalBytes = 4 << 10

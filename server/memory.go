@@ -26,7 +26,7 @@ func SetMemoryLimit(cfg *Config, log *slog.Logger) int64 {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return debug.SetMemoryLimit(-1)
 	}
-	limit := fgflight.Limits{WriteBytes: cfg.MaxWriteBytes}.Budget() + goMemorySlack
+	limit := fgflight.Limits{MaxWriteBytes: cfg.MaxWriteBytes}.Budget() + goMemorySlack
 	debug.SetMemoryLimit(limit)
 	log.Info("Go memory limit set from the memory budget (--max-write-bytes); GOMEMLIMIT overrides it", "bytes", limit)
 	return limit

@@ -42,39 +42,47 @@ import (
 // users, TLS, trace export) or means the default (the lake's warehouse and
 // catalog).
 type Config struct {
-	Data            string        // the data directory
-	Listen          string        // Flight (gRPC) address
-	HTTP            string        // /healthz, /readyz, /metrics and /iceberg; empty: off
-	MaxMessageBytes int           // largest gRPC message accepted
-	MaxStreams      int           // streaming calls one client host may have open
-	MaxConnections  int           // connections each listener accepts at once; 0: DefaultMaxConnections
-	MaxWriteBytes   int64         // the memory budget of clients' streams (flight.Limits.WriteBytes)
-	IdleTimeout     time.Duration // end a stream whose client sent or took nothing this long
-	BucketNum       int           // bucket.num of tables that do not set it
-	MaxPartitions   int           // max.partition.num: most partitions of one table; 0: 1000
-	SegmentBytes    int64         // log segment size
-	InsecureNoAuth  bool          // allow a non-loopback address without users
-	Users           string        // the users file; turns authentication on
-	TokenTTL        time.Duration // lifetime of bearer tokens
-	TLSCert         string        // PEM certificate of the Flight address
-	TLSKey          string        // PEM private key of TLSCert
-	TLSClientCA     string        // PEM CAs of client certificates (mutual TLS)
-	OTLPEndpoint    string        // OTLP/gRPC collector of traces
-	OTLPInsecure    bool          // export traces without TLS
-	LakeWarehouse   string        // Iceberg warehouse; empty: <Data>/lake
-	LakeCatalog     string        // iceberg-go catalog properties, key=value,...
-	Retention       time.Duration // how often expired log segments are removed
-	WriterExpiry    time.Duration // how long an idle idempotent writer is kept
-	FollowHeartbeat time.Duration // how long a follow is idle before an empty batch
-	OpenFiles       int           // descriptors the data files may keep open; 0: half of RLIMIT_NOFILE
+	Data                string        // the data directory
+	Listen              string        // Flight (gRPC) address
+	HTTP                string        // /healthz, /readyz, /metrics and /iceberg; empty: off
+	MaxMessageBytes     int           // largest gRPC message accepted
+	MaxStreamsPerClient int           // streaming calls one client host may have open
+	MaxConnections      int           // connections each listener accepts at once; 0: DefaultMaxConnections
+	MaxWriteBytes       int64         // the memory budget of clients' streams (flight.Limits.MaxWriteBytes)
+	StreamIdleTimeout   time.Duration // end a stream whose client sent or took nothing this long
+	DefaultBucketNum    int           // bucket.num of tables that do not set it
+	MaxPartitions       int           // max.partition.num: most partitions of one table; 0: 1000
+	SegmentBytes        int64         // log segment size
+	InsecureNoAuth      bool          // allow a non-loopback address without users
+	Users               string        // the users file; turns authentication on
+	TokenTTL            time.Duration // lifetime of bearer tokens
+	TLSCert             string        // PEM certificate of the Flight address
+	TLSKey              string        // PEM private key of TLSCert
+	TLSClientCA         string        // PEM CAs of client certificates (mutual TLS)
+	OTLPEndpoint        string        // OTLP/gRPC collector of traces
+	OTLPInsecure        bool          // export traces without TLS
+	LakeWarehouse       string        // Iceberg warehouse; empty: <Data>/lake
+	LakeCatalog         string        // iceberg-go catalog properties, key=value,...
+	RetentionInterval   time.Duration // how often expired log segments are removed
+	WriterExpiration    time.Duration // how long an idle idempotent writer is kept
+	FollowHeartbeat     time.Duration // how long a follow is idle before an empty batch
+	OpenFiles           int           // descriptors the data files may keep open; 0: half of RLIMIT_NOFILE
 
-	AutoPartitionCheck time.Duration // how often auto partitions are made and expired
+	AutoPartitionCheckInterval time.Duration // how often auto partitions are made and expired
 
 	// Now is the clock of bearer tokens and of automatic partitions; nil
 	// means time.Now. No flag sets it: tests do, to expire tokens and
 	// partitions without waiting.
 	Now func() time.Time
 }
+
+// The defaults of the fluxgate serve flags of the same names that Config
+// has no zero value for; the others are the defaults of the packages their
+// fields configure, and protocol's (the listen address, the limits).
+const (
+	DefaultData = "./fluxgate-data"
+	DefaultHTTP = "127.0.0.1:8816"
+)
 
 // Server is a running fluxgate: engine, Flight service and HTTP side.
 type Server struct {
@@ -97,8 +105,8 @@ func Start(ctx context.Context, cfg *Config, log *slog.Logger) (*Server, error) 
 	if err := checkListen(cfg.Listen, authn != nil, cfg.InsecureNoAuth, log); err != nil {
 		return nil, err
 	}
-	limits := fgflight.Limits{StreamsPerClient: cfg.MaxStreams, WriteBytes: cfg.MaxWriteBytes,
-		MessageBytes: cfg.MaxMessageBytes, IdleTimeout: cfg.IdleTimeout}
+	limits := fgflight.Limits{MaxStreamsPerClient: cfg.MaxStreamsPerClient, MaxWriteBytes: cfg.MaxWriteBytes,
+		MaxMessageBytes: cfg.MaxMessageBytes, StreamIdleTimeout: cfg.StreamIdleTimeout}
 	grpcOpts := []grpc.ServerOption{grpc.MaxSendMsgSize(cfg.MaxMessageBytes)}
 	tlsCfg, err := serverTLS(cfg)
 	if err != nil {
@@ -131,16 +139,16 @@ func Start(ctx context.Context, cfg *Config, log *slog.Logger) (*Server, error) 
 		return nil, fmt.Errorf("--lake-catalog: %w", err)
 	}
 	eng, err := openEngine(ctx, cfg.Data, engine.Options{
-		DefaultBucketNum:  cfg.BucketNum,
+		DefaultBucketNum:  cfg.DefaultBucketNum,
 		MaxPartitions:     cfg.MaxPartitions,
 		Logger:            log,
 		Meter:             tel.Meter("github.com/fluxgate-io/fluxgate/engine"),
 		Lake:              engine.LakeOptions{Warehouse: cfg.LakeWarehouse, Catalog: lakeCatalog},
-		RetentionInterval: cfg.Retention,
-		IdleHeartbeat:     cfg.FollowHeartbeat,
+		RetentionInterval: cfg.RetentionInterval,
+		FollowHeartbeat:   cfg.FollowHeartbeat,
 		OpenFiles:         cfg.OpenFiles,
-		AutoPartition:     engine.AutoPartitionOptions{CheckInterval: cfg.AutoPartitionCheck, Now: cfg.Now},
-	}.WithLogSegmentBytes(cfg.SegmentBytes).WithWriterExpiration(cfg.WriterExpiry))
+		AutoPartition:     engine.AutoPartitionOptions{CheckInterval: cfg.AutoPartitionCheckInterval, Now: cfg.Now},
+	}.WithLogSegmentBytes(cfg.SegmentBytes).WithWriterExpiration(cfg.WriterExpiration))
 	if err != nil {
 		return nil, err
 	}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"path/filepath"
 	"sort"
@@ -162,6 +163,44 @@ func TestCLIAgainstServer(t *testing.T) {
 	}
 	if _, err := run(t, tableMain, "", append([]string{"drop", "fluss.orders", "--if-exists"}, a...)...); err != nil {
 		t.Errorf("drop --if-exists: %v", err)
+	}
+}
+
+// TestScanFollowLimit checks that scan --follow --limit N ends by itself
+// after N rows read from every bucket, not from the first bucket alone.
+func TestScanFollowLimit(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts a server")
+	}
+	addr := startTestServer(t)
+	a := []string{"--addr", addr}
+	if _, err := run(t, tableMain, "", append([]string{"create", "fluss.follow_limit", "--column", "id:BIGINT", "--buckets", "2", "--bucket-key", "id"}, a...)...); err != nil {
+		t.Fatal(err)
+	}
+	const rows = 20
+	var in strings.Builder
+	for i := range rows {
+		fmt.Fprintf(&in, "{\"id\": %d}\n", i)
+	}
+	if _, err := run(t, putMain, in.String(), append([]string{"--table", "fluss.follow_limit", "--format", "jsonl", "-"}, a...)...); err != nil {
+		t.Fatal(err)
+	}
+	out, err := run(t, scanMain, "", append([]string{"fluss.follow_limit", "--buckets", "0", "--format", "jsonl"}, a...)...)
+	if n := strings.Count(out, "\n"); err != nil || n == 0 || n >= rows-1 {
+		t.Fatalf("bucket 0 holds %d of %d rows (%v): the test needs rows in both buckets", n, rows, err)
+	}
+	// Without the limit the follow never ends; the deadline only ends a
+	// test that fails.
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	var stdout, stderr bytes.Buffer
+	err = scanMain(ctx, append([]string{"fluss.follow_limit", "--follow", "--startup", "earliest", "--limit", strconv.Itoa(rows - 1), "--format", "jsonl"}, a...),
+		stdio{out: &stdout, err: &stderr})
+	if ctx.Err() != nil {
+		t.Fatalf("scan --follow --limit %d did not end: %d rows, %q", rows-1, strings.Count(stdout.String(), "\n"), stderr.String())
+	}
+	if err != nil || strings.Count(stdout.String(), "\n") != rows-1 {
+		t.Errorf("scan --follow --limit %d: %d rows, %v", rows-1, strings.Count(stdout.String(), "\n"), cliError(err))
 	}
 }
 

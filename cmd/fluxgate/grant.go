@@ -12,81 +12,71 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/client"
 	"github.com/fluxgate-io/fluxgate/internal/cli"
+	"github.com/peterbourgon/ff/v4"
 )
 
-func runGrant(ctx context.Context, args []string) error {
-	return cliError(grantMain(ctx, "grant", args, osStdio()))
+var grantShortHelp = map[string]string{
+	"grant":  "grant a principal operations on a database or table (admins)",
+	"revoke": "revoke a principal's operations on a database or table (admins)",
 }
 
-func runRevoke(ctx context.Context, args []string) error {
-	return cliError(grantMain(ctx, "revoke", args, osStdio()))
-}
-
-// grantMain runs `fluxgate grant|revoke PRINCIPAL OPS ON database[.table]`,
+// grantCommand is `fluxgate grant|revoke PRINCIPAL OPS ON database[.table]`,
 // e.g. `fluxgate grant ann read,write on fluss.orders`.
-func grantMain(ctx context.Context, action string, args []string, std stdio) error {
+func grantCommand(action string, std stdio) *ff.Command {
 	var conn connFlags
-	fs := cli.NewFlagSet(action, action+" PRINCIPAL read,write,... on DATABASE[.TABLE]")
-	fs.SetOutput(std.err)
-	conn.register(fs)
-	pos, err := cli.ParseArgs(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) != 4 || pos[2] != "on" {
-		fs.Usage()
-		return fmt.Errorf("%s: want PRINCIPAL OPERATIONS on DATABASE[.TABLE]", action)
-	}
-	db, table, _ := strings.Cut(pos[3], ".")
-	body := map[string]any{"principal": pos[0], "database": db, "operations": strings.Split(pos[1], ",")}
-	if table != "" {
-		body["table"] = table
-	}
-	c, err := conn.dial(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	if err := c.Action(ctx, action, body, nil); err != nil {
-		return err
-	}
-	fmt.Fprintf(std.out, "%s: %s %s on %s\n", action, pos[0], pos[1], pos[3])
-	return nil
-}
+	fs := cli.NewFlagSet(action)
+	conn.register(fs.FlagSet)
+	return &ff.Command{Name: action, Usage: "fluxgate " + action + " PRINCIPAL read,write,... on DATABASE[.TABLE]", ShortHelp: grantShortHelp[action], Flags: fs,
+		Exec: func(ctx context.Context, pos []string) error {
+			if len(pos) != 4 || pos[2] != "on" {
+				return cli.UsageError(errors.New("want PRINCIPAL OPERATIONS on DATABASE[.TABLE]"))
+			}
+			db, table, _ := strings.Cut(pos[3], ".")
+			body := map[string]any{"principal": pos[0], "database": db, "operations": strings.Split(pos[1], ",")}
+			if table != "" {
+				body["table"] = table
+			}
+			c, err := conn.dial(ctx)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			if err := c.Action(ctx, action, body, nil); err != nil {
+				return err
+			}
+			fmt.Fprintf(std.out, "%s: %s %s on %s\n", action, pos[0], pos[1], pos[3])
+			return nil
 
-func runGrants(ctx context.Context, args []string) error {
-	return cliError(grantsMain(ctx, args, osStdio()))
+		}}
 }
 
 // grantsMain runs `fluxgate grants [PRINCIPAL]`: the grants as JSON.
-func grantsMain(ctx context.Context, args []string, std stdio) error {
+func grantsCommand(std stdio) *ff.Command {
 	var conn connFlags
-	fs := cli.NewFlagSet("grants", "grants [PRINCIPAL]")
-	fs.SetOutput(std.err)
-	conn.register(fs)
-	pos, err := cli.ParseArgs(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) > 1 {
-		fs.Usage()
-		return errors.New("grants: want at most one principal")
-	}
-	body := map[string]any{}
-	if len(pos) == 1 {
-		body["principal"] = pos[0]
-	}
-	c, err := conn.dial(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	grants := []json.RawMessage{}
-	if err := c.ListPages(ctx, client.ActionListGrants, body, "grants", func(g json.RawMessage) error {
-		grants = append(grants, g)
-		return nil
-	}); err != nil {
-		return err
-	}
-	return cli.WriteJSON(std.out, map[string]any{"grants": grants})
+	fs := cli.NewFlagSet("grants")
+	conn.register(fs.FlagSet)
+	return &ff.Command{Name: "grants", Usage: "fluxgate grants [PRINCIPAL]", ShortHelp: "list the grants, of one principal or all (admins)", Flags: fs,
+		Exec: func(ctx context.Context, pos []string) error {
+			if len(pos) > 1 {
+				return cli.UsageError(errors.New("want at most one principal"))
+			}
+			body := map[string]any{}
+			if len(pos) == 1 {
+				body["principal"] = pos[0]
+			}
+			c, err := conn.dial(ctx)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			grants := []json.RawMessage{}
+			if err := c.ListPages(ctx, client.ActionListGrants, body, "grants", func(g json.RawMessage) error {
+				grants = append(grants, g)
+				return nil
+			}); err != nil {
+				return err
+			}
+			return cli.WriteJSON(std.out, map[string]any{"grants": grants})
+
+		}}
 }

@@ -6,39 +6,34 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"fmt"
+	"errors"
 
 	"github.com/fluxgate-io/fluxgate/internal/cli"
+	"github.com/peterbourgon/ff/v4"
 )
 
-func runLake(ctx context.Context, args []string) error {
-	return cliError(lakeMain(ctx, args, osStdio()))
-}
-
-func lakeMain(ctx context.Context, args []string, std stdio) error {
+func lakeCommand(std stdio) *ff.Command {
 	var conn connFlags
-	fs := cli.NewFlagSet("lake", "lake tier-now|snapshot|compact DATABASE.TABLE")
-	fs.SetOutput(std.err)
-	conn.register(fs)
-	pos, err := cli.ParseArgs(fs, args)
-	if err != nil {
-		return err
-	}
-	actions := map[string]string{"tier-now": "tier-now", "snapshot": "lake-snapshot", "compact": "compact-lake"}
-	if len(pos) != 2 || actions[pos[0]] == "" {
-		fs.Usage()
-		return fmt.Errorf("lake: want tier-now, snapshot or compact, then a table")
-	}
-	c, err := conn.dial(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	// Printed as the server sent it: snapshot ids are 64-bit and would be
-	// rounded through a float64.
-	var snap json.RawMessage
-	if err := c.Action(ctx, actions[pos[0]], map[string]string{"table": pos[1]}, &snap); err != nil {
-		return err
-	}
-	return cli.WriteJSON(std.out, snap)
+	fs := cli.NewFlagSet("lake")
+	conn.register(fs.FlagSet)
+	return &ff.Command{Name: "lake", Usage: "fluxgate lake tier-now|snapshot|compact DATABASE.TABLE", ShortHelp: "tier a lake-enabled table now, show its lake snapshot, or compact its lake", Flags: fs,
+		Exec: func(ctx context.Context, pos []string) error {
+			actions := map[string]string{"tier-now": "tier-now", "snapshot": "lake-snapshot", "compact": "compact-lake"}
+			if len(pos) != 2 || actions[pos[0]] == "" {
+				return cli.UsageError(errors.New("want tier-now, snapshot or compact, then a table"))
+			}
+			c, err := conn.dial(ctx)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			// Printed as the server sent it: snapshot ids are 64-bit and would be
+			// rounded through a float64.
+			var snap json.RawMessage
+			if err := c.Action(ctx, actions[pos[0]], map[string]string{"table": pos[1]}, &snap); err != nil {
+				return err
+			}
+			return cli.WriteJSON(std.out, snap)
+
+		}}
 }

@@ -21,13 +21,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/fluxgate-io/fluxgate/client"
 	"github.com/fluxgate-io/fluxgate/internal/cli"
+	"github.com/peterbourgon/ff/v4"
 )
 
 const lookupUsage = "lookup --table T (--key col=value [--key col=value ...] | --keys FILE.jsonl|-) [--prefix] [--insert-if-not-exists] [--columns a,b] [--format table|csv|jsonl|arrow]"
-
-func runLookup(ctx context.Context, args []string) error {
-	return cliError(lookupMain(ctx, args, osStdio()))
-}
 
 // lookupFlags are the flags of lookup.
 type lookupFlags struct {
@@ -41,12 +38,11 @@ type lookupFlags struct {
 	batchRows int
 }
 
-func lookupMain(ctx context.Context, args []string, std stdio) error {
+func lookupCommand(std stdio) *ff.Command {
 	var f lookupFlags
 	var conn connFlags
-	fs := cli.NewFlagSet("lookup", lookupUsage)
-	fs.SetOutput(std.err)
-	conn.register(fs)
+	fs := cli.NewFlagSet("lookup")
+	conn.register(fs.FlagSet)
 	fs.StringVar(&f.table, "table", "", "the table to look up, database.table")
 	fs.Var(&f.keys, "key", "one key column's value, col=value (repeat for each key column); values are parsed by the column's type")
 	fs.StringVar(&f.keysFile, "keys", "", "look up many keys: a JSON lines file (- for stdin) with one object of key columns per line")
@@ -55,67 +51,64 @@ func lookupMain(ctx context.Context, args []string, std stdio) error {
 	fs.StringVar(&f.columns, "columns", "", "columns to print, comma-separated (default all)")
 	fs.StringVar(&f.format, "format", "table", "output format: table, csv, jsonl or arrow (Arrow IPC stream)")
 	fs.IntVar(&f.batchRows, "batch-rows", 4096, "keys per lookup batch with --keys")
-	pos, err := cli.ParseArgs(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) == 1 && f.table == "" {
-		f.table = pos[0]
-	} else if len(pos) > 0 {
-		fs.Usage()
-		return fmt.Errorf("unexpected arguments %q", pos)
-	}
-	if f.table == "" {
-		fs.Usage()
-		return errors.New("--table is required")
-	}
-	if (len(f.keys) == 0) == (f.keysFile == "") {
-		fs.Usage()
-		return errors.New("give the key with --key col=value, or many keys with --keys FILE")
-	}
-	if err := checkOutputFormat(f.format); err != nil {
-		return err
-	}
-	single, err := parseKeyFlags(f.keys)
-	if err != nil {
-		return err
-	}
+	return &ff.Command{Name: "lookup", Usage: "fluxgate " + lookupUsage, ShortHelp: "look keys up in a primary-key table (point, prefix, insert-if-not-exists)", Flags: fs,
+		Exec: func(ctx context.Context, pos []string) error {
+			if len(pos) == 1 && f.table == "" {
+				f.table = pos[0]
+			} else if len(pos) > 0 {
+				return cli.UsageError(fmt.Errorf("unexpected arguments %q", pos))
+			}
+			if f.table == "" {
+				return cli.UsageError(errors.New("--table is required"))
+			}
+			if (len(f.keys) == 0) == (f.keysFile == "") {
+				return cli.UsageError(errors.New("give the key with --key col=value, or many keys with --keys FILE"))
+			}
+			if err := checkOutputFormat(f.format); err != nil {
+				return err
+			}
+			single, err := parseKeyFlags(f.keys)
+			if err != nil {
+				return err
+			}
 
-	c, err := conn.dial(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	info, err := c.DescribeTable(ctx, f.table)
-	if err != nil {
-		return err
-	}
-	tableSchema, err := info.ArrowSchema()
-	if err != nil {
-		return fmt.Errorf("table %s: %w", f.table, err)
-	}
-	keyCols := lookupKeyColumns(info, f.prefix)
-	var in *inputReader
-	if f.keysFile == "" {
-		line, cols, err := keyJSON(single, keyCols, tableSchema)
-		if err != nil {
-			return fmt.Errorf("table %s: %w", f.table, err)
-		}
-		in, err = openInput(ctx, "-", bytes.NewReader(line), tableSchema, inputOptions{format: "jsonl", columns: cols, mem: c.Allocator()})
-		if err != nil {
-			return fmt.Errorf("--key: %w", err)
-		}
-	} else {
-		if in, err = openInput(ctx, f.keysFile, std.in, tableSchema, inputOptions{
-			format: "jsonl", batchRows: f.batchRows, columns: keyCols, mem: c.Allocator(), sqlTypes: sqlTypes(info),
-		}); err != nil {
-			return err
-		}
-	}
-	defer in.Release()
+			c, err := conn.dial(ctx)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			info, err := c.DescribeTable(ctx, f.table)
+			if err != nil {
+				return err
+			}
+			tableSchema, err := info.ArrowSchema()
+			if err != nil {
+				return fmt.Errorf("table %s: %w", f.table, err)
+			}
+			keyCols := lookupKeyColumns(info, f.prefix)
+			var in *inputReader
+			if f.keysFile == "" {
+				line, cols, err := keyJSON(single, keyCols, tableSchema)
+				if err != nil {
+					return fmt.Errorf("table %s: %w", f.table, err)
+				}
+				in, err = openInput(ctx, "-", bytes.NewReader(line), tableSchema, inputOptions{format: "jsonl", columns: cols, mem: c.Allocator()})
+				if err != nil {
+					return fmt.Errorf("--key: %w", err)
+				}
+			} else {
+				if in, err = openInput(ctx, f.keysFile, std.in, tableSchema, inputOptions{
+					format: "jsonl", batchRows: f.batchRows, columns: keyCols, mem: c.Allocator(), sqlTypes: sqlTypes(info),
+				}); err != nil {
+					return err
+				}
+			}
+			defer in.Release()
 
-	req := client.LookupRequest{Table: f.table, Columns: splitList(f.columns), Prefix: f.prefix, InsertIfNotExists: f.insert}
-	return lookupAll(ctx, c, req, in, std.out, f.format, f.keysFile != "", c.Allocator())
+			req := client.LookupRequest{Table: f.table, Columns: splitList(f.columns), Prefix: f.prefix, InsertIfNotExists: f.insert}
+			return lookupAll(ctx, c, req, in, std.out, f.format, f.keysFile != "", c.Allocator())
+
+		}}
 }
 
 // parseKeyFlags splits the --key col=value flags.

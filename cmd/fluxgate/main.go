@@ -12,6 +12,9 @@
 //	fluxgate demo                   the five stories, end to end, on an embedded server
 //	fluxgate conformance --addr A   run the conformance scenarios against a server
 //	fluxgate auth hash-password|hash-token|new-token|new-secret   helpers for serve --users
+//
+// The commands are a tree of ff.Commands (github.com/peterbourgon/ff/v4),
+// which selects the command, parses its flags and prints its help.
 package main
 
 import (
@@ -22,36 +25,35 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"sort"
 	"syscall"
 
+	"github.com/peterbourgon/ff/v4"
+
+	"github.com/fluxgate-io/fluxgate/bench"
+	"github.com/fluxgate-io/fluxgate/demo"
 	"github.com/fluxgate-io/fluxgate/internal/cli"
 )
 
-// A verb is one subcommand. It parses its own flags from args.
-type verb struct {
-	summary string
-	run     func(ctx context.Context, args []string) error
-}
-
-var verbs = map[string]verb{
-	"serve":     {"run the server", runServe},
-	"table":     {"create, list, describe or drop tables", runTable},
-	"partition": {"create, list or drop the partitions of a partitioned table", runPartition},
-	"database":  {"create, list or drop databases", runDatabase},
-	"put":       {"write a CSV, JSON lines, Parquet or Arrow file to a table", runPut},
-	"scan":      {"read a table: print it, or follow it as it grows", runScan},
-	"lookup":    {"look keys up in a primary-key table (point, prefix, insert-if-not-exists)", runLookup},
-	"bench":     {"run the standard workloads against an embedded server, each beside its baseline", runBench},
-	"demo":      {"run the five stories end to end against an embedded server", runDemo},
-	"auth":      {"hash a password or API token, or make a token or token secret, for serve --users", runAuth},
-	"grant":     {"grant a principal operations on a database or table (admins)", runGrant},
-	"revoke":    {"revoke a principal's operations on a database or table (admins)", runRevoke},
-	"grants":    {"list the grants, of one principal or all (admins)", runGrants},
-	"lake":      {"tier a lake-enabled table now, show its lake snapshot, or compact its lake", runLake},
-	"repair":    {"cut a corrupt table log where the server says, with the server stopped", runRepair},
-
-	"conformance": {"run the conformance scenarios against a server", runConformance},
+// rootCommand is fluxgate and its commands, reading and writing std.
+func rootCommand(std stdio) *ff.Command {
+	return cli.Group("fluxgate", "fluxgate <command> [flags]", "the fluxgate server and its command-line client",
+		serveCommand(serve),
+		tableCommand(std),
+		partitionCommand(std),
+		databaseCommand(std),
+		putCommand(std),
+		scanCommand(std),
+		lookupCommand(std),
+		lakeCommand(std),
+		grantCommand("grant", std),
+		grantCommand("revoke", std),
+		grantsCommand(std),
+		authCommand(std),
+		repairCommand(std),
+		bench.Command(std.out, std.err),
+		demo.Command(std.out, std.err),
+		conformanceCommand(std),
+	)
 }
 
 func main() {
@@ -70,45 +72,25 @@ func main() {
 	os.Exit(runMain(ctx, os.Args[1:], os.Stderr))
 }
 
-// runMain runs the verb args name and returns the exit status: 0 on success
-// and for help asked for (-h, --help, help), 2 for a usage error, 1 for a
-// failure, which it prints to stderr.
+// runMain runs the command args name and returns the exit status: 0 on
+// success and for help asked for (-h, --help, help), 2 for a usage error, 1
+// for a failure, which it prints to stderr.
 func runMain(ctx context.Context, args []string, stderr io.Writer) int {
-	if len(args) == 0 {
-		usage(stderr)
-		return 2
-	}
-	switch args[0] {
-	case "-h", "-help", "--help", "help":
-		usage(stderr)
-		return 0
-	}
-	v, ok := verbs[args[0]]
-	if !ok {
-		fmt.Fprintf(stderr, "fluxgate: unknown command %q\n\n", args[0])
-		usage(stderr)
-		return 2
-	}
-	err := v.run(ctx, args[1:])
+	std := osStdio()
+	std.err = stderr
+	root := rootCommand(std)
+	err := cli.Run(ctx, root, args, stderr)
 	switch {
 	case err == nil, errors.Is(err, flag.ErrHelp):
 		return 0
 	case errors.Is(err, cli.ErrUsage):
 		return 2
 	}
-	fmt.Fprintf(stderr, "fluxgate %s: %v\n", args[0], err)
+	// Named by its verb, as the server's messages are: fluxgate table: ...
+	verb := root.GetSelected()
+	for verb.GetParent() != nil && verb.GetParent() != root {
+		verb = verb.GetParent()
+	}
+	fmt.Fprintf(stderr, "fluxgate %s: %v\n", verb.Name, cliError(err))
 	return 1
-}
-
-func usage(w io.Writer) {
-	fmt.Fprintln(w, "usage: fluxgate <command> [flags]\n\ncommands:")
-	names := make([]string, 0, len(verbs))
-	for name := range verbs {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		fmt.Fprintf(w, "  %-12s %s\n", name, verbs[name].summary)
-	}
-	fmt.Fprintln(w, "\nRun \"fluxgate <command> -h\" for a command's flags.")
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -13,8 +14,8 @@ import (
 // verb, exits 0, while a missing or unknown command, or a bad flag, exits 2.
 func TestHelpExitsZero(t *testing.T) {
 	cases := [][]string{{"-h"}, {"--help"}, {"help"}, {"table", "create", "-h"}, {"table", "--help"}}
-	for name := range verbs {
-		cases = append(cases, []string{name, "-h"}, []string{name, "--help"})
+	for _, verb := range rootCommand(stdio{}).Subcommands {
+		cases = append(cases, []string{verb.Name, "-h"}, []string{verb.Name, "--help"})
 	}
 	for _, args := range cases {
 		if code := runMain(context.Background(), args, &bytes.Buffer{}); code != 0 {
@@ -32,12 +33,23 @@ func TestHelpExitsZero(t *testing.T) {
 // TestServeHelpFormat checks that serve prints its flags the way the other
 // verbs do.
 func TestServeHelpFormat(t *testing.T) {
-	var out bytes.Buffer
-	fs, _ := newServeFlagSet(&serveConfig{})
-	fs.SetOutput(&out)
-	fs.Usage()
-	if !strings.HasPrefix(out.String(), "usage: fluxgate serve [flags]\n\nflags:\n") {
-		t.Errorf("serve usage starts %q", out.String())
+	help := func(verb string) string {
+		var out bytes.Buffer
+		if code := runMain(context.Background(), []string{verb, "-h"}, &out); code != 0 {
+			t.Fatalf("%s -h: exit %d", verb, code)
+		}
+		return out.String()
+	}
+	layout := func(verb string) string {
+		return "COMMAND\n  " + verb + " -- .*\n\nUSAGE\n  fluxgate " + verb + " .*\n\nFLAGS\n(  --[a-z-]+ .*\n)+$"
+	}
+	for _, verb := range []string{"serve", "scan"} {
+		if out := help(verb); !regexp.MustCompile(layout(verb)).MatchString(out) {
+			t.Errorf("%s usage:\n%s", verb, out)
+		}
+	}
+	if out := help("serve"); !strings.Contains(out, "  --max-streams-per-client INT ") {
+		t.Errorf("serve usage lacks --max-streams-per-client:\n%s", out)
 	}
 }
 
@@ -47,7 +59,8 @@ func TestPutHelpListsModes(t *testing.T) {
 	if err := putMain(context.Background(), []string{"--help"}, stdio{err: &stderr}); !errors.Is(err, flag.ErrHelp) {
 		t.Fatalf("put --help: %v", err)
 	}
-	usage, _, _ := strings.Cut(stderr.String(), "\n")
+	_, usage, _ := strings.Cut(stderr.String(), "\nUSAGE\n")
+	usage, _, _ = strings.Cut(usage, "\n")
 	if !strings.Contains(usage, "--mode append|upsert|delete|changelog") {
 		t.Errorf("put usage line %q does not list the changelog mode", usage)
 	}

@@ -5,100 +5,73 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"strings"
 
 	"github.com/fluxgate-io/fluxgate/client"
 	"github.com/fluxgate-io/fluxgate/internal/cli"
+	"github.com/peterbourgon/ff/v4"
 )
 
-const partitionUsage = `usage: fluxgate partition <command> [flags]
-
-commands:
-  create  T key=value ... [--if-not-exists]   every partition key, e.g. dt=20261201 region=eu
-  list    T [key=value ...] [--json]          all partitions, or those matching the values given
-  drop    T key=value ... [--if-exists]       the partition and its data
-
-Run "fluxgate partition <command> -h" for a command's flags.`
-
-func runPartition(ctx context.Context, args []string) error {
-	return cliError(partitionMain(ctx, args, osStdio()))
-}
-
-func partitionMain(ctx context.Context, args []string, std stdio) error {
-	if len(args) == 0 {
-		fmt.Fprintln(std.err, partitionUsage)
-		return cli.ErrUsage
-	}
-	switch args[0] {
-	case "create":
-		return partitionCreate(ctx, args[1:], std)
-	case "list", "ls":
-		return partitionList(ctx, args[1:], std)
-	case "drop":
-		return partitionDrop(ctx, args[1:], std)
-	case "-h", "-help", "--help", "help":
-		fmt.Fprintln(std.err, partitionUsage)
-		return flag.ErrHelp
-	}
-	fmt.Fprintln(std.err, partitionUsage)
-	return fmt.Errorf("unknown partition command %q", args[0])
+func partitionCommand(std stdio) *ff.Command {
+	list := partitionList(std)
+	return cli.Group("partition", "fluxgate partition <command> [flags]", "create, list or drop the partitions of a partitioned table",
+		partitionCreate(std), list, cli.Alias("ls", list), partitionDrop(std))
 }
 
 // partitionArgs parses T key=value ...; need says whether a spec is needed.
-func partitionArgs(verb string, pos []string, need bool) (string, client.PartitionSpec, error) {
+func partitionArgs(pos []string, need bool) (string, client.PartitionSpec, error) {
 	if len(pos) == 0 || (need && len(pos) == 1) {
-		return "", nil, fmt.Errorf("partition %s: want a table and key=value for each partition key", verb)
+		return "", nil, errors.New("want a table and key=value for each partition key")
 	}
 	spec := client.PartitionSpec{}
 	for _, kv := range pos[1:] {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok || k == "" {
-			return "", nil, fmt.Errorf("partition %s: %q: want key=value", verb, kv)
+			return "", nil, fmt.Errorf("%q: want key=value", kv)
 		}
 		if _, dup := spec[k]; dup {
-			return "", nil, fmt.Errorf("partition %s: key %q is given twice", verb, k)
+			return "", nil, fmt.Errorf("key %q is given twice", k)
 		}
 		spec[k] = v
 	}
 	return pos[0], spec, nil
 }
 
-// partitionCommand parses a partition command's flags (the connection's and
-// those extra adds) and its T key=value ... arguments, dials, and runs do
-// with the table, the spec and its key=value arguments as given.
-func partitionCommand(ctx context.Context, verb, usage string, args []string, std stdio, needSpec bool,
-	extra func(*flag.FlagSet), do func(c *client.Client, table string, spec client.PartitionSpec, given []string) error) error {
+// partitionLeaf is a partition command: the connection's flags and those
+// extra adds, and T key=value ... arguments (need says whether a spec is
+// needed); it dials and runs do with the table, the spec and its key=value
+// arguments as given.
+func partitionLeaf(name, usage, shortHelp string, needSpec bool, extra func(*flag.FlagSet),
+	do func(ctx context.Context, c *client.Client, table string, spec client.PartitionSpec, given []string) error) *ff.Command {
 	var conn connFlags
-	fs := cli.NewFlagSet("partition "+verb, usage)
-	fs.SetOutput(std.err)
-	conn.register(fs)
-	extra(fs)
-	pos, err := cli.ParseArgs(fs, args)
-	if err != nil {
-		return err
-	}
-	table, spec, err := partitionArgs(verb, pos, needSpec)
-	if err != nil {
-		fs.Usage()
-		return err
-	}
-	c, err := conn.dial(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	return do(c, table, spec, pos[1:])
+	fs := cli.NewFlagSet(name)
+	conn.register(fs.FlagSet)
+	extra(fs.FlagSet)
+	return &ff.Command{Name: name, Usage: "fluxgate " + usage, ShortHelp: shortHelp, Flags: fs,
+		Exec: func(ctx context.Context, pos []string) error {
+			table, spec, err := partitionArgs(pos, needSpec)
+			if err != nil {
+				return cli.UsageError(err)
+			}
+			c, err := conn.dial(ctx)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			return do(ctx, c, table, spec, pos[1:])
+		}}
 }
 
-func partitionCreate(ctx context.Context, args []string, std stdio) error {
+func partitionCreate(std stdio) *ff.Command {
 	var ifNotExists bool
-	return partitionCommand(ctx, "create", "partition create T key=value ... [--if-not-exists]", args, std, true,
+	return partitionLeaf("create", "partition create T key=value ... [--if-not-exists]", "create a partition: every partition key, e.g. dt=20261201 region=eu", true,
 		func(fs *flag.FlagSet) {
 			fs.BoolVar(&ifNotExists, "if-not-exists", false, "succeed if the partition exists already")
 		},
-		func(c *client.Client, table string, spec client.PartitionSpec, _ []string) error {
+		func(ctx context.Context, c *client.Client, table string, spec client.PartitionSpec, _ []string) error {
 			info, err := c.CreatePartition(ctx, table, spec, ifNotExists)
 			if err != nil {
 				return err
@@ -108,11 +81,11 @@ func partitionCreate(ctx context.Context, args []string, std stdio) error {
 		})
 }
 
-func partitionList(ctx context.Context, args []string, std stdio) error {
+func partitionList(std stdio) *ff.Command {
 	var asJSON bool
-	return partitionCommand(ctx, "list", "partition list T [key=value ...] [--json]", args, std, false,
+	return partitionLeaf("list", "partition list T [key=value ...] [--json]", "list all partitions, or those matching the values given", false,
 		func(fs *flag.FlagSet) { fs.BoolVar(&asJSON, "json", false, "print the partitions as JSON") },
-		func(c *client.Client, table string, partial client.PartitionSpec, _ []string) error {
+		func(ctx context.Context, c *client.Client, table string, partial client.PartitionSpec, _ []string) error {
 			parts, err := c.ListPartitions(ctx, table, partial)
 			if err != nil {
 				return err
@@ -131,13 +104,13 @@ func partitionList(ctx context.Context, args []string, std stdio) error {
 		})
 }
 
-func partitionDrop(ctx context.Context, args []string, std stdio) error {
+func partitionDrop(std stdio) *ff.Command {
 	var ifExists bool
-	return partitionCommand(ctx, "drop", "partition drop T key=value ... [--if-exists]", args, std, true,
+	return partitionLeaf("drop", "partition drop T key=value ... [--if-exists]", "drop a partition and its data", true,
 		func(fs *flag.FlagSet) {
 			fs.BoolVar(&ifExists, "if-exists", false, "succeed if the partition does not exist")
 		},
-		func(c *client.Client, table string, spec client.PartitionSpec, given []string) error {
+		func(ctx context.Context, c *client.Client, table string, spec client.PartitionSpec, given []string) error {
 			if err := c.DropPartition(ctx, table, spec, ifExists); err != nil {
 				return err
 			}

@@ -17,13 +17,10 @@ import (
 	"github.com/fluxgate-io/fluxgate/client"
 	"github.com/fluxgate-io/fluxgate/internal/cli"
 	"github.com/fluxgate-io/fluxgate/protocol"
+	"github.com/peterbourgon/ff/v4"
 )
 
 const putUsage = "put --table T [--format csv|jsonl|parquet|arrow] [--mode append|upsert|delete|changelog] [--columns a,b] [--batch-rows N] FILE|-"
-
-func runPut(ctx context.Context, args []string) error {
-	return cliError(putMain(ctx, args, osStdio()))
-}
 
 // putFlags are the flags of put.
 type putFlags struct {
@@ -37,12 +34,11 @@ type putFlags struct {
 	compression string
 }
 
-func putMain(ctx context.Context, args []string, std stdio) error {
+func putCommand(std stdio) *ff.Command {
 	var f putFlags
 	var conn connFlags
-	fs := cli.NewFlagSet("put", putUsage)
-	fs.SetOutput(std.err)
-	conn.register(fs)
+	fs := cli.NewFlagSet("put")
+	conn.register(fs.FlagSet)
 	fs.StringVar(&f.table, "table", "", "the table to write, database.table")
 	fs.StringVar(&f.format, "format", "", "input format: csv, jsonl, parquet or arrow (default: from the file extension)")
 	fs.StringVar(&f.mode, "mode", "", "write mode: append (log tables), upsert, delete or changelog (default: the table's: append or upsert)")
@@ -51,71 +47,69 @@ func putMain(ctx context.Context, args []string, std stdio) error {
 	fs.BoolVar(&f.noHeader, "no-header", false, "the CSV has no header line: its columns are --columns or the table's, in order")
 	fs.StringVar(&f.writerID, "writer-id", "", "idempotent writer id (batches get sequences from 0)")
 	fs.StringVar(&f.compression, "compression", "", "IPC compression of the batches sent: none, lz4_frame or zstd")
-	pos, err := cli.ParseArgs(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) != 1 {
-		fs.Usage()
-		return errors.New("want one input file (or - for stdin)")
-	}
-	if f.table == "" {
-		fs.Usage()
-		return errors.New("--table is required")
-	}
-	switch client.WriteMode(f.mode) {
-	case "", client.ModeAppend, client.ModeUpsert, client.ModeDelete, client.ModeChangelog:
-	default:
-		return fmt.Errorf("unknown --mode %q: want append, upsert, delete or changelog", f.mode)
-	}
-	path := pos[0]
-	format, err := detectFormat(path, f.format)
-	if err != nil {
-		return err
-	}
+	return &ff.Command{Name: "put", Usage: "fluxgate " + putUsage, ShortHelp: "write a CSV, JSON lines, Parquet or Arrow file to a table", Flags: fs,
+		Exec: func(ctx context.Context, pos []string) error {
+			if len(pos) != 1 {
+				return cli.UsageError(errors.New("want one input file (or - for stdin)"))
+			}
+			if f.table == "" {
+				return cli.UsageError(errors.New("--table is required"))
+			}
+			switch client.WriteMode(f.mode) {
+			case "", client.ModeAppend, client.ModeUpsert, client.ModeDelete, client.ModeChangelog:
+			default:
+				return fmt.Errorf("unknown --mode %q: want append, upsert, delete or changelog", f.mode)
+			}
+			path := pos[0]
+			format, err := detectFormat(path, f.format)
+			if err != nil {
+				return err
+			}
 
-	c, err := conn.dial(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	info, err := c.DescribeTable(ctx, f.table)
-	if err != nil {
-		return err
-	}
-	tableSchema, err := info.ArrowSchema()
-	if err != nil {
-		return fmt.Errorf("table %s: %w", f.table, err)
-	}
-	columns := splitList(f.columns)
-	skip := info.AutoIncrementColumns()
-	if f.mode == string(client.ModeChangelog) {
-		// The changelog mode's batches carry the change type first.
-		tableSchema = prependChangeType(tableSchema)
-	}
-	in, err := openInput(ctx, path, std.in, tableSchema, inputOptions{
-		format: format, batchRows: f.batchRows, columns: columns, skip: skip, noHeader: f.noHeader, mem: c.Allocator(),
-		sqlTypes: sqlTypes(info),
-	})
-	if err != nil {
-		return err
-	}
-	defer in.Release()
+			c, err := conn.dial(ctx)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			info, err := c.DescribeTable(ctx, f.table)
+			if err != nil {
+				return err
+			}
+			tableSchema, err := info.ArrowSchema()
+			if err != nil {
+				return fmt.Errorf("table %s: %w", f.table, err)
+			}
+			columns := splitList(f.columns)
+			skip := info.AutoIncrementColumns()
+			if f.mode == string(client.ModeChangelog) {
+				// The changelog mode's batches carry the change type first.
+				tableSchema = prependChangeType(tableSchema)
+			}
+			in, err := openInput(ctx, path, std.in, tableSchema, inputOptions{
+				format: format, batchRows: f.batchRows, columns: columns, skip: skip, noHeader: f.noHeader, mem: c.Allocator(),
+				sqlTypes: sqlTypes(info),
+			})
+			if err != nil {
+				return err
+			}
+			defer in.Release()
 
-	req := client.WriteRequest{Table: f.table, Mode: client.WriteMode(f.mode), Columns: columns, WriterID: f.writerID}
-	var wopts []client.WriterOption
-	if f.compression != "" {
-		wopts = append(wopts, client.WithWriteCompression(f.compression))
-	}
-	sum, err := writeAll(ctx, c, req, in, newProgress(std.err, std.errTerminal), wopts...)
-	if err != nil {
-		if sum.rows > 0 {
-			fmt.Fprintf(std.err, "fluxgate put: %s in %s were written before the error\n", plural(sum.rows, "row"), plural(sum.batches, "batch"))
-		}
-		return err
-	}
-	printPutSummary(std.out, f.table, sum)
-	return nil
+			req := client.WriteRequest{Table: f.table, Mode: client.WriteMode(f.mode), Columns: columns, WriterID: f.writerID}
+			var wopts []client.WriterOption
+			if f.compression != "" {
+				wopts = append(wopts, client.WithWriteCompression(f.compression))
+			}
+			sum, err := writeAll(ctx, c, req, in, newProgress(std.err, std.errTerminal), wopts...)
+			if err != nil {
+				if sum.rows > 0 {
+					fmt.Fprintf(std.err, "fluxgate put: %s in %s were written before the error\n", plural(sum.rows, "row"), plural(sum.batches, "batch"))
+				}
+				return err
+			}
+			printPutSummary(std.out, f.table, sum)
+			return nil
+
+		}}
 }
 
 // sqlTypes maps the table's columns to their SQL types, for input errors.

@@ -21,84 +21,81 @@ import (
 	"github.com/fluxgate-io/fluxgate/kv"
 	"github.com/fluxgate-io/fluxgate/logstore"
 	"github.com/fluxgate-io/fluxgate/protocol"
+	"github.com/peterbourgon/ff/v4"
 )
 
-func runRepair(_ context.Context, args []string) error {
-	return repairMain(args, osStdio())
-}
-
-func repairMain(args []string, std stdio) error {
-	fs := cli.NewFlagSet("repair", "repair --data DIR --table DATABASE.TABLE --truncate-at FILE:BYTE [--dry-run]")
-	fs.SetOutput(std.err)
+func repairCommand(std stdio) *ff.Command {
+	fs := cli.NewFlagSet("repair")
 	data := fs.String("data", "./fluxgate-data", "data directory of the stopped server")
 	table := fs.String("table", "", "the table whose log to cut")
 	at := fs.String("truncate-at", "", "segment file and byte to cut its bucket's log at, as the server's corruption message names them")
 	dryRun := fs.Bool("dry-run", false, "print what would be cut and change nothing")
-	if pos, err := cli.ParseArgs(fs, args); err != nil {
-		return err
-	} else if len(pos) > 0 || *table == "" || *at == "" {
-		fs.Usage()
-		return errors.New("want --table and --truncate-at, and no arguments")
-	}
-	file, byteAt, err := parseCut(*at)
-	if err != nil {
-		return err
-	}
-	path, err := protocol.ParseTablePath(*table)
-	if err != nil {
-		return err
-	}
+	return &ff.Command{Name: "repair", Usage: "fluxgate repair --data DIR --table DATABASE.TABLE --truncate-at FILE:BYTE [--dry-run]", ShortHelp: "cut a corrupt table log where the server says, with the server stopped", Flags: fs,
+		Exec: func(ctx context.Context, pos []string) error {
+			if len(pos) > 0 || *table == "" || *at == "" {
+				return cli.UsageError(errors.New("want --table and --truncate-at, and no arguments"))
+			}
+			file, byteAt, err := parseCut(*at)
+			if err != nil {
+				return err
+			}
+			path, err := protocol.ParseTablePath(*table)
+			if err != nil {
+				return err
+			}
 
-	// The catalog's lock (pebble's, on <data>/catalog) keeps a server from
-	// starting, or this from running beside one, while the log is cut.
-	cat, err := catalog.Open(filepath.Join(*data, "catalog"), catalog.Options{ReadOnly: true})
-	if errs.Is(err, errs.NotFound) {
-		return fmt.Errorf("%w: is --data the server's data directory?", err)
-	}
-	if err != nil {
-		return fmt.Errorf("%w (the server must be stopped first)", err)
-	}
-	defer cat.Close()
-	info, err := cat.Table(path)
-	if err != nil {
-		return err
-	}
-	if info.DatalakeEnabled() {
-		return fmt.Errorf("%s is lake-enabled: its lake copy may hold offsets past the cut, and repairing that is not supported yet; restore the table from a backup, or drop it", path)
-	}
-	dir := filepath.Join(*data, "tables", strconv.FormatInt(info.TableID, 10))
-	plan, err := logstore.PlanRepair(dir, info.BucketCount(), file, byteAt)
-	if err != nil {
-		return err
-	}
-	var state *kv.Store
-	if info.IsPrimaryKey() {
-		if state, err = openStateToReset(*data, info.TableID, plan); err != nil {
-			return fmt.Errorf("%s: %w", path, err)
-		}
-	}
-	if state != nil {
-		defer state.Close()
-	}
-	dest := filepath.Join(*data, engine.QuarantineDir, fmt.Sprintf("%s-repair-%d", time.Now().UTC().Format("20060102T150405Z"), info.TableID))
-	printPlan(std, path, info.TableID, plan, dest)
-	if state != nil {
-		fmt.Fprintf(std.out, "  reset the primary-key state of bucket %d: the next start rebuilds it from the changelog kept\n", plan.Bucket)
-	}
-	if *dryRun {
-		fmt.Fprintln(std.out, "dry run: nothing changed")
-		return nil
-	}
-	if err := plan.Apply(dest); err != nil {
-		return fmt.Errorf("repair %s: %w (what was moved is in %s)", path, err, dest)
-	}
-	if state != nil {
-		if err := state.ResetBucket(info.TableID, plan.Bucket); err != nil {
-			return fmt.Errorf("repair %s: the log is cut, but resetting the state failed (run the same repair again): %w", path, err)
-		}
-	}
-	fmt.Fprintf(std.out, "repaired: bucket %d of %s now ends at offset %d; start the server\n", plan.Bucket, path, plan.KeptEnd)
-	return nil
+			// The catalog's lock (pebble's, on <data>/catalog) keeps a server from
+			// starting, or this from running beside one, while the log is cut.
+			cat, err := catalog.Open(filepath.Join(*data, "catalog"), catalog.Options{ReadOnly: true})
+			if errs.Is(err, errs.NotFound) {
+				return fmt.Errorf("%w: is --data the server's data directory?", err)
+			}
+			if err != nil {
+				return fmt.Errorf("%w (the server must be stopped first)", err)
+			}
+			defer cat.Close()
+			info, err := cat.Table(path)
+			if err != nil {
+				return err
+			}
+			if info.DatalakeEnabled() {
+				return fmt.Errorf("%s is lake-enabled: its lake copy may hold offsets past the cut, and repairing that is not supported yet; restore the table from a backup, or drop it", path)
+			}
+			dir := filepath.Join(*data, "tables", strconv.FormatInt(info.TableID, 10))
+			plan, err := logstore.PlanRepair(dir, info.BucketCount(), file, byteAt)
+			if err != nil {
+				return err
+			}
+			var state *kv.Store
+			if info.IsPrimaryKey() {
+				if state, err = openStateToReset(*data, info.TableID, plan); err != nil {
+					return fmt.Errorf("%s: %w", path, err)
+				}
+			}
+			if state != nil {
+				defer state.Close()
+			}
+			dest := filepath.Join(*data, engine.QuarantineDir, fmt.Sprintf("%s-repair-%d", time.Now().UTC().Format("20060102T150405Z"), info.TableID))
+			printPlan(std, path, info.TableID, plan, dest)
+			if state != nil {
+				fmt.Fprintf(std.out, "  reset the primary-key state of bucket %d: the next start rebuilds it from the changelog kept\n", plan.Bucket)
+			}
+			if *dryRun {
+				fmt.Fprintln(std.out, "dry run: nothing changed")
+				return nil
+			}
+			if err := plan.Apply(dest); err != nil {
+				return fmt.Errorf("repair %s: %w (what was moved is in %s)", path, err, dest)
+			}
+			if state != nil {
+				if err := state.ResetBucket(info.TableID, plan.Bucket); err != nil {
+					return fmt.Errorf("repair %s: the log is cut, but resetting the state failed (run the same repair again): %w", path, err)
+				}
+			}
+			fmt.Fprintf(std.out, "repaired: bucket %d of %s now ends at offset %d; start the server\n", plan.Bucket, path, plan.KeptEnd)
+			return nil
+
+		}}
 }
 
 // openStateToReset returns the primary-key state store when the state of the

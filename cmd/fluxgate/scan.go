@@ -14,13 +14,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/fluxgate-io/fluxgate/client"
 	"github.com/fluxgate-io/fluxgate/internal/cli"
+	"github.com/peterbourgon/ff/v4"
 )
 
 const scanUsage = "scan --table T [--columns a,b] [--filter JSON] [--startup full|earliest|latest|TIMESTAMP_MS|OFFSETS_JSON] [--follow] [--limit N] [--format table|csv|jsonl|arrow] [--output FILE]"
-
-func runScan(ctx context.Context, args []string) error {
-	return cliError(scanMain(ctx, args, osStdio()))
-}
 
 // scanFlags are the flags of scan.
 type scanFlags struct {
@@ -37,12 +34,11 @@ type scanFlags struct {
 	compression string
 }
 
-func scanMain(ctx context.Context, args []string, std stdio) error {
+func scanCommand(std stdio) *ff.Command {
 	var f scanFlags
 	var conn connFlags
-	fs := cli.NewFlagSet("scan", scanUsage)
-	fs.SetOutput(std.err)
-	conn.register(fs)
+	fs := cli.NewFlagSet("scan")
+	conn.register(fs.FlagSet)
 	fs.StringVar(&f.table, "table", "", "the table to read, database.table; t$changelog and t$lake read those views")
 	fs.StringVar(&f.columns, "columns", "", "columns to read, comma-separated (default all)")
 	fs.StringVar(&f.filter, "filter", "", `predicate as JSON, e.g. {"gt": ["amount", "100.00"]} (PROTOCOL.md §4.4)`)
@@ -54,51 +50,56 @@ func scanMain(ctx context.Context, args []string, std stdio) error {
 	fs.StringVar(&f.format, "format", "table", "output format: table, csv, jsonl or arrow (Arrow IPC stream)")
 	fs.StringVar(&f.output, "output", "", "write to this file instead of stdout")
 	fs.StringVar(&f.compression, "compression", "", "IPC compression of the batches the server sends: none, lz4_frame or zstd")
-	pos, err := cli.ParseArgs(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) == 1 && f.table == "" {
-		f.table = pos[0]
-	} else if len(pos) > 0 {
-		fs.Usage()
-		return fmt.Errorf("unexpected arguments %q", pos)
-	}
-	req, err := scanRequest(f)
-	if err != nil {
-		return err
-	}
-	if err := checkOutputFormat(f.format); err != nil {
-		return err
-	}
+	return &ff.Command{Name: "scan", Usage: "fluxgate " + scanUsage, ShortHelp: "read a table: print it, or follow it as it grows", Flags: fs,
+		Exec: func(ctx context.Context, pos []string) error {
+			if len(pos) == 1 && f.table == "" {
+				f.table = pos[0]
+			} else if len(pos) > 0 {
+				return cli.UsageError(fmt.Errorf("unexpected arguments %q", pos))
+			}
+			req, err := scanRequest(f)
+			if err != nil {
+				return err
+			}
+			// The server refuses a limit on a follow (PROTOCOL.md §4): a follow's
+			// rows are counted here, across all its buckets.
+			var followLimit int64
+			if req.Stop.IsUnbounded() && req.Limit != nil {
+				followLimit, req.Limit = *req.Limit, nil
+			}
+			if err := checkOutputFormat(f.format); err != nil {
+				return err
+			}
 
-	c, err := conn.dial(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	var out io.Writer = std.out
-	if f.output != "" && f.output != "-" {
-		file, err := os.Create(f.output)
-		if err != nil {
-			return err
-		}
-		defer file.Close()
-		out = file
-	}
-	s, err := c.Scan(ctx, req)
-	if err != nil {
-		return err
-	}
-	defer s.Release()
-	n, err := copyRecords(ctx, s, out, f.format, req.Stop.IsUnbounded(), c.Allocator())
-	if err != nil {
-		return err
-	}
-	if f.output != "" && f.output != "-" {
-		fmt.Fprintf(std.err, "wrote %d rows to %s\n", n, f.output)
-	}
-	return nil
+			c, err := conn.dial(ctx)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			var out io.Writer = std.out
+			if f.output != "" && f.output != "-" {
+				file, err := os.Create(f.output)
+				if err != nil {
+					return err
+				}
+				defer file.Close()
+				out = file
+			}
+			s, err := c.Scan(ctx, req)
+			if err != nil {
+				return err
+			}
+			defer s.Release()
+			n, err := copyRecords(ctx, s, out, f.format, req.Stop.IsUnbounded(), followLimit, c.Allocator())
+			if err != nil {
+				return err
+			}
+			if f.output != "" && f.output != "-" {
+				fmt.Fprintf(std.err, "wrote %d rows to %s\n", n, f.output)
+			}
+			return nil
+
+		}}
 }
 
 // scanRequest builds the ScanRequest the flags describe.
@@ -143,9 +144,9 @@ func scanRequest(f scanFlags) (client.ScanRequest, error) {
 }
 
 // copyRecords writes every batch of s to out in format and returns the rows
-// written. When following, each batch is flushed as it comes, and the end
-// of ctx (Ctrl-C) is a clean end.
-func copyRecords(ctx context.Context, s client.RecordStream, out io.Writer, format string, follow bool, mem memory.Allocator) (int64, error) {
+// written; a limit above 0 stops it after that many. When following, each
+// batch is flushed as it comes, and the end of ctx (Ctrl-C) is a clean end.
+func copyRecords(ctx context.Context, s client.RecordStream, out io.Writer, format string, follow bool, limit int64, mem memory.Allocator) (int64, error) {
 	var (
 		rw   recordWriter
 		rows int64
@@ -165,13 +166,17 @@ func copyRecords(ctx context.Context, s client.RecordStream, out io.Writer, form
 		rw, err = newRecordWriter(format, out, schema, mem)
 		return err
 	}
-	for s.Next() {
+	for (limit <= 0 || rows < limit) && s.Next() {
 		rec := s.RecordBatch()
 		if rec.NumRows() == 0 {
 			continue // a batch that only advances offsets
 		}
 		if err := open(); err != nil {
 			return rows, err
+		}
+		if limit > 0 && rows+rec.NumRows() > limit {
+			rec = rec.NewSlice(0, limit-rows)
+			defer rec.Release()
 		}
 		if err := rw.Write(rec); err != nil {
 			return rows, err

@@ -14,12 +14,15 @@ import (
 	"os"
 	"slices"
 	"strconv"
-	"time"
 
 	"github.com/fluxgate-io/fluxgate/auth"
+	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/engine"
 	"github.com/fluxgate-io/fluxgate/internal/cli"
 	"github.com/fluxgate-io/fluxgate/logstore"
+	"github.com/fluxgate-io/fluxgate/protocol"
 	"github.com/fluxgate-io/fluxgate/server"
+	"github.com/peterbourgon/ff/v4"
 )
 
 // serveConfig is serve's flags: the server's Config and how it logs.
@@ -30,17 +33,17 @@ type serveConfig struct {
 }
 
 func (c *serveConfig) register(fs *flag.FlagSet) {
-	fs.StringVar(&c.Data, "data", "./fluxgate-data", "data directory")
-	fs.StringVar(&c.Listen, "listen", "127.0.0.1:8815", "Flight (gRPC) listen address")
-	fs.StringVar(&c.HTTP, "http", "127.0.0.1:8816", "HTTP address for /healthz, /readyz, /metrics and the lake's Iceberg REST catalog at /iceberg; HTTPS with --tls-cert (empty: off)")
-	fs.IntVar(&c.MaxMessageBytes, "max-message-bytes", 64<<20, "largest gRPC message accepted")
-	fs.IntVar(&c.MaxStreams, "max-streams-per-client", 256, "streaming calls one client host may have open at once (-1: no limit)")
+	fs.StringVar(&c.Data, "data", server.DefaultData, "data directory")
+	fs.StringVar(&c.Listen, "listen", protocol.DefaultFlightAddr, "Flight (gRPC) listen address")
+	fs.StringVar(&c.HTTP, "http", server.DefaultHTTP, "HTTP address for /healthz, /readyz, /metrics and the lake's Iceberg REST catalog at /iceberg; HTTPS with --tls-cert (empty: off)")
+	fs.IntVar(&c.MaxMessageBytes, "max-message-bytes", protocol.DefaultMaxMessageBytes, "largest gRPC message accepted")
+	fs.IntVar(&c.MaxStreamsPerClient, "max-streams-per-client", protocol.DefaultMaxStreamsPerClient, "streaming calls one client host may have open at once (-1: no limit)")
 	fs.IntVar(&c.MaxConnections, "max-connections", server.DefaultMaxConnections, "connections the Flight and the HTTP listener each accept at once; more wait to be accepted")
-	fs.Int64Var(&c.MaxWriteBytes, "max-write-bytes", 1<<30, "memory budget of clients' streams: written batches received and not yet acknowledged (and their encoding), frames and messages of reads; clients past it wait")
-	fs.DurationVar(&c.IdleTimeout, "stream-idle-timeout", 10*time.Minute, "end a DoPut or DoExchange stream whose client sent nothing, or a DoGet whose client took nothing, for this long (negative: never)")
-	fs.IntVar(&c.BucketNum, "default-bucket-num", 1, "bucket.num of tables that do not set it")
-	fs.IntVar(&c.MaxPartitions, "max-partitions", 1000, "max.partition.num: the most partitions one partitioned table may have")
-	fs.Int64Var(&c.SegmentBytes, "segment-bytes", 256<<20, "log segment size at which a new segment starts")
+	fs.Int64Var(&c.MaxWriteBytes, "max-write-bytes", protocol.DefaultMaxWriteBytes, "memory budget of clients' streams: written batches received and not yet acknowledged (and their encoding), frames and messages of reads; clients past it wait")
+	fs.DurationVar(&c.StreamIdleTimeout, "stream-idle-timeout", protocol.DefaultStreamIdleTimeout, "end a DoPut or DoExchange stream whose client sent nothing, or a DoGet whose client took nothing, for this long (negative: never)")
+	fs.IntVar(&c.DefaultBucketNum, "default-bucket-num", catalog.DefaultBucketNum, "bucket.num of tables that do not set it")
+	fs.IntVar(&c.MaxPartitions, "max-partitions", catalog.DefaultMaxPartitions, "max.partition.num: the most partitions one partitioned table may have")
+	fs.Int64Var(&c.SegmentBytes, "segment-bytes", logstore.DefaultSegmentBytes, "log segment size at which a new segment starts")
 	fs.StringVar(&c.logLevel, "log-level", "info", "log level: debug, info, warn or error")
 	fs.StringVar(&c.logFormat, "log-format", "text", "log format: text or json")
 	fs.BoolVar(&c.InsecureNoAuth, "insecure-no-auth", false, "allow listening on a non-loopback address without authentication")
@@ -53,37 +56,47 @@ func (c *serveConfig) register(fs *flag.FlagSet) {
 	fs.BoolVar(&c.OTLPInsecure, "otlp-insecure", false, "export traces to --otlp-endpoint without TLS")
 	fs.StringVar(&c.LakeWarehouse, "lake-warehouse", "", "Iceberg warehouse of the lake tier: a directory or an object-store URI iceberg-go supports (empty: <data>/lake)")
 	fs.StringVar(&c.LakeCatalog, "lake-catalog", "", "Iceberg catalog of the lake tier as iceberg-go catalog properties, e.g. type=rest,uri=http://localhost:8181 or type=sql,uri=file:/var/lib/lake.db,sql.driver=sqlite,sql.dialect=sqlite (empty: the filesystem catalog in the warehouse)")
-	fs.DurationVar(&c.Retention, "retention-interval", time.Minute, "how often log segments past table.log.ttl are removed")
-	fs.DurationVar(&c.AutoPartitionCheck, "auto-partition-check-interval", 10*time.Minute, "how often partitions of tables with table.auto-partition.enabled are created ahead and expired (Fluss's auto-partition.check.interval)")
+	fs.DurationVar(&c.RetentionInterval, "retention-interval", engine.DefaultRetentionInterval, "how often log segments past table.log.ttl are removed")
+	fs.DurationVar(&c.AutoPartitionCheckInterval, "auto-partition-check-interval", engine.DefaultAutoPartitionCheckInterval, "how often partitions of tables with table.auto-partition.enabled are created ahead and expired (Fluss's auto-partition.check.interval)")
 	fs.IntVar(&c.OpenFiles, "open-files", 0, "file descriptors the data files may keep open at once, however many buckets: half for log segments (the least recently used closed first), a quarter each for the primary-key state and the catalog (0: half of the process's RLIMIT_NOFILE, 256 to 65536)")
-	fs.DurationVar(&c.WriterExpiry, "writer-expiration", logstore.DefaultWriterExpiration, "how long an idempotent writer's state is kept after its last batch (Fluss's server.writer-id.expiration-time)")
-	fs.DurationVar(&c.FollowHeartbeat, "follow-heartbeat", 4*time.Second, "how long an unbounded scan (a follow) may be idle before it sends an empty batch with its offsets")
+	fs.DurationVar(&c.WriterExpiration, "writer-expiration", logstore.DefaultWriterExpiration, "how long an idempotent writer's state is kept after its last batch (Fluss's server.writer-id.expiration-time)")
+	fs.DurationVar(&c.FollowHeartbeat, "follow-heartbeat", engine.DefaultFollowHeartbeat, "how long an unbounded scan (a follow) may be idle before it sends an empty batch with its offsets")
 }
 
-// parseServeFlags parses args; values from --config apply where a flag was
-// not given on the command line.
-func parseServeFlags(args []string) (*serveConfig, error) {
+// serveCommand is fluxgate serve; run runs the server its flags
+// configure. Values from --config apply where a flag was not given on the
+// command line.
+func serveCommand(run func(context.Context, *serveConfig) error) *ff.Command {
 	cfg := &serveConfig{}
 	fs, configPath := newServeFlagSet(cfg)
-	if err := cli.ParseFlags(fs, args); err != nil {
-		return nil, err
-	}
-	if fs.NArg() > 0 {
-		return nil, fmt.Errorf("unexpected argument %q", fs.Arg(0))
-	}
-	if *configPath == "" {
-		return cfg, nil
-	}
-	if err := applyConfigFile(fs, *configPath); err != nil {
-		return nil, fmt.Errorf("config %s: %w", *configPath, err)
-	}
-	return cfg, nil
+	return &ff.Command{Name: "serve", Usage: "fluxgate serve [flags]", ShortHelp: "run the server", Flags: fs,
+		Exec: func(ctx context.Context, args []string) error {
+			if len(args) > 0 {
+				return cli.UsageError(fmt.Errorf("unexpected argument %q", args[0]))
+			}
+			if *configPath != "" {
+				if err := applyConfigFile(fs.FlagSet, *configPath); err != nil {
+					return fmt.Errorf("config %s: %w", *configPath, err)
+				}
+			}
+			return run(ctx, cfg)
+		}}
+}
+
+// parseServeFlags returns the configuration args give serve.
+func parseServeFlags(args []string) (*serveConfig, error) {
+	var parsed *serveConfig
+	err := serveCommand(func(_ context.Context, cfg *serveConfig) error {
+		parsed = cfg
+		return nil
+	}).ParseAndRun(context.Background(), args)
+	return parsed, err
 }
 
 // newServeFlagSet returns serve's flags, bound to cfg, and --config.
-func newServeFlagSet(cfg *serveConfig) (*flag.FlagSet, *string) {
-	fs := cli.NewFlagSet("serve", "serve [flags]")
-	cfg.register(fs)
+func newServeFlagSet(cfg *serveConfig) (*cli.FlagSet, *string) {
+	fs := cli.NewFlagSet("serve")
+	cfg.register(fs.FlagSet)
 	configPath := fs.String("config", "", "JSON config file; keys are the flag names, e.g. {\"data\": \"/var/lib/fluxgate\"}")
 	return fs, configPath
 }
@@ -156,10 +169,11 @@ func newLogger(cfg *serveConfig) (*slog.Logger, error) {
 }
 
 func runServe(ctx context.Context, args []string) error {
-	cfg, err := parseServeFlags(args)
-	if err != nil {
-		return err
-	}
+	return cli.Run(ctx, serveCommand(serve), args, os.Stderr)
+}
+
+// serve runs the server cfg configures until ctx ends.
+func serve(ctx context.Context, cfg *serveConfig) error {
 	log, err := newLogger(cfg)
 	if err != nil {
 		return err

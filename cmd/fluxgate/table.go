@@ -7,7 +7,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -16,45 +15,13 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/client"
 	"github.com/fluxgate-io/fluxgate/internal/cli"
+	"github.com/peterbourgon/ff/v4"
 )
 
-const tableUsage = `usage: fluxgate table <command> [flags]
-
-commands:
-  create  (--spec FILE.json | --name T --column name:TYPE[:notnull] ... [--pk a,b] [--partition-by k] [--option k=v ...]) [--if-not-exists]
-  list    [--database D] [--json]
-  describe T
-  alter   T [--set k=v ...] [--reset k ...] [--add-column name:TYPE ...]
-  drop    T [--if-exists]
-
-Run "fluxgate table <command> -h" for a command's flags.`
-
-func runTable(ctx context.Context, args []string) error {
-	return cliError(tableMain(ctx, args, osStdio()))
-}
-
-func tableMain(ctx context.Context, args []string, std stdio) error {
-	if len(args) == 0 {
-		fmt.Fprintln(std.err, tableUsage)
-		return cli.ErrUsage
-	}
-	switch args[0] {
-	case "create":
-		return tableCreate(ctx, args[1:], std)
-	case "list", "ls":
-		return tableList(ctx, args[1:], std)
-	case "describe", "desc":
-		return tableDescribe(ctx, args[1:], std)
-	case "alter":
-		return tableAlter(ctx, args[1:], std)
-	case "drop":
-		return tableDrop(ctx, args[1:], std)
-	case "-h", "-help", "--help", "help":
-		fmt.Fprintln(std.err, tableUsage)
-		return flag.ErrHelp
-	}
-	fmt.Fprintln(std.err, tableUsage)
-	return fmt.Errorf("unknown table command %q", args[0])
+func tableCommand(std stdio) *ff.Command {
+	list, describe := tableList(std), tableDescribe(std)
+	return cli.Group("table", "fluxgate table <command> [flags]", "create, list, describe, alter or drop tables",
+		tableCreate(std), list, cli.Alias("ls", list), describe, cli.Alias("desc", describe), tableAlter(std), tableDrop(std))
 }
 
 // createFlags are the flags of table create.
@@ -71,12 +38,11 @@ type createFlags struct {
 	ifNotExists bool
 }
 
-func tableCreate(ctx context.Context, args []string, std stdio) error {
+func tableCreate(std stdio) *ff.Command {
 	var f createFlags
 	var conn connFlags
-	fs := cli.NewFlagSet("table create", "table create (--spec FILE.json | --name T --column name:TYPE[:notnull] ...) [flags]")
-	fs.SetOutput(std.err)
-	conn.register(fs)
+	fs := cli.NewFlagSet("create")
+	conn.register(fs.FlagSet)
 	fs.StringVar(&f.spec, "spec", "", "table definition: a JSON TableSpec file (PROTOCOL.md §2), - for stdin")
 	fs.StringVar(&f.name, "name", "", "table name, database.table (or the first argument)")
 	fs.Var(&f.columns, "column", "a column as name:TYPE or name:TYPE:notnull (repeatable), e.g. amount:DECIMAL(10,2)")
@@ -87,43 +53,44 @@ func tableCreate(ctx context.Context, args []string, std stdio) error {
 	fs.Var(&f.options, "option", "a table option key=value (repeatable), e.g. table.merge-engine=first_row")
 	fs.StringVar(&f.comment, "comment", "", "table comment")
 	fs.BoolVar(&f.ifNotExists, "if-not-exists", false, "succeed if the table exists already")
-	pos, err := cli.ParseArgs(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) > 1 || (len(pos) == 1 && f.name != "") {
-		return fmt.Errorf("table create: unexpected arguments %q", pos)
-	}
-	if len(pos) == 1 {
-		f.name = pos[0]
-	}
-	var specFile []byte
-	if f.spec != "" {
-		if specFile, err = readFileOrStdin(f.spec, std.in); err != nil {
-			return err
-		}
-	}
-	body, err := createTableBody(f, specFile)
-	if err != nil {
-		return err
-	}
-	c, err := conn.dial(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	var info client.TableInfo
-	if err := c.Action(ctx, client.ActionCreateTable, body, &info); err != nil {
-		return err
-	}
-	kind := info.Kind
-	if kind == "" {
-		kind = "table"
-	} else {
-		kind = strings.ReplaceAll(kind, "_", "-") + " table"
-	}
-	fmt.Fprintf(std.out, "created %s: %s, %s bucket(s), table_id %d\n", info.Table, kind, orDash(info.Options["bucket.num"]), info.TableID)
-	return nil
+	return &ff.Command{Name: "create", Usage: "fluxgate table create (--spec FILE.json | --name T --column name:TYPE[:notnull] ...) [flags]", ShortHelp: "create a table from a JSON spec or from --name and --column flags", Flags: fs,
+		Exec: func(ctx context.Context, pos []string) error {
+			var err error
+			if len(pos) > 1 || (len(pos) == 1 && f.name != "") {
+				return fmt.Errorf("table create: unexpected arguments %q", pos)
+			}
+			if len(pos) == 1 {
+				f.name = pos[0]
+			}
+			var specFile []byte
+			if f.spec != "" {
+				if specFile, err = readFileOrStdin(f.spec, std.in); err != nil {
+					return err
+				}
+			}
+			body, err := createTableBody(f, specFile)
+			if err != nil {
+				return err
+			}
+			c, err := conn.dial(ctx)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			var info client.TableInfo
+			if err := c.Action(ctx, client.ActionCreateTable, body, &info); err != nil {
+				return err
+			}
+			kind := info.Kind
+			if kind == "" {
+				kind = "table"
+			} else {
+				kind = strings.ReplaceAll(kind, "_", "-") + " table"
+			}
+			fmt.Fprintf(std.out, "created %s: %s, %s bucket(s), table_id %d\n", info.Table, kind, orDash(info.Options["bucket.num"]), info.TableID)
+			return nil
+
+		}}
 }
 
 // createTableBody builds the create-table body from a spec file or from the
@@ -217,52 +184,51 @@ func parseColumnFlag(s string) (client.Column, error) {
 	return col, nil
 }
 
-func tableList(ctx context.Context, args []string, std stdio) error {
+func tableList(std stdio) *ff.Command {
 	var conn connFlags
 	var database string
 	var asJSON bool
-	fs := cli.NewFlagSet("table list", "table list [--database D] [--json]")
-	fs.SetOutput(std.err)
-	conn.register(fs)
+	fs := cli.NewFlagSet("list")
+	conn.register(fs.FlagSet)
 	fs.StringVar(&database, "database", "", "only this database's tables")
 	fs.BoolVar(&asJSON, "json", false, "print the list-tables result as JSON")
-	pos, err := cli.ParseArgs(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) == 1 && database == "" {
-		database = pos[0]
-	} else if len(pos) > 0 {
-		return fmt.Errorf("table list: unexpected arguments %q", pos)
-	}
-	c, err := conn.dial(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	body := map[string]any{}
-	if database != "" {
-		body["database"] = database
-	}
-	// Every page, as the server sent each table (the JSON keeps what
-	// client.TableInfo does not know).
-	raws := []json.RawMessage{}
-	if err := c.ListPages(ctx, client.ActionListTables, body, "tables", func(t json.RawMessage) error {
-		raws = append(raws, t)
-		return nil
-	}); err != nil {
-		return err
-	}
-	if asJSON {
-		return cli.WriteJSON(std.out, map[string]any{"tables": raws})
-	}
-	tables := make([]client.TableInfo, len(raws))
-	for i, raw := range raws {
-		if err := json.Unmarshal(raw, &tables[i]); err != nil {
-			return fmt.Errorf("list-tables result: %w", err)
-		}
-	}
-	return writeTableList(std.out, tables)
+	return &ff.Command{Name: "list", Usage: "fluxgate table list [--database D] [--json]", ShortHelp: "list the tables, of all databases or one", Flags: fs,
+		Exec: func(ctx context.Context, pos []string) error {
+			if len(pos) == 1 && database == "" {
+				database = pos[0]
+			} else if len(pos) > 0 {
+				return fmt.Errorf("table list: unexpected arguments %q", pos)
+			}
+			c, err := conn.dial(ctx)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			body := map[string]any{}
+			if database != "" {
+				body["database"] = database
+			}
+			// Every page, as the server sent each table (the JSON keeps what
+			// client.TableInfo does not know).
+			raws := []json.RawMessage{}
+			if err := c.ListPages(ctx, client.ActionListTables, body, "tables", func(t json.RawMessage) error {
+				raws = append(raws, t)
+				return nil
+			}); err != nil {
+				return err
+			}
+			if asJSON {
+				return cli.WriteJSON(std.out, map[string]any{"tables": raws})
+			}
+			tables := make([]client.TableInfo, len(raws))
+			for i, raw := range raws {
+				if err := json.Unmarshal(raw, &tables[i]); err != nil {
+					return fmt.Errorf("list-tables result: %w", err)
+				}
+			}
+			return writeTableList(std.out, tables)
+
+		}}
 }
 
 // writeTableList prints tables as an aligned text table, sorted by name.
@@ -280,102 +246,96 @@ func writeTableList(w io.Writer, tables []client.TableInfo) error {
 	return cli.WriteAligned(w, []string{"TABLE", "KIND", "BUCKETS", "PRIMARY KEY", "COLUMNS"}, rows)
 }
 
-func tableDescribe(ctx context.Context, args []string, std stdio) error {
+func tableDescribe(std stdio) *ff.Command {
 	var conn connFlags
-	fs := cli.NewFlagSet("table describe", "table describe T")
-	fs.SetOutput(std.err)
-	conn.register(fs)
-	pos, err := cli.ParseArgs(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) != 1 {
-		fs.Usage()
-		return errors.New("table describe: want one table name")
-	}
-	c, err := conn.dial(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	var raw json.RawMessage
-	if err := c.Action(ctx, client.ActionDescribeTable, map[string]string{"table": pos[0]}, &raw); err != nil {
-		return err
-	}
-	return cli.WriteJSON(std.out, raw)
+	fs := cli.NewFlagSet("describe")
+	conn.register(fs.FlagSet)
+	return &ff.Command{Name: "describe", Usage: "fluxgate table describe T", ShortHelp: "print a table's definition as JSON", Flags: fs,
+		Exec: func(ctx context.Context, pos []string) error {
+			if len(pos) != 1 {
+				return cli.UsageError(errors.New("want one table name"))
+			}
+			c, err := conn.dial(ctx)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			var raw json.RawMessage
+			if err := c.Action(ctx, client.ActionDescribeTable, map[string]string{"table": pos[0]}, &raw); err != nil {
+				return err
+			}
+			return cli.WriteJSON(std.out, raw)
+
+		}}
 }
 
 // tableAlter changes options or adds (nullable) columns and prints the
 // table's new TableInfo.
-func tableAlter(ctx context.Context, args []string, std stdio) error {
+func tableAlter(std stdio) *ff.Command {
 	var conn connFlags
 	var set, reset, add multiFlag
-	fs := cli.NewFlagSet("table alter", "table alter T [--set k=v ...] [--reset k ...] [--add-column name:TYPE ...]")
-	fs.SetOutput(std.err)
-	conn.register(fs)
+	fs := cli.NewFlagSet("alter")
+	conn.register(fs.FlagSet)
 	fs.Var(&set, "set", "set an alterable option, k=v (repeatable)")
 	fs.Var(&reset, "reset", "reset an option to its default (repeatable)")
 	fs.Var(&add, "add-column", "add a nullable column at the end, name:TYPE (repeatable)")
-	pos, err := cli.ParseArgs(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) != 1 || len(set)+len(reset)+len(add) == 0 {
-		fs.Usage()
-		return errors.New("table alter: want one table name and something to change")
-	}
-	req := client.AlterRequest{Table: pos[0], Reset: reset, Set: map[string]string{}}
-	for _, kv := range set {
-		k, v, ok := strings.Cut(kv, "=")
-		if !ok {
-			return fmt.Errorf("--set %q: want k=v", kv)
-		}
-		req.Set[k] = v
-	}
-	for _, a := range add {
-		col, err := parseColumnFlag(a)
-		if err != nil {
-			return err
-		}
-		req.AddColumns = append(req.AddColumns, col)
-	}
-	c, err := conn.dial(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	var raw json.RawMessage
-	if err := c.Action(ctx, "alter-table", req, &raw); err != nil {
-		return err
-	}
-	return cli.WriteJSON(std.out, raw)
+	return &ff.Command{Name: "alter", Usage: "fluxgate table alter T [--set k=v ...] [--reset k ...] [--add-column name:TYPE ...]", ShortHelp: "set or reset options, or add nullable columns", Flags: fs,
+		Exec: func(ctx context.Context, pos []string) error {
+			if len(pos) != 1 || len(set)+len(reset)+len(add) == 0 {
+				return cli.UsageError(errors.New("want one table name and something to change"))
+			}
+			req := client.AlterRequest{Table: pos[0], Reset: reset, Set: map[string]string{}}
+			for _, kv := range set {
+				k, v, ok := strings.Cut(kv, "=")
+				if !ok {
+					return fmt.Errorf("--set %q: want k=v", kv)
+				}
+				req.Set[k] = v
+			}
+			for _, a := range add {
+				col, err := parseColumnFlag(a)
+				if err != nil {
+					return err
+				}
+				req.AddColumns = append(req.AddColumns, col)
+			}
+			c, err := conn.dial(ctx)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			var raw json.RawMessage
+			if err := c.Action(ctx, "alter-table", req, &raw); err != nil {
+				return err
+			}
+			return cli.WriteJSON(std.out, raw)
+
+		}}
 }
 
-func tableDrop(ctx context.Context, args []string, std stdio) error {
+func tableDrop(std stdio) *ff.Command {
 	var conn connFlags
 	var ifExists bool
-	fs := cli.NewFlagSet("table drop", "table drop T [--if-exists]")
-	fs.SetOutput(std.err)
-	conn.register(fs)
+	fs := cli.NewFlagSet("drop")
+	conn.register(fs.FlagSet)
 	fs.BoolVar(&ifExists, "if-exists", false, "succeed if the table does not exist")
-	pos, err := cli.ParseArgs(fs, args)
-	if err != nil {
-		return err
-	}
-	if len(pos) != 1 {
-		fs.Usage()
-		return errors.New("table drop: want one table name")
-	}
-	c, err := conn.dial(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	if err := c.DropTable(ctx, pos[0], ifExists); err != nil {
-		return err
-	}
-	fmt.Fprintf(std.out, "dropped %s\n", pos[0])
-	return nil
+	return &ff.Command{Name: "drop", Usage: "fluxgate table drop T [--if-exists]", ShortHelp: "drop a table and its data", Flags: fs,
+		Exec: func(ctx context.Context, pos []string) error {
+			if len(pos) != 1 {
+				return cli.UsageError(errors.New("want one table name"))
+			}
+			c, err := conn.dial(ctx)
+			if err != nil {
+				return err
+			}
+			defer c.Close()
+			if err := c.DropTable(ctx, pos[0], ifExists); err != nil {
+				return err
+			}
+			fmt.Fprintf(std.out, "dropped %s\n", pos[0])
+			return nil
+
+		}}
 }
 
 // readFileOrStdin reads a whole file; "-" is stdin.

@@ -44,7 +44,7 @@ func startFluxgate(ctx context.Context, tmp string, cfg *config, data *benchdata
 	if s.eng, err = engine.Open(ctx, s.dir, engine.Options{Logger: log}); err != nil {
 		return nil, err
 	}
-	opts := fgflight.Options{Logger: log, Limits: fgflight.Limits{MessageBytes: 64 << 20}}
+	opts := fgflight.Options{Logger: log, Limits: fgflight.Limits{MaxMessageBytes: 64 << 20}}
 	s.srv = flight.NewServerWithMiddleware(nil, append([]grpc.ServerOption{
 		// As cmd/fluxgate's startServer.
 		grpc.MaxSendMsgSize(64 << 20),

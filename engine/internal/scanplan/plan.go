@@ -136,6 +136,10 @@ func (env *Env) planCommon(info *catalog.TableInfo, path protocol.TablePath, req
 	if req.Limit != nil && *req.Limit < 0 {
 		return "", nil, startup, errs.New(errs.Invalid, "limit %d is negative", *req.Limit)
 	}
+	// A limited scan reads its buckets in turn, and an unbounded bucket never ends.
+	if req.Limit != nil && req.Stop.IsUnbounded() {
+		return "", nil, startup, errs.New(errs.Invalid, `limit with stop "none" (a follow): a limited scan reads its buckets in turn and would never leave the first; count rows in the client instead`)
+	}
 	if startup.IsZero() {
 		startup.Mode = protocol.PositionFull
 		if view == protocol.ViewChangelog {
