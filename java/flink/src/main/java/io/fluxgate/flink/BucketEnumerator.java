@@ -80,7 +80,7 @@ final class BucketEnumerator implements SplitEnumerator<BucketSplit, EnumeratorS
     }
     List<BucketSplit> out = new ArrayList<>();
     for (byte[] ticket : plan.tickets()) {
-      out.add(new BucketSplit(PREFIX + nextSplit++, ticket, keyColumns));
+      out.add(BucketSplit.of(PREFIX + nextSplit++, ticket, keyColumns));
     }
     return out;
   }

@@ -8,21 +8,25 @@ import io.fluxgate.client.Predicates;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import org.apache.flink.api.connector.source.SourceSplit;
 
 /**
  * One bucket of a scan: a ticket of the scan's plan (PROTOCOL.md §4.3), which is JSON and complete
- * in itself, so resuming is the same ticket with a later start.
+ * in itself, so resuming is the same ticket with a later start. Its kind follows from the ticket
+ * ({@link #of}): a {@link SnapshotSplit} first reads the bucket's current rows, a {@link LogSplit}
+ * its log from an offset, a {@link LakeSplit} its lake rows (then, in a union read, its log), and
+ * a {@link MultiBucketSplit} (a limit's) several buckets in turn, which it cannot resume.
  *
- * <p>A snapshot (a primary-key table's current rows) has no offset to resume from inside it, and
- * taking it again gives the rows at a later offset. So a split records cuts instead: keys up to
- * {@code cut.key} were emitted as of offset {@code cut.offset} (the snapshot's). Resuming, the
- * snapshot is taken again for the keys above the last cut only, and the changelog that follows is
- * read from the earliest cut's offset, each key range from its own cut's offset on: every key goes
- * through exactly once.
+ * <p>A snapshot has no offset to resume from inside it, and taking it again gives the rows at a
+ * later offset. So a split records cuts instead: keys up to {@code cut.key} were emitted as of
+ * offset {@code cut.offset} (the snapshot's). Resuming, the snapshot is taken again for the keys
+ * above the last cut only, and the changelog that follows is read from the earliest cut's offset,
+ * each key range from its own cut's offset on: every key goes through exactly once.
  */
-final class BucketSplit implements SourceSplit {
+abstract sealed class BucketSplit implements SourceSplit
+    permits SnapshotSplit, LogSplit, LakeSplit, MultiBucketSplit {
   private static final ObjectMapper JSON = new ObjectMapper();
   private static final String LOG_OFFSET = "_log_offset";
 
@@ -41,65 +45,63 @@ final class BucketSplit implements SourceSplit {
     this.cuts = List.copyOf(cuts);
   }
 
-  BucketSplit(String id, byte[] ticket, List<String> keyColumns) {
-    this(id, ticket, keyColumns, List.of());
+  /** The split of the kind ticket reads. */
+  static BucketSplit of(String id, byte[] ticket, List<String> keyColumns, List<Cut> cuts) {
+    ObjectNode t = json(id, ticket);
+    String view = t.path("view").asText();
+    if (t.has("then")) {
+      return new MultiBucketSplit(id, ticket, keyColumns, cuts);
+    } else if (view.equals("snapshot") || t.path("snapshot").asBoolean(false)) {
+      return new SnapshotSplit(id, ticket, keyColumns, cuts);
+    } else if (view.equals("lake") || view.equals("union")) {
+      return new LakeSplit(id, ticket, keyColumns, cuts);
+    }
+    return new LogSplit(id, ticket, keyColumns, cuts);
+  }
+
+  static BucketSplit of(String id, byte[] ticket, List<String> keyColumns) {
+    return of(id, ticket, keyColumns, List.of());
   }
 
   @Override
-  public String splitId() {
+  public final String splitId() {
     return id;
   }
 
   /** The planned ticket as resumed so far, without the cuts' filters. */
-  byte[] ticket() {
+  final byte[] ticket() {
     return ticket;
   }
 
-  List<String> keyColumns() {
+  final List<String> keyColumns() {
     return keyColumns;
   }
 
-  List<Cut> cuts() {
+  final List<Cut> cuts() {
     return cuts;
   }
 
-  /** Whether what is left begins with a snapshot of the bucket's rows. */
-  boolean inSnapshot() {
-    ObjectNode t = json();
-    return t.path("view").asText().equals("snapshot") || t.path("snapshot").asBoolean(false);
+  /** The ticket to redeem now. */
+  abstract byte[] readTicket();
+
+  /** A split of the same bucket: ticket t, these cuts. */
+  final BucketSplit with(ObjectNode t, List<Cut> next) {
+    return of(id, bytes(t), keyColumns, next);
   }
 
-  /**
-   * The ticket to redeem now: in the snapshot phase the snapshot alone (a changelog ticket ends
-   * after it with stop 0), above the last cut; after it the log, each cut's keys from its offset.
-   */
-  byte[] readTicket() {
-    ObjectNode t = json();
-    List<JsonNode> filters = new ArrayList<>();
-    if (t.hasNonNull("filter")) {
-      filters.add(t.get("filter"));
-    }
-    if (inSnapshot()) {
-      if (t.path("snapshot").asBoolean(false)) {
-        t.put("start", 0);
-        t.put("stop", 0);
-      }
-      if (!cuts.isEmpty()) {
-        filters.add(SnapshotKeys.above(keyColumns, cuts.get(cuts.size() - 1).key()));
-      }
-    } else if (!cuts.isEmpty()) {
-      filters.add(cutsFilter());
-    }
-    if (!filters.isEmpty()) {
-      t.set(
-          "filter",
-          filters.size() == 1 ? filters.get(0) : Predicates.and(filters.toArray(JsonNode[]::new)));
+  /** The ticket with filter and the ticket's own filter both applied. */
+  static byte[] filtered(ObjectNode t, JsonNode filter) {
+    if (filter != null) {
+      t.set("filter", t.hasNonNull("filter") ? Predicates.and(t.get("filter"), filter) : filter);
     }
     return bytes(t);
   }
 
-  /** Each cut's key range from its offset on. */
-  private JsonNode cutsFilter() {
+  /** Keys above the cut before i (all for the first), up to cut i's key, from its offset on. */
+  final JsonNode cutsFilter() {
+    if (cuts.isEmpty()) {
+      return null;
+    }
     JsonNode[] ranges = new JsonNode[cuts.size()];
     for (int i = 0; i < cuts.size(); i++) {
       List<JsonNode> terms = new ArrayList<>();
@@ -115,69 +117,16 @@ final class BucketSplit implements SourceSplit {
     return ranges.length == 1 ? ranges[0] : Predicates.or(ranges);
   }
 
-  /** Whether the split can record where it is: a ticket reading several buckets cannot. */
-  boolean resumable() {
-    return !json().has("then");
+  /** cuts, or none once the log read is past all of them: every key reads from next on. */
+  static List<Cut> cutsFrom(List<Cut> cuts, long next) {
+    return cuts.stream().allMatch(c -> c.offset() <= next) ? List.of() : cuts;
   }
 
-  /** This split after the snapshot's rows up to key were emitted; the snapshot is at offset. */
-  BucketSplit snapshotEmitted(List<Object> key, long offset) {
-    List<Cut> next = new ArrayList<>(cuts);
-    next.add(new Cut(key, offset));
-    return new BucketSplit(id, ticket, keyColumns, next);
+  final ObjectNode json() {
+    return json(id, ticket);
   }
 
-  /**
-   * This split once its snapshot (taken at offset) was emitted whole: the changelog from the
-   * earliest cut, or null when nothing follows (a plain snapshot, or the stop is reached).
-   */
-  BucketSplit afterSnapshot(long offset) {
-    ObjectNode t = json();
-    if (t.path("view").asText().equals("snapshot")) {
-      return null;
-    }
-    t.put("snapshot", false);
-    List<Cut> next = new ArrayList<>();
-    long start = offset;
-    if (!cuts.isEmpty()) {
-      next.addAll(cuts);
-      next.add(new Cut(null, offset));
-      start = cuts.stream().mapToLong(Cut::offset).min().getAsLong();
-    }
-    if (t.hasNonNull("stop") && start >= t.get("stop").asLong()) {
-      return null;
-    }
-    t.put("start", start);
-    return new BucketSplit(id, bytes(t), keyColumns, next).withoutCutsBelow(start);
-  }
-
-  /**
-   * This split from next on: the log after the batches already emitted; in a union read's lake
-   * part, the lake rows from next on.
-   */
-  BucketSplit resumeAt(long next) {
-    ObjectNode t = json();
-    String view = t.path("view").asText();
-    if (view.equals("lake") || (view.equals("union") && next < t.path("start").asLong())) {
-      t.put("lake_start", next);
-    } else {
-      if (view.equals("union")) {
-        t.put("view", "log"); // the lake part is done
-        t.remove("lake_snapshot_id");
-        t.remove("lake_start");
-      }
-      t.put("start", next);
-    }
-    return new BucketSplit(id, bytes(t), keyColumns, cuts).withoutCutsBelow(next);
-  }
-
-  /** Without the cuts once the log read is past all of them: every key reads from here. */
-  private BucketSplit withoutCutsBelow(long next) {
-    boolean past = cuts.stream().allMatch(c -> c.offset() <= next);
-    return past && !cuts.isEmpty() ? new BucketSplit(id, ticket, keyColumns, List.of()) : this;
-  }
-
-  private ObjectNode json() {
+  private static ObjectNode json(String id, byte[] ticket) {
     try {
       return (ObjectNode) JSON.readTree(ticket);
     } catch (IOException e) {
@@ -185,7 +134,7 @@ final class BucketSplit implements SourceSplit {
     }
   }
 
-  private static byte[] bytes(JsonNode json) {
+  static byte[] bytes(JsonNode json) {
     try {
       return JSON.writeValueAsBytes(json);
     } catch (IOException e) {
@@ -194,7 +143,7 @@ final class BucketSplit implements SourceSplit {
   }
 
   /** The split's state (ticket, key columns, cuts) as JSON, for checkpoints. */
-  byte[] state() {
+  final byte[] state() {
     ObjectNode s = JSON.createObjectNode();
     s.set("ticket", json());
     s.set("key", JSON.valueToTree(keyColumns));
@@ -217,11 +166,25 @@ final class BucketSplit implements SourceSplit {
           c.get("key").isNull() ? null : JSON.convertValue(c.get("key"), List.class);
       cuts.add(new Cut(values, c.get("offset").asLong()));
     }
-    return new BucketSplit(id, bytes(s.get("ticket")), key, cuts);
+    return of(id, bytes(s.get("ticket")), key, cuts);
+  }
+
+  @Override
+  public final boolean equals(Object o) {
+    return o instanceof BucketSplit s && id.equals(s.id) && Arrays.equals(state(), s.state());
+  }
+
+  @Override
+  public final int hashCode() {
+    return id.hashCode();
   }
 
   @Override
   public String toString() {
-    return "BucketSplit[" + id + (cuts.isEmpty() ? "" : ", " + cuts.size() + " cuts") + "]";
+    return getClass().getSimpleName()
+        + "["
+        + id
+        + (cuts.isEmpty() ? "" : ", " + cuts.size() + " cuts")
+        + "]";
   }
 }

@@ -121,7 +121,7 @@ final class BucketSplitSerializer {
         in.readFully(state);
         splits.add(
             version == 1
-                ? new BucketSplit(id, state, List.of())
+                ? BucketSplit.of(id, state, List.of())
                 : BucketSplit.fromState(id, state));
       }
       return splits;

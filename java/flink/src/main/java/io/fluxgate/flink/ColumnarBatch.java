@@ -2,6 +2,7 @@ package io.fluxgate.flink;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Set;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.FieldVector;
@@ -17,25 +18,30 @@ import org.apache.flink.types.RowKind;
  * One batch of a scan as Flink rows: the produced columns taken over from the stream's root (a
  * transfer of buffers, no copy, so the stream reads on) and read in place as {@link
  * ColumnarRowData}. The rows are valid until the batch is closed, after the next batch of the
- * reader is emitted, as with Flink's own columnar file sources.
+ * reader is emitted, as with Flink's own columnar file sources. Until then the batch is in a set of
+ * live batches, which a closing reader frees, wherever they are (queued, or held by a fetcher).
  */
 final class ColumnarBatch implements AutoCloseable {
   private final List<FieldVector> owned;
   private final VectorizedColumnBatch batch;
   private final RowKind[] kinds;
+  private final Set<ColumnarBatch> live;
 
   /**
    * Takes the produced columns of root, fields columns from first on; with changelog, each row's
-   * RowKind comes from the _change_type in column 0.
+   * RowKind comes from the _change_type in column 0. The batch is in live until it is closed.
    */
   ColumnarBatch(
       VectorSchemaRoot root,
       int first,
       int fields,
       boolean changelog,
-      BufferAllocator allocator) {
+      BufferAllocator allocator,
+      Set<ColumnarBatch> live) {
     int rows = root.getRowCount();
     owned = new ArrayList<>(fields);
+    this.live = live;
+    live.add(this); // before the transfers: a failure below leaves them to the reader's close
     for (int i = first; i < first + fields; i++) {
       TransferPair pair = root.getVector(i).getTransferPair(allocator);
       pair.transfer();
@@ -81,8 +87,11 @@ final class ColumnarBatch implements AutoCloseable {
     return kinds;
   }
 
+  /** Frees the columns; only the first call does anything, from whichever thread. */
   @Override
   public void close() {
-    owned.forEach(FieldVector::close);
+    if (live.remove(this)) {
+      owned.forEach(FieldVector::close);
+    }
   }
 }

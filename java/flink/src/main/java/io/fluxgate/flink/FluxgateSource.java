@@ -56,7 +56,7 @@ final class FluxgateSource
 
   @Override
   public SourceReader<RowData, BucketSplit> createReader(SourceReaderContext context) {
-    return new BucketReader(connection, spec);
+    return FluxgateSourceReader.create(connection, spec, context);
   }
 
   @Override

@@ -15,7 +15,7 @@ class EnumeratorStateTest {
         "{\"v\":1,\"table\":\"fluss.t\",\"partition_id\":7,\"partition\":\""
             + partition
             + "\",\"bucket\":0,\"start\":3,\"stop\":null}";
-    return new BucketSplit("ticket-" + n, ticket.getBytes(StandardCharsets.UTF_8), List.of());
+    return BucketSplit.of("ticket-" + n, ticket.getBytes(StandardCharsets.UTF_8), List.of());
   }
 
   @Test

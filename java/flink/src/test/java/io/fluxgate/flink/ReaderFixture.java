@@ -6,12 +6,13 @@ import io.fluxgate.client.TableWriter;
 import io.fluxgate.client.WriteRequest;
 import java.util.List;
 import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.flink.connector.testutils.source.reader.TestingReaderContext;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
- * What the tests of {@link BucketReader} share: a server for the test class (a static {@code
+ * What the tests of {@link FluxgateSourceReader} share: a server for the test class (a static {@code
  * RegisterExtension} field), a client of it, writes, and a streaming scan of a table's log.
  */
 final class ReaderFixture implements BeforeAllCallback, AfterAllCallback {
@@ -40,8 +41,8 @@ final class ReaderFixture implements BeforeAllCallback, AfterAllCallback {
   }
 
   /** A reader of spec connected to the server, not started. */
-  BucketReader reader(ScanSpec spec) {
-    return new BucketReader(server.connection(), spec);
+  FluxgateSourceReader reader(ScanSpec spec) {
+    return FluxgateSourceReader.create(server.connection(), spec, new TestingReaderContext());
   }
 
   /** An unbounded scan of table's columns from its log's earliest offset. */

@@ -20,6 +20,7 @@ import java.util.Map;
 import java.util.function.BooleanSupplier;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.types.pojo.Schema;
+import org.apache.flink.connector.testutils.source.reader.TestingReaderContext;
 import org.apache.flink.core.io.InputStatus;
 import org.apache.flink.table.api.DataTypes;
 import org.apache.flink.table.data.RowData;
@@ -103,14 +104,14 @@ class SnapshotResumeTest {
             null,
             0);
     ScanPlan plan = client.plan(spec.request());
-    BucketSplit split = new BucketSplit("ticket-0", plan.tickets().get(0), spec.keyColumns());
+    BucketSplit split = BucketSplit.of("ticket-0", plan.tickets().get(0), spec.keyColumns());
 
     Materialized out = new Materialized();
     CollectingOutput output = new CollectingOutput(out::apply);
     BucketSplit checkpointed =
         readAndCheckpoint(spec, split, output, () -> out.received > 0).get(0);
     assertTrue(out.received < ROWS, "the checkpoint is inside the snapshot: " + out.received);
-    assertTrue(checkpointed.inSnapshot());
+    assertTrue(checkpointed instanceof SnapshotSplit, "still in the snapshot: " + checkpointed);
     assertFalse(checkpointed.cuts().isEmpty(), "the checkpoint records where the snapshot is");
 
     // Changes to keys already emitted, keys not emitted yet, deletes and new keys.
@@ -166,7 +167,7 @@ class SnapshotResumeTest {
             null,
             0);
     BucketSplit split =
-        new BucketSplit(
+        BucketSplit.of(
             "ticket-0", client.plan(spec.request()).tickets().get(0), spec.keyColumns());
 
     List<Integer> ns = new ArrayList<>();
@@ -214,7 +215,7 @@ class SnapshotResumeTest {
     ScanSpec spec = source.spec().keyed(client);
     assertEquals(List.of("id", "tag"), spec.keyColumns());
     BucketSplit split =
-        new BucketSplit(
+        BucketSplit.of(
             "ticket-0", client.plan(spec.request()).tickets().get(0), spec.keyColumns());
 
     List<Long> ids = new ArrayList<>();
@@ -261,7 +262,7 @@ class SnapshotResumeTest {
             null,
             0);
     ScanPlan plan = client.plan(spec.request());
-    BucketSplit split = new BucketSplit("ticket-0", plan.tickets().get(0), List.of());
+    BucketSplit split = BucketSplit.of("ticket-0", plan.tickets().get(0), List.of());
 
     List<Long> ids = new ArrayList<>();
     CollectingOutput output = new CollectingOutput(row -> ids.add(row.getLong(0)));
@@ -309,7 +310,8 @@ class SnapshotResumeTest {
   private static List<BucketSplit> readAndCheckpoint(
       ScanSpec spec, BucketSplit split, CollectingOutput output, BooleanSupplier done)
       throws Exception {
-    try (BucketReader reader = new BucketReader(connection, spec)) {
+    try (FluxgateSourceReader reader =
+        FluxgateSourceReader.create(connection, spec, new TestingReaderContext())) {
       reader.start();
       reader.addSplits(List.of(split));
       reader.notifyNoMoreSplits(); // an unbounded split never ends, so this only ends bounded ones

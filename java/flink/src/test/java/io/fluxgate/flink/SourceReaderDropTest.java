@@ -23,7 +23,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * end, also one restored from a checkpoint taken before the drop, and the others keep reading.
  */
 @Timeout(120)
-class BucketReaderDropTest {
+class SourceReaderDropTest {
   @RegisterExtension static final ReaderFixture FIXTURE = new ReaderFixture();
 
   @Test
@@ -38,11 +38,11 @@ class BucketReaderDropTest {
     FIXTURE.write(table, List.of(Rows.row(1L, "20261201"), Rows.row(2L, "20261202")));
     ScanSpec spec = ReaderFixture.logScan(table, true, "id", "dt");
     ScanPlan plan = client.plan(spec.request()); // one ticket per partition, in name order
-    BucketSplit dropped = new BucketSplit("ticket-0", plan.tickets().get(0), List.of());
-    BucketSplit kept = new BucketSplit("ticket-1", plan.tickets().get(1), List.of());
+    LogSplit dropped = (LogSplit) BucketSplit.of("ticket-0", plan.tickets().get(0), List.of());
+    LogSplit kept = (LogSplit) BucketSplit.of("ticket-1", plan.tickets().get(1), List.of());
 
     List<Long> ids = new ArrayList<>();
-    BucketReader reader = FIXTURE.reader(spec);
+    FluxgateSourceReader reader = FIXTURE.reader(spec);
     try {
       reader.start();
       reader.addSplits(List.of(dropped, kept));
@@ -57,7 +57,7 @@ class BucketReaderDropTest {
     assertEquals(List.of(1L, 2L, 3L), ids.stream().sorted().toList());
 
     // A reader restored from a checkpoint taken before the drop ends that split too.
-    BucketReader restored = FIXTURE.reader(spec);
+    FluxgateSourceReader restored = FIXTURE.reader(spec);
     List<Long> again = new ArrayList<>();
     try {
       restored.addSplits(List.of(dropped.resumeAt(1), kept.resumeAt(1)));
@@ -70,14 +70,14 @@ class BucketReaderDropTest {
     assertEquals(List.of(3L), again);
   }
 
-  private static Set<String> splitIds(BucketReader reader) {
+  private static Set<String> splitIds(FluxgateSourceReader reader) {
     return reader.snapshotState(0).stream()
         .map(BucketSplit::splitId)
         .collect(Collectors.toCollection(TreeSet::new));
   }
 
   /** Polls reader, collecting the ids it emits, until done holds (the test's timeout bounds it). */
-  private static void pollUntil(BucketReader reader, List<Long> ids, Condition done)
+  private static void pollUntil(FluxgateSourceReader reader, List<Long> ids, Condition done)
       throws Exception {
     CollectingOutput output = new CollectingOutput(row -> ids.add(row.getLong(0)));
     while (!done.holds()) {

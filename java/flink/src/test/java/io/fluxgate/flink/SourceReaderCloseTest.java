@@ -23,7 +23,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * cancels a task by interrupting it, and takes an exception from its cleanup for a fatal error).
  */
 @Timeout(120)
-class BucketReaderCloseTest {
+class SourceReaderCloseTest {
   @RegisterExtension static final ReaderFixture FIXTURE = new ReaderFixture();
 
   @Test
@@ -43,11 +43,11 @@ class BucketReaderCloseTest {
     }
     ScanSpec spec = ReaderFixture.logScan(table, false, "id");
     Set<String> before = clientThreads();
-    BucketReader reader = FIXTURE.reader(spec);
+    FluxgateSourceReader reader = FIXTURE.reader(spec);
     reader.start();
     reader.addSplits(
         List.of(
-            new BucketSplit("ticket-0", client.plan(spec.request()).tickets().get(0), List.of())));
+            BucketSplit.of("ticket-0", client.plan(spec.request()).tickets().get(0), List.of())));
     List<Long> ids = new ArrayList<>();
     CollectingOutput output = new CollectingOutput(row -> ids.add(row.getLong(0)));
     while (ids.isEmpty()) {
@@ -67,12 +67,12 @@ class BucketReaderCloseTest {
     assertEquals(before, clientThreads(), "the reader's fetcher and client threads have stopped");
   }
 
-  /** The live threads of fluxgate fetchers and clients. */
+  /** The live threads of the reader's fetchers and of fluxgate clients. */
   private static Set<String> clientThreads() {
     return Thread.getAllStackTraces().keySet().stream()
         .filter(Thread::isAlive)
         .map(Thread::getName)
-        .filter(n -> n.startsWith("fluxgate-"))
+        .filter(n -> n.startsWith("fluxgate-") || n.startsWith("Source Data Fetcher"))
         .collect(Collectors.toSet());
   }
 }
