@@ -1,5 +1,6 @@
 package io.fluxgate.flink;
 
+import io.fluxgate.client.ConnectionSettings;
 import io.fluxgate.client.FluxgateClient;
 import io.fluxgate.client.FluxgateException;
 import io.fluxgate.client.PartitionInfo;
@@ -28,7 +29,7 @@ final class BucketEnumerator implements SplitEnumerator<BucketSplit, EnumeratorS
   private static final String PREFIX = "ticket-";
 
   private final SplitEnumeratorContext<BucketSplit> context;
-  private final Connection connection;
+  private final ConnectionSettings connection;
   private final ScanSpec spec;
 
   /** Planned or returned splits not assigned yet; null until planned. */
@@ -42,7 +43,7 @@ final class BucketEnumerator implements SplitEnumerator<BucketSplit, EnumeratorS
 
   BucketEnumerator(
       SplitEnumeratorContext<BucketSplit> context,
-      Connection connection,
+      ConnectionSettings connection,
       ScanSpec spec,
       EnumeratorState restored) {
     this.context = context;

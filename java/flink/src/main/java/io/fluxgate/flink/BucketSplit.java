@@ -16,8 +16,8 @@ import org.apache.flink.api.connector.source.SourceSplit;
  * One bucket of a scan: a ticket of the scan's plan (PROTOCOL.md §4.3), which is JSON and complete
  * in itself, so resuming is the same ticket with a later start. Its kind follows from the ticket
  * ({@link #of}): a {@link SnapshotSplit} first reads the bucket's current rows, a {@link LogSplit}
- * its log from an offset, a {@link LakeSplit} its lake rows (then, in a union read, its log), and
- * a {@link MultiBucketSplit} (a limit's) several buckets in turn, which it cannot resume.
+ * its log from an offset, a {@link LakeSplit} its lake rows (then, in a union read, its log), and a
+ * {@link MultiBucketSplit} (a limit's) several buckets in turn, which it cannot resume.
  *
  * <p>A snapshot has no offset to resume from inside it, and taking it again gives the rows at a
  * later offset. So a split records cuts instead: keys up to {@code cut.key} were emitted as of

@@ -120,9 +120,7 @@ final class BucketSplitSerializer {
         byte[] state = new byte[in.readInt()];
         in.readFully(state);
         splits.add(
-            version == 1
-                ? BucketSplit.of(id, state, List.of())
-                : BucketSplit.fromState(id, state));
+            version == 1 ? BucketSplit.of(id, state, List.of()) : BucketSplit.fromState(id, state));
       }
       return splits;
     }

@@ -80,8 +80,7 @@ final class ColumnarBatch implements AutoCloseable {
       } else if (length == 12) {
         kinds[r] = RowKind.UPDATE_AFTER;
       } else {
-        throw new IllegalStateException(
-            "unknown _change_type " + ArrowRows.utf8(changeType, r));
+        throw new IllegalStateException("unknown _change_type " + ArrowRows.utf8(changeType, r));
       }
     }
     return kinds;

@@ -1,5 +1,6 @@
 package io.fluxgate.flink;
 
+import io.fluxgate.client.ConnectionSettings;
 import io.fluxgate.client.FluxgateClient;
 import java.io.Serializable;
 import java.util.List;
@@ -18,7 +19,7 @@ import org.apache.flink.table.expressions.AggregateExpression;
  * server as they are written. Counted when the job is built, as a bounded scan fixes its stop
  * offsets then. The one row is a GenericRowData: there is no batch to be columnar over.
  */
-record CountStar(Connection connection, String table) implements Serializable {
+record CountStar(ConnectionSettings connection, String table) implements Serializable {
 
   /** Whether the aggregates are one COUNT(*) (or COUNT(1)) with no grouping. */
   static boolean is(List<int[]> groupingSets, List<AggregateExpression> aggregates) {

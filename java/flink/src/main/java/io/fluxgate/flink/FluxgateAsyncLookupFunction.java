@@ -1,5 +1,6 @@
 package io.fluxgate.flink;
 
+import io.fluxgate.client.ConnectionSettings;
 import io.fluxgate.client.FluxgateClient;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -15,15 +16,15 @@ import org.apache.flink.table.functions.AsyncLookupFunction;
 import org.apache.flink.table.functions.FunctionContext;
 
 /**
- * 'lookup.async'='true' (the default): keys queue up while earlier batches are on the wire. Each
- * of {@link #streams} threads owns one DoExchange stream and sends every key waiting, up to {@link
+ * 'lookup.async'='true' (the default): keys queue up while earlier batches are on the wire. Each of
+ * {@link #streams} threads owns one DoExchange stream and sends every key waiting, up to {@link
  * #MAX_BATCH}, as one batch, so that batches grow with the load and several are in flight. How many
  * keys a subtask has outstanding is Flink's table.exec.async-lookup.buffer-capacity.
  */
 public final class FluxgateAsyncLookupFunction extends AsyncLookupFunction {
   static final int MAX_BATCH = 4096;
 
-  private final Connection connection;
+  private final ConnectionSettings connection;
   private final LookupSpec spec;
   private transient BufferAllocator allocator;
   private transient FluxgateClient client;
@@ -34,7 +35,7 @@ public final class FluxgateAsyncLookupFunction extends AsyncLookupFunction {
 
   private record Pending(RowData key, CompletableFuture<Collection<RowData>> rows) {}
 
-  FluxgateAsyncLookupFunction(Connection connection, LookupSpec spec) {
+  FluxgateAsyncLookupFunction(ConnectionSettings connection, LookupSpec spec) {
     this.connection = connection;
     this.spec = spec;
   }

@@ -2,6 +2,7 @@ package io.fluxgate.flink;
 
 import io.fluxgate.client.AlterRequest;
 import io.fluxgate.client.Column;
+import io.fluxgate.client.ConnectionSettings;
 import io.fluxgate.client.FluxgateClient;
 import io.fluxgate.client.FluxgateException;
 import io.fluxgate.client.PartitionInfo;
@@ -50,10 +51,10 @@ import org.apache.flink.table.factories.Factory;
  * and statistics are not fluxgate's: listed empty, refused when written.
  */
 public final class FluxgateCatalog extends AbstractCatalog {
-  private final Connection connection;
+  private final ConnectionSettings connection;
   private FluxgateClient client;
 
-  public FluxgateCatalog(String name, String defaultDatabase, Connection connection) {
+  public FluxgateCatalog(String name, String defaultDatabase, ConnectionSettings connection) {
     super(name, defaultDatabase);
     this.connection = connection;
   }

@@ -33,6 +33,6 @@ public final class FluxgateCatalogFactory implements CatalogFactory {
     return new FluxgateCatalog(
         context.getName(),
         helper.getOptions().get(FluxgateOptions.DEFAULT_DATABASE),
-        Connection.from(helper.getOptions()));
+        FluxgateOptions.connection(helper.getOptions()));
   }
 }

@@ -1,5 +1,6 @@
 package io.fluxgate.flink;
 
+import io.fluxgate.client.ConnectionSettings;
 import io.fluxgate.client.FluxgateClient;
 import java.util.Collection;
 import java.util.List;
@@ -11,13 +12,13 @@ import org.apache.flink.table.functions.LookupFunction;
 
 /** 'lookup.async'='false': each key is one request on the task thread. */
 public final class FluxgateLookupFunction extends LookupFunction {
-  private final Connection connection;
+  private final ConnectionSettings connection;
   private final LookupSpec spec;
   private transient BufferAllocator allocator;
   private transient FluxgateClient client;
   private transient LookupSession session;
 
-  FluxgateLookupFunction(Connection connection, LookupSpec spec) {
+  FluxgateLookupFunction(ConnectionSettings connection, LookupSpec spec) {
     this.connection = connection;
     this.spec = spec;
   }

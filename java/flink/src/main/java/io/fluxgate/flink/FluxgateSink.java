@@ -1,5 +1,6 @@
 package io.fluxgate.flink;
 
+import io.fluxgate.client.ConnectionSettings;
 import java.io.IOException;
 import java.util.Collection;
 import java.util.List;
@@ -28,10 +29,10 @@ final class FluxgateSink
         SupportsWriterState<RowData, SinkState>,
         SupportsCommitter<SinkCheckpoint>,
         SupportsPostCommitTopology<SinkCheckpoint> {
-  private final Connection connection;
+  private final ConnectionSettings connection;
   private final SinkSpec spec;
 
-  FluxgateSink(Connection connection, SinkSpec spec) {
+  FluxgateSink(ConnectionSettings connection, SinkSpec spec) {
     this.connection = connection;
     this.spec = spec;
   }

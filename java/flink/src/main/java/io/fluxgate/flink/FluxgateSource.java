@@ -1,5 +1,6 @@
 package io.fluxgate.flink;
 
+import io.fluxgate.client.ConnectionSettings;
 import org.apache.flink.api.common.typeinfo.TypeInformation;
 import org.apache.flink.api.connector.source.Boundedness;
 import org.apache.flink.api.connector.source.Source;
@@ -17,11 +18,12 @@ import org.apache.flink.table.data.RowData;
  */
 final class FluxgateSource
     implements Source<RowData, BucketSplit, EnumeratorState>, ResultTypeQueryable<RowData> {
-  private final Connection connection;
+  private final ConnectionSettings connection;
   private final ScanSpec spec;
   private final TypeInformation<RowData> producedType;
 
-  FluxgateSource(Connection connection, ScanSpec spec, TypeInformation<RowData> producedType) {
+  FluxgateSource(
+      ConnectionSettings connection, ScanSpec spec, TypeInformation<RowData> producedType) {
     this.connection = connection;
     this.spec = spec;
     this.producedType = producedType;

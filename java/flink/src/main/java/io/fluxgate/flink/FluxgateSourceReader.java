@@ -1,5 +1,6 @@
 package io.fluxgate.flink;
 
+import io.fluxgate.client.ConnectionSettings;
 import io.fluxgate.client.FluxgateClient;
 import java.util.List;
 import java.util.Map;
@@ -48,7 +49,7 @@ final class FluxgateSourceReader
 
   /** A reader of spec, connected (with a username, bad credentials fail here). */
   static FluxgateSourceReader create(
-      Connection connection, ScanSpec spec, SourceReaderContext context) {
+      ConnectionSettings connection, ScanSpec spec, SourceReaderContext context) {
     return new FluxgateSourceReader(
         connection.connect(), spec, ConcurrentHashMap.newKeySet(), context);
   }
@@ -83,7 +84,8 @@ final class FluxgateSourceReader
   }
 
   /** Emits a batch's rows, then records the split's state after them. */
-  private static final class BatchEmitter implements RecordEmitter<SplitFetch, RowData, SplitState> {
+  private static final class BatchEmitter
+      implements RecordEmitter<SplitFetch, RowData, SplitState> {
     private final Counter recordsIn;
 
     BatchEmitter(Counter recordsIn) {

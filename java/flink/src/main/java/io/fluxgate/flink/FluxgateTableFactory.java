@@ -1,5 +1,6 @@
 package io.fluxgate.flink;
 
+import io.fluxgate.client.ConnectionSettings;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -24,14 +25,14 @@ import org.apache.flink.table.types.logical.RowType;
 public final class FluxgateTableFactory
     implements DynamicTableSourceFactory, DynamicTableSinkFactory {
   /** The catalog's connection; null for 'connector'='fluxgate' tables. */
-  private final Connection catalogConnection;
+  private final ConnectionSettings catalogConnection;
 
   /** For the service loader: 'connector'='fluxgate' tables. */
   public FluxgateTableFactory() {
     this(null);
   }
 
-  FluxgateTableFactory(Connection catalogConnection) {
+  FluxgateTableFactory(ConnectionSettings catalogConnection) {
     this.catalogConnection = catalogConnection;
   }
 
@@ -113,7 +114,7 @@ public final class FluxgateTableFactory
     return helper.getOptions();
   }
 
-  private Connection connection(ReadableConfig options) {
+  private ConnectionSettings connection(ReadableConfig options) {
     if (catalogConnection != null) {
       return catalogConnection;
     }
@@ -123,7 +124,7 @@ public final class FluxgateTableFactory
               + FluxgateOptions.ENDPOINT.key()
               + "'");
     }
-    return Connection.from(options);
+    return FluxgateOptions.connection(options);
   }
 
   private TableName tableName(ObjectIdentifier id, ReadableConfig options) {

@@ -1,5 +1,6 @@
 package io.fluxgate.flink;
 
+import io.fluxgate.client.ConnectionSettings;
 import io.fluxgate.client.FluxgateClient;
 import io.fluxgate.client.TableInfo;
 import io.fluxgate.flink.FluxgateOptions.DistributionMode;
@@ -36,7 +37,7 @@ final class FluxgateTableSink
         SupportsPartitioning {
   static final int BATCH_ROWS = 16384;
 
-  private final Connection connection;
+  private final ConnectionSettings connection;
   private final TableName name;
   private final RowType rowType;
   private final boolean primaryKey;
@@ -53,7 +54,7 @@ final class FluxgateTableSink
   private boolean delete;
 
   FluxgateTableSink(
-      Connection connection,
+      ConnectionSettings connection,
       TableName name,
       RowType rowType,
       boolean primaryKey,

@@ -1,6 +1,7 @@
 package io.fluxgate.flink;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import io.fluxgate.client.ConnectionSettings;
 import io.fluxgate.client.Predicates;
 import java.util.ArrayList;
 import java.util.List;
@@ -34,7 +35,7 @@ class FluxgateTableSource
         SupportsLimitPushDown,
         LookupTableSource,
         SupportsAggregatePushDown {
-  private final Connection connection;
+  private final ConnectionSettings connection;
   private final TableName name;
   private final boolean primaryKey;
 
@@ -75,7 +76,7 @@ class FluxgateTableSource
 
   /** A batch read of a partitioned table prunes partitions in the planner, else reads them all. */
   static FluxgateTableSource of(
-      Connection connection,
+      ConnectionSettings connection,
       TableName name,
       List<String> keyColumns,
       Map<String, String> tableOptions,
@@ -106,7 +107,7 @@ class FluxgateTableSource
   }
 
   FluxgateTableSource(
-      Connection connection,
+      ConnectionSettings connection,
       TableName name,
       List<String> keyColumns,
       Map<String, String> tableOptions,
@@ -312,7 +313,7 @@ class FluxgateTableSource
     return Result.of(accepted, remaining);
   }
 
-  Connection connection() {
+  ConnectionSettings connection() {
     return connection;
   }
 

@@ -1,6 +1,7 @@
 package io.fluxgate.flink;
 
 import io.fluxgate.client.Compression;
+import io.fluxgate.client.ConnectionSettings;
 import io.fluxgate.client.FluxgateClient;
 import io.fluxgate.client.PutResult;
 import io.fluxgate.client.ResendingWriter;
@@ -79,7 +80,7 @@ final class FluxgateWriter
   private final Map<String, Map<Integer, Long>> offsets;
 
   FluxgateWriter(
-      Connection connection,
+      ConnectionSettings connection,
       SinkSpec spec,
       WriterInitContext context,
       Collection<SinkState> restored) {

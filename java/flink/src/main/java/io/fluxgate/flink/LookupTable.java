@@ -1,5 +1,6 @@
 package io.fluxgate.flink;
 
+import io.fluxgate.client.ConnectionSettings;
 import java.io.Serializable;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -33,7 +34,7 @@ import org.apache.flink.table.types.logical.RowType;
  * @param cache a PARTIAL cache, null for none
  */
 record LookupTable(
-    Connection connection,
+    ConnectionSettings connection,
     TableName name,
     List<String> primaryKey,
     List<String> bucketKey,
@@ -47,7 +48,10 @@ record LookupTable(
     implements Serializable {
 
   static LookupTable of(
-      Connection connection, TableName name, ResolvedCatalogTable table, ReadableConfig options) {
+      ConnectionSettings connection,
+      TableName name,
+      ResolvedCatalogTable table,
+      ReadableConfig options) {
     List<String> primaryKey =
         table
             .getResolvedSchema()

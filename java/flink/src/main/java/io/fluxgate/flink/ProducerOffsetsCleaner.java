@@ -1,5 +1,6 @@
 package io.fluxgate.flink;
 
+import io.fluxgate.client.ConnectionSettings;
 import io.fluxgate.client.FluxgateClient;
 import java.util.HashMap;
 import java.util.HashSet;
@@ -21,13 +22,13 @@ import org.apache.flink.streaming.runtime.streamrecord.StreamRecord;
  */
 final class ProducerOffsetsCleaner extends AbstractStreamOperator<Void>
     implements OneInputStreamOperator<CommittableMessage<SinkCheckpoint>, Void>, BoundedOneInput {
-  private final Connection connection;
+  private final ConnectionSettings connection;
   private final String table;
   private final String producerId; // null: the job id
   private final Map<Long, Set<Integer>> arrived = new HashMap<>();
   private boolean deleted;
 
-  ProducerOffsetsCleaner(Connection connection, String table, String producerId) {
+  ProducerOffsetsCleaner(ConnectionSettings connection, String table, String producerId) {
     this.connection = connection;
     this.table = table;
     this.producerId = producerId;

@@ -23,7 +23,8 @@ final class SnapshotSplit extends BucketSplit {
     }
     List<Cut> cuts = cuts();
     return filtered(
-        t, cuts.isEmpty() ? null : SnapshotKeys.above(keyColumns(), cuts.get(cuts.size() - 1).key()));
+        t,
+        cuts.isEmpty() ? null : SnapshotKeys.above(keyColumns(), cuts.get(cuts.size() - 1).key()));
   }
 
   /** This split after the snapshot's rows up to key were emitted; the snapshot is at offset. */

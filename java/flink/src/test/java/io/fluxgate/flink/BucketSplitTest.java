@@ -25,7 +25,8 @@ class BucketSplitTest {
         BucketSplitSerializer.SPLIT.getVersion(), BucketSplitSerializer.SPLIT.serialize(split));
   }
 
-  static final String LOG = "{\"v\":1,\"table\":\"fluss.t\",\"bucket\":0,\"start\":7,\"stop\":null}";
+  static final String LOG =
+      "{\"v\":1,\"table\":\"fluss.t\",\"bucket\":0,\"start\":7,\"stop\":null}";
   static final String SNAPSHOT =
       "{\"v\":1,\"table\":\"fluss.t$changelog\",\"bucket\":0,\"snapshot\":true,\"start\":0}";
   static final String SNAPSHOT_VIEW =

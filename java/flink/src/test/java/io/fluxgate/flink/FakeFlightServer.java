@@ -4,6 +4,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import io.fluxgate.client.ConnectionSettings;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
@@ -36,8 +37,8 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * (or, unpartitioned, the table itself) each have buckets holding ids at offsets 0, 1, ... It plans
  * scans (GetFlightInfo: one log ticket per partition and bucket, stop "latest" resolved to the end
  * of the log), serves tickets (DoGet, in batches of {@link #BATCH} rows, each with its offsets in
- * app_metadata, as PROTOCOL.md §4.3 has them) and lists partitions (DoAction "list-partitions").
- * An unbounded ticket's stream stays open after the rows until the fake is closed.
+ * app_metadata, as PROTOCOL.md §4.3 has them) and lists partitions (DoAction "list-partitions"). An
+ * unbounded ticket's stream stays open after the rows until the fake is closed.
  */
 final class FakeFlightServer implements AutoCloseable {
   static final int BATCH = 3;
@@ -61,6 +62,7 @@ final class FakeFlightServer implements AutoCloseable {
 
   /** Released by close: an unbounded DoGet's handler waits for it. */
   private final CountDownLatch closing = new CountDownLatch(1);
+
   private final FlightServer server;
 
   FakeFlightServer(int buckets) throws IOException {
@@ -71,8 +73,8 @@ final class FakeFlightServer implements AutoCloseable {
             .start();
   }
 
-  Connection connection() {
-    return new Connection("grpc://localhost:" + server.getPort(), null, null, null, null, null, null);
+  ConnectionSettings connection() {
+    return ConnectionSettings.of("grpc://localhost:" + server.getPort());
   }
 
   /** Adds ids to bucket of partition ("" for none), creating the partition with id. */
@@ -110,7 +112,9 @@ final class FakeFlightServer implements AutoCloseable {
         continue;
       }
       if (!p.getKey().isEmpty()) {
-        partitions.addObject().put("partition_id", partitionIds.get(p.getKey()))
+        partitions
+            .addObject()
+            .put("partition_id", partitionIds.get(p.getKey()))
             .put("partition_name", p.getKey());
       }
       for (int b = 0; b < buckets; b++) {

@@ -12,8 +12,8 @@ import org.junit.jupiter.api.extension.BeforeAllCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
 
 /**
- * What the tests of {@link FluxgateSourceReader} share: a server for the test class (a static {@code
- * RegisterExtension} field), a client of it, writes, and a streaming scan of a table's log.
+ * What the tests of {@link FluxgateSourceReader} share: a server for the test class (a static
+ * {@code RegisterExtension} field), a client of it, writes, and a streaming scan of a table's log.
  */
 final class ReaderFixture implements BeforeAllCallback, AfterAllCallback {
   private final ServerExtension server = new ServerExtension();

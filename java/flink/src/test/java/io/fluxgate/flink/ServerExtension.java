@@ -1,5 +1,6 @@
 package io.fluxgate.flink;
 
+import io.fluxgate.client.ConnectionSettings;
 import io.fluxgate.client.FluxgateServer;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -56,8 +57,8 @@ final class ServerExtension implements BeforeAllCallback, AfterAllCallback {
   }
 
   /** How a source or sink connects to the server, without credentials. */
-  Connection connection() {
-    return new Connection(uri(), null, null, null, null, null, null);
+  ConnectionSettings connection() {
+    return ConnectionSettings.of(uri());
   }
 
   private static void deleteTree(Path root) throws IOException {

@@ -2,6 +2,7 @@ package io.fluxgate.flink;
 
 import io.fluxgate.client.Column;
 import io.fluxgate.client.Compression;
+import io.fluxgate.client.ConnectionSettings;
 import io.fluxgate.client.FluxgateClient;
 import io.fluxgate.client.FluxgateServer;
 import io.fluxgate.client.ScanRequest;
@@ -170,7 +171,7 @@ public final class SinkBench {
             new DataGeneratorSource<>(new Events(), rows, InternalTypeInfo.of(rowType)),
             WatermarkStrategy.noWatermarks(),
             "events")
-        .sinkTo(new FluxgateSink(new Connection(uri, null, null, null, null, null, null), spec));
+        .sinkTo(new FluxgateSink(ConnectionSettings.of(uri), spec));
     env.execute("sink bench");
   }
 

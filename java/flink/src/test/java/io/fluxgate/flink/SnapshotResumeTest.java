@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import io.fluxgate.client.Column;
+import io.fluxgate.client.ConnectionSettings;
 import io.fluxgate.client.FluxgateClient;
 import io.fluxgate.client.Rows;
 import io.fluxgate.client.ScanPlan;
@@ -45,7 +46,7 @@ class SnapshotResumeTest {
   private static final int ROWS = 40_000; // more than one snapshot batch (16K rows)
 
   static FluxgateClient client;
-  static Connection connection;
+  static ConnectionSettings connection;
 
   @BeforeAll
   static void start() throws Exception {
@@ -167,8 +168,7 @@ class SnapshotResumeTest {
             null,
             0);
     BucketSplit split =
-        BucketSplit.of(
-            "ticket-0", client.plan(spec.request()).tickets().get(0), spec.keyColumns());
+        BucketSplit.of("ticket-0", client.plan(spec.request()).tickets().get(0), spec.keyColumns());
 
     List<Integer> ns = new ArrayList<>();
     CollectingOutput output = new CollectingOutput(row -> ns.add(row.getInt(0)));
@@ -215,8 +215,7 @@ class SnapshotResumeTest {
     ScanSpec spec = source.spec().keyed(client);
     assertEquals(List.of("id", "tag"), spec.keyColumns());
     BucketSplit split =
-        BucketSplit.of(
-            "ticket-0", client.plan(spec.request()).tickets().get(0), spec.keyColumns());
+        BucketSplit.of("ticket-0", client.plan(spec.request()).tickets().get(0), spec.keyColumns());
 
     List<Long> ids = new ArrayList<>();
     CollectingOutput output = new CollectingOutput(row -> ids.add(row.getLong(1)));

@@ -90,9 +90,11 @@ class SourceEnumeratorTest {
       context.unregisterReader(1);
       e.addSplitsBack(ofReader1, 1);
       assertEquals(
-          List.of("ticket-1"), e.snapshotState(2).pending().stream().map(BucketSplit::splitId).toList());
+          List.of("ticket-1"),
+          e.snapshotState(2).pending().stream().map(BucketSplit::splitId).toList());
       addReader(context, e, 1);
-      assertEquals(Map.of(0, List.of("ticket-0"), 1, List.of("ticket-1", "ticket-1")), assigned(context));
+      assertEquals(
+          Map.of(0, List.of("ticket-0"), 1, List.of("ticket-1", "ticket-1")), assigned(context));
     }
   }
 
@@ -114,7 +116,8 @@ class SourceEnumeratorTest {
       assertEquals(3, checkpoint.nextSplit());
       try (MockSplitEnumeratorContext<BucketSplit> context = new MockSplitEnumeratorContext<>(1);
           BucketEnumerator e =
-              new BucketEnumerator(context, server.connection(), spec(false, true, 0), checkpoint)) {
+              new BucketEnumerator(
+                  context, server.connection(), spec(false, true, 0), checkpoint)) {
         e.start();
         addReader(context, e, 0);
         assertEquals(1, server.plans(), "restored, the plan is not made again");

@@ -52,8 +52,7 @@ class SourceReaderTest {
 
   /** Polls reader into output until done holds or the input ends; returns the last status. */
   private static InputStatus pollUntil(
-      FluxgateSourceReader reader, Ids output, BooleanSupplier done)
-      throws Exception {
+      FluxgateSourceReader reader, Ids output, BooleanSupplier done) throws Exception {
     InputStatus status = InputStatus.MORE_AVAILABLE;
     while (!done.getAsBoolean() && status != InputStatus.END_OF_INPUT) {
       status = reader.pollNext(output.output);
@@ -81,7 +80,8 @@ class SourceReaderTest {
       server.append("", 0, 1, 2, 4);
       Ids output = new Ids();
       try (FluxgateSourceReader reader =
-          FluxgateSourceReader.create(server.connection(), spec(true), new TestingReaderContext())) {
+          FluxgateSourceReader.create(
+              server.connection(), spec(true), new TestingReaderContext())) {
         reader.start();
         reader.addSplits(splits(server, spec(true)));
         reader.notifyNoMoreSplits();
@@ -100,7 +100,8 @@ class SourceReaderTest {
       Ids output = new Ids();
       BucketSplit checkpointed;
       try (FluxgateSourceReader reader =
-          FluxgateSourceReader.create(server.connection(), spec(true), new TestingReaderContext())) {
+          FluxgateSourceReader.create(
+              server.connection(), spec(true), new TestingReaderContext())) {
         reader.start();
         reader.addSplits(splits(server, spec(true)));
         pollUntil(reader, output, () -> !output.ids.isEmpty());
@@ -117,7 +118,8 @@ class SourceReaderTest {
       assertEquals(FakeFlightServer.BATCH, checkpointed.json().get("start").asLong());
 
       try (FluxgateSourceReader restored =
-          FluxgateSourceReader.create(server.connection(), spec(true), new TestingReaderContext())) {
+          FluxgateSourceReader.create(
+              server.connection(), spec(true), new TestingReaderContext())) {
         restored.addSplits(List.of(checkpointed)); // restored splits come before start
         restored.start();
         restored.notifyNoMoreSplits();
