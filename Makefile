@@ -52,6 +52,7 @@ notebook-test: build venv
 	cd python && ../scripts/timed notebook-test .venv/bin/python -m pytest docs/test_notebook.py
 
 # One Maven build for the JVM modules; Maven fetches from Central on a fresh machine, from ~/.m2 after.
-# No -q: Surefire's "Tests run:" lines are the suite's summary.
-java-test: build
+# No -q: Surefire's "Tests run:" lines are the suite's summary. The venv's pyspark-client runs docs/spark.md's
+# pyspark blocks (ReadmePysparkTest).
+java-test: build venv
 	scripts/timed java-test mvn -B -ntp -T 1C -f java/pom.xml verify

@@ -23,9 +23,11 @@ import (
 	"sync"
 	"syscall"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
+
 	"github.com/fluxgate-io/fluxgate/auth"
 	"github.com/fluxgate-io/fluxgate/errs"
-	"github.com/fluxgate-io/fluxgate/internal/vfs"
+	"github.com/fluxgate-io/fluxgate/internal/fsio"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
@@ -128,7 +130,7 @@ func Open(path string) (*Store, error) { return OpenFS(vfs.Default, path) }
 // OpenFS is Open on the filesystem fsys.
 func OpenFS(fsys vfs.FS, path string) (*Store, error) {
 	s := &Store{fs: fsys, path: path, grants: map[key]opSet{}}
-	raw, err := vfs.ReadFile(fsys, path)
+	raw, err := fsio.ReadFile(fsys, path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return s, nil
 	}
@@ -297,7 +299,7 @@ func (s *Store) save() error {
 	if err != nil {
 		return err
 	}
-	if err := vfs.WriteFileAtomic(s.fs, s.path, append(raw, '\n'), 0o600); err != nil {
+	if err := fsio.WriteFileAtomic(s.fs, s.path, append(raw, '\n'), 0o600); err != nil {
 		kind := errs.Unavailable
 		if errors.Is(err, syscall.ENOSPC) {
 			kind = errs.Exhausted

@@ -2,23 +2,35 @@ package acl
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"reflect"
 	"sync"
 	"testing"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/fluxgate-io/fluxgate/auth"
 	"github.com/fluxgate-io/fluxgate/errs"
 )
 
-func open(t *testing.T, path string) *Store {
+func open(t *testing.T, fs vfs.FS, path string) *Store {
 	t.Helper()
-	s, err := Open(path)
+	s, err := OpenFS(fs, path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return s
+}
+
+// memDisk returns a filesystem in memory with an empty directory, and the
+// path of a grants file in it: these tests need a filesystem, not the disk
+// (the grants file's permissions and syncs are internal/fsio's to test).
+func memDisk(t *testing.T) (vfs.FS, string) {
+	t.Helper()
+	fs := vfs.NewMem()
+	if err := fs.MkdirAll("data", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return fs, fs.PathJoin("data", "acl.json")
 }
 
 func mustGrant(t *testing.T, s *Store, g Grant) {
@@ -29,7 +41,8 @@ func mustGrant(t *testing.T, s *Store, g Grant) {
 }
 
 func TestAllowed(t *testing.T) {
-	s := open(t, filepath.Join(t.TempDir(), "acl.json"))
+	fs, path := memDisk(t)
+	s := open(t, fs, path)
 	ann, bob, cy, root := auth.Principal{Name: "ann"}, auth.Principal{Name: "bob"}, auth.Principal{Name: "cy"}, auth.Principal{Name: "root", Admin: true}
 	mustGrant(t, s, Grant{Principal: "ann", Resource: Resource{Database: "db1"}, Operations: []Operation{Read}})
 	mustGrant(t, s, Grant{Principal: "bob", Resource: Resource{Database: "db1", Table: "t"}, Operations: []Operation{Write}})
@@ -68,8 +81,8 @@ func TestAllowed(t *testing.T) {
 }
 
 func TestGrantRevokeList(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "acl.json")
-	s := open(t, path)
+	fs, path := memDisk(t)
+	s := open(t, fs, path)
 	mustGrant(t, s, Grant{Principal: "ann", Resource: Resource{Database: "db1"}, Operations: []Operation{Write, Read}})
 	mustGrant(t, s, Grant{Principal: "ann", Resource: Resource{Database: "db1"}, Operations: []Operation{Read, Alter}})
 	mustGrant(t, s, Grant{Principal: "bob", Resource: Resource{Database: "db1", Table: "t"}, Operations: []Operation{Read}})
@@ -85,7 +98,7 @@ func TestGrantRevokeList(t *testing.T) {
 	}
 
 	// Persisted across a reopen.
-	if got := open(t, path).List(""); !reflect.DeepEqual(got, want) {
+	if got := open(t, fs, path).List(""); !reflect.DeepEqual(got, want) {
 		t.Fatalf("after reopen: %+v", got)
 	}
 
@@ -96,20 +109,21 @@ func TestGrantRevokeList(t *testing.T) {
 		t.Fatal(err)
 	}
 	want = []Grant{{Principal: "ann", Resource: Resource{Database: "db1"}, Operations: []Operation{Read, Alter}}}
-	r := open(t, path)
+	r := open(t, fs, path)
 	if got := r.List(""); !reflect.DeepEqual(got, want) {
 		t.Fatalf("after revoke and reopen: %+v", got)
 	}
 	if r.Allowed(auth.Principal{Name: "ann"}, Write, "db1", "t") || r.Allowed(auth.Principal{Name: "bob"}, Describe, "db1", "t") {
 		t.Error("revoked operations still allowed")
 	}
-	if entries, _ := os.ReadDir(filepath.Dir(path)); len(entries) != 1 {
+	if entries, _ := fs.List(fs.PathDir(path)); len(entries) != 1 {
 		t.Errorf("left temporary files: %v", entries)
 	}
 }
 
 func TestInvalidGrants(t *testing.T) {
-	s := open(t, filepath.Join(t.TempDir(), "acl.json"))
+	fs, path := memDisk(t)
+	s := open(t, fs, path)
 	for name, g := range map[string]Grant{
 		"unknown operation": {Principal: "a", Resource: Resource{Database: "d"}, Operations: []Operation{"READ"}},
 		"no operations":     {Principal: "a", Resource: Resource{Database: "d"}},
@@ -135,8 +149,8 @@ func TestInvalidGrants(t *testing.T) {
 // principal: each sees its own changes at once, and the file ends holding
 // exactly the grants left in force.
 func TestConcurrent(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "acl.json")
-	s := open(t, path)
+	fs, path := memDisk(t)
+	s := open(t, fs, path)
 	const workers = 4
 	var wg sync.WaitGroup
 	for i := range workers {
@@ -172,7 +186,7 @@ func TestConcurrent(t *testing.T) {
 	if got := s.List(""); !reflect.DeepEqual(got, want) {
 		t.Errorf("grants after the workers: %+v, want %+v", got, want)
 	}
-	if got := open(t, path).List(""); !reflect.DeepEqual(got, want) {
+	if got := open(t, fs, path).List(""); !reflect.DeepEqual(got, want) {
 		t.Errorf("grants reopened: %+v, want %+v", got, want)
 	}
 }

@@ -2,21 +2,20 @@ package acl
 
 import (
 	"errors"
-	"path/filepath"
 	"reflect"
 	"syscall"
 	"testing"
 
 	"github.com/fluxgate-io/fluxgate/errs"
-	"github.com/fluxgate-io/fluxgate/internal/vfs"
+	"github.com/fluxgate-io/fluxgate/internal/diskfault"
 )
 
 // A grant that cannot be saved (the disk is full) fails with
 // RESOURCE_EXHAUSTED naming the cause, changes nothing in memory or on disk,
 // and the next grant once there is room is saved.
 func TestGrantOnFullDiskChangesNothing(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "acl.json")
-	faults := vfs.NewFaults(vfs.Default)
+	fs, path := memDisk(t)
+	faults := diskfault.New(fs)
 	s, err := OpenFS(faults, path)
 	if err != nil {
 		t.Fatal(err)
@@ -24,7 +23,7 @@ func TestGrantOnFullDiskChangesNothing(t *testing.T) {
 	read := Grant{Principal: "ann", Resource: Resource{Database: "db1"}, Operations: []Operation{Read}}
 	mustGrant(t, s, read)
 
-	faults.Set(vfs.OpWrite, "acl.json", syscall.ENOSPC)
+	faults.Set(diskfault.Write, "acl.json", syscall.ENOSPC)
 	err = s.Grant(Grant{Principal: "bob", Resource: Resource{Database: "db1"}, Operations: []Operation{Write}})
 	if !errs.Is(err, errs.Exhausted) || !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("grant on a full disk: %v, want resource exhausted caused by ENOSPC", err)
@@ -33,14 +32,14 @@ func TestGrantOnFullDiskChangesNothing(t *testing.T) {
 	if got := s.List(""); !reflect.DeepEqual(got, want) {
 		t.Fatalf("in memory after the failed grant: %+v", got)
 	}
-	if got := open(t, path).List(""); !reflect.DeepEqual(got, want) {
+	if got := open(t, fs, path).List(""); !reflect.DeepEqual(got, want) {
 		t.Fatalf("on disk after the failed grant: %+v", got)
 	}
 
 	faults.Clear()
 	write := Grant{Principal: "bob", Resource: Resource{Database: "db1"}, Operations: []Operation{Write}}
 	mustGrant(t, s, write)
-	if got := open(t, path).List(""); !reflect.DeepEqual(got, []Grant{read, write}) {
+	if got := open(t, fs, path).List(""); !reflect.DeepEqual(got, []Grant{read, write}) {
 		t.Fatalf("on disk once there is room: %+v", got)
 	}
 }

@@ -15,6 +15,11 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
 // RecordStream is what Stream and Scanner have in common: record batches with
@@ -115,15 +120,18 @@ func parseFlightInfo(info *flight.FlightInfo, mem memory.Allocator) (*ScanPlan, 
 }
 
 // ReadTicket redeems a ticket (DoGet). The returned Stream must be released;
-// releasing it early cancels the call.
+// releasing it early cancels the call. When the server ends the stream
+// because its reader took nothing for the server's idle timeout (the reader
+// stopped calling Next), the Stream opens the read again after the last
+// batch it returned (protocol.ResumeTicket), so no batch comes twice or is
+// missed; where it cannot (inside a snapshot) Err says so.
 func (c *Client) ReadTicket(ctx context.Context, ticket []byte) (*Stream, error) {
 	sctx, cancel := context.WithCancel(ctx)
-	get, err := c.fc.DoGet(sctx, &flight.Ticket{Ticket: ticket})
-	if err != nil {
+	s := &Stream{ctx: sctx, cancel: cancel, fc: c.fc, mem: c.mem, ticket: ticket}
+	if err := s.call(ticket); err != nil {
 		cancel()
 		return nil, fmt.Errorf("read ticket: %w", err)
 	}
-	s := &Stream{get: get, cancel: cancel, mem: c.mem}
 	s.refs.Store(1)
 	return s, nil
 }
@@ -133,17 +141,34 @@ func (c *Client) ReadTicket(ctx context.Context, ticket []byte) (*Stream, error)
 // it longer. An unbounded stream ends only when its context is cancelled or
 // the Stream is released.
 type Stream struct {
-	get    flight.FlightService_DoGetClient
+	ctx    context.Context // the calls'
 	cancel context.CancelFunc
+	fc     flight.FlightServiceClient
 	mem    memory.Allocator
 	refs   atomic.Int64
+	ticket []byte // what the stream reads: the ticket as resumed
 
+	get    flight.FlightService_DoGetClient // the call reading it now
 	msgs   *batchMessages
 	rdr    *ipc.Reader
 	opened bool
 	done   bool
 	err    error
 	meta   BatchMeta
+	// What Next returned since the ticket (as resumed) was redeemed: the
+	// rows of its batches, and whether meta is one of them.
+	rows int64
+	read bool
+}
+
+// call redeems ticket, for the batches from the next Next on.
+func (s *Stream) call(ticket []byte) error {
+	get, err := s.fc.DoGet(s.ctx, &flight.Ticket{Ticket: ticket})
+	if err != nil {
+		return err
+	}
+	s.get, s.ticket, s.rows, s.read = get, ticket, 0, false
+	return nil
 }
 
 // open reads the stream's first message (the IPC reader blocks until it
@@ -178,23 +203,86 @@ func (s *Stream) Schema() *arrow.Schema {
 // Next advances to the next batch. Batches with no rows may come: they only
 // advance Meta().Next.
 func (s *Stream) Next() bool {
-	if s.done || !s.open() {
-		return false
-	}
-	if !s.rdr.Next() {
+	for !s.done && s.open() {
+		if s.rdr.Next() {
+			meta, _, err := ParseBatchMeta(s.msgs.appMeta)
+			if err != nil {
+				s.done, s.err = true, err
+				return false
+			}
+			s.meta, s.read = meta, true
+			s.rows += s.rdr.RecordBatch().NumRows()
+			return true
+		}
 		s.done = true
 		if err := s.rdr.Err(); err != nil {
-			s.err = fmt.Errorf("read ticket: %w", err)
+			s.err = s.resume(err)
 		}
-		return false
 	}
-	meta, _, err := ParseBatchMeta(s.msgs.appMeta)
+	return false
+}
+
+// resume opens the read again after the batches Next returned, when the
+// server ended the stream for its idle timeout; it returns the error that
+// ends the stream instead, if any.
+func (s *Stream) resume(ended error) error {
+	ended = fmt.Errorf("read ticket: %w", ended)
+	if !endedIdle(ended) {
+		return ended
+	}
+	tk, err := ParseTicket(s.ticket)
 	if err != nil {
-		s.done, s.err = true, err
+		return fmt.Errorf("%w; not resumed: %v", ended, err)
+	}
+	var last *BatchMeta
+	if s.read {
+		last = &s.meta
+	}
+	rest, more, err := protocol.ResumeTicket(tk, last, s.rows)
+	if err != nil {
+		return fmt.Errorf("%w; not resumed: %v", ended, err)
+	}
+	if !more {
+		return nil
+	}
+	ticket, err := rest.Encode()
+	if err == nil {
+		s.closeCall()
+		err = s.call(ticket)
+	}
+	if err != nil {
+		return fmt.Errorf("%w; resuming: %w", ended, err)
+	}
+	s.opened, s.done = false, false
+	return nil
+}
+
+// endedIdle reports whether err is the status of a stream the server ended
+// because its reader took nothing for the idle timeout (PROTOCOL.md §1,
+// Limits).
+func endedIdle(err error) bool {
+	st, ok := status.FromError(err)
+	if !ok || st.Code() != codes.ResourceExhausted {
 		return false
 	}
-	s.meta = meta
-	return true
+	for _, d := range st.Details() {
+		if info, ok := d.(*errdetails.ErrorInfo); ok && info.Domain == protocol.ErrorDomain && info.Reason == protocol.ReasonStreamIdle {
+			return true
+		}
+	}
+	return false
+}
+
+// closeCall frees what the call read.
+func (s *Stream) closeCall() {
+	if s.msgs != nil {
+		s.msgs.close()
+		s.msgs = nil
+	}
+	if s.rdr != nil {
+		s.rdr.Release()
+		s.rdr = nil
+	}
 }
 
 // RecordBatch returns the current batch.
@@ -226,13 +314,7 @@ func (s *Stream) Release() {
 		return
 	}
 	s.cancel()
-	if s.msgs != nil {
-		s.msgs.close()
-	}
-	if s.rdr != nil {
-		s.rdr.Release()
-		s.rdr = nil
-	}
+	s.closeCall()
 	s.done = true
 }
 

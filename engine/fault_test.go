@@ -9,10 +9,11 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/errs"
-	"github.com/fluxgate-io/fluxgate/internal/vfs"
+	"github.com/fluxgate-io/fluxgate/internal/diskfault"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
@@ -22,7 +23,7 @@ import (
 func TestPrimaryKeyWritesResumeAfterFsyncFailure(t *testing.T) {
 	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
 	defer mem.AssertSize(t, 0)
-	faults := vfs.NewFaults(vfs.Default)
+	faults := diskfault.New(vfs.Default)
 	e, err := Open(t.Context(), t.TempDir(), Options{Allocator: mem, Log: LogOptions{FS: faults}})
 	if err != nil {
 		t.Fatal(err)
@@ -50,7 +51,7 @@ func TestPrimaryKeyWritesResumeAfterFsyncFailure(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	faults.Set(vfs.OpSync, ".log", syscall.EIO)
+	faults.Set(diskfault.Sync, ".log", syscall.EIO)
 	for range 2 {
 		if err := write(10, 20); !errs.Is(err, errs.Unavailable) || !errors.Is(err, syscall.EIO) {
 			t.Fatalf("write while fsync fails: %v, want unavailable caused by EIO", err)

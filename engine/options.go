@@ -7,11 +7,10 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	icecatalog "github.com/apache/iceberg-go/catalog"
-	pebblevfs "github.com/cockroachdb/pebble/v2/vfs"
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"go.opentelemetry.io/otel/metric"
 
 	"github.com/fluxgate-io/fluxgate/framestats"
-	"github.com/fluxgate-io/fluxgate/internal/vfs"
 	"github.com/fluxgate-io/fluxgate/logstore"
 )
 
@@ -26,10 +25,10 @@ type Options struct {
 	Log LogOptions
 	// CatalogFS is the filesystem of the catalog, a pebble database.
 	// Default: the real disk.
-	CatalogFS pebblevfs.FS
+	CatalogFS vfs.FS
 	// KVFS is the filesystem of the primary-key state, a pebble database.
 	// Default: the real disk.
-	KVFS pebblevfs.FS
+	KVFS vfs.FS
 	// RetentionInterval is how often expired log segments are removed.
 	// Default 1 minute.
 	RetentionInterval time.Duration

@@ -8,12 +8,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
 	"github.com/fluxgate-io/fluxgate/client"
 	"github.com/fluxgate-io/fluxgate/engine"
-	"github.com/fluxgate-io/fluxgate/internal/vfs"
+	"github.com/fluxgate-io/fluxgate/internal/diskfault"
 )
 
 // A write that meets a full disk ends its DoPut at once with
@@ -21,7 +22,7 @@ import (
 // at its deadline); scans go on meanwhile; once there is room a new DoPut
 // succeeds without a restart, and every acknowledged row is there once.
 func TestDoPutOnFullDiskFailsAtOnceAndWritesResume(t *testing.T) {
-	faults := vfs.NewFaults(vfs.Default)
+	faults := diskfault.New(vfs.Default)
 	ts := start(t, engine.Options{Log: engine.LogOptions{FS: faults}})
 	ctx := ctxT(t)
 	if _, err := ts.cl.CreateTable(ctx, ordersSpec("orders", 2, "order_id"), false); err != nil {
@@ -29,7 +30,7 @@ func TestDoPutOnFullDiskFailsAtOnceAndWritesResume(t *testing.T) {
 	}
 	write(t, ts, "orders", 0, 100, 1)
 
-	faults.Set(vfs.OpWrite, ".log", syscall.ENOSPC)
+	faults.Set(diskfault.Write, ".log", syscall.ENOSPC)
 	// Far below the test's deadline: a stream left waiting for the client's
 	// next message ends with DEADLINE_EXCEEDED instead.
 	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)

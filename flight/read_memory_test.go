@@ -4,8 +4,11 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/fluxgate-io/fluxgate/client"
 	"github.com/fluxgate-io/fluxgate/engine"
@@ -15,8 +18,8 @@ import (
 
 // A reader whose client stops taking messages holds what it read against the
 // memory budget, which is too small for a second reader: the second waits,
-// until the idle timeout ends the stalled one (RESOURCE_EXHAUSTED) and gives
-// its memory back.
+// until the idle timeout ends the stalled one (RESOURCE_EXHAUSTED, with the
+// detail that says to resume) and gives its memory back.
 func TestStalledReaderHoldsTheBudgetUntilItsTimeout(t *testing.T) {
 	ts := startWith(t, engine.Options{}, fgflight.Options{Limits: fgflight.Limits{WriteBytes: 4 << 20, IdleTimeout: testIdle}})
 	ctx := ctxT(t)
@@ -65,11 +68,19 @@ func TestStalledReaderHoldsTheBudgetUntilItsTimeout(t *testing.T) {
 		t.Fatalf("the second reader read %d rows, want %d", len(got), batches*rows)
 	}
 	// The stalled stream was ended; what the client had buffered comes
-	// first.
+	// first, then the status, with the detail that says to resume, and the
+	// trailer that makes pyarrow pass the details on.
 	for {
 		if _, err = get.Recv(); err != nil {
 			break
 		}
 	}
 	wantCode(t, err, codes.ResourceExhausted)
+	st, _ := status.FromError(err)
+	if d := st.Details(); len(d) != 1 || !proto.Equal(d[0].(proto.Message), &errdetails.ErrorInfo{Reason: protocol.ReasonStreamIdle, Domain: protocol.ErrorDomain}) {
+		t.Errorf("details %v, want ErrorInfo{reason: %s, domain: %s}", d, protocol.ReasonStreamIdle, protocol.ErrorDomain)
+	}
+	if got := get.Trailer().Get("x-arrow-status"); len(got) != 1 || got[0] != "6" {
+		t.Errorf("trailer x-arrow-status %q, want [6] (CapacityError)", got)
+	}
 }

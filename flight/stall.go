@@ -6,9 +6,14 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/flight"
+	"google.golang.org/genproto/googleapis/rpc/errdetails"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
 
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/internal/flightcodec"
+	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
 // stallWatch is a DoGet stream that ends when its client takes nothing for
@@ -36,8 +41,9 @@ type stallWatch struct {
 }
 
 // watchStalls returns stream watched for stalls, and a func that turns the
-// error the handler returned into the stall's, if the watch ended it; stream
-// as it is if the idle timeout is never.
+// error the handler returned into the stall's, if the watch ended it: the
+// status that tells the client to resume (stalled); stream as it is if the
+// idle timeout is never.
 func (s *Service) watchStalls(stream flight.FlightService_DoGetServer) (flight.FlightService_DoGetServer, func(error) error) {
 	if s.limits.IdleTimeout < 0 {
 		return stream, func(err error) error { return err }
@@ -54,10 +60,29 @@ func (s *Service) watchStalls(stream flight.FlightService_DoGetServer) (flight.F
 		w.timer.Stop()
 		stop(nil)
 		if cause := context.Cause(ctx); err != nil && errs.KindOf(cause) == errs.Exhausted {
-			return cause
+			return stalled(stream, cause)
 		}
 		return err
 	}
+}
+
+// arrowCapacityError is Arrow's StatusCode CapacityError, as its C++ Flight
+// servers send it in the trailer x-arrow-status.
+const arrowCapacityError = "6"
+
+// stalled is the status of a stream ended for the idle timeout: RESOURCE_EXHAUSTED
+// with the detail ErrorInfo{reason: STREAM_IDLE}, which a client tests to
+// resume (PROTOCOL.md §1, Limits). The trailer x-arrow-status makes Arrow's
+// C++ Flight client (pyarrow) hand the details to its caller, as
+// FlightError.extra_info; without it they are dropped.
+func stalled(stream flight.FlightService_DoGetServer, cause error) error {
+	st, err := status.New(codes.ResourceExhausted, cause.Error()).WithDetails(
+		&errdetails.ErrorInfo{Reason: protocol.ReasonStreamIdle, Domain: protocol.ErrorDomain})
+	if err != nil { // a detail that does not marshal: a bug
+		return err
+	}
+	stream.SetTrailer(metadata.Pairs("x-arrow-status", arrowCapacityError))
+	return st.Err()
 }
 
 // Context is the stream's context, which the watch ends on a stall.

@@ -15,6 +15,7 @@ import (
 	"github.com/apache/iceberg-go/table"
 
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/internal/arrowcast"
 	"github.com/fluxgate-io/fluxgate/predicate"
 )
 
@@ -193,7 +194,7 @@ func convert(ctx context.Context, mem memory.Allocator, rec arrow.RecordBatch, o
 		if len(idx) != 1 {
 			return nil, fmt.Errorf("lake scan returned no column %s", f.Name)
 		}
-		c, err := castTo(ctx, mem, rec.Column(idx[0]), f.Type)
+		c, err := arrowcast.Cast(ctx, mem, rec.Column(idx[0]), f.Type)
 		if err != nil {
 			return nil, fmt.Errorf("lake column %s: %w", f.Name, err)
 		}

@@ -11,11 +11,11 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/fluxgate-io/fluxgate/internal/arrowcast"
 	"github.com/fluxgate-io/fluxgate/row"
 )
 
@@ -234,7 +234,7 @@ func (t *Table) DataRecord(ctx context.Context, mem memory.Allocator, rec arrow.
 		}
 	}()
 	for i, c := range rec.Columns() {
-		lc, err := castTo(ctx, mem, c, t.m.lake.Field(i).Type)
+		lc, err := arrowcast.Cast(ctx, mem, c, t.m.lake.Field(i).Type)
 		if err != nil {
 			return nil, fmt.Errorf("column %s: %w", t.m.lake.Field(i).Name, err)
 		}
@@ -279,22 +279,13 @@ func (t *Table) KeyRecord(ctx context.Context, mem memory.Allocator, rec arrow.R
 		}
 	}()
 	for _, f := range ds.Fields() {
-		c, err := castTo(ctx, mem, rec.Column(rec.Schema().FieldIndices(f.Name)[0]), f.Type)
+		c, err := arrowcast.Cast(ctx, mem, rec.Column(rec.Schema().FieldIndices(f.Name)[0]), f.Type)
 		if err != nil {
 			return nil, fmt.Errorf("key column %s: %w", f.Name, err)
 		}
 		cols = append(cols, c)
 	}
 	return array.NewRecordBatch(ds, cols, rec.NumRows()), nil
-}
-
-// castTo casts arr to typ, or retains it when it already has that type.
-func castTo(ctx context.Context, mem memory.Allocator, arr arrow.Array, typ arrow.DataType) (arrow.Array, error) {
-	if arrow.TypeEqual(arr.DataType(), typ) {
-		arr.Retain()
-		return arr, nil
-	}
-	return compute.CastArray(compute.WithAllocator(ctx, mem), arr, compute.SafeCastOptions(typ))
 }
 
 func orEmpty(recs iter.Seq2[arrow.RecordBatch, error]) iter.Seq2[arrow.RecordBatch, error] {

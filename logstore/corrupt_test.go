@@ -3,10 +3,11 @@ package logstore
 import (
 	"bytes"
 	"errors"
-	"github.com/fluxgate-io/fluxgate/internal/vfs"
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // writeFrames appends batches of 10 rows (ids 0, 10, 20, ...) to bucket 0 of
@@ -33,7 +34,7 @@ func writeFrames(t *testing.T, dir string, batches int, opts Options, clean bool
 // segment file, and its size.
 func framePositions(t *testing.T, path string) ([]int64, int64) {
 	t.Helper()
-	f, err := vfs.Default.OpenFile(path, os.O_RDONLY, 0)
+	f, err := vfs.Default.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,17 +12,18 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/cockroachdb/pebble/v2/vfs"
 
 	"github.com/fluxgate-io/fluxgate/errs"
-	"github.com/fluxgate-io/fluxgate/internal/vfs"
+	"github.com/fluxgate-io/fluxgate/internal/diskfault"
 )
 
 // faultyLog opens a one-bucket log on a filesystem whose faults the test
 // sets.
-func faultyLog(t *testing.T) (*Table, *vfs.Faults, string) {
+func faultyLog(t *testing.T) (*Table, *diskfault.FS, string) {
 	t.Helper()
 	dir := t.TempDir()
-	fs := vfs.NewFaults(vfs.Default)
+	fs := diskfault.New(vfs.Default)
 	tbl := mustOpen(t, dir, 1, Options{FS: fs})
 	t.Cleanup(func() { tbl.Close() })
 	return tbl, fs, dir
@@ -89,7 +90,7 @@ func testFailedWrite(t *testing.T, errno syscall.Errno, kind errs.Kind) {
 		t.Fatal(err)
 	}
 
-	fs.Set(vfs.OpWrite, ".log", errno)
+	fs.Set(diskfault.Write, ".log", errno)
 	_, err := tryAppend(t, tbl, enc, mem, 10, 10, w(1))
 	wantFault(t, err, kind, errno)
 	_, err = tryAppend(t, tbl, enc, mem, 10, 10, w(1))
@@ -133,7 +134,7 @@ func TestFaultFailedFsyncIsStickyUntilRecovered(t *testing.T) {
 	segPath := filepath.Join(dir, "0", "log", segmentName(0)+".log")
 	good := fileSize(t, segPath)
 
-	fs.Set(vfs.OpSync, ".log", syscall.EIO)
+	fs.Set(diskfault.Sync, ".log", syscall.EIO)
 	_, err := tryAppend(t, tbl, enc, mem, 10, 10, Writer{})
 	wantFault(t, err, errs.Unavailable, syscall.EIO)
 	// What follows a failed fsync is unknown: no append may be written
@@ -163,7 +164,7 @@ func TestFaultAppendCutByRecoveryFailsWhenWaitedForLater(t *testing.T) {
 	enc := newEncoder(t, CodecNone, mem)
 	tbl, fs, _ := faultyLog(t)
 
-	fs.Set(vfs.OpSync, ".log", syscall.EIO)
+	fs.Set(diskfault.Sync, ".log", syscall.EIO)
 	rec := makeRecord(t, mem, 0, 10)
 	lost, err := tbl.AppendAsync([]Part{{Bucket: 0, Batch: encode(t, enc, rec, Writer{})}}, Writer{})
 	rec.Release()
@@ -195,7 +196,7 @@ func TestFaultReadErrorIsUnavailableAndPasses(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	fs.Set(vfs.OpRead, ".log", syscall.EIO)
+	fs.Set(diskfault.Read, ".log", syscall.EIO)
 	r, err := tbl.NewReader(0, 0, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -238,7 +239,7 @@ func TestFaultTailingReaderFollowsAcrossRecovery(t *testing.T) {
 	}
 	defer r.Close()
 
-	fs.Set(vfs.OpSync, ".log", syscall.EIO)
+	fs.Set(diskfault.Sync, ".log", syscall.EIO)
 	_, err = tryAppend(t, tbl, enc, mem, 10, 10, Writer{})
 	wantFault(t, err, errs.Unavailable, syscall.EIO)
 	fs.Clear()

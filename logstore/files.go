@@ -6,7 +6,9 @@ import (
 	"os"
 	"sync"
 
-	"github.com/fluxgate-io/fluxgate/internal/vfs"
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/fluxgate-io/fluxgate/internal/fsio"
 )
 
 // FileCache keeps the segment files of logs open within a budget of
@@ -52,11 +54,11 @@ func (c *FileCache) Open() int {
 // cachedFile is one file opened through a FileCache. It has the file
 // operations of a segment; each opens the file if it is not open.
 type cachedFile struct {
-	cache *FileCache
-	fs    vfs.FS
-	path  string
-	flag  int  // O_CREATE|O_EXCL only until the file first opened
-	log   bool // synced before it is closed, if written since its last sync
+	cache  *FileCache
+	fs     vfs.FS
+	path   string
+	create bool // until the file first opened: then a file gone is an error, not a new file
+	log    bool // synced before it is closed, if written since its last sync
 
 	// Guarded by cache.mu.
 	f          vfs.File
@@ -74,7 +76,7 @@ type cachedFile struct {
 // openCached opens (creating it if needed) a file through the cache. log
 // marks a segment's log file, whose writes must be synced before it closes.
 func openCached(cache *FileCache, fsys vfs.FS, path string, log bool) (*cachedFile, error) {
-	cf := &cachedFile{cache: cache, fs: fsys, path: path, flag: os.O_RDWR | os.O_CREATE | os.O_EXCL, log: log}
+	cf := &cachedFile{cache: cache, fs: fsys, path: path, create: true, log: log}
 	if _, err := cf.acquire(); err != nil {
 		return nil, err
 	}
@@ -114,11 +116,7 @@ func (cf *cachedFile) acquire() (vfs.File, error) {
 		for _, v := range victims {
 			v.evict()
 		}
-		f, err := cf.fs.OpenFile(cf.path, cf.flag, 0o644)
-		existed := errors.Is(err, fs.ErrExist) && cf.flag&os.O_EXCL != 0
-		if existed {
-			f, err = cf.fs.OpenFile(cf.path, os.O_RDWR, 0o644)
-		}
+		f, existed, err := cf.open()
 
 		c.mu.Lock()
 		close(cf.busy)
@@ -138,10 +136,25 @@ func (cf *cachedFile) acquire() (vfs.File, error) {
 			// that crashed before syncing them.
 			cf.written++
 		}
-		cf.flag = os.O_RDWR // a file gone since is an error, not a new file
+		cf.create = false
 		c.mu.Unlock()
 		return f, nil
 	}
+}
+
+// open opens the file for reading and writing, creating it on the first
+// open only; existed says that the first open found it. pebble's FS opens
+// for writing only with O_CREATE, so whether the file is there is asked
+// first: a segment's files are removed only while held open (see
+// segment.remove), so no reopen can create them again in between.
+func (cf *cachedFile) open() (f vfs.File, existed bool, err error) {
+	if _, err = cf.fs.Stat(cf.path); err == nil {
+		existed = cf.create
+	} else if !cf.create || !errors.Is(err, fs.ErrNotExist) {
+		return nil, false, err
+	}
+	f, err = cf.fs.OpenReadWrite(cf.path, vfs.WriteCategoryUnspecified)
+	return f, existed, err
 }
 
 // release ends an operation; wrote says it changed the file.
@@ -317,7 +330,7 @@ func (cf *cachedFile) WriteVecAt(bufs [][]byte, off int64) error {
 		return err
 	}
 	defer cf.release(true)
-	return f.WriteVecAt(bufs, off)
+	return writeVecAt(f, bufs, off)
 }
 
 func (cf *cachedFile) Truncate(size int64) error {
@@ -326,7 +339,7 @@ func (cf *cachedFile) Truncate(size int64) error {
 		return err
 	}
 	defer cf.release(true)
-	return f.Truncate(size)
+	return fsio.Truncate(f, size)
 }
 
 func (cf *cachedFile) Stat() (os.FileInfo, error) {

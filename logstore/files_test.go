@@ -1,6 +1,7 @@
 package logstore
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,8 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
+
 	"github.com/fluxgate-io/fluxgate/errs"
-	"github.com/fluxgate-io/fluxgate/internal/vfs"
+	"github.com/fluxgate-io/fluxgate/internal/diskfault"
 )
 
 // openFilesUnder counts this process's descriptors open on files under dir.
@@ -118,7 +121,7 @@ func TestFileCacheBoundsOpenFiles(t *testing.T) {
 func TestFileCacheEvictionSyncFailureFailsTheAppend(t *testing.T) {
 	mem := checkedMem(t)
 	enc := newEncoder(t, CodecNone, mem)
-	fs := vfs.NewFaults(vfs.Default)
+	fs := diskfault.New(vfs.Default)
 	files := NewFileCache(2)
 	tbl := mustOpen(t, t.TempDir(), 2, Options{FS: fs, Files: files})
 	defer tbl.Close()
@@ -136,7 +139,7 @@ func TestFileCacheEvictionSyncFailureFailsTheAppend(t *testing.T) {
 	}
 	tbl.appendMu.Unlock()
 	log0 := tbl.buckets[0].active().logPath
-	fs.Set(vfs.OpSync, log0, syscall.EIO)
+	fs.Set(diskfault.Sync, log0, syscall.EIO)
 	for _, f := range []*cachedFile{tbl.buckets[1].active().f, tbl.buckets[1].active().idx} {
 		if _, err := f.Stat(); err != nil { // makes room: bucket 0's files go
 			t.Fatal(err)
@@ -250,5 +253,32 @@ func TestFileCacheConcurrentUse(t *testing.T) {
 	}
 	if n, m := files.Open(), openFilesUnder(t, dir); n != 0 || m != 0 {
 		t.Fatalf("after every file closed: the cache has %d open, the process %d", n, m)
+	}
+}
+
+// A file the cache closed and that is gone when it is needed again is an
+// error, not a new empty file: pebble's FS opens for writing only with
+// O_CREATE, so the cache asks first.
+func TestFileCacheDoesNotCreateAGoneFileAgain(t *testing.T) {
+	dir := t.TempDir()
+	files := NewFileCache(1)
+	gone, err := openCached(files, vfs.Default, filepath.Join(dir, "gone"), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer gone.Close()
+	other, err := openCached(files, vfs.Default, filepath.Join(dir, "other"), true) // closes gone's file to make room
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if err := os.Remove(gone.path); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := gone.ReadAt(make([]byte, 1), 0); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("reading a file gone since the cache closed it: %v, want not exist", err)
+	}
+	if _, err := os.Stat(gone.path); !os.IsNotExist(err) {
+		t.Fatalf("the read made the file again: %v", err)
 	}
 }

@@ -6,7 +6,7 @@ import (
 	"math"
 	"slices"
 
-	"github.com/fluxgate-io/fluxgate/internal/vfs"
+	"github.com/fluxgate-io/fluxgate/internal/fsio"
 )
 
 // Recovery (see the package comment for the invariant it restores).
@@ -167,7 +167,7 @@ func (t *Table) recover() error {
 				return err
 			}
 		}
-		if err := vfs.SyncDir(t.opts.FS, tl.b.dir); err != nil {
+		if err := fsio.SyncDir(t.opts.FS, tl.b.dir); err != nil {
 			return err
 		}
 		for _, s := range segs[:len(segs)-1] {

@@ -9,7 +9,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/fluxgate-io/fluxgate/internal/vfs"
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/fluxgate-io/fluxgate/internal/fsio"
 )
 
 // RepairPlan is what cutting one bucket's log at a byte of one of its
@@ -41,7 +43,7 @@ func PlanRepair(dir string, buckets int, path string, pos int64) (*RepairPlan, e
 		return nil, err
 	}
 	logDir := filepath.Dir(path)
-	f, err := vfs.Default.OpenFile(path, os.O_RDONLY, 0)
+	f, err := vfs.Default.Open(path)
 	if err != nil {
 		return nil, err
 	}
@@ -119,7 +121,7 @@ func (p *RepairPlan) Apply(dest string) error {
 	}
 	err = errors.Join(f.Sync(), f.Close())
 	for _, d := range []string{filepath.Dir(p.Segment), filepath.Dir(filepath.Dir(filepath.Dir(p.Segment))), bdir, dest} {
-		err = errors.Join(err, vfs.SyncDir(vfs.Default, d))
+		err = errors.Join(err, fsio.SyncDir(vfs.Default, d))
 	}
 	return err
 }

@@ -2,11 +2,12 @@ package logstore
 
 import (
 	"errors"
-	"github.com/fluxgate-io/fluxgate/internal/vfs"
 	"os"
 	"path/filepath"
 	"strconv"
 	"testing"
+
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // Cutting a corrupt log where Open said makes it open with the frames

@@ -9,16 +9,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fluxgate-io/fluxgate/internal/vfs"
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // crashImages is a filesystem that, whenever a segment file is created (a
 // roll), copies the log files of its directory as they are at that moment
 // into a new directory: what a SIGKILL right after the roll would leave. It
 // also notes which segment files were written and not synced since.
-// While held, segment writes wait for the next such copy (or, should none
-// come, a while): a frame that the roll does not wait for is then certain
-// to be missing from the copy.
+// While held, the next segment write waits for the next such copy (or,
+// should none come, a while), which ends the hold: a frame that the roll
+// does not wait for is then certain to be missing from the copy.
 type crashImages struct {
 	vfs.FS
 	t        *testing.T
@@ -29,35 +29,38 @@ type crashImages struct {
 	dirty    map[string]bool // segment files written and not synced since
 }
 
-// holdWrites makes segment writes wait for the next roll's copy.
+// holdWrites makes the next segment write wait for the next roll's copy.
 func (c *crashImages) holdWrites() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.hold = make(chan struct{})
 }
 
-func (c *crashImages) OpenFile(name string, flag int, perm os.FileMode) (vfs.File, error) {
+func (c *crashImages) OpenReadWrite(name string, category vfs.DiskWriteCategory, opts ...vfs.OpenOption) (vfs.File, error) {
 	_, statErr := os.Stat(name)
-	f, err := c.FS.OpenFile(name, flag, perm)
+	f, err := c.FS.OpenReadWrite(name, category, opts...)
 	if err != nil || !strings.HasSuffix(name, ".log") {
 		return f, err
 	}
-	if flag&os.O_CREATE != 0 && os.IsNotExist(statErr) {
+	if os.IsNotExist(statErr) {
 		c.snapshot(filepath.Dir(name))
 	}
-	return heldFile{f, c}, nil
+	return heldFile{f, c, name}, nil
 }
 
+// heldFile is a segment file of crashImages. Not being the real disk's
+// file, it takes a frame's pieces one WriteAt each (see writeVecAt).
 type heldFile struct {
 	vfs.File
-	c *crashImages
+	c    *crashImages
+	name string
 }
 
 // holdLimit bounds how long a held write waits: a roll that waits for it
 // makes no copy meanwhile.
 const holdLimit = 300 * time.Millisecond
 
-func (f heldFile) WriteVecAt(bufs [][]byte, off int64) error {
+func (f heldFile) WriteAt(p []byte, off int64) (int, error) {
 	f.c.mu.Lock()
 	hold := f.c.hold
 	f.c.mu.Unlock()
@@ -65,20 +68,25 @@ func (f heldFile) WriteVecAt(bufs [][]byte, off int64) error {
 		select {
 		case <-hold:
 		case <-time.After(holdLimit):
+			f.c.mu.Lock()
+			if f.c.hold == hold {
+				f.c.hold = nil
+			}
+			f.c.mu.Unlock()
 		}
 	}
-	err := f.File.WriteVecAt(bufs, off)
+	n, err := f.File.WriteAt(p, off)
 	f.c.mu.Lock()
-	f.c.dirty[f.Name()] = true
+	f.c.dirty[f.name] = true
 	f.c.mu.Unlock()
-	return err
+	return n, err
 }
 
 func (f heldFile) Sync() error {
 	err := f.File.Sync()
 	if err == nil {
 		f.c.mu.Lock()
-		delete(f.c.dirty, f.Name())
+		delete(f.c.dirty, f.name)
 		f.c.mu.Unlock()
 	}
 	return err

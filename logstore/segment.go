@@ -14,7 +14,9 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/fluxgate-io/fluxgate/internal/vfs"
+	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/fluxgate-io/fluxgate/internal/fsio"
 )
 
 // A segment is one log file of a bucket and its sparse index. Frames are only
@@ -72,19 +74,19 @@ func segmentName(base int64) string { return fmt.Sprintf("%020d", base) }
 
 // listSegments returns the base offsets of the segments in dir, ascending.
 func listSegments(fsys vfs.FS, dir string) ([]int64, error) {
-	entries, err := fsys.ReadDir(dir)
+	names, err := fsys.List(dir)
 	if err != nil {
 		return nil, err
 	}
 	var bases []int64
-	for _, e := range entries {
-		name, ok := strings.CutSuffix(e.Name(), ".log")
+	for _, file := range names {
+		name, ok := strings.CutSuffix(file, ".log")
 		if !ok {
 			continue
 		}
 		base, err := strconv.ParseInt(name, 10, 64)
 		if err != nil {
-			return nil, fmt.Errorf("unexpected log file %s in %s", e.Name(), dir)
+			return nil, fmt.Errorf("unexpected log file %s in %s", file, dir)
 		}
 		bases = append(bases, base)
 	}
@@ -311,7 +313,7 @@ func (s *segment) seal() error {
 	if summary == nil {
 		return nil
 	}
-	return vfs.WriteFile(s.fs, s.summaryPath(), encodeSummary(s.next, s.summaryRows, summary), 0o644)
+	return fsio.WriteFile(s.fs, s.summaryPath(), encodeSummary(s.next, s.summaryRows, summary), 0o644)
 }
 
 // publish marks the segment sealed and returns its summary, nil when
@@ -331,7 +333,7 @@ func (s *segment) publish() []byte {
 // is intact and describes the log as it is. Without one, a summary that
 // recovery made by reading the segment is written.
 func (s *segment) loadSummary() error {
-	if b, err := vfs.ReadFile(s.fs, s.summaryPath()); err == nil {
+	if b, err := fsio.ReadFile(s.fs, s.summaryPath()); err == nil {
 		if next, rows, summary, ok := decodeSummary(b); ok && next == s.next {
 			s.summary, s.summaryRows, s.summaryLost = summary, rows, false
 			s.publish()
@@ -371,14 +373,12 @@ func (s *segment) release() {
 }
 
 // remove deletes the segment's files; open readers keep reading the unlinked
-// file until they release it.
+// file until they release it. The log file is held open first, readers or
+// not, so that a reader that finds the segment meanwhile reads it too rather
+// than reopen it (which would create it again: see cachedFile.open). The
+// index file is written only by appends, which never reach a removed segment.
 func (s *segment) remove() error {
-	s.mu.Lock()
-	read := s.mu.refs > 0
-	s.mu.Unlock()
-	if read {
-		s.f.keepOpen()
-	}
+	s.f.keepOpen()
 	err := errors.Join(s.fs.Remove(s.logPath), s.fs.Remove(s.indexPath))
 	if rmErr := s.fs.Remove(s.summaryPath()); rmErr != nil && !errors.Is(rmErr, fs.ErrNotExist) {
 		err = errors.Join(err, rmErr)

@@ -20,10 +20,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/fluxgate-io/fluxgate/errs"
-	"github.com/fluxgate-io/fluxgate/internal/vfs"
+	"github.com/fluxgate-io/fluxgate/internal/fsio"
 )
 
 // Options configure a table's log. The zero value means the defaults.
@@ -71,7 +72,9 @@ func (o Options) withDefaults() Options {
 	if o.WriterExpiration <= 0 {
 		o.WriterExpiration = DefaultWriterExpiration
 	}
-	o.FS = vfs.OrDefault(o.FS)
+	if o.FS == nil {
+		o.FS = vfs.Default
+	}
 	if o.Files == nil {
 		o.Files = NewFileCache(DefaultCachedFiles)
 	}
@@ -437,7 +440,7 @@ func (t *Table) syncRound() error {
 		return err
 	}
 	if newDirs {
-		if err := inParallel(len(t.buckets), func(i int) error { return vfs.SyncDir(t.opts.FS, t.buckets[i].dir) }); err != nil {
+		if err := inParallel(len(t.buckets), func(i int) error { return fsio.SyncDir(t.opts.FS, t.buckets[i].dir) }); err != nil {
 			return err
 		}
 	}

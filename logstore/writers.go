@@ -8,8 +8,10 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
+
 	"github.com/fluxgate-io/fluxgate/errs"
-	"github.com/fluxgate-io/fluxgate/internal/vfs"
+	"github.com/fluxgate-io/fluxgate/internal/fsio"
 )
 
 // writerTable remembers, per idempotent writer, the last few batches it
@@ -151,11 +153,11 @@ func (s *writerSnapshot) write(fsys vfs.FS, dir string) error {
 	if err != nil {
 		return err
 	}
-	return vfs.WriteFileAtomic(fsys, filepath.Join(dir, writersFile), b, 0o644)
+	return fsio.WriteFileAtomic(fsys, filepath.Join(dir, writersFile), b, 0o644)
 }
 
 func readWriterSnapshot(fsys vfs.FS, dir string, buckets int) (*writerSnapshot, error) {
-	b, err := vfs.ReadFile(fsys, filepath.Join(dir, writersFile))
+	b, err := fsio.ReadFile(fsys, filepath.Join(dir, writersFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return &writerSnapshot{Ends: make([]int64, buckets), Writers: writerTable{}}, nil
 	}

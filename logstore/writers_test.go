@@ -3,6 +3,7 @@ package logstore
 import (
 	"encoding/json"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -12,7 +13,6 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/fluxgate-io/fluxgate/errs"
-	"github.com/fluxgate-io/fluxgate/internal/vfs"
 )
 
 // fakeClock is a clock the test moves by hand.
@@ -119,7 +119,7 @@ func TestExpiredWritersAreDropped(t *testing.T) {
 	if err := tbl.Close(); err != nil {
 		t.Fatal(err)
 	}
-	b, err := vfs.ReadFile(vfs.Default, filepath.Join(dir, writersFile))
+	b, err := os.ReadFile(filepath.Join(dir, writersFile))
 	if err != nil {
 		t.Fatal(err)
 	}

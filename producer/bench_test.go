@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/fluxgate-io/fluxgate/internal/vfs"
+	"github.com/cockroachdb/pebble/v2/vfs"
 )
 
 // BenchmarkRegister registers new producers' offsets into a store that

@@ -14,13 +14,14 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
+
 	"github.com/fluxgate-io/fluxgate/errs"
-	"github.com/fluxgate-io/fluxgate/internal/vfs"
+	"github.com/fluxgate-io/fluxgate/internal/fsio"
 )
 
 // The file is a log of records, one a line: eight hex digits of the
@@ -85,7 +86,7 @@ const (
 func Open(fsys vfs.FS, dir string) (*Store, error) {
 	s := &Store{fs: fsys, path: filepath.Join(dir, FileName)}
 	s.mu.byKey = map[key]Offsets{}
-	data, err := vfs.ReadFile(fsys, s.path)
+	data, err := fsio.ReadFile(fsys, s.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return s, s.migrate(filepath.Join(dir, legacyFileName))
 	}
@@ -108,7 +109,7 @@ func Open(fsys vfs.FS, dir string) (*Store, error) {
 // migrate loads the legacy file at path, if there is one, writes the log
 // of its entries and removes it.
 func (s *Store) migrate(path string) error {
-	data, err := vfs.ReadFile(s.fs, path)
+	data, err := fsio.ReadFile(s.fs, path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}
@@ -196,11 +197,11 @@ func (s *Store) apply(e entry) {
 
 // cut truncates the file at path to size, durably.
 func cut(fsys vfs.FS, path string, size int64) error {
-	f, err := fsys.OpenFile(path, os.O_WRONLY, 0)
+	f, err := fsys.OpenReadWrite(path, vfs.WriteCategoryUnspecified)
 	if err != nil {
 		return err
 	}
-	err = f.Truncate(size)
+	err = fsio.Truncate(f, size)
 	if err == nil {
 		err = f.Sync()
 	}
@@ -308,10 +309,10 @@ func (s *Store) rewriteLocked() error {
 		}
 		data = append(data, rec...)
 	}
-	if err := vfs.WriteFileAtomic(s.fs, s.path, data, 0o644); err != nil {
+	if err := fsio.WriteFileAtomic(s.fs, s.path, data, 0o644); err != nil {
 		return err
 	}
-	f, err := s.fs.OpenFile(s.path, os.O_WRONLY, 0)
+	f, err := s.fs.OpenReadWrite(s.path, vfs.WriteCategoryUnspecified)
 	if err != nil {
 		return err
 	}

@@ -8,13 +8,15 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
+
 	"github.com/fluxgate-io/fluxgate/errs"
-	"github.com/fluxgate-io/fluxgate/internal/vfs"
+	"github.com/fluxgate-io/fluxgate/internal/diskfault"
 )
 
 func TestRegisterOnceGetDeleteAndReopen(t *testing.T) {
-	path := t.TempDir()
-	s, err := Open(vfs.Default, path)
+	fs, path := memDir(t)
+	s, err := Open(fs, path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -27,7 +29,7 @@ func TestRegisterOnceGetDeleteAndReopen(t *testing.T) {
 		t.Fatalf("second register: created %v, err %v; want kept", created, err)
 	}
 
-	s, err = Open(vfs.Default, path) // durable across a restart
+	s, err = Open(fs, path) // durable across a restart
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,13 +50,25 @@ func TestRegisterOnceGetDeleteAndReopen(t *testing.T) {
 	if err := s.Delete("job-1", "d.t"); err != nil {
 		t.Fatalf("deleting nothing: %v", err)
 	}
-	s, err = Open(vfs.Default, path)
+	s, err = Open(fs, path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, ok := s.Get("job-1", "d.t", 8); ok {
 		t.Fatal("deleted offsets came back after reopen")
 	}
+}
+
+// memDir returns a filesystem in memory with an empty directory: for the
+// tests that need a filesystem, not the disk (a torn or damaged file is
+// made, and cut, on the disk).
+func memDir(t *testing.T) (vfs.FS, string) {
+	t.Helper()
+	fs := vfs.NewMem()
+	if err := fs.MkdirAll("data", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	return fs, "data"
 }
 
 func open(t *testing.T, fsys vfs.FS, dir string) *Store {
@@ -150,8 +164,8 @@ func TestDamagedRecordRefusesToOpen(t *testing.T) {
 // entries once most of it is obsolete, so it stays within a bound of them,
 // and reopening restores every live entry.
 func TestLogStaysBoundedAndReopens(t *testing.T) {
-	dir := t.TempDir()
-	s := open(t, vfs.Default, dir)
+	fs, dir := memDir(t)
+	s := open(t, fs, dir)
 	for i := range 40 {
 		register(t, s, fmt.Sprint("kept-", i), int64(i))
 	}
@@ -166,7 +180,7 @@ func TestLogStaysBoundedAndReopens(t *testing.T) {
 		}
 	}
 	s.Close()
-	s = open(t, vfs.Default, dir)
+	s = open(t, fs, dir)
 	for i := range 40 {
 		wantOffset(t, s, fmt.Sprint("kept-", i), int64(i))
 	}
@@ -176,11 +190,11 @@ func TestLogStaysBoundedAndReopens(t *testing.T) {
 // A failed append (here its sync) is an error and changes nothing, also
 // after a restart; the next change succeeds once the disk does.
 func TestFailedAppendChangesNothing(t *testing.T) {
-	dir := t.TempDir()
-	faults := vfs.NewFaults(vfs.Default)
+	fs, dir := memDir(t)
+	faults := diskfault.New(fs)
 	s := open(t, faults, dir)
 	register(t, s, "job-1", 10)
-	faults.Set(vfs.OpSync, FileName, &os.PathError{Op: "sync", Path: FileName, Err: syscall.EIO})
+	faults.Set(diskfault.Sync, FileName, &os.PathError{Op: "sync", Path: FileName, Err: syscall.EIO})
 	if _, err := s.Register("job-2", "d.t", Offsets{TableID: 1, Buckets: map[int]int64{0: 20}}); err == nil {
 		t.Fatal("a registration whose sync failed succeeded")
 	}
@@ -188,7 +202,7 @@ func TestFailedAppendChangesNothing(t *testing.T) {
 	faults.Clear()
 	register(t, s, "job-3", 30)
 	s.Close()
-	s = open(t, vfs.Default, dir)
+	s = open(t, fs, dir)
 	wantOffset(t, s, "job-1", 10)
 	wantOffset(t, s, "job-2", -1)
 	wantOffset(t, s, "job-3", 30)

@@ -137,4 +137,7 @@ type BatchMeta struct {
 	// connector stores in its checkpoint.
 	Next          int64 `json:"next"`
 	HighWatermark int64 `json:"high_watermark"`
+	// Snapshot marks the batches of a snapshot (a primary-key table's
+	// current rows), which a read cannot resume inside.
+	Snapshot bool `json:"snapshot,omitempty"`
 }

@@ -2,16 +2,13 @@ package row
 
 import (
 	"context"
-	"fmt"
-	"math"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/bitutil"
-	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/internal/arrowcast"
 )
 
 // Accepts reports whether a written column of Arrow type got carries the
@@ -27,8 +24,8 @@ import (
 //   - ARRAY takes a list or large_list (polars' lists), ROW a struct with the
 //     same field names, of element or field types it accepts in turn; a
 //     nullable element or field is not taken for a NOT NULL one. A ROW's
-//     ARRAY field takes only its own type (arrow-go converts a struct's
-//     fields itself, and its list cast leaks memory).
+//     ARRAY field takes only its own type (PROTOCOL.md says so: the rule
+//     dates from when arrow-go's leaking list cast converted struct fields).
 //
 // Dictionary columns never get here: the intake refuses them (send the
 // values). Equal types are accepted. Other conversions (integer widths, decimal
@@ -104,7 +101,7 @@ func ConformTypes(ctx context.Context, mem memory.Allocator, rec arrow.RecordBat
 		}
 	}()
 	for i, f := range fields {
-		out, err := convert(ctx, mem, rec.Column(i), f.Type)
+		out, err := arrowcast.Cast(ctx, mem, rec.Column(i), f.Type)
 		if err != nil {
 			return nil, errs.New(errs.Invalid, "column %s: cannot convert %s to %s: %w", errs.Quote(f.Name), rec.Column(i).DataType(), f.Type, err)
 		}
@@ -112,58 +109,4 @@ func ConformTypes(ctx context.Context, mem memory.Allocator, rec arrow.RecordBat
 	}
 	md := in.Metadata()
 	return array.NewRecordBatch(arrow.NewSchema(fields, &md), cols, rec.NumRows()), nil
-}
-
-// convert returns arr as type want, which Accepts arr's type; it is arr,
-// retained, when the types are equal.
-func convert(ctx context.Context, mem memory.Allocator, arr arrow.Array, want arrow.DataType) (arrow.Array, error) {
-	if arrow.TypeEqual(arr.DataType(), want) {
-		arr.Retain()
-		return arr, nil
-	}
-	if l, ok := want.(*arrow.ListType); ok {
-		return convertList(ctx, mem, arr.(array.ListLike), l)
-	}
-	return compute.CastArray(compute.WithAllocator(ctx, mem), arr, compute.SafeCastOptions(want))
-}
-
-// convertList converts a list or large_list to want, its offsets rebased to
-// zero and narrowed, its values converted: arrow-go v18.8's list cast leaks
-// the offsets buffer it allocates.
-func convertList(ctx context.Context, mem memory.Allocator, arr array.ListLike, want *arrow.ListType) (arrow.Array, error) {
-	n := arr.Len()
-	var start, end int64
-	if n > 0 {
-		start, _ = arr.ValueOffsets(0)
-		_, end = arr.ValueOffsets(n - 1)
-	}
-	if end-start > math.MaxInt32 {
-		return nil, fmt.Errorf("%d list values do not fit a list's 32-bit offsets", end-start)
-	}
-	values := array.NewSlice(arr.ListValues(), start, end)
-	defer values.Release()
-	elems, err := convert(ctx, mem, values, want.Elem())
-	if err != nil {
-		return nil, err
-	}
-	defer elems.Release()
-	offsets := memory.NewResizableBuffer(mem)
-	defer offsets.Release()
-	offsets.Resize(arrow.Int32Traits.BytesRequired(n + 1))
-	o := arrow.Int32Traits.CastFromBytes(offsets.Bytes())
-	for i := range n {
-		s, _ := arr.ValueOffsets(i)
-		o[i] = int32(s - start)
-	}
-	o[n] = int32(end - start)
-	var validity *memory.Buffer
-	if arr.NullN() > 0 {
-		validity = memory.NewResizableBuffer(mem)
-		defer validity.Release()
-		validity.Resize(int(bitutil.BytesForBits(int64(n))))
-		bitutil.CopyBitmap(arr.NullBitmapBytes(), arr.Data().Offset(), n, validity.Bytes(), 0)
-	}
-	data := array.NewData(want, n, []*memory.Buffer{validity, offsets}, []arrow.ArrayData{elems.Data()}, arr.NullN(), 0)
-	defer data.Release()
-	return array.MakeFromData(data), nil
 }

@@ -33,13 +33,14 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/compute"
 	"github.com/apache/arrow-go/v18/arrow/csv"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/fluxgate-io/fluxgate/internal/arrowcast"
 )
 
 // inputFormats are the values of put --format.
@@ -805,8 +806,7 @@ func convertColumn(col arrow.Array, dt arrow.DataType, mem memory.Allocator) (ar
 	if s, ok := col.(*array.String); ok && !csvReadable(dt) {
 		return fromJSONText(s, dt, mem)
 	}
-	ctx := compute.WithAllocator(context.Background(), mem)
-	out, err := compute.CastArray(ctx, col, compute.SafeCastOptions(dt))
+	out, err := arrowcast.Cast(context.Background(), mem, col, dt)
 	if err != nil {
 		return nil, fmt.Errorf("cannot convert %s to %s: %w", col.DataType(), dt, err)
 	}

@@ -33,7 +33,7 @@ func (rs *Stream) runSnapshot(ctx context.Context, bucket int, send func(arrow.R
 	if err != nil {
 		return 0, err
 	}
-	meta := protocol.BatchMeta{Bucket: bucket, Start: at, Next: at}
+	meta := protocol.BatchMeta{Bucket: bucket, Start: at, Next: at, Snapshot: true}
 	taken := time.Now().UnixMilli()
 	mem := rs.env.Alloc
 	// Table columns decode straight into columns; the rest are skipped.

@@ -73,7 +73,10 @@ class Follow:
     nothing) advance the offsets without being returned.
 
     A follow of every partition of a partitioned table also reads the partitions created after it started, from
-    their first offset: it lists them every `partition_discovery` seconds."""
+    their first offset: it lists them every `partition_discovery` seconds.
+
+    A follow not polled for longer than the server's ``--stream-idle-timeout`` has its streams ended by the server; it
+    opens them again where it stopped, so every row still comes exactly once."""
 
     def __init__(self, conn: Connection, info: fl.FlightInfo, partitioned: bool,
                  plan_new: Callable[[list[str]], fl.FlightInfo] | None,

@@ -13,6 +13,7 @@ import pyarrow as pa
 import pyarrow.flight as fl
 
 from ._connection import Connection
+from ._resume import ResumeError, ended_idle, resume_ticket
 
 
 @dataclass(frozen=True)
@@ -68,20 +69,38 @@ class Streams:
             self._queue.put(_Done())
 
     def _read(self, ticket: fl.Ticket) -> None:
-        reader = self._conn.flight.do_get(ticket, options=self._conn.options())
-        with self._lock:
-            self._readers.append(reader)
-            if self._stopped.is_set():
-                reader.cancel()
-                return
-        while not self._stopped.is_set():
+        """Reads a ticket to its end. When the server ends the stream because it took nothing for the idle timeout
+        (the consumer did not take batches), it opens the read again after the batches it queued (PROTOCOL.md §4.3,
+        Resuming a read): no batch comes twice or is missed."""
+        raw, last, rows = ticket.ticket, None, 0
+        while True:
+            reader = self._conn.flight.do_get(fl.Ticket(raw), options=self._conn.options())
+            with self._lock:
+                self._readers.append(reader)
+                if self._stopped.is_set():
+                    reader.cancel()
+                    return
             try:
-                chunk = reader.read_chunk()
-            except StopIteration:
+                while not self._stopped.is_set():
+                    try:
+                        chunk = reader.read_chunk()
+                    except StopIteration:
+                        return
+                    if chunk.data is not None:
+                        meta = json.loads(chunk.app_metadata.to_pybytes()) if chunk.app_metadata is not None else {}
+                        self._queue.put(Chunk(chunk.data, meta))
+                        last, rows = meta or last, rows + chunk.data.num_rows
                 return
-            if chunk.data is not None:
-                meta = json.loads(chunk.app_metadata.to_pybytes()) if chunk.app_metadata is not None else {}
-                self._queue.put(Chunk(chunk.data, meta))
+            except fl.FlightError as err:
+                if not ended_idle(err):
+                    raise
+                try:
+                    rest = resume_ticket(json.loads(raw), last, rows)
+                except ResumeError as why:
+                    raise ResumeError(f"{err}; not resumed: {why}") from err
+                if rest is None:
+                    return
+                raw, last, rows = json.dumps(rest, separators=(",", ":")).encode(), None, 0
 
     def fail(self, err: BaseException) -> None:
         """Hands an error of the caller's own (a partition discovery's) to the consumer, as a stream's."""

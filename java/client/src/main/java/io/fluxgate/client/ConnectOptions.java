@@ -55,6 +55,11 @@ public record ConnectOptions(
         defaults().handshakeTimeout());
   }
 
+  /** Whether any TLS file is given: a bare host:port then speaks TLS, a grpc:// one is refused. */
+  boolean hasTlsFiles() {
+    return tlsCaFile != null || tlsCertFile != null || tlsKeyFile != null;
+  }
+
   private static Path path(String file) {
     return file == null ? null : Path.of(file);
   }

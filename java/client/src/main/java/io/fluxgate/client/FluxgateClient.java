@@ -42,8 +42,11 @@ import org.apache.arrow.vector.types.pojo.Schema;
  * <p>Errors are {@link FluxgateException}s carrying the server's message.
  */
 public final class FluxgateClient implements AutoCloseable {
-  /** The server's default address. */
-  public static final String DEFAULT_URI = "grpc://127.0.0.1:8815";
+  /**
+   * The server's default address: bare, so that it speaks TLS when TLS files are given (a grpc://
+   * default would be refused with them, naming an address the user never wrote).
+   */
+  public static final String DEFAULT_URI = "127.0.0.1:8815";
 
   private final String uri;
   private final ManagedChannel channel;
@@ -75,11 +78,14 @@ public final class FluxgateClient implements AutoCloseable {
 
   /**
    * Connects to uri: "grpc://host:port", "grpc+tcp://host:port", "grpc+tls://host:port" or
-   * "host:port". With a username, the basic-to-bearer handshake runs here, so bad credentials fail
-   * now as {@link FluxgateException.Unauthenticated}; otherwise gRPC connects lazily.
+   * "host:port". A grpc+tls:// address speaks TLS, and so does a bare host:port given TLS files;
+   * a grpc:// or grpc+tcp:// address given TLS files is refused, as the Go client does, rather than
+   * connecting in plaintext. With a username, the basic-to-bearer handshake runs here, so bad
+   * credentials fail now as {@link FluxgateException.Unauthenticated}; otherwise gRPC connects
+   * lazily.
    */
   public static FluxgateClient connect(String uri, ConnectOptions options) {
-    Target target = Target.parse(uri);
+    Target target = Target.parse(uri, options.hasTlsFiles());
     NettyChannelBuilder builder =
         NettyChannelBuilder.forAddress(target.host, target.port)
             .maxInboundMessageSize(ConnectOptions.MAX_MESSAGE_BYTES)
@@ -703,27 +709,35 @@ public final class FluxgateClient implements AutoCloseable {
 
   /** A parsed address. */
   private record Target(String host, int port, boolean tls) {
-    static Target parse(String uri) {
+    private static final String FORMS = "want host:port, grpc://host:port or grpc+tls://host:port";
+
+    /** withTls: TLS files were given, which a bare host:port then speaks TLS with. */
+    static Target parse(String uri, boolean withTls) {
       String rest = uri;
-      boolean tls = false;
+      boolean tls = withTls;
+      boolean plain = false; // the address says plain gRPC
       if (uri.startsWith("grpc+tls://")) {
         rest = uri.substring("grpc+tls://".length());
         tls = true;
       } else if (uri.startsWith("grpc+tcp://")) {
         rest = uri.substring("grpc+tcp://".length());
+        plain = true;
       } else if (uri.startsWith("grpc://")) {
         rest = uri.substring("grpc://".length());
+        plain = true;
       } else if (uri.contains("://")) {
-        throw new IllegalArgumentException(
-            "address " + uri + ": want host:port, grpc://host:port or grpc+tls://host:port");
+        throw new IllegalArgumentException("address " + uri + ": " + FORMS);
       }
       if (rest.endsWith("/")) {
         rest = rest.substring(0, rest.length() - 1);
       }
       int colon = rest.lastIndexOf(':');
       if (colon <= 0 || rest.contains("/")) {
+        throw new IllegalArgumentException("address " + uri + ": " + FORMS);
+      }
+      if (plain && withTls) {
         throw new IllegalArgumentException(
-            "address " + uri + ": want host:port, grpc://host:port or grpc+tls://host:port");
+            "address " + uri + " is plain gRPC but TLS files were given: use grpc+tls://" + rest);
       }
       String host = rest.substring(0, colon);
       if (host.startsWith("[") && host.endsWith("]")) {

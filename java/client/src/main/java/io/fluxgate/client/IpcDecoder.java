@@ -22,6 +22,7 @@ import org.apache.arrow.vector.types.pojo.Schema;
 final class IpcDecoder implements AutoCloseable {
   private final BufferAllocator allocator;
   private Schema schema;
+  private boolean restarted; // the stream was opened again: its schema comes again
   private VectorSchemaRoot root;
   private VectorLoader loader;
 
@@ -41,11 +42,16 @@ final class IpcDecoder implements AutoCloseable {
     Message message = Message.getRootAsMessage(header);
     switch (message.headerType()) {
       case MessageHeader.Schema -> {
+        Schema read = MessageSerializer.deserializeSchema(message);
         if (schema != null) {
+          if (restarted && read.equals(schema)) {
+            restarted = false;
+            return false;
+          }
           throw new FluxgateException(
               io.grpc.Status.Code.INTERNAL, "a second schema in one stream");
         }
-        schema = MessageSerializer.deserializeSchema(message);
+        schema = read;
         newRoot();
         return false;
       }
@@ -85,6 +91,11 @@ final class IpcDecoder implements AutoCloseable {
   private void newRoot() {
     root = VectorSchemaRoot.create(schema, allocator);
     loader = new VectorLoader(root, CommonsCompressionFactory.INSTANCE);
+  }
+
+  /** Takes the stream opened again (a resumed read), which sends the same schema again first. */
+  void restart() {
+    restarted = true;
   }
 
   /** The stream's schema, null before it arrived. */

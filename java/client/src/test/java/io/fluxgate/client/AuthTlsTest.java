@@ -89,6 +89,34 @@ class AuthTlsTest {
     }
   }
 
+  /** As in the Go client: a bare host:port given TLS files speaks TLS, not plaintext. */
+  @Test
+  void bareAddressWithTlsFilesSpeaksTls() {
+    try (FluxgateClient c =
+        FluxgateClient.connect("127.0.0.1:" + server.port, tls().withToken(TOKEN))) {
+      assertTrue(c.listDatabases().contains("fluss"));
+    }
+  }
+
+  /** A plain-gRPC address with TLS files is a contradiction: refused, naming the address to use. */
+  @Test
+  void plainAddressWithTlsFilesIsRefused() {
+    for (String scheme : List.of("grpc://", "grpc+tcp://")) {
+      IllegalArgumentException e =
+          assertThrows(
+              IllegalArgumentException.class,
+              () -> FluxgateClient.connect(scheme + "127.0.0.1:" + server.port, tls()).close());
+      assertTrue(
+          e.getMessage().contains("use grpc+tls://127.0.0.1:" + server.port), e.getMessage());
+    }
+  }
+
+  /** The default address is bare, so TLS files alone (Spark's default endpoint) are not refused. */
+  @Test
+  void defaultAddressWithTlsFilesIsTaken() {
+    FluxgateClient.connect(FluxgateClient.DEFAULT_URI, tls().withToken(TOKEN)).close();
+  }
+
   @Test
   void wrongPasswordFailsAtConnect() {
     FluxgateException.Unauthenticated e =

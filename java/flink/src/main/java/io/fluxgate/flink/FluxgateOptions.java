@@ -21,7 +21,9 @@ public final class FluxgateOptions {
       ConfigOptions.key(ConnectionSettings.ENDPOINT)
           .stringType()
           .noDefaultValue()
-          .withDescription("The server: grpc://host:port, grpc+tls://host:port or host:port.");
+          .withDescription(
+              "The server: grpc://host:port, grpc+tls://host:port or host:port (TLS when tls"
+                  + " files are given; a grpc:// address with them is refused).");
 
   public static final ConfigOption<String> DEFAULT_DATABASE =
       ConfigOptions.key("default-database")

@@ -12,7 +12,8 @@ import org.apache.arrow.memory.BufferAllocator;
  * client as the Flink connector's are. Serializable, so executors connect on their own.
  *
  * <ul>
- *   <li>{@code endpoint}: grpc://host:port or grpc+tls://host:port (default grpc://127.0.0.1:8815)
+ *   <li>{@code endpoint}: grpc://host:port, grpc+tls://host:port or host:port (TLS with the tls
+ *       files) (default 127.0.0.1:8815)
  *   <li>{@code username}, {@code password}: basic-to-bearer handshake
  *   <li>{@code token}: a static bearer token
  *   <li>{@code tls.ca-file}, {@code tls.cert-file}, {@code tls.key-file}: PEM files

@@ -1,5 +1,6 @@
 package io.fluxgate.spark;
 
+import io.fluxgate.client.Column;
 import io.fluxgate.client.TableInfo;
 import io.fluxgate.client.WriteRequest;
 import java.util.ArrayList;
@@ -16,14 +17,17 @@ import org.apache.spark.sql.connector.write.WriteBuilder;
 import org.apache.spark.sql.connector.write.WriterCommitMessage;
 import org.apache.spark.sql.connector.write.streaming.StreamingDataWriterFactory;
 import org.apache.spark.sql.connector.write.streaming.StreamingWrite;
+import org.apache.spark.sql.internal.SQLConf;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 
 /**
- * An append to a log table, or an upsert into a primary-key table: of whole rows when the DataFrame
- * has every column, else a partial update of its columns (which include the key). Each batch is
- * durable once acknowledged; the write as a whole is not atomic across tasks.
+ * An append to a log table (a nullable column the DataFrame lacks is NULL), or an upsert into a
+ * primary-key table: of whole rows when the DataFrame has every column, else a partial update of
+ * its columns (which include the key). Columns of other types than the table's are cast as Spark
+ * casts a table insertion ({@link StoreAssignment}). Each batch is durable once acknowledged; the
+ * write as a whole is not atomic across tasks.
  *
  * <p>A task's rows are written exactly once across its attempts: its writer is named after the
  * write's query id and the partition (the same for every attempt of the task), its rows are cut
@@ -103,29 +107,53 @@ final class FluxgateWrite
     Schema target = target(info.schema(), table.arrowSchema());
     WriteRequest request = WriteRequest.of(table.name());
     if (target.getFields().size() < table.arrowSchema().getFields().size()) {
-      if (!described.hasPrimaryKey()) {
-        throw new IllegalArgumentException(
-            "write "
-                + table.name()
-                + ": a log table takes whole rows; the DataFrame lacks "
-                + missing(target, table.arrowSchema()));
+      if (described.hasPrimaryKey()) {
+        request =
+            request.withColumns(
+                target.getFields().stream().map(Field::getName).toArray(String[]::new));
+      } else {
+        requireLogColumns(described, target);
       }
-      request =
-          request.withColumns(
-              target.getFields().stream().map(Field::getName).toArray(String[]::new));
     }
     int batchRows = info.options().getInt(BATCH_ROWS, RowBatchWriter.BATCH_ROWS);
     if (batchRows <= 0) {
       throw new IllegalArgumentException(BATCH_ROWS + " must be positive, not " + batchRows);
     }
+    StructType targetSpark = ArrowTypes.sparkSchema(target);
     return new RowBatchWriterFactory(
         table.connection(),
         table.name(),
         request.columns(),
         target.toJson(),
+        StoreAssignment.needsCast(info.schema(), targetSpark) ? info.schema() : null,
+        SQLConf.get().sessionLocalTimeZone(),
         info.queryId(),
         batchRows,
         info.options().getBoolean(CREATE_PARTITIONS, true));
+  }
+
+  /**
+   * A log table's batch may leave out nullable columns, which are NULL in its rows (PROTOCOL.md
+   * §5), so that a producer goes on unchanged after a column is added; it must carry every NOT NULL
+   * column and partition key.
+   */
+  private void requireLogColumns(TableInfo described, Schema target) {
+    List<String> required = new ArrayList<>();
+    for (Column c : described.columns()) {
+      boolean key = described.isPartitioned() && described.partitionKeys().contains(c.name());
+      if ((!c.nullable() || key) && field(target, c.name()) == null) {
+        required.add(c.name());
+      }
+    }
+    if (!required.isEmpty()) {
+      throw new IllegalArgumentException(
+          "write "
+              + table.name()
+              + ": the DataFrame lacks "
+              + required
+              + "; a log table's rows may leave out nullable columns (stored as NULL), not NOT NULL"
+              + " columns or partition keys");
+    }
   }
 
   @Override
@@ -149,7 +177,8 @@ final class FluxgateWrite
   /**
    * The table's fields for the DataFrame's columns, in the DataFrame's order: by name, or by
    * position when no name is a column and the DataFrame has as many columns as the table (SQL's
-   * INSERT ... VALUES names them col1, col2, ...). The Spark types must be the table's.
+   * INSERT ... VALUES names them col1, col2, ...). Each Spark type must be the table's or one
+   * Spark's ANSI store assignment casts to it ({@link StoreAssignment}).
    */
   static Schema target(StructType data, Schema table) {
     List<Field> fields = new ArrayList<>();
@@ -173,7 +202,7 @@ final class FluxgateWrite
       StructField f = data.fields()[i];
       Field t = byName ? field(table, f.name()) : table.getFields().get(i);
       DataType want = ArrowTypes.sparkType(t);
-      if (!DataType.equalsIgnoreNullability(want, f.dataType())) { // the server checks values
+      if (!StoreAssignment.allowed(f.dataType(), want)) { // the server checks nullability
         throw new IllegalArgumentException(
             "column "
                 + t.getName()
@@ -181,7 +210,7 @@ final class FluxgateWrite
                 + want.sql()
                 + " in the table but "
                 + f.dataType().sql()
-                + " in the DataFrame; cast it");
+                + " in the DataFrame, which Spark's store assignment (ANSI) does not cast; cast it");
       }
       fields.add(t);
     }
@@ -199,11 +228,5 @@ final class FluxgateWrite
 
   private static List<String> names(Schema schema) {
     return schema.getFields().stream().map(Field::getName).toList();
-  }
-
-  private static List<String> missing(Schema have, Schema all) {
-    List<String> out = new ArrayList<>(names(all));
-    out.removeAll(names(have));
-    return out;
   }
 }

@@ -12,9 +12,11 @@ import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.Schema;
 import org.apache.spark.sql.catalyst.InternalRow;
+import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
 import org.apache.spark.sql.connector.write.DataWriter;
 import org.apache.spark.sql.connector.write.WriterCommitMessage;
 import org.apache.spark.sql.execution.arrow.ArrowWriter;
+import org.apache.spark.sql.types.StructType;
 
 /**
  * Writes one task's rows: Spark's ArrowWriter fills a batch in Spark's form ({@link SparkForm}),
@@ -37,6 +39,7 @@ final class RowBatchWriter implements DataWriter<InternalRow> {
   private final VectorSchemaRoot sparkRoot;
   private final VectorSchemaRoot tableRoot; // sparkRoot in the table's types, or sparkRoot itself
   private final ArrowWriter rows;
+  private final UnsafeProjection cast; // to the table's types; null when the rows have them
   private final int batchRows;
   private long skip; // batches still to cut and drop: an earlier attempt applied them
   private int pending; // rows in sparkRoot
@@ -44,9 +47,16 @@ final class RowBatchWriter implements DataWriter<InternalRow> {
 
   /**
    * The writer (request's writer id) asks the server how many batches it applied before, in an
-   * earlier attempt of the task, and skips that many.
+   * earlier attempt of the task, and skips that many. Rows of the schema input (null: of the
+   * target's types) are cast to the target's types, in the session's timeZone.
    */
-  RowBatchWriter(FluxgateOptions connection, WriteRequest request, Schema target, int batchRows) {
+  RowBatchWriter(
+      FluxgateOptions connection,
+      WriteRequest request,
+      Schema target,
+      StructType input,
+      String timeZone,
+      int batchRows) {
     this.allocator = new RootAllocator();
     this.lease = Clients.lease(connection);
     this.batchRows = batchRows;
@@ -71,11 +81,15 @@ final class RowBatchWriter implements DataWriter<InternalRow> {
             ? sparkRoot
             : VectorSchemaRoot.create(target, allocator);
     this.rows = ArrowWriter.create(sparkRoot);
+    this.cast =
+        input == null
+            ? null
+            : StoreAssignment.projection(input, ArrowTypes.sparkSchema(target), timeZone);
   }
 
   @Override
   public void write(InternalRow row) {
-    rows.write(row);
+    rows.write(cast == null ? row : cast.apply(row));
     pending++;
     if (pending >= batchRows || (pending % 1024 == 0 && bytes() >= BATCH_BYTES)) {
       send();

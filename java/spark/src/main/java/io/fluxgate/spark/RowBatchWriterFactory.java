@@ -9,6 +9,7 @@ import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.connector.write.DataWriter;
 import org.apache.spark.sql.connector.write.DataWriterFactory;
 import org.apache.spark.sql.connector.write.streaming.StreamingDataWriterFactory;
+import org.apache.spark.sql.types.StructType;
 
 /**
  * Makes each task's writer, named after the write's query id and the partition (and the epoch,
@@ -16,6 +17,8 @@ import org.apache.spark.sql.connector.write.streaming.StreamingDataWriterFactory
  * schema as Arrow JSON, since it is sent to the executors.
  *
  * @param columns the columns of a partial update, or null for whole rows
+ * @param input the DataFrame's schema when its types are cast to the target's, else null
+ * @param timeZone the session's time zone, which casts of timestamps use
  * @param batchRows rows per batch sent
  * @param createPartitions whether rows of a missing partition create it, or fail the write
  */
@@ -24,6 +27,8 @@ record RowBatchWriterFactory(
     String table,
     List<String> columns,
     String targetJson,
+    StructType input,
+    String timeZone,
     String queryId,
     int batchRows,
     boolean createPartitions)
@@ -57,7 +62,8 @@ record RowBatchWriterFactory(
     }
     request = request.withWriter(writerId, 0);
     try {
-      return new RowBatchWriter(connection, request, Schema.fromJSON(targetJson), batchRows);
+      return new RowBatchWriter(
+          connection, request, Schema.fromJSON(targetJson), input, timeZone, batchRows);
     } catch (IOException e) {
       throw new UncheckedIOException("the write's target schema", e);
     }

@@ -27,12 +27,12 @@ import scala.tools.nsc.interpreter.shell.ReplReporterImpl;
  * the streaming read.
  */
 class ReadmeScalaTest extends SparkServerTest {
-  private static final Path PAGE =
+  static final Path PAGE =
       Path.of(System.getProperty("fluxgate.root", "../..")).resolve("docs/spark.md");
 
   @Test
   void readmeScalaBlocksRun(@TempDir Path tmp) throws Exception {
-    List<String> blocks = sparkBlocks(Files.readString(PAGE), "scala");
+    List<Block> blocks = sparkBlocks(Files.readString(PAGE), "scala");
     assertTrue(blocks.size() >= 2, "docs/spark.md's Scala blocks not found");
     StringWriter out = new StringWriter();
     Settings settings = new Settings();
@@ -43,11 +43,11 @@ class ReadmeScalaTest extends SparkServerTest {
           scala.jdk.javaapi.CollectionConverters.asScala(List.<String>of()).toList();
       repl.bind("spark", "org.apache.spark.sql.SparkSession", spark, noModifiers);
       interpret(repl, out, "import spark.implicits._");
-      for (String block : blocks) {
+      for (Block block : blocks) {
         interpret(
             repl,
             out,
-            block.replace("grpc://127.0.0.1:8815", server.uri()).replace("/tmp/", tmp + "/"));
+            block.source().replace("grpc://127.0.0.1:8815", server.uri()).replace("/tmp/", tmp + "/"));
       }
       Files.writeString(tmp.resolve("fluxgate-in/1.json"), "{\"id\": 7, \"s\": \"seven\"}\n");
       interpret(repl, out, "in.processAllAvailable(); out.processAllAvailable()");
@@ -67,12 +67,16 @@ class ReadmeScalaTest extends SparkServerTest {
     assertEquals(Results.Success$.MODULE$, result, code + "\n" + out);
   }
 
+  /** A fenced block of the page: its first line's number (from 1) and its text. */
+  record Block(int line, String source) {}
+
   /** The page's ```LANG blocks, in order. */
-  static List<String> sparkBlocks(String page, String lang) {
-    List<String> blocks = new ArrayList<>();
+  static List<Block> sparkBlocks(String page, String lang) {
+    List<Block> blocks = new ArrayList<>();
     Matcher block = Pattern.compile("```" + lang + "\n(.*?)```", Pattern.DOTALL).matcher(page);
     while (block.find()) {
-      blocks.add(block.group(1));
+      int line = 1 + (int) page.substring(0, block.start(1)).chars().filter(c -> c == '\n').count();
+      blocks.add(new Block(line, block.group(1)));
     }
     return blocks;
   }

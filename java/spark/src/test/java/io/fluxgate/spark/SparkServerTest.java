@@ -100,6 +100,9 @@ abstract class SparkServerTest {
                 // Loopback only: the tests talk to nothing but this machine.
                 .config("spark.driver.host", "127.0.0.1")
                 .config("spark.driver.bindAddress", "127.0.0.1")
+                // The Spark Connect server ReadmePysparkTest starts: loopback, on a free port.
+                .config("spark.connect.grpc.binding.address", "127.0.0.1")
+                .config("spark.connect.grpc.binding.port", "0")
                 .config("spark.sql.warehouse.dir", dir.resolve("warehouse").toString())
                 .config("spark.sql.shuffle.partitions", "2")
                 .config("spark.sql.session.timeZone", "UTC")

@@ -262,22 +262,86 @@ class WriteTest extends SparkServerTest {
     assertEquals(List.of(row(1L)), rows(read(name)));
   }
 
+  /** As Spark inserts into its own tables: plain literals are cast to the columns' types. */
+  @Test
+  void typesAreCastAsSparkStoresThem() {
+    String name = table("cast");
+    client.createTable(
+        TableSpec.of(
+            name,
+            Column.of("id", "BIGINT"),
+            Column.of("amount", "DOUBLE"),
+            Column.of("price", "DECIMAL(10,2)"),
+            Column.of("note", "STRING")),
+        false);
+    spark.sql("INSERT INTO fg." + name + " VALUES (1, 50.0, 2.5, 'a'), (2, 7, 3, 'b')");
+    append(spark.sql("SELECT 3 AS id, CAST(1.5 AS FLOAT) AS amount, 1L AS price, 5 AS note"), name);
+    assertEquals(
+        List.of(
+            row(1L, 50.0, new BigDecimal("2.50"), "a"),
+            row(2L, 7.0, new BigDecimal("3.00"), "b"),
+            row(3L, 1.5, new BigDecimal("1.00"), "5")),
+        rows(read(name).orderBy("id")));
+  }
+
+  /** A value its column cannot hold fails the write, naming the column; nothing of it is stored. */
+  @Test
+  void aValueThatDoesNotFitItsColumnIsRefused() {
+    String name = table("narrow");
+    client.createTable(
+        TableSpec.of(name, Column.of("id", "BIGINT"), Column.of("small", "SMALLINT")), false);
+    Exception e =
+        assertThrows(
+            Exception.class,
+            () -> spark.sql("INSERT INTO fg." + name + " VALUES (1L, 40000)").collect());
+    assertTrue(messages(e).contains("CAST_OVERFLOW_IN_TABLE_INSERT"), messages(e));
+    assertTrue(messages(e).contains("`small`"), messages(e));
+    assertEquals(0, read(name).count());
+  }
+
+  /**
+   * A log table's rows may leave out nullable columns, as the server takes them (PROTOCOL.md §5):
+   * a producer goes on unchanged after a column is added.
+   */
+  @Test
+  void logTableRowsMayLeaveOutNullableColumns() {
+    String name = table("sparse");
+    client.createTable(
+        TableSpec.of(
+            name, Column.notNull("id", "BIGINT"), Column.of("s", "STRING"), Column.of("n", "INT")),
+        false);
+    append(spark.sql("SELECT 1L AS id, 'one' AS s"), name);
+    spark.sql("INSERT INTO fg." + name + " (id) VALUES (2)");
+    assertEquals(
+        List.of(row(1L, "one", null), row(2L, null, null)), rows(read(name).orderBy("id")));
+  }
+
   @Test
   void writeErrorsSayWhatIsWrong() {
     String name = table("strict");
     client.createTable(
-        TableSpec.of(name, Column.of("id", "BIGINT"), Column.of("s", "STRING")), false);
+        TableSpec.of(name, Column.notNull("id", "BIGINT"), Column.of("s", "STRING")), false);
     Exception unknown =
         assertThrows(
             Exception.class, () -> append(spark.sql("SELECT 1L AS id, 'x' AS nope"), name));
     assertTrue(messages(unknown).contains("[nope] are not in the table"), messages(unknown));
     Exception type =
-        assertThrows(Exception.class, () -> append(spark.sql("SELECT 1 AS id, 'x' AS s"), name));
+        assertThrows(
+            Exception.class, () -> append(spark.sql("SELECT '1' AS id, 'x' AS s"), name));
     assertTrue(
-        messages(type).contains("column id is BIGINT in the table but INT in the DataFrame"),
+        messages(type).contains("column id is BIGINT in the table but STRING in the DataFrame"),
         messages(type));
-    Exception partialLog =
-        assertThrows(Exception.class, () -> append(spark.sql("SELECT 1L AS id"), name));
-    assertTrue(messages(partialLog).contains("a log table takes whole rows"), messages(partialLog));
+    Exception notNull =
+        assertThrows(Exception.class, () -> append(spark.sql("SELECT 'x' AS s"), name));
+    assertTrue(messages(notNull).contains("the DataFrame lacks [id]"), messages(notNull));
+    String partitioned = table("strict_parts");
+    client.createTable(
+        TableSpec.of(partitioned, Column.of("id", "BIGINT"), Column.of("dt", "STRING"))
+            .withPartitionKeys("dt"),
+        false);
+    Exception key =
+        assertThrows(Exception.class, () -> append(spark.sql("SELECT 1L AS id"), partitioned));
+    assertTrue(messages(key).contains("the DataFrame lacks [dt]"), messages(key));
+    assertEquals(0, read(name).count() + read(partitioned).count());
   }
 }

@@ -1,34 +1,36 @@
-package vfs
+package logstore
 
 import (
 	"io"
 	"os"
+	"syscall"
 
+	"github.com/cockroachdb/pebble/v2/vfs"
 	"golang.org/x/sys/unix"
 )
 
-type osFS struct{}
-
-func (osFS) OpenFile(name string, flag int, perm os.FileMode) (File, error) {
-	f, err := os.OpenFile(name, flag, perm)
-	if err != nil {
-		return nil, err
+// writeVecAt writes bufs back to back at off. A file of the real disk takes
+// them in one pwritev, without first copying them into one buffer; any
+// other file (one that errorfs wraps, so that a test's faults reach each
+// write, or vfs.NewMem's) takes them one WriteAt each.
+func writeVecAt(f vfs.File, bufs [][]byte, off int64) error {
+	if c, ok := f.(syscall.Conn); ok {
+		return pwritev(c, bufs, off)
 	}
-	return osFile{f}, nil
+	for _, b := range bufs {
+		if _, err := f.WriteAt(b, off); err != nil {
+			return err
+		}
+		off += int64(len(b))
+	}
+	return nil
 }
-
-func (osFS) Remove(name string) error                    { return os.Remove(name) }
-func (osFS) Rename(oldpath, newpath string) error        { return os.Rename(oldpath, newpath) }
-func (osFS) MkdirAll(dir string, perm os.FileMode) error { return os.MkdirAll(dir, perm) }
-func (osFS) ReadDir(dir string) ([]os.DirEntry, error)   { return os.ReadDir(dir) }
-
-type osFile struct{ *os.File }
 
 // maxIovecs is the most buffers one pwritev takes (IOV_MAX on Linux).
 const maxIovecs = 1024
 
-func (f osFile) WriteVecAt(bufs [][]byte, off int64) error {
-	rc, err := f.SyscallConn()
+func pwritev(c syscall.Conn, bufs [][]byte, off int64) error {
+	rc, err := c.SyscallConn()
 	if err != nil {
 		return err
 	}
@@ -43,7 +45,7 @@ func (f osFile) WriteVecAt(bufs [][]byte, off int64) error {
 			return err
 		}
 		if werr != nil {
-			return &os.PathError{Op: "pwritev", Path: f.Name(), Err: werr}
+			return os.NewSyscallError("pwritev", werr)
 		}
 		if n == 0 {
 			return io.ErrShortWrite
