@@ -188,7 +188,7 @@ public final class FluxgateOptions {
       List.of(SINK_DISTRIBUTION_MODE, SINK_PRODUCER_ID, SINK_UNDO_RECOVERY);
 
   /** Connection options: never stored as table options on the server. */
-  static final List<ConfigOption<?>> CONNECTION =
+  public static final List<ConfigOption<?>> CONNECTION =
       List.of(
           ENDPOINT,
           DEFAULT_DATABASE,
@@ -219,7 +219,7 @@ public final class FluxgateOptions {
   static final String CLIENT_PREFIX = "client.";
 
   /** The connection settings of config, read by the client's keys. */
-  static ConnectionSettings connection(ReadableConfig config) {
+  public static ConnectionSettings connection(ReadableConfig config) {
     return ConnectionSettings.from(
         key ->
             config.getOptional(ConfigOptions.key(key).stringType().noDefaultValue()).orElse(null),

@@ -1,6 +1,11 @@
 package io.fluxgate.flink;
 
 import io.fluxgate.client.ConnectionSettings;
+import io.fluxgate.flink.lookup.LookupTable;
+import io.fluxgate.flink.sink.FluxgateTableSink;
+import io.fluxgate.flink.sink.SinkOptions;
+import io.fluxgate.flink.source.FluxgateTableSource;
+import io.fluxgate.flink.source.StartupTimestamp;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -32,7 +37,7 @@ public final class FluxgateTableFactory
     this(null);
   }
 
-  FluxgateTableFactory(ConnectionSettings catalogConnection) {
+  public FluxgateTableFactory(ConnectionSettings catalogConnection) {
     this.catalogConnection = catalogConnection;
   }
 

@@ -17,17 +17,17 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * The real fluxgate server for one test class, on a fresh data directory: a static
  * {@code @RegisterExtension} field, beside the class's {@link #cluster}.
  */
-final class ServerExtension implements BeforeAllCallback, AfterAllCallback {
+public final class ServerExtension implements BeforeAllCallback, AfterAllCallback {
   private final String[] args;
   private Path dir;
   private FluxgateServer server;
 
-  ServerExtension(String... args) {
+  public ServerExtension(String... args) {
     this.args = args;
   }
 
   /** A MiniCluster of one TaskManager with the given slots, shared by the class's tests. */
-  static MiniClusterExtension cluster(int slots) {
+  public static MiniClusterExtension cluster(int slots) {
     return new MiniClusterExtension(
         new MiniClusterResourceConfiguration.Builder()
             .setNumberTaskManagers(1)
@@ -52,12 +52,12 @@ final class ServerExtension implements BeforeAllCallback, AfterAllCallback {
     }
   }
 
-  String uri() {
+  public String uri() {
     return server.uri();
   }
 
   /** How a source or sink connects to the server, without credentials. */
-  ConnectionSettings connection() {
+  public ConnectionSettings connection() {
     return ConnectionSettings.of(uri());
   }
 
