@@ -6,13 +6,15 @@ PYTHON  ?= python3.11
 VENV    := python/.venv
 VPY     := $(VENV)/bin/python
 BIN     := bin/fluxgate
+# staticcheck, pinned: go run fetches and builds it once into the build cache, on a fresh machine too.
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
 # Every suite that starts a server starts this binary, built once from this checkout.
 export FLUXGATE_BIN := $(abspath $(BIN))
 
-.PHONY: test build vet go-test fuzz python-test readme-test notebook-test java-test venv
+.PHONY: test build vet lint go-test fuzz python-test readme-test notebook-test java-test venv
 
-test: build vet go-test python-test readme-test notebook-test java-test
+test: build vet lint go-test python-test readme-test notebook-test java-test
 
 # Always invoked: go build is a no-op when nothing changed.
 build:
@@ -20,6 +22,13 @@ build:
 
 vet:
 	$(GO) vet ./...
+
+# staticcheck's default checks (its unused code among them) over the module, and ruff over python/ (its rules are in
+# python/pyproject.toml). Who may print or exit (fmt.Print*, log.Fatal* only in cmd/ and main packages) is a rule of
+# internal/house, which go-test runs.
+lint: venv
+	scripts/timed lint-go $(GO) run $(STATICCHECK) ./...
+	cd python && ../scripts/timed lint-python .venv/bin/ruff check .
 
 # Every Fuzz target's seeds and its testdata/fuzz corpus run here as plain tests: a decoder that once failed keeps
 # its input there. The random phase is `make fuzz`, never part of test: a new finding must not fail an unrelated

@@ -6,6 +6,8 @@
 // partitions is the engine's.
 package autopartition
 
+//lint:file-ignore ST1005 the errors are Fluss's messages, word for word (capitalized, with a full stop)
+
 import (
 	"fmt"
 	"slices"

@@ -1,5 +1,7 @@
 package autopartition
 
+//lint:file-ignore ST1005 the errors are Fluss's messages, word for word (capitalized, with a full stop)
+
 import (
 	"fmt"
 	"slices"

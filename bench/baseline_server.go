@@ -11,7 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"google.golang.org/grpc"
 
-	"github.com/fluxgate-io/fluxgate/internal/benchdata"
+	"github.com/fluxgate-io/fluxgate/bench/benchdata"
 )
 
 type benchBaselineServer struct {

@@ -26,8 +26,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fluxgate-io/fluxgate/bench/benchdata"
 	"github.com/fluxgate-io/fluxgate/client"
-	"github.com/fluxgate-io/fluxgate/internal/benchdata"
 	"github.com/fluxgate-io/fluxgate/internal/cli"
 	"github.com/fluxgate-io/fluxgate/kv"
 	"github.com/fluxgate-io/fluxgate/server"

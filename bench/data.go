@@ -17,8 +17,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/arrow/util"
 
+	"github.com/fluxgate-io/fluxgate/bench/benchdata"
 	"github.com/fluxgate-io/fluxgate/client"
-	"github.com/fluxgate-io/fluxgate/internal/benchdata"
 )
 
 // benchEventColumns are the 20 columns of the event table.

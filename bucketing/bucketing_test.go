@@ -15,6 +15,7 @@ import (
 	"github.com/twmb/murmur3"
 
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/internal/memtest"
 )
 
 // column is one column of a test batch, its values as Arrow JSON.
@@ -279,7 +280,7 @@ func TestNewAssignerErrors(t *testing.T) {
 
 func BenchmarkAssign(b *testing.B) {
 	const rows = 64 << 10
-	mem := memory.NewGoAllocator()
+	mem := memtest.Allocator(b)
 	bld := array.NewInt64Builder(mem)
 	defer bld.Release()
 	for i := range rows {

@@ -9,8 +9,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc"
+
+	"github.com/fluxgate-io/fluxgate/internal/memtest"
 )
 
 // BenchmarkZstdBatches reads a stream of ZSTD batches through batchMessages
@@ -56,7 +57,7 @@ func BenchmarkZstdBatches(b *testing.B) {
 	}, nil)
 	var sent collected
 	w := flight.NewRecordWriter(&sent, ipc.WithSchema(schema), ipc.WithZstd())
-	bld := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	bld := array.NewRecordBuilder(memtest.Allocator(b), schema)
 	for i := range batches * rows {
 		bld.Field(0).(*array.Int64Builder).Append(int64(i))
 		bld.Field(1).(*array.StringBuilder).Append("name-" + string(rune('a'+i%26)))

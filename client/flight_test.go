@@ -22,6 +22,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+
+	"github.com/fluxgate-io/fluxgate/internal/memtest"
 )
 
 // fakeServer answers with canned, protocol-shaped messages and records what
@@ -239,7 +241,7 @@ func (testValidator) IsValid(tok string) (any, error) {
 // dialled to it with a checked allocator.
 func startServer(t *testing.T, auth bool, opts ...Option) (*fakeServer, *Client, *memory.CheckedAllocator) {
 	t.Helper()
-	fs := &fakeServer{mem: memory.NewGoAllocator(), failPutAt: -1}
+	fs := &fakeServer{mem: memtest.Allocator(t), failPutAt: -1}
 	var mw []flight.ServerMiddleware
 	if auth {
 		mw = append(mw, flight.CreateServerBasicAuthMiddleware(testValidator{}))

@@ -19,6 +19,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/fluxgate-io/fluxgate/internal/memtest"
 )
 
 // lookupServer answers lookups of a pretend table whose rows are the even
@@ -205,7 +207,7 @@ func (s *lookupServer) DoGet(tk *flight.Ticket, st flight.FlightService_DoGetSer
 
 func startLookupServer(t *testing.T) (*lookupServer, *Client, *memory.CheckedAllocator) {
 	t.Helper()
-	ls := &lookupServer{mem: memory.NewGoAllocator()}
+	ls := &lookupServer{mem: memtest.Allocator(t)}
 	srv := flight.NewServerWithMiddleware(nil)
 	if err := srv.Init("127.0.0.1:0"); err != nil {
 		t.Fatal(err)

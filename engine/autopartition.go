@@ -14,9 +14,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/fluxgate-io/fluxgate/autopartition"
 	"github.com/fluxgate-io/fluxgate/catalog"
-	"github.com/fluxgate-io/fluxgate/partition"
 )
 
 // AutoPartitionOptions configure automatic partitions. The zero value means
@@ -84,21 +82,12 @@ func (e *Engine) autoPartitionLoop() {
 	}
 }
 
-// autoPartitionStrategy returns a partitioned table's strategy; nil for a
-// table that is not partitioned.
-func (e *Engine) autoPartitionStrategy(info *catalog.TableInfo) (*autopartition.Strategy, error) {
-	if len(info.PartitionKeys) == 0 {
-		return nil, nil
-	}
-	return autopartition.FromOptions(info.Options, info.PartitionKeys, e.opts.AutoPartition.Zone)
-}
-
 // checkAutoPartitions drops the expired partitions of one table, then
 // creates the missing current and next ones, if the table has automatic
 // partitioning on. A partition that cannot be created (the partition limit,
 // say) is logged and the rest go on, as in Fluss.
 func (e *Engine) checkAutoPartitions(ctx context.Context, info *catalog.TableInfo) error {
-	s, err := e.autoPartitionStrategy(info)
+	s, err := e.tables.Strategy(info)
 	if err != nil || s == nil || !s.Enabled {
 		return err
 	}
@@ -122,26 +111,11 @@ func (e *Engine) checkAutoPartitions(ctx context.Context, info *catalog.TableInf
 		e.opts.Logger.Info("auto partitioning dropped an expired partition", "table", info.Path().String(), "partition", name)
 	}
 	for _, v := range plan.Create {
-		if _, _, err := e.createPartition(info, map[string]string{s.Key: v}, true); err != nil {
+		if _, _, err := e.tables.CreatePartition(info, map[string]string{s.Key: v}, true); err != nil {
 			errList = append(errList, fmt.Errorf("create partition %s: %w", v, err))
 			continue
 		}
 		e.opts.Logger.Info("auto partitioning created a partition", "table", info.Path().String(), "partition", v)
 	}
 	return errors.Join(errList...)
-}
-
-// checkPartitionTime refuses a partition that a create-partition or a
-// writer would create, if its time value does not match the table's time
-// format or, with automatic partitioning on, the next check would drop it.
-func (e *Engine) checkPartitionTime(info *catalog.TableInfo, spec map[string]string) error {
-	s, err := e.autoPartitionStrategy(info)
-	if err != nil || s == nil {
-		return err
-	}
-	// A malformed spec gets the catalog's error, as it would without this.
-	if _, err := partition.Resolve(info.Table, info.PartitionKeys, spec, true); err != nil {
-		return err
-	}
-	return s.CheckCreate(e.opts.AutoPartition.Now(), spec)
 }

@@ -20,9 +20,9 @@ import (
 	"github.com/RoaringBitmap/roaring/v2"
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/internal/memtest"
 	"github.com/fluxgate-io/fluxgate/kv"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
@@ -51,7 +51,7 @@ func aggBatches(n int) []arrow.RecordBatch {
 	bm := roaring.New()
 	var buf bytes.Buffer
 	for from := 0; from < n; from += benchBatchRows {
-		b := array.NewRecordBuilder(memory.DefaultAllocator, aggSchema)
+		b := array.NewRecordBuilder(memtest.Shared, aggSchema)
 		for k := from; k < min(from+benchBatchRows, n); k++ {
 			b.Field(0).(*array.Int64Builder).Append(int64(k))
 			b.Field(1).(*array.Int64Builder).Append(1)

@@ -22,7 +22,7 @@ func (e *Engine) CreateDatabase(name string, ifNotExists bool) error {
 
 // DropDatabase drops a database; with cascade, its tables and their data too.
 func (e *Engine) DropDatabase(ctx context.Context, name string, ifExists, cascade bool) error {
-	e.partMu.Lock()
+	e.tables.LockPartitions()
 	parts := map[int64][]*catalog.Partition{} // of the partitioned tables, before the drop forgets them
 	if tables, err := e.cat.ListTables(name); err == nil {
 		for _, info := range tables {
@@ -30,7 +30,7 @@ func (e *Engine) DropDatabase(ctx context.Context, name string, ifExists, cascad
 		}
 	}
 	dropped, err := e.cat.DropDatabase(name, ifExists, cascade)
-	e.partMu.Unlock() // before waiting for lake rounds (removeTable)
+	e.tables.UnlockPartitions() // before waiting for lake rounds (removeTable)
 	for _, info := range dropped {
 		err = errors.Join(err, e.removePartitions(ctx, info, parts[info.TableID]), e.removeTable(ctx, info))
 	}
@@ -66,7 +66,7 @@ func (e *Engine) createTable(ctx context.Context, spec protocol.TableSpec, ifNot
 	}
 	err = e.lakes.Ensure(ctx, info)
 	if err == nil && !info.IsPartitioned() { // a partitioned table's partitions hold its data
-		_, err = e.openTable(info)
+		_, err = e.tables.Open(info)
 	}
 	if err != nil {
 		// Leave no half-created table behind.
@@ -87,13 +87,13 @@ func (e *Engine) DropTable(ctx context.Context, name string, ifExists bool) erro
 	if path.View != "" {
 		return errs.New(errs.Precondition, "%s is a view of %s and cannot be dropped by itself", path.FullName(), path)
 	}
-	e.partMu.Lock()
+	e.tables.LockPartitions()
 	var parts []*catalog.Partition // listed before the drop forgets them
 	if info, err := e.cat.Table(path); err == nil {
 		parts = e.cat.Partitions(info.TableID)
 	}
 	info, err := e.cat.DropTable(path, ifExists)
-	e.partMu.Unlock() // before waiting for lake rounds (removeTable)
+	e.tables.UnlockPartitions() // before waiting for lake rounds (removeTable)
 	if err != nil || info == nil {
 		return err
 	}
@@ -101,11 +101,7 @@ func (e *Engine) DropTable(ctx context.Context, name string, ifExists bool) erro
 }
 
 func (e *Engine) removeTable(ctx context.Context, info *catalog.TableInfo) error {
-	e.mu.Lock()
-	t, ok := e.tables[info.TableID]
-	delete(e.tables, info.TableID)
-	delete(e.unavailable, info.TableID)
-	e.mu.Unlock()
+	t, ok := e.tables.Remove(info.TableID)
 	var err error
 	if ok && t.PK != nil {
 		// Writes in flight commit before the state goes, or they would
@@ -118,10 +114,7 @@ func (e *Engine) removeTable(ctx context.Context, info *catalog.TableInfo) error
 	// table. The table is already gone from the catalog, so the drop waits
 	// even past ctx: a round ends at its own context's end. The caller
 	// holds no partMu: the wait lasts as long as the round.
-	if round := e.lakes.RoundOf(info, t); round != nil {
-		round.LockWait()
-		defer round.Unlock()
-	}
+	defer e.lakes.WaitRound(info)()
 	if ok {
 		t.Dropped.Store(true)
 		err = t.Log.Close()
@@ -129,9 +122,7 @@ func (e *Engine) removeTable(ctx context.Context, info *catalog.TableInfo) error
 	if info.IsPrimaryKey() {
 		err = errors.Join(err, e.kv.DropTable(info.TableID))
 	}
-	if info.Partition() == nil && (info.DatalakeEnabled() || (ok && t.Tier.Opened())) {
-		e.lakes.Drop(ctx, info)
-	}
+	e.lakes.Drop(ctx, info)
 	if rmErr := os.RemoveAll(e.tableDir(info.TableID)); rmErr != nil {
 		err = errors.Join(err, fmt.Errorf("remove data of %s: %w", info.Path(), rmErr))
 	}
@@ -206,8 +197,8 @@ func (e *Engine) alterTable(ctx context.Context, name string, set map[string]str
 	defer e.alterMu.Unlock()
 	// A partitioned table's partitions are altered with it, creating and
 	// dropping partitions waits.
-	e.partMu.Lock()
-	defer e.partMu.Unlock()
+	e.tables.LockPartitions()
+	defer e.tables.UnlockPartitions()
 	old, err := e.cat.Table(path)
 	if err != nil {
 		return nil, err
@@ -216,7 +207,7 @@ func (e *Engine) alterTable(ctx context.Context, name string, set map[string]str
 	var parts []*catalog.Partition
 	if old.IsPartitioned() {
 		for _, p := range e.cat.Partitions(old.TableID) {
-			t, err := e.tableByID(p.PartitionID)
+			t, err := e.tables.ByID(p.PartitionID)
 			if errs.Is(err, errs.DataLoss) {
 				// Unavailable until a restart, which opens it under the
 				// catalog's definition then: the alter has nothing of it
@@ -229,7 +220,7 @@ func (e *Engine) alterTable(ctx context.Context, name string, set map[string]str
 			tables, parts = append(tables, t), append(parts, p)
 		}
 	} else {
-		t, err := e.table(old)
+		t, err := e.tables.Table(old)
 		if err != nil {
 			return nil, err
 		}
@@ -293,7 +284,7 @@ func (e *Engine) TablePathOf(id int64) (protocol.TablePath, error) {
 	if info, err := e.cat.TableByID(id); err == nil && info.IsPartitioned() {
 		return info.Path(), nil
 	}
-	t, err := e.tableByID(id)
+	t, err := e.tables.ByID(id)
 	if err != nil {
 		return protocol.TablePath{}, err
 	}

@@ -9,15 +9,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 	"time"
 
 	"github.com/cockroachdb/pebble/v2/vfs"
-	"golang.org/x/sync/errgroup"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/engine/internal/datadir"
@@ -26,14 +23,13 @@ import (
 	"github.com/fluxgate-io/fluxgate/engine/internal/pkwrite"
 	"github.com/fluxgate-io/fluxgate/engine/internal/scanplan"
 	"github.com/fluxgate-io/fluxgate/engine/internal/scanread"
-	"github.com/fluxgate-io/fluxgate/engine/internal/table"
 	"github.com/fluxgate-io/fluxgate/engine/internal/tablelookup"
+	"github.com/fluxgate-io/fluxgate/engine/internal/tables"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/kv"
 	"github.com/fluxgate-io/fluxgate/lake"
 	"github.com/fluxgate-io/fluxgate/logstore"
 	"github.com/fluxgate-io/fluxgate/producer"
-	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
 // Engine is an open data directory.
@@ -49,29 +45,19 @@ type Engine struct {
 
 	producers *producer.Store // undo recovery's producer offsets (producers.go)
 
-	// The rooms (engine/internal), each over what it uses of the engine,
-	// built once by Open.
-	lakes   *laketier.Lakes // the tables' lake tiers (lake.go)
-	pkw     *pkwrite.Env    // the primary-key write pipeline
-	logw    *logwrite.Env   // the write path (write.go)
-	plan    scanplan.Env    // read planning (plan.go)
-	reads   *scanread.Env   // reading (read.go)
-	lookups tablelookup.Env // lookups (lookup.go)
-
-	mu          sync.RWMutex
-	tables      map[int64]*table.Table // open tables by id; guarded by mu
-	unavailable map[int64]error        // tables that could not open, and why; guarded by mu
+	// The rooms (engine/internal), built once by Open: the open tables,
+	// and each room over what it uses (its Env).
+	tables  *tables.Set      // the open tables and partitions
+	lakes   *laketier.Lakes  // the tables' lake tiers
+	pkw     *pkwrite.Env     // the primary-key write pipeline, undo
+	logw    *logwrite.Env    // the write path
+	plan    *scanplan.Env    // read planning
+	reads   *scanread.Env    // reading tickets
+	lookups *tablelookup.Env // lookups
 
 	alterMu sync.Mutex // serializes alter-table, so that schemas are stored in order
-	partMu  sync.Mutex // serializes partition DDL with dropping tables (partitions.go)
 
 	autoPartMu sync.Mutex // serializes auto-partition checks (autopartition.go)
-
-	// partitionListed, if set, is called by createPartition between listing
-	// a new partition in the catalog and opening it (tests).
-	partitionListed func()
-
-	kvRecovery sync.Mutex // serializes reopening a broken kv store (recoverKV)
 
 	draining chan struct{} // closed by Drain
 	// life is the engine's lifetime: background work (retention, tiering)
@@ -140,11 +126,12 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 		cat.Close()
 		return nil, err
 	}
-	e := &Engine{dir: dir, opts: opts, cat: cat, kv: store, lake: lk, producers: producers, tables: map[int64]*table.Table{}, draining: make(chan struct{})}
+	e := &Engine{dir: dir, opts: opts, cat: cat, kv: store, lake: lk, producers: producers, draining: make(chan struct{})}
 	e.life, e.stop = context.WithCancel(context.Background())
-	e.pkw = &pkwrite.Env{Alloc: opts.Allocator, KV: store, Logger: opts.Logger, RecoverKV: e.recoverKV}
 	// Before the metrics: their callback counts the logs' open files.
 	e.logOpts = opts.logOptions(func(d time.Duration) { e.met.observeSync(d) })
+	e.tables = tables.New(cat, tables.Options{Dir: dir, Log: e.logOpts, Alloc: opts.Allocator, KV: store, Logger: opts.Logger,
+		Zone: opts.AutoPartition.Zone, Now: opts.AutoPartition.Now})
 	if e.met, err = newMetrics(e, opts.Meter); err != nil {
 		lk.Close()
 		store.Close()
@@ -154,8 +141,9 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 	// Before any table opens: the metrics' callback reads e.lakes of each
 	// open table.
 	e.lakes = e.newLakes()
-	e.plan = e.planEnv()
-	e.logw = &logwrite.Env{Alloc: opts.Allocator, PK: e.pkw, Partition: e.partitionTable,
+	e.pkw = &pkwrite.Env{Alloc: opts.Allocator, KV: store, Logger: opts.Logger, Tables: e.tables}
+	e.plan = &scanplan.Env{Tables: e.tables, Lakes: e.lakes}
+	e.logw = &logwrite.Env{Alloc: opts.Allocator, Tables: e.tables, PK: e.pkw,
 		Metrics: logwrite.Metrics{Rows: e.met.rowsWritten, Bytes: e.met.bytesWritten, Table: tableAttr}}
 	e.lookups = e.newLookupEnv()
 	e.reads = e.readEnv()
@@ -172,19 +160,21 @@ func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 		e.Close()
 		return nil, err
 	}
-	e.unavailable = unavailable
-	openErrs := e.openAll(infos)
+	for id, err := range unavailable {
+		e.tables.SetUnavailable(id, err)
+	}
+	openErrs := e.tables.OpenAll(infos)
 	for i, info := range infos {
 		if err := openErrs[i]; err != nil {
 			// A damaged log, or state that cannot be recovered from it,
 			// makes only its table unavailable.
 			if cerr := e.corruptTable(info, err); cerr != nil {
-				e.unavailable[info.TableID] = cerr
+				e.tables.SetUnavailable(info.TableID, cerr)
 				continue
 			}
 			if errs.Is(err, errs.DataLoss) {
 				e.opts.Logger.Error("table is unavailable: its state cannot be recovered from its log", "table", info.Path().String(), "err", err)
-				e.unavailable[info.TableID] = err
+				e.tables.SetUnavailable(info.TableID, err)
 				continue
 			}
 			e.Close()
@@ -219,25 +209,7 @@ func (e *Engine) Close() error {
 	}
 	e.stop()
 	e.wg.Wait()
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	// Each log's close syncs it and records its writers: tableOpeners at once.
-	tables := slices.Collect(maps.Values(e.tables))
-	closed := make([]error, len(tables))
-	var g errgroup.Group
-	g.SetLimit(tableOpeners)
-	for i, t := range tables {
-		g.Go(func() error {
-			if t.PK != nil {
-				t.PK.Quiesce()()
-			}
-			closed[i] = t.Log.Close()
-			return nil
-		})
-	}
-	_ = g.Wait() // the errors are in closed
-	clear(e.tables)
-	err := errors.Join(closed...)
+	err := e.tables.Close()
 	err = errors.Join(err, e.kv.Close(), e.cat.Close(), e.lake.Close(), e.producers.Close())
 	if e.lock != nil { // nil when a failing Open closes e; Open releases it then
 		err = errors.Join(err, e.lock.Close())
@@ -248,45 +220,6 @@ func (e *Engine) Close() error {
 func (e *Engine) tableDir(id int64) string {
 	return datadir.TableDir(e.dir, id)
 }
-
-func (e *Engine) openTable(info *catalog.TableInfo) (*table.Table, error) {
-	t, err := table.Open(e.tableDir(info.TableID), info, e.logOpts, e.opts.Allocator, e.kv)
-	if err != nil {
-		return nil, err
-	}
-	if t.PK != nil {
-		if err := e.pkw.Replay(e.kv, t); err != nil {
-			t.Log.Close()
-			return nil, fmt.Errorf("open table %s: %w", info.Path(), err)
-		}
-	}
-	e.mu.Lock()
-	e.tables[info.TableID] = t
-	e.mu.Unlock()
-	return t, nil
-}
-
-// openAll opens the tables that are not unavailable, tableOpeners at once
-// (recovering a log waits mostly on fsyncs, which a disk serves better
-// together), and returns each one's error.
-func (e *Engine) openAll(infos []*catalog.TableInfo) []error {
-	failed := make([]error, len(infos))
-	var g errgroup.Group
-	g.SetLimit(tableOpeners)
-	for i, info := range infos {
-		if e.unavailable[info.TableID] == nil {
-			g.Go(func() error {
-				_, failed[i] = e.openTable(info)
-				return nil
-			})
-		}
-	}
-	_ = g.Wait() // the errors are in failed
-	return failed
-}
-
-// tableOpeners is how many tables Open opens, and Close closes, at once.
-const tableOpeners = 8
 
 func (e *Engine) retentionLoop() {
 	defer e.wg.Done()
@@ -306,13 +239,7 @@ func (e *Engine) retentionLoop() {
 // expired. It runs every RetentionInterval; tests call it directly. ctx
 // bounds asking the lake what it still needs.
 func (e *Engine) ExpireLogs(ctx context.Context) {
-	e.mu.RLock()
-	tables := make([]*table.Table, 0, len(e.tables))
-	for _, t := range e.tables {
-		tables = append(tables, t)
-	}
-	e.mu.RUnlock()
-	for _, t := range tables {
+	for _, t := range e.tables.All() {
 		info := t.Current().Info
 		n, err := t.Log.Expire(info.LogTTL(), e.lakes.Keep(ctx, t))
 		if err != nil {
@@ -321,53 +248,6 @@ func (e *Engine) ExpireLogs(ctx context.Context) {
 			e.opts.Logger.Info("log retention removed segments", "table", info.Path().String(), "segments", n)
 		}
 	}
-}
-
-// table returns the open table for a catalog entry.
-func (e *Engine) table(info *catalog.TableInfo) (*table.Table, error) {
-	e.mu.RLock()
-	t, ok := e.tables[info.TableID]
-	unavailable := e.unavailable[info.TableID]
-	e.mu.RUnlock()
-	if unavailable != nil {
-		return nil, unavailable
-	}
-	if !ok || t.Dropped.Load() {
-		return nil, errs.New(errs.NotFound, "table %s does not exist", info.Path())
-	}
-	return t, nil
-}
-
-// resolve parses a table name (with an optional $view) and returns the table.
-func (e *Engine) resolve(name string) (*table.Table, protocol.TablePath, error) {
-	path, err := protocol.ParseTablePath(name)
-	if err != nil {
-		return nil, path, err
-	}
-	info, err := e.cat.Table(protocol.TablePath{Database: path.Database, Table: path.Table})
-	if err != nil {
-		return nil, path, err
-	}
-	if info.IsPartitioned() {
-		return nil, path, errs.New(errs.Unimplemented, "table %s is partitioned, and this request does not take partitioned tables yet", info.Path())
-	}
-	t, err := e.table(info)
-	return t, path, err
-}
-
-// tableByID returns the open table with id, for tickets.
-func (e *Engine) tableByID(id int64) (*table.Table, error) {
-	e.mu.RLock()
-	t, ok := e.tables[id]
-	unavailable := e.unavailable[id]
-	e.mu.RUnlock()
-	if unavailable != nil {
-		return nil, unavailable
-	}
-	if !ok || t.Dropped.Load() {
-		return nil, errs.New(errs.NotFound, "table id %d does not exist (dropped or re-created)", id)
-	}
-	return t, nil
 }
 
 // Ready reports whether the engine serves: recovery has finished and it is
@@ -384,10 +264,10 @@ func (e *Engine) Ready() bool {
 // LogBytesRead reports how many bytes scans have read from a table's log
 // files since it was opened (of all its partitions' on a partitioned table).
 func (e *Engine) LogBytesRead(name string) (int64, error) {
-	if info, _, err := e.resolveInfo(name); err == nil && info.IsPartitioned() {
+	if info, _, err := e.tables.Info(name); err == nil && info.IsPartitioned() {
 		var n int64
 		for _, p := range e.cat.Partitions(info.TableID) {
-			t, err := e.openPartition(p.PartitionID)
+			t, err := e.tables.Partition(p.PartitionID)
 			if err != nil {
 				return 0, err
 			}
@@ -395,7 +275,7 @@ func (e *Engine) LogBytesRead(name string) (int64, error) {
 		}
 		return n, nil
 	}
-	t, _, err := e.resolve(name)
+	t, _, err := e.tables.Resolve(name)
 	if err != nil {
 		return 0, err
 	}

@@ -9,8 +9,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/fluxgate-io/fluxgate/internal/memtest"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
@@ -83,7 +83,7 @@ func TestFloatPartitionsTierExactly(t *testing.T) {
 			}
 			schema := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
 				{Name: "p", Type: pt, Nullable: true}}, nil)
-			b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+			b := array.NewRecordBuilder(memtest.Allocator(t), schema)
 			for i, v := range tc.values {
 				b.Field(0).(*array.Int64Builder).Append(int64(i))
 				if pb, ok := b.Field(1).(*array.Float32Builder); ok {

@@ -11,8 +11,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/fluxgate-io/fluxgate/internal/memtest"
 	"github.com/fluxgate-io/fluxgate/lake"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
@@ -30,7 +30,7 @@ func lakeEventsSpec() protocol.TableSpec {
 func lakeIDs(t *testing.T, e *Engine, table string) map[string][]int64 {
 	t.Helper()
 	ctx := context.Background()
-	o, info, _, err := e.resolveLake(table)
+	o, info, _, err := e.lakes.Resolve(table)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -38,7 +38,7 @@ func lakeIDs(t *testing.T, e *Engine, table string) map[string][]int64 {
 	if err != nil || snap == nil {
 		t.Fatalf("lake snapshot %v, %v", snap, err)
 	}
-	lt, err := e.lakes.Open(ctx, o.Tier, info)
+	lt, err := e.lakes.OwnerTable(ctx, o, info)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +49,7 @@ func lakeIDs(t *testing.T, e *Engine, table string) map[string][]int64 {
 	out := map[string][]int64{}
 	for _, p := range parts {
 		for b := range info.BucketCount() {
-			recs, err := lt.Scan(ctx, memory.DefaultAllocator, snap.ID, p.Values, b, []string{"id"}, nil)
+			recs, err := lt.Scan(ctx, memtest.Allocator(t), snap.ID, p.Values, b, []string{"id"}, nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -78,11 +78,11 @@ func idsByPartition(rows map[string]map[int64]string) map[string][]int64 {
 // lakeTableOf opens a table's lake table.
 func lakeTableOf(t *testing.T, e *Engine, table string) *lake.Table {
 	t.Helper()
-	o, info, _, err := e.resolveLake(table)
+	o, info, _, err := e.lakes.Resolve(table)
 	if err != nil {
 		t.Fatal(err)
 	}
-	lt, err := e.lakes.Open(t.Context(), o.Tier, info)
+	lt, err := e.lakes.OwnerTable(t.Context(), o, info)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -167,7 +167,7 @@ func TestPartitionedTableTiering(t *testing.T) {
 		t.Fatal(err)
 	}
 	var lag int64
-	for _, pt := range e.openTables() {
+	for _, pt := range e.tables.All() {
 		if offsets, _, ok := e.lakes.Lag(pt); ok && pt.Current().Info.Partition() != nil {
 			lag += offsets
 		}
@@ -310,7 +310,7 @@ func TestPartitionRetentionKeepsWhatTheLakeLacks(t *testing.T) {
 		info, _ := e.cat.Table(protocol.TablePath{Database: "fluss", Table: "events"})
 		var sum int64
 		for _, p := range e.cat.Partitions(info.TableID) {
-			pt, err := e.tableByID(p.PartitionID)
+			pt, err := e.tables.ByID(p.PartitionID)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -363,7 +363,7 @@ func TestPartitionedLakeAddColumn(t *testing.T) {
 		t.Fatal(err)
 	}
 	schema := arrow.NewSchema(append(eventsSchema.Fields(), arrow.Field{Name: "note", Type: arrow.BinaryTypes.String, Nullable: true}), nil)
-	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	b := array.NewRecordBuilder(memtest.Allocator(t), schema)
 	b.Field(0).(*array.Int64Builder).Append(3)
 	b.Field(1).(*array.StringBuilder).Append("20261203")
 	b.Field(2).(*array.StringBuilder).Append("new")

@@ -8,11 +8,11 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	sdkmetric "go.opentelemetry.io/otel/sdk/metric"
 	"go.opentelemetry.io/otel/sdk/metric/metricdata"
 
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/internal/memtest"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
@@ -20,7 +20,7 @@ import (
 func tsRows(ids []int64, ts []int64) arrow.RecordBatch {
 	schema := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64},
 		{Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Millisecond}, Nullable: true}}, nil)
-	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	b := array.NewRecordBuilder(memtest.Shared, schema)
 	defer b.Release()
 	b.Field(0).(*array.Int64Builder).AppendValues(ids, nil)
 	for _, v := range ts {
@@ -212,7 +212,7 @@ func TestLakeTableLookupInsertRefusesTimestampsBeyondIceberg(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := array.NewRecordBuilder(memory.DefaultAllocator, arrow.NewSchema([]arrow.Field{{Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Millisecond}}}, nil))
+	b := array.NewRecordBuilder(memtest.Allocator(t), arrow.NewSchema([]arrow.Field{{Name: "ts", Type: &arrow.TimestampType{Unit: arrow.Millisecond}}}, nil))
 	b.Field(0).(*array.TimestampBuilder).AppendValues([]arrow.Timestamp{1, math.MaxInt64}, nil)
 	keys := b.NewRecordBatch()
 	b.Release()

@@ -15,9 +15,9 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/internal/memtest"
 	"github.com/fluxgate-io/fluxgate/kv"
 	"github.com/fluxgate-io/fluxgate/protocol"
 	"github.com/fluxgate-io/fluxgate/row"
@@ -33,7 +33,7 @@ var kvSchema = arrow.NewSchema([]arrow.Field{
 func kvBatches(n int) []arrow.RecordBatch {
 	var recs []arrow.RecordBatch
 	for from := 0; from < n; from += benchBatchRows {
-		b := array.NewRecordBuilder(memory.DefaultAllocator, kvSchema)
+		b := array.NewRecordBuilder(memtest.Shared, kvSchema)
 		for k := from; k < min(from+benchBatchRows, n); k++ {
 			b.Field(0).(*array.Int64Builder).Append(int64(k))
 			b.Field(1).(*array.StringBuilder).Append(fmt.Sprintf("value-%d", k))
@@ -45,7 +45,7 @@ func kvBatches(n int) []arrow.RecordBatch {
 }
 
 func keyBatch(keys []int64) arrow.RecordBatch {
-	b := array.NewRecordBuilder(memory.DefaultAllocator, arrow.NewSchema(kvSchema.Fields()[:1], nil))
+	b := array.NewRecordBuilder(memtest.Shared, arrow.NewSchema(kvSchema.Fields()[:1], nil))
 	defer b.Release()
 	b.Field(0).(*array.Int64Builder).AppendValues(keys, nil)
 	return b.NewRecordBatch()
@@ -71,7 +71,11 @@ func BenchmarkPointLookup(b *testing.B) {
 	b.Run("pebble", func(b *testing.B) {
 		// The same keys, already bucketed and encoded: only the gets.
 		info, _ := e.DescribeTable("kv")
-		st := e.tables[info.Meta.TableID].PK
+		kvt, err := e.tables.ByID(info.Meta.TableID)
+		if err != nil {
+			b.Fatal(err)
+		}
+		st := kvt.PK
 		type loc struct {
 			bucket int
 			key    []byte
@@ -79,7 +83,7 @@ func BenchmarkPointLookup(b *testing.B) {
 		locs := make([][]loc, len(batches))
 		for i, keys := range batches {
 			rec := keyBatch(keys)
-			buckets := e.tables[info.Meta.TableID].Assigner.Assign(rec, nil)
+			buckets := kvt.Assigner.Assign(rec, nil)
 			for j, k := range keys {
 				pk, _ := row.EncodeKey(nil, st.KeyTypes, []any{k})
 				locs[i] = append(locs[i], loc{int(buckets[j]), kv.RowKey(nil, info.Meta.TableID, int(buckets[j]), pk)})
@@ -165,7 +169,7 @@ func BenchmarkPrefixLookup(b *testing.B) {
 	}
 	schema := arrow.NewSchema([]arrow.Field{{Name: "city", Type: arrow.PrimitiveTypes.Int64}, {Name: "order", Type: arrow.PrimitiveTypes.Int64}, {Name: "v", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
 	var recs []arrow.RecordBatch
-	rb := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	rb := array.NewRecordBuilder(memtest.Allocator(b), schema)
 	for c := range n {
 		for o := range perPrefix {
 			rb.Field(0).(*array.Int64Builder).Append(int64(c))
@@ -184,7 +188,7 @@ func BenchmarkPrefixLookup(b *testing.B) {
 		b.Fatal(err)
 	}
 	rng := rand.New(rand.NewPCG(3, 4))
-	kb := array.NewRecordBuilder(memory.DefaultAllocator, arrow.NewSchema(schema.Fields()[:1], nil))
+	kb := array.NewRecordBuilder(memtest.Allocator(b), arrow.NewSchema(schema.Fields()[:1], nil))
 	for range 100 {
 		kb.Field(0).(*array.Int64Builder).Append(rng.Int64N(int64(n)))
 	}

@@ -7,6 +7,8 @@ import (
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/metric/noop"
+
+	"github.com/fluxgate-io/fluxgate/engine/internal/table"
 )
 
 // metrics are the engine's instruments. Tables are named by attribute.
@@ -107,8 +109,6 @@ func newMetrics(e *Engine, m metric.Meter) (*metrics, error) {
 		return nil, err
 	}
 	_, err = m.RegisterCallback(func(_ context.Context, o metric.Observer) error {
-		e.mu.RLock()
-		defer e.mu.RUnlock()
 		o.ObserveInt64(openFiles, int64(e.logOpts.Files.Open()))
 		type lag struct {
 			offsets int64
@@ -116,7 +116,7 @@ func newMetrics(e *Engine, m metric.Meter) (*metrics, error) {
 			failing bool
 		}
 		lags := map[string]lag{} // by table: a partitioned table's partitions sum
-		for _, t := range e.tables {
+		e.tables.Range(func(t *table.Table) {
 			info := t.Current().Info
 			name := info.Path().String()
 			// A partition's series add its name: each is a log of its own.
@@ -138,7 +138,7 @@ func newMetrics(e *Engine, m metric.Meter) (*metrics, error) {
 				failing := e.lakes.RoundFailure(e.lakes.OwnerOf(t)) != nil
 				lags[name] = lag{offsets: l.offsets + offsets, since: since, failing: failing}
 			}
-		}
+		})
 		for name, l := range lags {
 			var seconds float64
 			if l.offsets > 0 {

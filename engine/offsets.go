@@ -8,6 +8,7 @@ import (
 	"github.com/fluxgate-io/fluxgate/engine/internal/scanplan"
 	"github.com/fluxgate-io/fluxgate/engine/internal/table"
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/lake"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
@@ -22,12 +23,12 @@ func (e *Engine) ListOffsets(ctx context.Context, req protocol.OffsetsRequest) (
 			return protocol.OffsetsResult{}, errs.New(errs.Invalid, `list-offsets "at": want "earliest", "latest" or {"timestamp": ms}`)
 		}
 	}
-	if info, path, err := e.resolveInfo(req.Table); err == nil && info.IsPartitioned() {
+	if info, path, err := e.tables.Info(req.Table); err == nil && info.IsPartitioned() {
 		return e.partitionOffsets(ctx, info, path, req, startup)
 	} else if err == nil && len(req.Partitions) > 0 {
 		return protocol.OffsetsResult{}, catalog.NotPartitioned(info)
 	}
-	t, path, err := e.resolve(req.Table)
+	t, path, err := e.tables.Resolve(req.Table)
 	if err != nil {
 		return protocol.OffsetsResult{}, err
 	}
@@ -40,15 +41,9 @@ func (e *Engine) ListOffsets(ctx context.Context, req protocol.OffsetsRequest) (
 	if path.View == "lake" {
 		// The lake's latest offsets are its snapshot's: where tiering and a
 		// union read's log part go on from.
-		if startup.Mode != protocol.PositionLatest {
-			return protocol.OffsetsResult{}, errs.New(errs.Precondition, "%s: list-offsets of the lake view knows \"latest\" (the lake snapshot's offsets) only", path.FullName())
-		}
-		snap, err := e.lakes.Snapshot(ctx, t)
+		snap, err := lakeOffsetsSnapshot(info, path, startup, func() (*lake.Snapshot, error) { return e.lakes.Snapshot(ctx, t) })
 		if err != nil {
 			return protocol.OffsetsResult{}, err
-		}
-		if snap == nil {
-			return protocol.OffsetsResult{}, laketier.NoSnapshot(info, path)
 		}
 		for _, b := range buckets {
 			out[b] = snap.Offsets[b]
@@ -77,7 +72,7 @@ func (e *Engine) logOffsets(t *table.Table, buckets []int, at protocol.Position,
 // partition asked (all by default), per bucket. $changelog reads the
 // partitions' logs, so its offsets are the table's.
 func (e *Engine) partitionOffsets(ctx context.Context, info *catalog.TableInfo, path protocol.TablePath, req protocol.OffsetsRequest, at protocol.Position) (protocol.OffsetsResult, error) {
-	parts, err := e.scanPartitions(info, req.Partitions)
+	parts, err := e.tables.Partitions(info, req.Partitions)
 	if err != nil {
 		return protocol.OffsetsResult{}, err
 	}
@@ -90,7 +85,7 @@ func (e *Engine) partitionOffsets(ctx context.Context, info *catalog.TableInfo, 
 	}
 	res := protocol.OffsetsResult{PartitionOffsets: protocol.PartitionOffsets{}}
 	for _, p := range parts {
-		t, err := e.openPartition(p.PartitionID)
+		t, err := e.tables.Partition(p.PartitionID)
 		if err != nil {
 			return protocol.OffsetsResult{}, err
 		}
@@ -101,4 +96,37 @@ func (e *Engine) partitionOffsets(ctx context.Context, info *catalog.TableInfo, 
 		res.PartitionOffsets[p.PartitionName] = out
 	}
 	return res, nil
+}
+
+// lakePartitionOffsets answers list-offsets of a partitioned table's $lake:
+// its lake snapshot's offsets of the partitions and buckets asked, as for
+// a table (only "latest"; 0 for a bucket the lake holds nothing of).
+func (e *Engine) lakePartitionOffsets(ctx context.Context, info *catalog.TableInfo, path protocol.TablePath, parts []*catalog.Partition, buckets []int, at protocol.Position) (protocol.OffsetsResult, error) {
+	snap, err := lakeOffsetsSnapshot(info, path, at, func() (*lake.Snapshot, error) { return e.lakes.PartitionedSnapshot(ctx, info) })
+	if err != nil {
+		return protocol.OffsetsResult{}, err
+	}
+	res := protocol.OffsetsResult{PartitionOffsets: protocol.PartitionOffsets{}}
+	for _, p := range parts {
+		tiered := laketier.Offsets(snap, info.ForPartition(p))
+		out := make(map[int]int64, len(buckets))
+		for _, b := range buckets {
+			out[b] = tiered[b]
+		}
+		res.PartitionOffsets[p.PartitionName] = out
+	}
+	return res, nil
+}
+
+// lakeOffsetsSnapshot returns the lake snapshot that list-offsets of info's
+// $lake answers at: it knows "latest" only, and the table must have one.
+func lakeOffsetsSnapshot(info *catalog.TableInfo, path protocol.TablePath, at protocol.Position, latest func() (*lake.Snapshot, error)) (*lake.Snapshot, error) {
+	if at.Mode != protocol.PositionLatest {
+		return nil, errs.New(errs.Precondition, "%s: list-offsets of the lake view knows \"latest\" (the lake snapshot's offsets) only", path.FullName())
+	}
+	snap, err := latest()
+	if err == nil && snap == nil {
+		err = laketier.NoSnapshot(info, path)
+	}
+	return snap, err
 }

@@ -20,7 +20,7 @@ func TestTieringRoundDuringPartitionCreation(t *testing.T) {
 		t.Fatal(err)
 	}
 	listed, release := make(chan struct{}), make(chan struct{})
-	e.partitionListed = func() {
+	e.tables.PartitionListed = func() {
 		close(listed)
 		<-release
 	}
@@ -41,7 +41,7 @@ func TestTieringRoundDuringPartitionCreation(t *testing.T) {
 	if err := <-created; err != nil {
 		t.Fatal(err)
 	}
-	e.partitionListed = nil
+	e.tables.PartitionListed = nil
 
 	if _, err := writeEvents(t, e, protocol.WriteRequest{Table: "events"}, eventRows([]int64{2}, []string{"20261202"})); err != nil {
 		t.Fatal(err)

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fluxgate-io/fluxgate/internal/testwait"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
@@ -75,16 +76,6 @@ func dropAfterRound(t *testing.T, h *roundHold, rounded, dropped <-chan error) {
 	}
 }
 
-// waitFor polls cond until it holds, failing the test after 10 s.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within 10 s", what)
-		}
-	}
-}
-
 // createWithin creates partitions of events by the specs, in order, failing
 // the test if that takes more than 10 s (a wait for a held round would not
 // end), and returns the last one.
@@ -140,7 +131,7 @@ func TestDropPartitionWaitsForTheRoundWithoutStallingCreation(t *testing.T) {
 	h.bg.Go(func() {
 		dropped <- e.DropPartition(t.Context(), "events", map[string]string{"dt": "20261201"}, false)
 	})
-	waitFor(t, "the drop in the catalog", func() bool {
+	testwait.For(t, "the drop in the catalog", func() bool {
 		_, err := e.cat.PartitionByName(info, "20261201")
 		return err != nil
 	})
@@ -185,7 +176,7 @@ func TestDropTableWaitsForTheRoundWithoutStallingCreation(t *testing.T) {
 	rounded := tierHeld(t, e, h, "other")
 	dropped := make(chan error, 1)
 	h.bg.Go(func() { dropped <- e.DropTable(t.Context(), "other", false) })
-	waitFor(t, "the drop in the catalog", func() bool {
+	testwait.For(t, "the drop in the catalog", func() bool {
 		_, err := e.cat.Table(protocol.TablePath{Database: "fluss", Table: "other"})
 		return err != nil
 	})

@@ -6,8 +6,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/fluxgate-io/fluxgate/internal/memtest"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
@@ -33,7 +33,7 @@ func BenchmarkPartitionPruning(b *testing.B) {
 	}, nil)
 	var recs []arrow.RecordBatch
 	for d := range days {
-		rb := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+		rb := array.NewRecordBuilder(memtest.Allocator(b), schema)
 		for i := range rowsPerDay {
 			rb.Field(0).(*array.Int64Builder).Append(int64(d*rowsPerDay + i))
 			rb.Field(1).(*array.StringBuilder).Append(fmt.Sprintf("202612%02d", d+1))

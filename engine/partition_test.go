@@ -11,10 +11,10 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/internal/memtest"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
@@ -35,7 +35,7 @@ var eventsSchema = arrow.NewSchema([]arrow.Field{
 
 // eventRows makes a batch of (id, dt) rows.
 func eventRows(ids []int64, days []string) arrow.RecordBatch {
-	b := array.NewRecordBuilder(memory.DefaultAllocator, eventsSchema)
+	b := array.NewRecordBuilder(memtest.Shared, eventsSchema)
 	defer b.Release()
 	for i, id := range ids {
 		b.Field(0).(*array.Int64Builder).Append(id)
@@ -90,7 +90,7 @@ func partitionRows(t *testing.T, e *Engine, info *catalog.TableInfo, name string
 	if err != nil {
 		t.Fatal(err)
 	}
-	pt, err := e.tableByID(p.PartitionID)
+	pt, err := e.tables.ByID(p.PartitionID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -213,7 +213,7 @@ func TestDropPartitionRemovesItsData(t *testing.T) {
 	if err := e.DropPartition(t.Context(), "events", map[string]string{"dt": "20261201"}, true); err != nil {
 		t.Errorf("drop if exists: %v", err)
 	}
-	if _, err := e.tableByID(parts[0].PartitionID); errs.KindOf(err) != errs.NotFound {
+	if _, err := e.tables.ByID(parts[0].PartitionID); errs.KindOf(err) != errs.NotFound {
 		t.Errorf("the dropped partition is still open: %v", err)
 	}
 	// Dropping the table removes the remaining partitions' data.
@@ -414,7 +414,7 @@ func TestPartitionedScan(t *testing.T) {
 func partitionHW(t *testing.T, e *Engine, name string, b int) int64 {
 	t.Helper()
 	info, _ := e.cat.Table(protocol.TablePath{Database: "fluss", Table: "events"})
-	pt, _, err := e.partitionByName(info, name)
+	pt, _, err := e.tables.PartitionByName(info, name)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -438,7 +438,7 @@ func createOrders(t *testing.T, e *Engine) {
 // idRegionKeys makes a key batch of the first two columns of schema, a
 // BIGINT and a STRING.
 func idRegionKeys(schema *arrow.Schema, ids []int64, regions []string) arrow.RecordBatch {
-	b := array.NewRecordBuilder(memory.DefaultAllocator, arrow.NewSchema(schema.Fields()[:2], nil))
+	b := array.NewRecordBuilder(memtest.Shared, arrow.NewSchema(schema.Fields()[:2], nil))
 	defer b.Release()
 	for i, id := range ids {
 		b.Field(0).(*array.Int64Builder).Append(id)
@@ -454,7 +454,7 @@ var ordersSchema = arrow.NewSchema([]arrow.Field{
 }, nil)
 
 func orderRows(ids []int64, regions []string, amounts []int64) arrow.RecordBatch {
-	b := array.NewRecordBuilder(memory.DefaultAllocator, ordersSchema)
+	b := array.NewRecordBuilder(memtest.Shared, ordersSchema)
 	defer b.Release()
 	for i, id := range ids {
 		b.Field(0).(*array.Int64Builder).Append(id)

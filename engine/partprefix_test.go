@@ -7,9 +7,9 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/internal/memtest"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
@@ -49,7 +49,7 @@ func TestPartitionedPrefixLookup(t *testing.T) {
 		t.Fatalf("indexes %v: want the prefix index on customer", info.Indexes)
 	}
 	// Customers 1..4 buy items 1..c in eu and items 10..10+c-1 in us.
-	b := array.NewRecordBuilder(memory.DefaultAllocator, purchasesSchema)
+	b := array.NewRecordBuilder(memtest.Allocator(t), purchasesSchema)
 	for c := int64(1); c <= 4; c++ {
 		for i := range c {
 			for _, r := range []struct {

@@ -6,8 +6,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/fluxgate-io/fluxgate/internal/memtest"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
@@ -40,7 +40,7 @@ func TestPartitionPruningOnTimestampKey(t *testing.T) {
 		{Name: "id", Type: arrow.PrimitiveTypes.Int64, Nullable: true},
 		{Name: "at", Type: &arrow.TimestampType{Unit: arrow.Microsecond}, Nullable: true},
 	}, nil)
-	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	b := array.NewRecordBuilder(memtest.Allocator(t), schema)
 	defer b.Release()
 	for i := range 30 {
 		b.Field(0).(*array.Int64Builder).Append(int64(i))

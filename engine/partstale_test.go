@@ -23,11 +23,13 @@ func TestPartitionCreatedAfterAlterTakesTheCurrentSchema(t *testing.T) {
 		[]protocol.Column{{Name: "extra", Type: "STRING"}}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ws.Write(t.Context(), eventRows([]int64{1}, []string{"20260101"})); err != nil {
+	rec := eventRows([]int64{1}, []string{"20260101"})
+	defer rec.Release()
+	if _, err := ws.Write(t.Context(), rec); err != nil {
 		t.Fatal(err)
 	}
 	info, p := catalogPartition(t, e, "events", "20260101")
-	pt, err := e.tableByID(p.PartitionID)
+	pt, err := e.tables.ByID(p.PartitionID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,7 +61,9 @@ func TestStreamOfADroppedTableCreatesNoPartitionInItsSuccessor(t *testing.T) {
 	if _, err := e.CreateTable(t.Context(), spec, false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := ws.Write(t.Context(), eventRows([]int64{1}, []string{"20260101"})); errs.KindOf(err) != errs.NotFound {
+	rec := eventRows([]int64{1}, []string{"20260101"})
+	defer rec.Release()
+	if _, err := ws.Write(t.Context(), rec); errs.KindOf(err) != errs.NotFound {
 		t.Fatalf("write through the dropped table's stream: %v, want NOT_FOUND", err)
 	}
 	parts, err := e.ListPartitions("events", nil)

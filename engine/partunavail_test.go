@@ -33,7 +33,7 @@ func TestUnavailablePartitionLeavesTheOthersTiering(t *testing.T) {
 	if _, err := writeEvents(t, e, protocol.WriteRequest{Table: "events"}, eventRows([]int64{4, 5, 6}, days)); err != nil {
 		t.Fatal(err)
 	}
-	info, lost := catalogPartition(t, e, "events", "20261201")
+	_, lost := catalogPartition(t, e, "events", "20261201")
 	if err := e.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -44,10 +44,10 @@ func TestUnavailablePartitionLeavesTheOthersTiering(t *testing.T) {
 	}
 
 	e = openPartitioned(t, dir, Options{})
-	if _, err := e.tableByID(lost.PartitionID); errs.KindOf(err) != errs.DataLoss {
+	if _, err := e.tables.ByID(lost.PartitionID); errs.KindOf(err) != errs.DataLoss {
 		t.Fatalf("the quarantined partition: %v, want DATA_LOSS", err)
 	}
-	o, info, _, err := e.resolveLake("events")
+	o, info, _, err := e.lakes.Resolve("events")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +80,7 @@ func TestUnavailablePartitionLeavesTheOthersTiering(t *testing.T) {
 	}
 
 	e = openPartitioned(t, dir, Options{})
-	pt, err := e.tableByID(lost.PartitionID)
+	pt, err := e.tables.ByID(lost.PartitionID)
 	if err != nil {
 		t.Fatalf("the partition with its data back: %v", err)
 	}

@@ -6,9 +6,9 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/internal/memtest"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
@@ -34,7 +34,7 @@ func TestWritesInFlightReadThroughEachOther(t *testing.T) {
 	}
 	const keys, batches = 100, 20
 	schema := arrow.NewSchema([]arrow.Field{{Name: "k", Type: arrow.PrimitiveTypes.Int64}, {Name: "n", Type: arrow.PrimitiveTypes.Int64, Nullable: true}}, nil)
-	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	b := array.NewRecordBuilder(memtest.Allocator(t), schema)
 	for k := range keys {
 		b.Field(0).(*array.Int64Builder).Append(int64(k))
 		b.Field(1).(*array.Int64Builder).Append(1)

@@ -106,7 +106,7 @@ func (e *Engine) producerTable(req protocol.ProducerOffsetsRequest, action strin
 	if err := protocol.ValidateID("producer_id", req.ProducerID); err != nil {
 		return nil, fmt.Errorf("%s: %w", action, err)
 	}
-	info, path, err := e.resolveInfo(req.Table)
+	info, path, err := e.tables.Info(req.Table)
 	if err != nil {
 		return nil, err
 	}
@@ -117,7 +117,7 @@ func (e *Engine) producerTable(req protocol.ProducerOffsetsRequest, action strin
 		if req.PartitionOffsets != nil {
 			return nil, errs.New(errs.Invalid, `%s of %s: the table is not partitioned: give "offsets"`, action, req.Table)
 		}
-		if _, err := e.table(info); err != nil {
+		if _, err := e.tables.Table(info); err != nil {
 			return nil, err
 		}
 	}

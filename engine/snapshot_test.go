@@ -7,11 +7,11 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/engine/internal/scanread"
 	"github.com/fluxgate-io/fluxgate/engine/internal/statevalues"
+	"github.com/fluxgate-io/fluxgate/internal/memtest"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
@@ -33,7 +33,7 @@ func TestSnapshotReadAcrossChunks(t *testing.T) {
 	}
 	const rows = scanread.SnapshotBatchRows + 2*statevalues.ChunkValues + 7
 	schema := arrow.NewSchema([]arrow.Field{{Name: "k", Type: arrow.PrimitiveTypes.Int64}, {Name: "v", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
-	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	b := array.NewRecordBuilder(memtest.Allocator(t), schema)
 	for k := rows - 1; k >= 0; k-- { // written in descending order, read ascending
 		b.Field(0).(*array.Int64Builder).Append(int64(k))
 		b.Field(1).(*array.StringBuilder).Append(string(rune('a' + k%26)))

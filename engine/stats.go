@@ -33,7 +33,7 @@ import (
 // TableStats answers table-stats: the table's rows, per bucket and in all;
 // of a partitioned table, per partition asked (all by default).
 func (e *Engine) TableStats(ctx context.Context, req protocol.TableStatsRequest) (protocol.TableStats, error) {
-	info, path, err := e.resolveInfo(req.Table)
+	info, path, err := e.tables.Info(req.Table)
 	if err != nil {
 		return protocol.TableStats{}, err
 	}
@@ -44,20 +44,20 @@ func (e *Engine) TableStats(ctx context.Context, req protocol.TableStatsRequest)
 		if len(req.Partitions) > 0 {
 			return protocol.TableStats{}, catalog.NotPartitioned(info)
 		}
-		t, err := e.table(info)
+		t, err := e.tables.Table(info)
 		if err != nil {
 			return protocol.TableStats{}, err
 		}
 		s, err := e.rowCounts(t)
 		return protocol.TableStats{RowCount: s.RowCount, Buckets: s.Buckets}, err
 	}
-	parts, err := e.scanPartitions(info, req.Partitions)
+	parts, err := e.tables.Partitions(info, req.Partitions)
 	if err != nil {
 		return protocol.TableStats{}, err
 	}
 	out := protocol.TableStats{Partitions: make(map[string]protocol.PartitionStats, len(parts))}
 	for _, p := range parts {
-		t, err := e.openPartition(p.PartitionID)
+		t, err := e.tables.Partition(p.PartitionID)
 		if err != nil {
 			return protocol.TableStats{}, err
 		}

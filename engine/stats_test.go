@@ -11,11 +11,11 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/cockroachdb/pebble/v2"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/internal/memtest"
 	"github.com/fluxgate-io/fluxgate/internal/pebbledb"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
@@ -179,7 +179,7 @@ func writeStatsOp(t *testing.T, e *Engine, table string, op statsOp) {
 	for _, c := range cols {
 		fields = append(fields, arrow.Field{Name: c, Type: arrow.PrimitiveTypes.Int64, Nullable: c != "k"})
 	}
-	b := array.NewRecordBuilder(memory.DefaultAllocator, arrow.NewSchema(fields, nil))
+	b := array.NewRecordBuilder(memtest.Allocator(t), arrow.NewSchema(fields, nil))
 	defer b.Release()
 	for k := op.from; k < op.to; k++ {
 		for i := range cols {
@@ -198,7 +198,7 @@ func writeBatch(t *testing.T, ws *WriteStream, rec arrow.RecordBatch) {
 }
 
 func logRecord(n int) arrow.RecordBatch {
-	b := array.NewRecordBuilder(memory.DefaultAllocator, arrow.NewSchema([]arrow.Field{{Name: "v", Type: arrow.PrimitiveTypes.Int64, Nullable: true}}, nil))
+	b := array.NewRecordBuilder(memtest.Shared, arrow.NewSchema([]arrow.Field{{Name: "v", Type: arrow.PrimitiveTypes.Int64, Nullable: true}}, nil))
 	defer b.Release()
 	for i := range n {
 		b.Field(0).(*array.Int64Builder).Append(int64(i))

@@ -16,7 +16,7 @@ func (e *Engine) WriterState(_ context.Context, req protocol.WriterStateRequest)
 	if err := protocol.ValidateID("writer-state: writer_id", req.WriterID); err != nil {
 		return protocol.WriterState{}, err
 	}
-	info, path, err := e.resolveInfo(req.Table)
+	info, path, err := e.tables.Info(req.Table)
 	if err != nil {
 		return protocol.WriterState{}, err
 	}
@@ -28,7 +28,7 @@ func (e *Engine) WriterState(_ context.Context, req protocol.WriterStateRequest)
 		// on after the last batch any of them applied.
 		var next int64
 		for _, p := range e.cat.Partitions(info.TableID) {
-			t, err := e.openPartition(p.PartitionID)
+			t, err := e.tables.Partition(p.PartitionID)
 			if err != nil {
 				return protocol.WriterState{}, err
 			}
@@ -36,7 +36,7 @@ func (e *Engine) WriterState(_ context.Context, req protocol.WriterStateRequest)
 		}
 		return protocol.WriterState{NextSequence: next}, nil
 	}
-	t, err := e.table(info)
+	t, err := e.tables.Table(info)
 	if err != nil {
 		return protocol.WriterState{}, err
 	}

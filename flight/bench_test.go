@@ -37,10 +37,11 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc"
 
+	"github.com/fluxgate-io/fluxgate/bench/benchdata"
 	"github.com/fluxgate-io/fluxgate/client"
 	"github.com/fluxgate-io/fluxgate/engine"
 	fgflight "github.com/fluxgate-io/fluxgate/flight"
-	"github.com/fluxgate-io/fluxgate/internal/benchdata"
+	"github.com/fluxgate-io/fluxgate/internal/memtest"
 )
 
 const (
@@ -179,7 +180,7 @@ func scanAll(b *testing.B, cl *client.Client, req client.ScanRequest, wantRows i
 }
 
 func BenchmarkAppend(b *testing.B) {
-	recs := benchBatchesData(memory.DefaultAllocator)
+	recs := benchBatchesData(memtest.Allocator(b))
 	b.Run("noop", func(b *testing.B) {
 		cl := dial(b, serve(b, &benchdata.BaselineFlight{}))
 		b.SetBytes(batchesBytes(recs))
@@ -234,7 +235,7 @@ func BenchmarkAppend(b *testing.B) {
 }
 
 func BenchmarkScan(b *testing.B) {
-	recs := benchBatchesData(memory.DefaultAllocator)
+	recs := benchBatchesData(memtest.Allocator(b))
 	rows := int64(benchRows * benchBatches)
 	b.Run("memory", func(b *testing.B) {
 		cl := dial(b, serve(b, &benchdata.BaselineFlight{Recs: recs}))
@@ -274,7 +275,7 @@ func BenchmarkScan(b *testing.B) {
 }
 
 func BenchmarkUnionRead(b *testing.B) {
-	recs := benchBatchesData(memory.DefaultAllocator)
+	recs := benchBatchesData(memtest.Allocator(b))
 	rows := int64(benchRows * benchBatches)
 	cl, _ := startBench(b)
 	ctx := context.Background()
@@ -316,7 +317,7 @@ func BenchmarkUnionRead(b *testing.B) {
 }
 
 func BenchmarkProjection(b *testing.B) {
-	recs := benchBatchesData(memory.DefaultAllocator)
+	recs := benchBatchesData(memtest.Allocator(b))
 	rows := int64(benchRows * benchBatches)
 	cl, _ := startBench(b)
 	if _, err := cl.CreateTable(context.Background(), benchSpec("fluss.t", "none"), false); err != nil {
@@ -347,7 +348,7 @@ func BenchmarkPrimaryKeyScan(b *testing.B) {
 	}, nil)
 	var recs []arrow.RecordBatch
 	for from := 0; from < rows; from += 16 << 10 {
-		rb := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+		rb := array.NewRecordBuilder(memtest.Allocator(b), schema)
 		for k := from; k < from+16<<10; k++ {
 			rb.Field(0).(*array.Int64Builder).Append(int64(k))
 			rb.Field(1).(*array.Int64Builder).Append(int64(k % 1000))
@@ -399,7 +400,7 @@ func BenchmarkLookupRoundTrip(b *testing.B) {
 		b.Fatal(err)
 	}
 	schema := arrow.NewSchema([]arrow.Field{{Name: "k", Type: arrow.PrimitiveTypes.Int64}, {Name: "v", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
-	rb := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	rb := array.NewRecordBuilder(memtest.Allocator(b), schema)
 	for k := range 100_000 {
 		rb.Field(0).(*array.Int64Builder).Append(int64(k))
 		rb.Field(1).(*array.StringBuilder).Append("v")
@@ -414,7 +415,7 @@ func BenchmarkLookupRoundTrip(b *testing.B) {
 	defer l.Close()
 	keys := make([]arrow.RecordBatch, 256)
 	for i := range keys {
-		kb := array.NewRecordBuilder(memory.DefaultAllocator, arrow.NewSchema(schema.Fields()[:1], nil))
+		kb := array.NewRecordBuilder(memtest.Allocator(b), arrow.NewSchema(schema.Fields()[:1], nil))
 		kb.Field(0).(*array.Int64Builder).Append(int64(i * 331 % 100_000))
 		keys[i] = kb.NewRecordBatch()
 		kb.Release()
@@ -455,7 +456,7 @@ func BenchmarkLakeLag(b *testing.B) {
 		if _, err := cl.CreateTable(ctx, spec, false); err != nil {
 			b.Fatal(err)
 		}
-		data := benchBatchesData(memory.DefaultAllocator)
+		data := benchBatchesData(memtest.Allocator(b))
 		var acked []time.Time // acked[i]: when row i*rows.. was acknowledged
 		var mu sync.Mutex
 		done := make(chan error, 1)

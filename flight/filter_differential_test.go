@@ -12,10 +12,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/fluxgate-io/fluxgate/client"
 	"github.com/fluxgate-io/fluxgate/engine"
+	"github.com/fluxgate-io/fluxgate/internal/memtest"
 	"github.com/fluxgate-io/fluxgate/predicate"
 )
 
@@ -221,7 +221,7 @@ func diffFilterInTest(t *testing.T, ctx context.Context, recs []arrow.RecordBatc
 	}
 	var out []int64
 	for _, rec := range recs {
-		mask, err := bound.Filter(ctx, memory.DefaultAllocator, rec.Column, int(rec.NumRows()))
+		mask, err := bound.Filter(ctx, memtest.Allocator(t), rec.Column, int(rec.NumRows()))
 		if err != nil {
 			t.Fatal(err)
 		}

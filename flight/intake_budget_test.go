@@ -7,7 +7,6 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -15,6 +14,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/protobuf/proto"
+
+	"github.com/fluxgate-io/fluxgate/internal/testwait"
 )
 
 // Many streams each sending one large batch (the 40 connections with
@@ -70,7 +71,7 @@ func TestWriteBudgetHoldsFromReceipt(t *testing.T) {
 
 	// Once want batches are held, the budget has no room for another
 	// message, and nothing more is received until something is acknowledged.
-	waitFor(t, func() bool {
+	testwait.For(t, "the budget holds the batches", func() bool {
 		select {
 		case err := <-errc:
 			t.Fatal(err)
@@ -95,18 +96,6 @@ func TestWriteBudgetHoldsFromReceipt(t *testing.T) {
 	}
 	if used := s.limits.bytes.inUse(); used != 0 {
 		t.Errorf("%d bytes of the budget are held at the end", used)
-	}
-}
-
-// waitFor polls cond until it holds, failing the test after 10 seconds.
-func waitFor(t *testing.T, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatal("condition not met within 10s")
-		}
-		time.Sleep(time.Millisecond)
 	}
 }
 

@@ -43,11 +43,10 @@ func liveLakeFiles(t *testing.T, ts *testServer, table string) (dataPerPartition
 	}
 	dataPerPartition = map[string]int{}
 	for _, m := range manifests {
-		entries, err := m.FetchEntries(fs, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range entries {
+		for e, err := range m.Entries(fs, true) {
+			if err != nil {
+				t.Fatal(err)
+			}
 			if df := e.DataFile(); df.ContentType() == iceberg.EntryContentData {
 				dataPerPartition[fmt.Sprint(df.Partition())]++
 			} else {

@@ -51,7 +51,6 @@ func ServerOptions(opts Options) []grpc.ServerOption {
 		grpc.InitialConnWindowSize(connWindowBytes),
 		grpc.ReadBufferSize(connBufferBytes),
 		grpc.WriteBufferSize(connBufferBytes),
-		grpc.SharedWriteBuffer(true),
 		grpc.MaxConcurrentStreams(streams),
 		grpc.ForceServerCodecV2(flightcodec.New()),
 	}, recoverPanics(log)...)

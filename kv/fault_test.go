@@ -12,6 +12,7 @@ import (
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/internal/testwait"
 )
 
 // disk is the real filesystem with a fault that tests set and clear: every
@@ -58,18 +59,6 @@ func writeApplied(s *Store, table int64, offset int64) error {
 	return txn.Commit()
 }
 
-// waitFor polls cond until it holds or a deadline passes.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting until %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 // Reopening a store whose recovered log cannot be flushed (a full disk)
 // used to wait in pebble.Open for ever; it is an error naming the cause.
 func TestOpenOnFullDiskIsAnError(t *testing.T) {
@@ -106,7 +95,7 @@ func TestOpenOnFullDiskIsAnError(t *testing.T) {
 	// The abandoned open goes on retrying, and closes the store once the
 	// flush succeeds; then the directory opens again.
 	d.heal()
-	waitFor(t, "the store opens again", func() bool {
+	testwait.For(t, "the store opens again", func() bool {
 		s, err := Open(dir, Options{CacheBytes: 1 << 20})
 		if err != nil {
 			return false
@@ -138,7 +127,7 @@ func TestWritesRefusedWhileFlushFails(t *testing.T) {
 	if _, err := s.db.AsyncFlush(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "a failed flush is noticed", func() bool { return s.db.WriteErr() != nil })
+	testwait.For(t, "a failed flush is noticed", func() bool { return s.db.WriteErr() != nil })
 	if err := writeApplied(s, 1, 2); !errs.Is(err, errs.Exhausted) || !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("write while flushes fail: %v, want resource exhausted caused by ENOSPC", err)
 	}
@@ -147,7 +136,7 @@ func TestWritesRefusedWhileFlushFails(t *testing.T) {
 	}
 
 	d.heal()
-	waitFor(t, "a flush succeeds", func() bool { return s.db.WriteErr() == nil })
+	testwait.For(t, "a flush succeeds", func() bool { return s.db.WriteErr() == nil })
 	if err := writeApplied(s, 1, 3); err != nil {
 		t.Fatalf("write once the disk works: %v", err)
 	}

@@ -240,11 +240,10 @@ func (t *Table) deadDeletes(ctx context.Context, tbl *table.Table, snap *table.S
 		if m.ManifestContent() != iceberg.ManifestContentDeletes {
 			continue
 		}
-		entries, err := m.FetchEntries(fs, true)
-		if err != nil {
-			return nil, fmt.Errorf("read lake manifest: %w", err)
-		}
-		for _, e := range entries {
+		for e, err := range m.Entries(fs, true) {
+			if err != nil {
+				return nil, fmt.Errorf("read lake manifest: %w", err)
+			}
 			if !live[e.DataFile().FilePath()] {
 				dead = append(dead, e.DataFile())
 			}

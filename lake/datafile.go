@@ -29,7 +29,7 @@ func recorded(tbl *table.Table, df iceberg.DataFile) (iceberg.DataFile, error) {
 		return nil, fmt.Errorf("data file %s: %w", df.FilePath(), err)
 	}
 	b.ColumnSizes(df.ColumnSizes()).ValueCounts(df.ValueCounts()).NullValueCounts(df.NullValueCounts()).
-		NaNValueCounts(df.NaNValueCounts()).DistinctValueCounts(df.DistinctValueCounts()).
+		NaNValueCounts(df.NaNValueCounts()).
 		LowerBoundValues(df.LowerBoundValues()).UpperBoundValues(df.UpperBoundValues()).
 		SplitOffsets(df.SplitOffsets()).KeyMetadata(df.KeyMetadata()).SortOrderID(tbl.SortOrder().OrderID())
 	return b.Build(), nil

@@ -8,9 +8,9 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/internal/memtest"
 	"github.com/fluxgate-io/fluxgate/row"
 )
 
@@ -55,7 +55,7 @@ func BenchmarkKeyIndexRebuild(b *testing.B) {
 // key index.
 func keyIndexLake(b *testing.B, keys int) *Table {
 	ctx := context.Background()
-	mem := memory.NewGoAllocator()
+	mem := memtest.Allocator(b)
 	info := tableInfo(b, catalog.TableSpec{Table: "fluss.users",
 		Columns:    []catalog.Column{col("id", "BIGINT", false), col("name", "STRING", true), col("small", "SMALLINT", true)},
 		PrimaryKey: []string{"id"}, Options: map[string]string{"bucket.num": "1"}}, 7)

@@ -7,8 +7,9 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/iceberg-go"
+
+	"github.com/fluxgate-io/fluxgate/internal/memtest"
 )
 
 // commitEqualityDeletes retires ids of bucket 0 as lakes written before
@@ -17,7 +18,7 @@ func commitEqualityDeletes(t *testing.T, lt *Table, ids []int64) {
 	t.Helper()
 	ctx := context.Background()
 	tbl := lt.current()
-	ib, bb := array.NewInt64Builder(memory.DefaultAllocator), array.NewInt32Builder(memory.DefaultAllocator)
+	ib, bb := array.NewInt64Builder(memtest.Allocator(t)), array.NewInt32Builder(memtest.Allocator(t))
 	defer ib.Release()
 	defer bb.Release()
 	for _, id := range ids {
@@ -59,11 +60,10 @@ func deleteContents(t *testing.T, lt *Table) []iceberg.ManifestEntryContent {
 	}
 	var out []iceberg.ManifestEntryContent
 	for _, m := range ms {
-		entries, err := m.FetchEntries(fs, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range entries {
+		for e, err := range m.Entries(fs, true) {
+			if err != nil {
+				t.Fatal(err)
+			}
 			if c := e.DataFile().ContentType(); c != iceberg.EntryContentData {
 				out = append(out, c)
 			}

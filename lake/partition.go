@@ -185,11 +185,10 @@ func (t *Table) listPartitions(ctx context.Context, snapshotID int64) ([]Partiti
 		if spec == nil {
 			return nil, fmt.Errorf("lake manifest %s has partition spec %d, which the table lacks", mf.FilePath(), mf.PartitionSpecID())
 		}
-		entries, err := mf.FetchEntries(fs, true)
-		if err != nil {
-			return nil, fmt.Errorf("read lake manifest: %w", err)
-		}
-		for _, e := range entries {
+		for e, err := range mf.Entries(fs, true) {
+			if err != nil {
+				return nil, fmt.Errorf("read lake manifest: %w", err)
+			}
 			part, err := t.m.partitionOf(spec, e.DataFile().Partition())
 			if err != nil {
 				return nil, fmt.Errorf("lake file %s: %w", e.DataFile().FilePath(), err)

@@ -28,11 +28,10 @@ func lakePaths(t *testing.T, lt *Table) []string {
 	}
 	for _, m := range ms {
 		paths = append(paths, m.FilePath())
-		entries, err := m.FetchEntries(fs, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range entries {
+		for e, err := range m.Entries(fs, true) {
+			if err != nil {
+				t.Fatal(err)
+			}
 			paths = append(paths, e.DataFile().FilePath())
 		}
 	}

@@ -9,14 +9,15 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/cockroachdb/pebble/v2/vfs"
+
+	"github.com/fluxgate-io/fluxgate/internal/memtest"
 )
 
 // BenchmarkAppend appends 2.6 MB frames beside raw pwrite+fsync of the same
 // bytes in the same run: what the log adds to the disk's own cost.
 func BenchmarkAppend(b *testing.B) {
-	mem := memory.NewGoAllocator()
+	mem := memtest.Allocator(b)
 	rec := makeRecord(b, mem, 0, 100_000)
 	defer rec.Release()
 	enc := newEncoder(b, CodecNone, mem)
@@ -60,7 +61,7 @@ func BenchmarkAppend(b *testing.B) {
 func BenchmarkDecodeSmallFrames(b *testing.B) {
 	for _, codec := range []Codec{CodecNone, CodecZstd} {
 		b.Run(codec.String(), func(b *testing.B) {
-			mem := memory.NewGoAllocator()
+			mem := memtest.Allocator(b)
 			tbl, err := Open(b.TempDir(), 1, Options{})
 			if err != nil {
 				b.Fatal(err)
@@ -100,7 +101,7 @@ func BenchmarkDecodeSmallFrames(b *testing.B) {
 // DOUBLE columns (42 MB), whole and 2 of the 20 columns, decoding every
 // frame: what a scan costs the store, checksums included.
 func BenchmarkRead(b *testing.B) {
-	mem := memory.NewGoAllocator()
+	mem := memtest.Allocator(b)
 	var fields []arrow.Field
 	for i := range 20 {
 		dt := arrow.DataType(arrow.PrimitiveTypes.Int64)
@@ -188,7 +189,7 @@ func BenchmarkRead(b *testing.B) {
 func BenchmarkAppendHotBucket(b *testing.B) {
 	for _, mode := range []string{"sync", "async"} {
 		b.Run(mode, func(b *testing.B) {
-			mem := memory.NewGoAllocator()
+			mem := memtest.Allocator(b)
 			rec := makeRecord(b, mem, 0, 200)
 			defer rec.Release()
 			enc := newEncoder(b, CodecNone, mem)

@@ -406,7 +406,6 @@ type Decoder struct {
 
 	once    sync.Once
 	schemas []*ipc.Message
-	err     error
 }
 
 // NewDecoder returns a decoder for frames written with schema.

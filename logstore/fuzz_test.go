@@ -4,14 +4,15 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/fluxgate-io/fluxgate/internal/memtest"
 )
 
 // FuzzFrame feeds arbitrary bytes to the frame decoder and to recovery: they
 // must be rejected or read, never panic (also when the values decoded are
 // read), and recovery must leave only whole, intact frames.
 func FuzzFrame(f *testing.F) {
-	mem := memory.NewGoAllocator()
+	mem := memtest.Allocator(f)
 	enc, err := NewEncoder(testSchema, CodecZstd, 3, mem)
 	if err != nil {
 		f.Fatal(err)
@@ -24,6 +25,7 @@ func FuzzFrame(f *testing.F) {
 	}
 	f.Add(b.bytes())
 	f.Add(b.bytes()[:fixedHeaderSize])
+	b.Release()
 	f.Add([]byte("FGL1"))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		if h, err := parseHeader(data); err == nil && int(h.length) <= len(data) {

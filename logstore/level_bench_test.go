@@ -4,9 +4,8 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow/memory"
-
-	"github.com/fluxgate-io/fluxgate/internal/benchdata"
+	"github.com/fluxgate-io/fluxgate/bench/benchdata"
+	"github.com/fluxgate-io/fluxgate/internal/memtest"
 )
 
 // BenchmarkZstdLevels encodes the peer benchmarks' narrow data (200,000 rows
@@ -19,7 +18,7 @@ import (
 func BenchmarkZstdLevels(b *testing.B) {
 	data := benchdata.NewNarrow(200_000, 8192)
 	defer data.Release()
-	mem := memory.NewGoAllocator()
+	mem := memtest.Allocator(b)
 	for _, v := range []struct {
 		name  string
 		codec Codec

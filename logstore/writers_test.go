@@ -10,9 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow/memory"
-
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/internal/memtest"
 )
 
 // fakeClock is a clock the test moves by hand.
@@ -30,7 +29,7 @@ func (c *fakeClock) advance(d time.Duration) { c.ms.Add(d.Milliseconds()) }
 // writeAs appends one batch of ten rows as w and returns the result.
 func writeAs(t *testing.T, tbl *Table, enc *Encoder, w Writer) (Result, error) {
 	t.Helper()
-	rec := makeRecord(t, memory.DefaultAllocator, 0, 10)
+	rec := makeRecord(t, memtest.Allocator(t), 0, 10)
 	defer rec.Release()
 	return tbl.Append([]Part{{Bucket: 0, Batch: encode(t, enc, rec, w)}}, w)
 }

@@ -7,9 +7,9 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/internal/memtest"
 )
 
 func groupBatch(t *testing.T, rows string) arrow.RecordBatch {
@@ -19,7 +19,7 @@ func groupBatch(t *testing.T, rows string) arrow.RecordBatch {
 		{Name: "day", Type: arrow.PrimitiveTypes.Int32},
 		{Name: "v", Type: arrow.PrimitiveTypes.Int64},
 	}, nil)
-	rec, _, err := array.RecordFromJSON(memory.DefaultAllocator, schema, strings.NewReader(rows))
+	rec, _, err := array.RecordFromJSON(memtest.Allocator(t), schema, strings.NewReader(rows))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,20 +7,22 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/internal/memtest"
 )
 
 // TestValueString checks the conversion of each partition key type against
 // what Fluss's PartitionUtils.convertValueOfType gives for the same value.
 func TestValueString(t *testing.T) {
-	mem := memory.NewGoAllocator()
+	mem := memtest.Allocator(t)
 	one := func(dt arrow.DataType, set func(array.Builder)) arrow.Array {
 		b := array.NewBuilder(mem, dt)
 		defer b.Release()
 		set(b)
-		return b.NewArray()
+		a := b.NewArray()
+		t.Cleanup(a.Release)
+		return a
 	}
 	ts := func(unit arrow.TimeUnit, v int64) arrow.Array {
 		return one(&arrow.TimestampType{Unit: unit}, func(b array.Builder) { b.(*array.TimestampBuilder).Append(arrow.Timestamp(v)) })

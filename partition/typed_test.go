@@ -7,8 +7,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
+	"github.com/fluxgate-io/fluxgate/internal/memtest"
 	"github.com/fluxgate-io/fluxgate/row"
 	"github.com/fluxgate-io/fluxgate/row/rowtest"
 )
@@ -28,7 +28,7 @@ var keyTypes = []arrow.DataType{
 // ValueString.
 func valueString(t *testing.T, dt arrow.DataType, v any) string {
 	t.Helper()
-	b := array.NewBuilder(memory.NewGoAllocator(), dt)
+	b := array.NewBuilder(memtest.Allocator(t), dt)
 	defer b.Release()
 	switch b := b.(type) {
 	case *array.StringBuilder:

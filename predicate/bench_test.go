@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/fluxgate-io/fluxgate/framestats"
+	"github.com/fluxgate-io/fluxgate/internal/memtest"
 )
 
 var benchSchema = arrow.NewSchema([]arrow.Field{
@@ -47,7 +48,7 @@ func benchBatch(mem memory.Allocator) arrow.RecordBatch {
 }
 
 func BenchmarkComputeStats(b *testing.B) {
-	rec := benchBatch(memory.NewGoAllocator())
+	rec := benchBatch(memtest.Allocator(b))
 	defer rec.Release()
 	b.SetBytes(rec.NumRows() * 4) // per cell: MB/s reads as million cells per second
 	b.ReportAllocs()
@@ -57,7 +58,7 @@ func BenchmarkComputeStats(b *testing.B) {
 }
 
 func BenchmarkDecodeStats(b *testing.B) {
-	rec := benchBatch(memory.NewGoAllocator())
+	rec := benchBatch(memtest.Allocator(b))
 	defer rec.Release()
 	block, types := framestats.Compute(rec), arrowTypes(benchSchema)
 	b.ReportAllocs()
@@ -75,7 +76,7 @@ func BenchmarkFilter(b *testing.B) {
 		{"or_not_starts_with", `{"or": [{"not": {"starts_with": ["sku", "sku-1"]}}, {"is_null": "ts"}, {"gt": ["ts", "2023-11-14T22:20:00"]}]}`},
 	} {
 		b.Run(bc.name, func(b *testing.B) {
-			mem := memory.NewGoAllocator()
+			mem := memtest.Allocator(b)
 			rec := benchBatch(mem)
 			defer rec.Release()
 			e, err := Parse([]byte(bc.filter))
@@ -101,7 +102,7 @@ func BenchmarkFilter(b *testing.B) {
 }
 
 func BenchmarkMayMatch(b *testing.B) {
-	rec := benchBatch(memory.NewGoAllocator())
+	rec := benchBatch(memtest.Allocator(b))
 	defer rec.Release()
 	stats, err := framestats.Decode(framestats.Compute(rec), arrowTypes(benchSchema))
 	if err != nil {

@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/framestats"
+	"github.com/fluxgate-io/fluxgate/internal/memtest"
 	"github.com/fluxgate-io/fluxgate/row"
 )
 
@@ -51,7 +52,8 @@ func FuzzParse(f *testing.F) {
 	for _, s := range parseSeeds {
 		f.Add([]byte(s))
 	}
-	rec := testBatch(memory.NewGoAllocator())
+	rec := testBatch(memtest.Allocator(f))
+	defer rec.Release()
 	stats, err := framestats.Decode(framestats.Compute(rec), arrowTypes(testSchema))
 	if err != nil {
 		f.Fatal(err)
@@ -62,10 +64,11 @@ func FuzzParse(f *testing.F) {
 			var b *Bound
 			if b, err = Bind(e, testSchema); err == nil {
 				_ = b.String()
-				mask, err := b.Filter(context.Background(), memory.NewGoAllocator(), rec.Column, int(rec.NumRows()))
+				mask, err := b.Filter(context.Background(), memtest.Allocator(t), rec.Column, int(rec.NumRows()))
 				if err != nil {
 					t.Fatalf("Filter(%s): %v", data, err)
 				}
+				defer mask.Release()
 				if countTrue(mask) > 0 && !b.MayMatch(rec.NumRows(), stats) {
 					t.Fatalf("MayMatch(%s) = false, but a row matches", data)
 				}
@@ -84,9 +87,10 @@ func FuzzParse(f *testing.F) {
 // FuzzDecodeStats checks that framestats.Decode never panics on a corrupt block,
 // and that what it accepts is usable by MayMatch.
 func FuzzDecodeStats(f *testing.F) {
-	mem := memory.NewGoAllocator()
+	mem := memtest.Allocator(f)
 	for _, rec := range []arrow.RecordBatch{skipBatch(mem, 0), skipBatch(mem, -50)} {
 		f.Add(framestats.Compute(rec))
+		rec.Release()
 	}
 	f.Add([]byte{})
 	f.Add([]byte{1})

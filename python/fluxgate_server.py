@@ -61,10 +61,10 @@ class Server:
             try:
                 socket.create_connection(("127.0.0.1", self.port), timeout=1).close()
                 return self
-            except OSError:
+            except OSError as e:
                 if time.monotonic() > deadline:
                     self.stop()
-                    raise RuntimeError(f"fluxgate did not listen on port {self.port} within {timeout} s")
+                    raise RuntimeError(f"fluxgate did not listen on port {self.port} within {timeout} s") from e
                 time.sleep(0.02)
 
     def stop(self, timeout=30):
@@ -74,10 +74,10 @@ class Server:
         proc.terminate()
         try:
             code = proc.wait(timeout)
-        except subprocess.TimeoutExpired:
+        except subprocess.TimeoutExpired as e:
             proc.kill()
             proc.wait()
-            raise RuntimeError(f"fluxgate did not stop within {timeout} s of SIGTERM")
+            raise RuntimeError(f"fluxgate did not stop within {timeout} s of SIGTERM") from e
         finally:
             self.log.close()
         if code != 0:

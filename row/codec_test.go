@@ -8,7 +8,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/fluxgate-io/fluxgate/internal/memtest"
 )
 
 func protocolTypes(t testing.TB) []arrow.DataType { return typesOf(schemaOf(t, protocolColumns)) }
@@ -127,7 +128,7 @@ func BenchmarkEncodeDecode(b *testing.B) {
 		for i, t := range types {
 			fields[i] = arrow.Field{Name: fmt.Sprint(i), Type: t, Nullable: true}
 		}
-		rb := array.NewRecordBuilder(memory.NewGoAllocator(), arrow.NewSchema(fields, nil))
+		rb := array.NewRecordBuilder(memtest.Allocator(b), arrow.NewSchema(fields, nil))
 		defer rb.Release()
 		b.ReportAllocs()
 		n := 0

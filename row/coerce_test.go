@@ -14,8 +14,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/fluxgate-io/fluxgate/errs"
+	"github.com/fluxgate-io/fluxgate/internal/memtest"
 	"github.com/fluxgate-io/fluxgate/sqltype"
 )
 
@@ -496,7 +496,7 @@ func TestCoerceAppends(t *testing.T) {
 					t.Errorf("Append(%s, %#v) panicked: %v", sql, v, r)
 				}
 			}()
-			b := array.NewBuilder(memory.DefaultAllocator, dt)
+			b := array.NewBuilder(memtest.Allocator(t), dt)
 			defer b.Release()
 			Append(b, v)
 			arr := b.NewArray()

@@ -10,12 +10,12 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/cockroachdb/pebble/v2/vfs"
 	"github.com/cockroachdb/pebble/v2/vfs/errorfs"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/engine"
+	"github.com/fluxgate-io/fluxgate/internal/memtest"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
@@ -60,7 +60,7 @@ func TestOpenEngineOnFullDiskIsOneLineError(t *testing.T) {
 // keys is a record of one BIGINT column k.
 func keys(t *testing.T, ks ...int64) arrow.RecordBatch {
 	t.Helper()
-	b := array.NewInt64Builder(memory.DefaultAllocator)
+	b := array.NewInt64Builder(memtest.Allocator(t))
 	defer b.Release()
 	b.AppendValues(ks, nil)
 	col := b.NewArray()

@@ -9,13 +9,13 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/iceberg-go"
 	iceio "github.com/apache/iceberg-go/io"
 	"github.com/apache/iceberg-go/table"
 
+	"github.com/fluxgate-io/fluxgate/internal/memtest"
 	"github.com/fluxgate-io/fluxgate/lake"
 )
 
@@ -50,11 +50,10 @@ func positionReader(t *testing.T, lt *lake.Table) (rows []string, dataFiles, del
 	var data []string
 	deleted := map[string]map[int64]bool{}
 	for _, m := range manifests {
-		entries, err := m.FetchEntries(iceio.LocalFS{}, true)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, e := range entries {
+		for e, err := range m.Entries(iceio.LocalFS{}, true) {
+			if err != nil {
+				t.Fatal(err)
+			}
 			df := e.DataFile()
 			switch df.ContentType() {
 			case iceberg.EntryContentData:
@@ -93,7 +92,7 @@ func readParquet(t *testing.T, path string, fn func(cols map[string]any, i int))
 		t.Fatal(err)
 	}
 	defer pf.Close()
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 1024}, memory.DefaultAllocator)
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: 1024}, memtest.Allocator(t))
 	if err != nil {
 		t.Fatal(err)
 	}

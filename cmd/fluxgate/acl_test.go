@@ -23,6 +23,7 @@ import (
 
 	"github.com/fluxgate-io/fluxgate/auth"
 	"github.com/fluxgate-io/fluxgate/client"
+	"github.com/fluxgate-io/fluxgate/internal/memtest"
 	"github.com/fluxgate-io/fluxgate/server"
 )
 
@@ -71,7 +72,7 @@ func put(ctx context.Context, c *client.Client, table string, keys ...string) er
 		return err
 	}
 	defer w.Close()
-	rec := keyRecord(memory.DefaultAllocator, true, keys...)
+	rec := keyRecord(memtest.Shared, true, keys...)
 	defer rec.Release()
 	_, err = w.Write(rec)
 	return err
@@ -83,7 +84,7 @@ func exchange(ctx context.Context, c *client.Client, table string, insert bool) 
 		return err
 	}
 	defer l.Close()
-	rec := keyRecord(memory.DefaultAllocator, false, "a", "new")
+	rec := keyRecord(memtest.Shared, false, "a", "new")
 	defer rec.Release()
 	ans, _, err := l.Lookup(rec)
 	if err == nil {

@@ -206,6 +206,9 @@ func TestTokenTTL(t *testing.T) {
 	if ann, err = dial(t, srv.FlightAddr(), client.WithBasicAuth("ann", "ann-pw")); err != nil {
 		t.Fatal(err)
 	}
+	if err := listTables(ann); err != nil {
+		t.Fatalf("with the new token: %v", err)
+	}
 }
 
 // TestNoAuthNoChange: without --users every call works without credentials,

@@ -9,6 +9,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/fluxgate-io/fluxgate/internal/memtest"
 )
 
 func outputRecord(t *testing.T, mem memory.Allocator) arrow.RecordBatch {
@@ -35,7 +37,7 @@ func outputRecord(t *testing.T, mem memory.Allocator) arrow.RecordBatch {
 func renderOutput(t *testing.T, format string, recs ...arrow.RecordBatch) string {
 	t.Helper()
 	var out bytes.Buffer
-	w, err := newRecordWriter(format, &out, recs[0].Schema(), memory.DefaultAllocator)
+	w, err := newRecordWriter(format, &out, recs[0].Schema(), memtest.Allocator(t))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,8 @@ import (
 	"github.com/fluxgate-io/fluxgate/client"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/fluxgate-io/fluxgate/internal/memtest"
 )
 
 func TestKeyJSON(t *testing.T) {
@@ -163,7 +165,7 @@ func (s *fakeLookupServer) DoExchange(st flight.FlightService_DoExchangeServer) 
 
 func startFakeLookupServer(t *testing.T) (*fakeLookupServer, string) {
 	t.Helper()
-	fs := &fakeLookupServer{mem: memory.NewGoAllocator()}
+	fs := &fakeLookupServer{mem: memtest.Allocator(t)}
 	srv := flight.NewServerWithMiddleware(nil)
 	if err := srv.Init("127.0.0.1:0"); err != nil {
 		t.Fatal(err)

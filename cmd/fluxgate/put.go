@@ -137,7 +137,6 @@ func prependChangeType(s *arrow.Schema) *arrow.Schema {
 type putSummary struct {
 	rows    int64
 	batches int64
-	bytes   int64
 	offsets map[int]int64 // bucket → log end offset after the last batch
 	elapsed time.Duration
 }

@@ -13,11 +13,11 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	collectortrace "go.opentelemetry.io/proto/otlp/collector/trace/v1"
 	"google.golang.org/grpc"
 
 	"github.com/fluxgate-io/fluxgate/client"
+	"github.com/fluxgate-io/fluxgate/internal/memtest"
 	"github.com/fluxgate-io/fluxgate/server"
 )
 
@@ -93,7 +93,7 @@ func TestTelemetry(t *testing.T) {
 		t.Fatal(err)
 	}
 	sc := arrow.NewSchema([]arrow.Field{{Name: "id", Type: arrow.PrimitiveTypes.Int64}}, nil)
-	rb := array.NewRecordBuilder(memory.DefaultAllocator, sc)
+	rb := array.NewRecordBuilder(memtest.Allocator(t), sc)
 	rb.Field(0).(*array.Int64Builder).AppendValues([]int64{1, 2, 3, 4, 5}, nil)
 	rec := rb.NewRecordBatch()
 	rb.Release()

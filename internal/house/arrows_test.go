@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 )
 
@@ -26,11 +27,11 @@ const (
 // nothing else: a new package or a new arrow is a change to the design, made
 // in both places.
 func TestDesignArrows(t *testing.T) {
-	root := filepath.Join("..", "..")
-	got, err := arrows(root)
+	g, err := imports(root)
 	if err != nil {
 		t.Fatal(err)
 	}
+	got := arrows(g)
 	path := filepath.Join(root, "docs", "DESIGN.md")
 	doc, err := os.ReadFile(path)
 	if err != nil {
@@ -59,38 +60,61 @@ func TestDesignArrows(t *testing.T) {
 	}
 }
 
-// arrows lists each package of the module under root with the module's
-// packages it imports (not counting tests), one package a line:
-// "engine → catalog, kv, ...".
-func arrows(root string) (string, error) {
+// root is the module's directory.
+var root = filepath.Join("..", "..")
+
+// imports maps each package of the module under root to the module's
+// packages it imports (not counting tests), both without the module's prefix.
+// go list runs once for the tests that read the graph.
+func imports(root string) (map[string][]string, error) {
+	graph.once.Do(func() { graph.g, graph.err = listImports(root) })
+	return graph.g, graph.err
+}
+
+var graph struct {
+	once sync.Once
+	g    map[string][]string
+	err  error
+}
+
+func listImports(root string) (map[string][]string, error) {
 	cmd := exec.Command("go", "list", "-f", `{{.ImportPath}}{{range .Imports}} {{.}}{{end}}`, "./...")
 	cmd.Dir = root
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		return "", fmt.Errorf("go list: %w: %s", err, stderr.String())
+		return nil, fmt.Errorf("go list: %w: %s", err, stderr.String())
 	}
-	var b strings.Builder
+	g := map[string][]string{}
 	for line := range strings.Lines(string(out)) {
 		fields := strings.Fields(line)
 		pkg := strings.TrimPrefix(fields[0], module)
 		if pkg == "internal/house" {
 			continue
 		}
-		var deps []string
+		g[pkg] = []string{}
 		for _, imp := range fields[1:] {
 			if dep, ok := strings.CutPrefix(imp, module); ok {
-				deps = append(deps, dep)
+				g[pkg] = append(g[pkg], dep)
 			}
 		}
-		if len(deps) == 0 {
+	}
+	return g, nil
+}
+
+// arrows lists each package of g with the packages it imports, one package a
+// line: "engine → catalog, kv, ...".
+func arrows(g map[string][]string) string {
+	var b strings.Builder
+	for _, pkg := range sortedKeys(g) {
+		if len(g[pkg]) == 0 {
 			fmt.Fprintf(&b, "%s\n", pkg)
 			continue
 		}
-		fmt.Fprintf(&b, "%s → %s\n", pkg, strings.Join(deps, ", "))
+		fmt.Fprintf(&b, "%s → %s\n", pkg, strings.Join(g[pkg], ", "))
 	}
-	return b.String(), nil
+	return b.String()
 }
 
 // lineDiff lists the lines only in want (-) and only in got (+).

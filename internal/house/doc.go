@@ -1,3 +1,7 @@
-// Package house keeps docs/DESIGN.md's import arrows true: its test compares
-// the arrows block there with what the packages import. It has no code.
+// Package house keeps the house's rules true: its tests compare
+// docs/DESIGN.md's arrows block with what the packages import, check the
+// arrows against the design's rules, check the source rules (who prints,
+// checked Arrow allocations in tests), that every path README.md and docs/
+// name exists, and that docs/locking.md's names are the code's. It has no
+// code.
 package house

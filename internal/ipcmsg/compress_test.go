@@ -7,11 +7,11 @@ import (
 	"runtime"
 	"testing"
 
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/klauspost/compress/zstd"
 	"github.com/pierrec/lz4/v4"
 
 	"github.com/fluxgate-io/fluxgate/internal/ipcmsg/ipcmsgtest"
+	"github.com/fluxgate-io/fluxgate/internal/memtest"
 )
 
 // FuzzDecompressBuffer: a compressed buffer, as a writer sends it (its
@@ -50,7 +50,7 @@ func FuzzDecompressBuffer(f *testing.F) {
 		body := binary.LittleEndian.AppendUint64(nil, uint64(claim))
 		body = append(body, frame...)
 		rb := &RecordBatch{Length: 1, Nodes: []Node{{Length: 1}}, Buffers: []Buffer{{Offset: 0, Length: int64(len(body))}}, Codec: c, BodyLength: int64(len(body))}
-		out, buf, err := rb.Decompress(body, memory.DefaultAllocator)
+		out, buf, err := rb.Decompress(body, memtest.Allocator(t))
 		if err != nil {
 			return
 		}
@@ -81,7 +81,7 @@ func TestDecompressRefusesAZstdFrameClaimingMore(t *testing.T) {
 	rb := &RecordBatch{Length: 1, Nodes: []Node{{Length: 1}}, Buffers: []Buffer{{Offset: 0, Length: int64(len(body))}}, Codec: CodecZstd, BodyLength: int64(len(body))}
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	_, buf, err := rb.Decompress(body, memory.DefaultAllocator)
+	_, buf, err := rb.Decompress(body, memtest.Allocator(t))
 	runtime.ReadMemStats(&after)
 	if err == nil {
 		buf.Release()

@@ -14,6 +14,7 @@ import (
 	"github.com/klauspost/compress/zstd"
 
 	"github.com/fluxgate-io/fluxgate/internal/ipcmsg/ipcmsgtest"
+	"github.com/fluxgate-io/fluxgate/internal/memtest"
 )
 
 // testRecord has nullable fixed-width, string, view, list and struct
@@ -61,7 +62,7 @@ func readBatch(t testing.TB, schema, batch ipcmsgtest.Message) arrow.RecordBatch
 	t.Helper()
 	sm := ipc.NewMessage(memory.NewBufferBytes(schema.Meta), memory.NewBufferBytes(nil))
 	defer sm.Release()
-	rec, err := Read(sm, batch.Meta, memory.NewBufferBytes(batch.Body), memory.DefaultAllocator)
+	rec, err := Read(sm, batch.Meta, memory.NewBufferBytes(batch.Body), memtest.Allocator(t))
 	if err != nil {
 		t.Fatalf("arrow-go cannot read the message: %v", err)
 	}
@@ -240,7 +241,7 @@ func TestDecompressRejectsCorruptBodies(t *testing.T) {
 }
 
 func TestParseRejectsOtherMessagesAndGarbage(t *testing.T) {
-	rec := testRecord(t, memory.DefaultAllocator, 10)
+	rec := testRecord(t, memtest.Allocator(t), 10)
 	defer rec.Release()
 	schema, batch := ipcmsgtest.Write(t, rec)
 	if _, err := Parse(schema.Meta); err == nil || !strings.Contains(err.Error(), "not a record batch") {
@@ -257,7 +258,7 @@ func TestParseRejectsOtherMessagesAndGarbage(t *testing.T) {
 }
 
 func FuzzParse(f *testing.F) {
-	rec := testRecord(f, memory.DefaultAllocator, 20)
+	rec := testRecord(f, memtest.Allocator(f), 20)
 	defer rec.Release()
 	for _, opts := range [][]ipc.Option{nil, {ipc.WithZstd()}, {ipc.WithLZ4()}} {
 		_, batch := ipcmsgtest.Write(f, rec, opts...)
@@ -276,7 +277,7 @@ func FuzzParse(f *testing.F) {
 			t.Fatalf("Marshal of a parsed message does not parse back: %v", err)
 		}
 		if rb.Codec != CodecNone && int64(len(body)) >= rb.BodyLength && smallClaims(rb, body) {
-			if _, out, err := rb.Decompress(body, memory.DefaultAllocator); err == nil {
+			if _, out, err := rb.Decompress(body, memtest.Allocator(t)); err == nil {
 				out.Release()
 			}
 		}
@@ -347,7 +348,7 @@ func TestColumnOfBuffer(t *testing.T) {
 		{Name: "runs", Type: arrow.RunEndEncodedOf(arrow.PrimitiveTypes.Int32, arrow.PrimitiveTypes.Int64)},
 		{Name: "last", Type: arrow.FixedWidthTypes.Boolean},
 	}, nil)
-	rec2, _, err := array.RecordFromJSON(memory.DefaultAllocator, other, strings.NewReader(
+	rec2, _, err := array.RecordFromJSON(memtest.Allocator(t), other, strings.NewReader(
 		`[{"nothing": null, "sparse": [0, 1], "dense": [0, "a"], "runs": 7, "last": true}]`))
 	if err != nil {
 		t.Fatal(err)

@@ -75,7 +75,7 @@ def measure(reads, rows, runs):
     """Times each read runs times, the reads taking turns so that the machine's load swings hit them alike;
     returns each read's rows/s at its median and at its best time (the best is the least disturbed by load)."""
     times = {name: [] for name in reads}
-    for name, read in reads.items():
+    for read in reads.values():
         read()  # warm up: connections, page cache
     for _ in range(runs):
         for name, read in reads.items():
@@ -123,12 +123,12 @@ def main():
         for parallel in [False, True]:
             print(f"-- endpoints {'in parallel' if parallel else 'one after the other'}, median of {args.runs}")
             r = measure({
-                "no-op pyarrow Flight server": lambda: read_tickets(noop_client, noop_tickets, parallel),
-                "uncompressed table": lambda: read_every_endpoint(
+                "no-op pyarrow Flight server": lambda parallel=parallel: read_tickets(noop_client, noop_tickets, parallel),
+                "uncompressed table": lambda parallel=parallel: read_every_endpoint(
                     client, fl.FlightDescriptor.for_path("fluss", "none_t"), parallel),
-                "ZSTD table, for_path (as stored)": lambda: read_every_endpoint(
+                "ZSTD table, for_path (as stored)": lambda parallel=parallel: read_every_endpoint(
                     client, fl.FlightDescriptor.for_path("fluss", "zstd_t"), parallel),
-                'ZSTD table, "compression": "none"': lambda: read_every_endpoint(
+                'ZSTD table, "compression": "none"': lambda parallel=parallel: read_every_endpoint(
                     client, scan("fluss.zstd_t", compression="none"), parallel),
             }, args.rows, args.runs)
             noop_r, none_r = r["no-op pyarrow Flight server"], r["uncompressed table"]

@@ -18,10 +18,10 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight"
 	"google.golang.org/grpc"
 
+	"github.com/fluxgate-io/fluxgate/bench/benchdata"
 	"github.com/fluxgate-io/fluxgate/client"
 	"github.com/fluxgate-io/fluxgate/engine"
 	fgflight "github.com/fluxgate-io/fluxgate/flight"
-	"github.com/fluxgate-io/fluxgate/internal/benchdata"
 )
 
 type fluxgateSide struct {

@@ -33,8 +33,8 @@ import (
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/fluxgate-io/fluxgate/bench/benchdata"
 	"github.com/fluxgate-io/fluxgate/client"
-	"github.com/fluxgate-io/fluxgate/internal/benchdata"
 )
 
 type config struct {

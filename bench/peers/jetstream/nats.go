@@ -21,7 +21,7 @@ import (
 	"github.com/nats-io/nats.go"
 	"github.com/nats-io/nats.go/jetstream"
 
-	"github.com/fluxgate-io/fluxgate/internal/benchdata"
+	"github.com/fluxgate-io/fluxgate/bench/benchdata"
 )
 
 // jsPending is how many publishes may await their acknowledgement; a

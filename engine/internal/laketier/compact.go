@@ -11,18 +11,16 @@ import (
 
 // Compact compacts o's lake, between its tiering rounds.
 func (l *Lakes) Compact(ctx context.Context, o Owner) (lake.CompactStats, error) {
-	if err := o.Tier.Round.Lock(ctx); err != nil {
+	if err := o.tier.round.Lock(ctx); err != nil {
 		return lake.CompactStats{}, err
 	}
-	defer o.Tier.Round.Unlock()
+	defer o.tier.round.Unlock()
 	info, err := l.ownerInfo(o)
 	if err != nil {
 		return lake.CompactStats{}, err
 	}
-	o.Tier.Mu.Lock()
-	o.Tier.LastCompaction = time.Now()
-	o.Tier.Mu.Unlock()
-	lt, err := l.Open(ctx, o.Tier, info)
+	o.tier.compactionStarted(time.Now())
+	lt, err := l.open(ctx, o.tier, info)
 	if err != nil {
 		return lake.CompactStats{}, err
 	}
@@ -37,9 +35,7 @@ func (l *Lakes) Compact(ctx context.Context, o Owner) (lake.CompactStats, error)
 		log.Warn("lake maintenance failed", "table", table, "err", st.MaintenanceErr)
 	}
 	if st.Committed {
-		o.Tier.Mu.Lock()
-		o.Tier.Snap = st.Snapshot
-		o.Tier.Mu.Unlock()
+		o.tier.compacted(st.Snapshot)
 		log.Info("compacted the lake", "table", table, "snapshot", st.Snapshot.ID, "rewritten", st.RewrittenFiles,
 			"added", st.AddedFiles, "deletes_removed", st.RemovedDeleteFiles, "orphans_deleted", st.OrphansDeleted)
 	}
@@ -49,10 +45,5 @@ func (l *Lakes) Compact(ctx context.Context, o Owner) (lake.CompactStats, error)
 // compactionDue reports whether o's lake was last compacted (or first
 // opened) longer than Env.CompactionInterval ago.
 func (l *Lakes) compactionDue(o Owner) bool {
-	o.Tier.Mu.Lock()
-	defer o.Tier.Mu.Unlock()
-	if o.Tier.LastCompaction.IsZero() {
-		o.Tier.LastCompaction = time.Now() // not at once after a restart
-	}
-	return time.Since(o.Tier.LastCompaction) >= l.env.CompactionInterval
+	return o.tier.compactionDue(l.env.CompactionInterval)
 }

@@ -22,20 +22,26 @@ func (l *Lakes) TableLake(ctx context.Context, t *table.Table, info *catalog.Tab
 			return nil, err
 		}
 	}
-	return l.Open(ctx, o.Tier, info)
+	return l.open(ctx, o.tier, info)
 }
 
-// Open returns tier's Iceberg table as it maps info's schema, creating it,
+// OwnerTable returns o's Iceberg table as it maps info's schema (o's
+// definition), creating it, or adding the columns added since, if needed.
+func (l *Lakes) OwnerTable(ctx context.Context, o Owner, info *catalog.TableInfo) (*lake.Table, error) {
+	return l.open(ctx, o.tier, info)
+}
+
+// open returns tr's Iceberg table as it maps info's schema, creating it,
 // or adding the columns added since, if needed.
-func (l *Lakes) Open(ctx context.Context, tier *table.Tier, info *catalog.TableInfo) (*lake.Table, error) {
-	if lt := tier.Table(info.SchemaID); lt != nil {
+func (l *Lakes) open(ctx context.Context, tr *tier, info *catalog.TableInfo) (*lake.Table, error) {
+	if lt := tr.table(info.SchemaID); lt != nil {
 		return lt, nil
 	}
-	if err := tier.Opening.Lock(ctx); err != nil {
+	if err := tr.opening.Lock(ctx); err != nil {
 		return nil, err
 	}
-	defer tier.Opening.Unlock()
-	if lt := tier.Table(info.SchemaID); lt != nil {
+	defer tr.opening.Unlock()
+	if lt := tr.table(info.SchemaID); lt != nil {
 		return lt, nil // opened while this caller waited
 	}
 	lt, err := l.env.Lake.Ensure(ctx, info)
@@ -46,14 +52,7 @@ func (l *Lakes) Open(ctx context.Context, tier *table.Tier, info *catalog.TableI
 	if err != nil {
 		return nil, err
 	}
-	tier.Mu.Lock()
-	defer tier.Mu.Unlock()
-	if tier.Lake == nil {
-		// Only the first opening reads the snapshot: later ones (for a new
-		// schema) may race a round's commit, and rounds keep it current.
-		tier.Snap = snap
-	}
-	tier.Lake, tier.LakeSchema = lt, info.SchemaID
+	tr.setTable(lt, info.SchemaID, snap)
 	return lt, nil
 }
 
@@ -71,15 +70,13 @@ func (l *Lakes) Snapshot(ctx context.Context, t *table.Table) (*lake.Snapshot, e
 // OwnerSnapshot returns the latest lake snapshot of o, whose definition is
 // info, or nil before the first commit.
 func (l *Lakes) OwnerSnapshot(ctx context.Context, o Owner, info *catalog.TableInfo) (*lake.Snapshot, error) {
-	if !info.DatalakeEnabled() && !o.Tier.Opened() {
+	if !info.DatalakeEnabled() && !o.tier.opened() {
 		return nil, nil
 	}
-	if _, err := l.Open(ctx, o.Tier, info); err != nil {
+	if _, err := l.open(ctx, o.tier, info); err != nil {
 		return nil, err
 	}
-	o.Tier.Mu.Lock()
-	defer o.Tier.Mu.Unlock()
-	return o.Tier.Snap, nil
+	return o.tier.snapshot(), nil
 }
 
 // SnapshotOf is s as the lake-snapshot and tier-now answers give it: a
@@ -137,9 +134,7 @@ func (l *Lakes) Keep(ctx context.Context, t *table.Table) func(bucket int) int64
 // its partitioned table's lag, which the caller sums.
 func (l *Lakes) Lag(t *table.Table) (offsets int64, since time.Time, ok bool) {
 	o := l.OwnerOf(t)
-	o.Tier.Mu.Lock()
-	snap, known, caughtUp := o.Tier.Snap, o.Tier.Lake != nil, o.Tier.CaughtUp
-	o.Tier.Mu.Unlock()
+	snap, known, caughtUp := o.tier.lagSince()
 	if !known {
 		return 0, time.Time{}, false
 	}
@@ -161,14 +156,7 @@ func (l *Lakes) Lag(t *table.Table) (offsets int64, since time.Time, ok bool) {
 
 // RoundFailure says why o's rounds fail and since when, nil after a round
 // that succeeded.
-func (l *Lakes) RoundFailure(o Owner) *protocol.RoundFailure {
-	o.Tier.Mu.Lock()
-	defer o.Tier.Mu.Unlock()
-	if o.Tier.Failing == nil {
-		return nil
-	}
-	return &protocol.RoundFailure{Message: o.Tier.Failing.Error(), Since: o.Tier.FailingSince.UnixMilli()}
-}
+func (l *Lakes) RoundFailure(o Owner) *protocol.RoundFailure { return o.tier.failure() }
 
 // Ensure refuses a lake-enabled table definition that Iceberg cannot hold,
 // and makes its lake table.
@@ -183,10 +171,20 @@ func (l *Lakes) Ensure(ctx context.Context, info *catalog.TableInfo) error {
 	return err
 }
 
-// Drop removes a dropped table's lake table; the table is gone either way,
-// so a failure is only logged.
+// Drop forgets a dropped table's tier and removes its lake table, if it is
+// lake-enabled or (a table without partitions) its lake table was opened;
+// the table is gone either way, so a failure is only logged. A partition
+// has no lake table of its own.
 func (l *Lakes) Drop(ctx context.Context, info *catalog.TableInfo) {
-	l.parts.forget(info.TableID)
+	if info.Partition() != nil {
+		return
+	}
+	tr := l.tiers.existing(info.TableID)
+	l.tiers.forget(info.TableID)
+	opened := tr != nil && !info.IsPartitioned() && tr.opened()
+	if !info.DatalakeEnabled() && !opened {
+		return
+	}
 	if err := l.env.Lake.Drop(ctx, info); err != nil {
 		l.env.Logger.Warn("could not drop the lake table of a dropped table", "table", info.Path().String(), "err", err)
 	}

@@ -1,9 +1,9 @@
 // Package laketier is the engine's lake tier: a table's Iceberg table opened
-// into its tier (table.Tier), its latest snapshot, the tiering rounds and
-// the lake's compaction. The engine holds the open tables and the catalog;
-// it builds one Lakes over what the tier uses of it (Env) and keeps the
-// exported actions (tier-now, lake-snapshot, compact-lake, the served
-// Iceberg catalog) as thin methods over it.
+// into its tier (tier.go), its latest snapshot, the tiering rounds and
+// the lake's compaction. The engine builds one Lakes over what the tier uses
+// (Env) and keeps the exported actions (tier-now, lake-snapshot,
+// compact-lake, the served Iceberg catalog) as thin methods over it; read
+// planning and reading ask it for snapshots and lake tables.
 package laketier
 
 import (
@@ -13,8 +13,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"go.opentelemetry.io/otel/metric"
 
-	"github.com/fluxgate-io/fluxgate/catalog"
-	"github.com/fluxgate-io/fluxgate/engine/internal/table"
+	"github.com/fluxgate-io/fluxgate/engine/internal/tables"
 	"github.com/fluxgate-io/fluxgate/kv"
 	"github.com/fluxgate-io/fluxgate/lake"
 )
@@ -27,13 +26,9 @@ type Env struct {
 	Logger             *slog.Logger
 	Metrics            Metrics
 	CompactionInterval time.Duration // how often the scheduler compacts a table's lake
-
-	// The engine's services: a table by id in the catalog (NOT_FOUND once
-	// dropped), a partitioned table's partitions, and the open table of a
-	// definition (NOT_FOUND when not open, DATA_LOSS when unavailable).
-	TableByID  func(id int64) (*catalog.TableInfo, error)
-	Partitions func(tableID int64) []*catalog.Partition
-	Table      func(info *catalog.TableInfo) (*table.Table, error)
+	// Tables are the tables tiered: a partitioned table's partitions, read
+	// by its rounds, and the definitions of tables by id.
+	Tables *tables.Set
 }
 
 // Metrics are the instruments a round records, per table.
@@ -53,7 +48,7 @@ type Metrics struct {
 // Lakes is the lake tier of an engine's tables.
 type Lakes struct {
 	env   Env
-	parts partTiers
+	tiers tiers
 }
 
 // New returns the lake tier over env.

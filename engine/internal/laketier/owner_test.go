@@ -31,15 +31,15 @@ func partitioned(t *testing.T) (table, part *catalog.TableInfo) {
 func TestRoundOfPartitionedTable(t *testing.T) {
 	info, part := partitioned(t)
 	l := New(Env{})
-	if l.RoundOf(info, nil) != nil || l.RoundOf(part, nil) != nil {
+	if l.roundOf(info) != nil || l.roundOf(part) != nil {
 		t.Fatal("a round lock before the partitioned table's tier was made")
 	}
-	round := l.Partitioned(info.TableID).Tier.Round
-	if l.RoundOf(info, nil) != round || l.RoundOf(part, nil) != round {
+	round := l.Partitioned(info.TableID).tier.round
+	if l.roundOf(info) != round || l.roundOf(part) != round {
 		t.Error("the table and its partition do not share the partitioned table's round lock")
 	}
-	l.parts.forget(info.TableID)
-	if l.RoundOf(part, nil) != nil {
+	l.tiers.forget(info.TableID)
+	if l.roundOf(part) != nil {
 		t.Error("a round lock of a forgotten partitioned table")
 	}
 }

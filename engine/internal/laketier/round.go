@@ -12,19 +12,17 @@ import (
 
 // Round runs one tiering round of o, after any round already running.
 func (l *Lakes) Round(ctx context.Context, o Owner) (tiering.Result, error) {
-	if err := o.Tier.Round.Lock(ctx); err != nil {
+	if err := o.tier.round.Lock(ctx); err != nil {
 		return tiering.Result{}, err
 	}
-	defer o.Tier.Round.Unlock()
+	defer o.tier.round.Unlock()
 	info, err := l.ownerInfo(o)
 	if err != nil {
 		return tiering.Result{}, err
 	}
 	start := time.Now()
-	o.Tier.Mu.Lock()
-	o.Tier.LastRound = start
-	o.Tier.Mu.Unlock()
-	lt, err := l.Open(ctx, o.Tier, info)
+	o.tier.roundStarted(start)
+	lt, err := l.open(ctx, o.tier, info)
 	if err != nil {
 		return tiering.Result{}, err
 	}
@@ -45,19 +43,11 @@ func (l *Lakes) Round(ctx context.Context, o Owner) (tiering.Result, error) {
 		log.Warn("tiering round failed", "table", info.Path().String(), "err", err)
 		if ctx.Err() == nil { // a round cut short by its caller did not fail
 			met.RoundFailures.Add(ctx, 1, attr)
-			o.Tier.Mu.Lock()
-			if o.Tier.Failing == nil {
-				o.Tier.FailingSince = start
-			}
-			o.Tier.Failing = err
-			o.Tier.Mu.Unlock()
+			o.tier.roundFailed(start, err)
 		}
 		return res, err
 	}
-	o.Tier.Mu.Lock()
-	o.Tier.Snap, o.Tier.CaughtUp = res.Snapshot, start
-	o.Tier.Failing, o.Tier.FailingSince = nil, time.Time{}
-	o.Tier.Mu.Unlock()
+	o.tier.roundSucceeded(start, res.Snapshot)
 	if res.Stats.ExpireErr != nil {
 		log.Warn("could not expire old lake snapshots", "table", info.Path().String(), "err", res.Stats.ExpireErr)
 	}
@@ -78,13 +68,13 @@ func (l *Lakes) Round(ctx context.Context, o Owner) (tiering.Result, error) {
 // round reads them. A partition whose data is unavailable (DATA_LOSS) is
 // listed without a source, so that the round tiers the others and keeps its
 // offsets. One listed and not open is left out: either being created, with
-// no rows yet, or being dropped, already gone from the catalog. Env.Table,
-// not the engine's openPartition: a round does not wait for partition DDL
-// (the engine's partMu).
+// no rows yet, or being dropped, already gone from the catalog. Table, not
+// Partition: a round does not wait for partition DDL (tables.Set's
+// partMu).
 func (l *Lakes) partitions(info *catalog.TableInfo) ([]tiering.Partition, error) {
 	var parts []tiering.Partition
-	for _, p := range l.env.Partitions(info.TableID) {
-		t, err := l.env.Table(info.ForPartition(p))
+	for _, p := range l.env.Tables.Catalog().Partitions(info.TableID) {
+		t, err := l.env.Tables.Table(info.ForPartition(p))
 		switch {
 		case errs.Is(err, errs.DataLoss):
 			l.env.Logger.Warn("tiering leaves out an unavailable partition; its lake offsets stay until it is repaired",

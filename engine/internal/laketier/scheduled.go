@@ -8,9 +8,19 @@ import (
 	"github.com/fluxgate-io/fluxgate/tiering"
 )
 
-// Scheduled is o as the tiering scheduler sees it.
-func (l *Lakes) Scheduled(o Owner) tiering.Tiered { return scheduled{l, o} }
+// Schedule runs the tiering scheduler over the lake-enabled tables (Owners)
+// every interval until ctx is done.
+func (l *Lakes) Schedule(ctx context.Context, interval time.Duration) {
+	tiering.Schedule(ctx, interval, func() []tiering.Tiered {
+		var due []tiering.Tiered
+		for _, o := range l.Owners() {
+			due = append(due, scheduled{l, o})
+		}
+		return due
+	})
+}
 
+// scheduled is an owner as the tiering scheduler sees it.
 type scheduled struct {
 	l *Lakes
 	o Owner
@@ -24,11 +34,7 @@ func (s scheduled) Freshness() time.Duration {
 	return info.Freshness()
 }
 
-func (s scheduled) LastRound() time.Time {
-	s.o.Tier.Mu.Lock()
-	defer s.o.Tier.Mu.Unlock()
-	return s.o.Tier.LastRound
-}
+func (s scheduled) LastRound() time.Time { return s.o.tier.lastRoundStart() }
 
 func (s scheduled) Round(ctx context.Context)   { s.l.Round(ctx, s.o) } // failures are logged
 func (s scheduled) CompactionDue() bool         { return s.l.compactionDue(s.o) }
@@ -37,7 +43,7 @@ func (s scheduled) Compact(ctx context.Context) { s.l.Compact(ctx, s.o) } // fai
 // Idle opens the lake table early, so that its lag is known before its first
 // round; a failure shows in the round.
 func (s scheduled) Idle(ctx context.Context) {
-	if info, err := s.l.ownerInfo(s.o); err == nil && !s.o.Tier.Opened() {
-		s.l.Open(ctx, s.o.Tier, info)
+	if info, err := s.l.ownerInfo(s.o); err == nil && !s.o.tier.opened() {
+		s.l.open(ctx, s.o.tier, info)
 	}
 }

@@ -52,10 +52,10 @@ type Result struct {
 	PartitionOffsets protocol.PartitionOffsets `json:"partition_offsets,omitzero"`
 }
 
-// Open validates a write request against a table's schema and
+// openStream validates a write request against a table's schema and
 // returns its stream. t is nil for the stream of a partitioned table, which
 // routes to its partitions' streams.
-func Open(env *Env, t *table.Table, sch *table.Schema, req protocol.WriteRequest) (*Stream, error) {
+func openStream(env *Env, t *table.Table, sch *table.Schema, req protocol.WriteRequest) (*Stream, error) {
 	info := sch.Info
 	path := info.Path()
 	if req.FirstSequence < 0 {

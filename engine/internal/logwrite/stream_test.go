@@ -7,12 +7,12 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"go.opentelemetry.io/otel/metric"
 	"go.opentelemetry.io/otel/metric/noop"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/engine/internal/table"
+	"github.com/fluxgate-io/fluxgate/internal/memtest"
 	"github.com/fluxgate-io/fluxgate/logstore"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
@@ -39,7 +39,7 @@ func TestStreamSplitsABatchByBucketKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	tbl, err := table.Open(filepath.Join(dir, "log"), info, logstore.Options{}, memory.DefaultAllocator, nil)
+	tbl, err := table.Open(filepath.Join(dir, "log"), info, logstore.Options{}, memtest.Allocator(t), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,14 +57,14 @@ func TestStreamSplitsABatchByBucketKey(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := &Env{Alloc: memory.DefaultAllocator, Metrics: Metrics{Rows: rows, Bytes: bytes, Table: func(string) metric.MeasurementOption {
+	env := &Env{Alloc: memtest.Allocator(t), Metrics: Metrics{Rows: rows, Bytes: bytes, Table: func(string) metric.MeasurementOption {
 		return metric.WithAttributes()
 	}}}
-	w, err := Open(env, tbl, tbl.Current(), protocol.WriteRequest{Table: "events"})
+	w, err := openStream(env, tbl, tbl.Current(), protocol.WriteRequest{Table: "events"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, _, err := array.RecordFromJSON(memory.DefaultAllocator, info.ArrowSchema(), strings.NewReader(
+	rec, _, err := array.RecordFromJSON(memtest.Allocator(t), info.ArrowSchema(), strings.NewReader(
 		`[{"id": 1, "name": "a"}, {"id": 2, "name": "b"}, {"id": 3, "name": "c"}, {"id": 4, "name": "d"}, {"id": 5, "name": "e"}, {"id": 6, "name": "f"}]`))
 	if err != nil {
 		t.Fatal(err)

@@ -8,10 +8,10 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/engine/internal/table"
+	"github.com/fluxgate-io/fluxgate/internal/memtest"
 	"github.com/fluxgate-io/fluxgate/kv"
 	"github.com/fluxgate-io/fluxgate/logstore"
 	"github.com/fluxgate-io/fluxgate/protocol"
@@ -37,15 +37,12 @@ func openTable(t *testing.T) (*table.Table, *Env) {
 		t.Fatal(err)
 	}
 	store := openStore(t, filepath.Join(dir, "kv"))
-	tbl, err := table.Open(filepath.Join(dir, "log"), info, logstore.Options{}, memory.DefaultAllocator, store)
+	tbl, err := table.Open(filepath.Join(dir, "log"), info, logstore.Options{}, memtest.Allocator(t), store)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { closeOrFail(t, tbl.Log.Close) })
-	env := &Env{Alloc: memory.DefaultAllocator, KV: store, Logger: slog.New(slog.DiscardHandler), RecoverKV: func() error {
-		t.Fatal("the store broke")
-		return nil
-	}}
+	env := &Env{Alloc: memtest.Allocator(t), KV: store, Logger: slog.New(slog.DiscardHandler)}
 	return tbl, env
 }
 
@@ -73,7 +70,7 @@ func write(t *testing.T, env *Env, tbl *table.Table, mode, rows string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rec, _, err := array.RecordFromJSON(memory.DefaultAllocator, sch.Info.ArrowSchema(), strings.NewReader(rows))
+	rec, _, err := array.RecordFromJSON(memtest.Allocator(t), sch.Info.ArrowSchema(), strings.NewReader(rows))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,7 +93,7 @@ func TestReplayRebuildsTheStateTheWritesCommitted(t *testing.T) {
 	write(t, env, tbl, protocol.ModeUpsert, `[{"id": 3, "name": "cc"}]`)
 
 	lost := openStore(t, t.TempDir())
-	if err := env.Replay(lost, tbl); err != nil {
+	if err := tbl.Replay(lost, env.Logger); err != nil {
 		t.Fatal(err)
 	}
 	info := tbl.Current().Info

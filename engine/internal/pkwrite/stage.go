@@ -2,12 +2,14 @@ package pkwrite
 
 import (
 	"log/slog"
+	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/fluxgate-io/fluxgate/engine/internal/inflight"
 	"github.com/fluxgate-io/fluxgate/engine/internal/table"
+	"github.com/fluxgate-io/fluxgate/engine/internal/tables"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/kv"
 	"github.com/fluxgate-io/fluxgate/logstore"
@@ -20,9 +22,9 @@ type Env struct {
 	Alloc  memory.Allocator
 	KV     *kv.Store // every primary-key table's state
 	Logger *slog.Logger
-	// RecoverKV reopens KV once it broke and replays every primary-key
-	// table into it: the engine's job, as it holds the open tables.
-	RecoverKV func() error
+	Tables *tables.Set // the tables a broken KV is replayed into (recoverkv.go)
+
+	kvRecovery sync.Mutex // serializes reopening a broken KV (recoverKV)
 }
 
 // writable readies a primary-key table for a write: if the state store
@@ -30,7 +32,7 @@ type Env struct {
 // table's last write failed its log and state are recovered.
 func (env *Env) writable(t *table.Table) error {
 	if env.KV.Broken() {
-		if err := env.RecoverKV(); err != nil {
+		if err := env.recoverKV(); err != nil {
 			return err
 		}
 	}
@@ -156,10 +158,10 @@ func (env *Env) stageLocked(t *table.Table, sch *table.Schema, wr *merge.Write, 
 			switch {
 			case remove:
 				err = txn.Delete(rk)
-				rows += rowsDelta(old != nil, false)
+				rows += table.RowsDelta(old != nil, false)
 			case stored != nil:
 				err = txn.Set(rk, row.Encode(nil, info.SchemaID, sch.Types, stored))
-				rows += rowsDelta(old != nil, true)
+				rows += table.RowsDelta(old != nil, true)
 			}
 			if err != nil {
 				cl.release()

@@ -1,8 +1,9 @@
 // Package pkwrite is the primary-key write pipeline: a write stream's batches
 // (and undo's and insert-if-not-exists' rows) merged with the stored rows
 // under the buckets' write locks, their changelog appended to the log, and
-// the state committed once it is durable; and the replay that catches the
-// state up with the changelog.
+// the state committed once it is durable; a table whose write failed, or a
+// broken state store, recovered (the state replayed from the changelog:
+// table.Replay); undo.
 package pkwrite
 
 import (

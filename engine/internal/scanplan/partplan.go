@@ -27,7 +27,7 @@ func (env *Env) planPartitioned(ctx context.Context, info *catalog.TableInfo, pa
 			return nil, err
 		}
 	}
-	parts, err := env.Partitions(info, req.Partitions)
+	parts, err := env.Tables.Partitions(info, req.Partitions)
 	if err != nil {
 		return nil, err
 	}
@@ -40,7 +40,7 @@ func (env *Env) planPartitioned(ctx context.Context, info *catalog.TableInfo, pa
 	base := protocol.Ticket{V: 1, TableID: info.TableID, Table: path.FullName(), View: view, Columns: req.Columns, Filter: req.Filter, Compression: req.Compression}
 	var ranges []protocol.TicketRange
 	for _, p := range vp.Prune(info, parts) {
-		t, err := env.OpenPartition(p.PartitionID)
+		t, err := env.Tables.Partition(p.PartitionID)
 		if err != nil {
 			return nil, err
 		}
@@ -82,7 +82,7 @@ func (env *Env) checkPartitionOffsets(info *catalog.TableInfo, pos protocol.Posi
 		return errs.New(errs.Invalid, `table %s is partitioned: give its offsets as {"partition_offsets": {"<partition>": {"<bucket>": offset}}}`, info.Table)
 	case protocol.PositionPartitionOffsets:
 		for _, name := range pos.PartitionOffsets.Names() {
-			if _, err := env.Cat.PartitionByName(info, name); err != nil {
+			if _, err := env.Tables.Catalog().PartitionByName(info, name); err != nil {
 				return err
 			}
 			for b := range pos.PartitionOffsets[name] {

@@ -10,6 +10,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/engine/internal/laketier"
+	"github.com/fluxgate-io/fluxgate/engine/internal/scanread"
 	"github.com/fluxgate-io/fluxgate/engine/internal/table"
 	"github.com/fluxgate-io/fluxgate/engine/internal/viewplan"
 	"github.com/fluxgate-io/fluxgate/errs"
@@ -30,16 +32,20 @@ type Plan struct {
 	Partitions []protocol.PartitionInfo
 }
 
-// Scan validates a scan of path, whose table info is, and fixes its offsets
-// into tickets.
-func (env *Env) Scan(ctx context.Context, info *catalog.TableInfo, path protocol.TablePath, req protocol.ScanRequest) (*Plan, error) {
+// Scan validates a scan of the table it names and fixes its offsets into
+// tickets.
+func (env *Env) Scan(ctx context.Context, req protocol.ScanRequest) (*Plan, error) {
+	info, path, err := env.Tables.Info(req.Table)
+	if err != nil {
+		return nil, err
+	}
 	if info.IsPartitioned() {
 		return env.planPartitioned(ctx, info, path, req)
 	}
 	if err := checkNotPartitioned(info, req); err != nil {
 		return nil, err
 	}
-	t, err := env.Open(info)
+	t, err := env.Tables.Table(info)
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +126,7 @@ func (env *Env) planCommon(info *catalog.TableInfo, path protocol.TablePath, req
 	if err != nil {
 		return "", nil, startup, err
 	}
-	if err := CheckCompression(req.Compression); err != nil {
+	if err := scanread.CheckCompression(req.Compression); err != nil {
 		return "", nil, startup, err
 	}
 	vp, err := viewplan.Resolve(info, view, req.Columns, req.Filter)
@@ -139,9 +145,13 @@ func (env *Env) planCommon(info *catalog.TableInfo, path protocol.TablePath, req
 	return view, vp, startup, nil
 }
 
-// Schema returns the result schema of a scan of path, whose table info is,
-// without planning offsets or touching data.
-func (env *Env) Schema(info *catalog.TableInfo, path protocol.TablePath, req protocol.ScanRequest) (*arrow.Schema, error) {
+// Schema returns the result schema of a scan without planning offsets or
+// touching data.
+func (env *Env) Schema(req protocol.ScanRequest) (*arrow.Schema, error) {
+	info, path, err := env.Tables.Info(req.Table)
+	if err != nil {
+		return nil, err
+	}
 	view, err := env.readView(info, path)
 	if err != nil {
 		return nil, err
@@ -160,7 +170,7 @@ func (env *Env) readView(info *catalog.TableInfo, path protocol.TablePath) (stri
 		return protocol.ViewChangelog, nil
 	case "lake":
 		if !info.DatalakeEnabled() {
-			return "", env.Lake.NoSnapshot(info, path)
+			return "", laketier.NoSnapshot(info, path)
 		}
 		return protocol.ViewLake, nil
 	}

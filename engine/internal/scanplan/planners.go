@@ -4,6 +4,7 @@ import (
 	"context"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/engine/internal/laketier"
 	"github.com/fluxgate-io/fluxgate/engine/internal/table"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/lake"
@@ -35,7 +36,7 @@ func (env *Env) planner(ctx context.Context, t *table.Table, path protocol.Table
 	if startup.Mode == protocol.PositionFull && info.DatalakeEnabled() {
 		// A lake-enabled log table read whole: the lake snapshot first,
 		// then the log from its offsets (PROTOCOL.md §7.3).
-		snap, err := env.Lake.Snapshot(ctx, t)
+		snap, err := env.Lakes.Snapshot(ctx, t)
 		if err != nil {
 			return viewPlanner{}, err
 		}
@@ -91,14 +92,14 @@ func planChangelog(t *table.Table, startup protocol.Position, stop protocol.Posi
 
 // planLake reads the table's latest lake snapshot, whole.
 func (env *Env) planLake(ctx context.Context, t *table.Table, path protocol.TablePath, startup protocol.Position, stop protocol.Position) (viewPlanner, error) {
-	snap, err := env.Lake.Snapshot(ctx, t)
+	snap, err := env.Lakes.Snapshot(ctx, t)
 	if err != nil {
 		return viewPlanner{}, err
 	}
 	if err := env.checkLakeRead(t.Current().Info, path, snap, startup, stop); err != nil {
 		return viewPlanner{}, err
 	}
-	return planLakeSnapshot(snap, env.Lake.Offsets(snap, t.Current().Info)), nil
+	return planLakeSnapshot(snap, laketier.Offsets(snap, t.Current().Info)), nil
 }
 
 // checkLakeRead checks a read of the lake view: of a snapshot (nil: there
@@ -106,7 +107,7 @@ func (env *Env) planLake(ctx context.Context, t *table.Table, path protocol.Tabl
 func (env *Env) checkLakeRead(info *catalog.TableInfo, path protocol.TablePath, snap *lake.Snapshot, startup protocol.Position, stop protocol.Position) error {
 	switch {
 	case snap == nil:
-		return env.Lake.NoSnapshot(info, path)
+		return laketier.NoSnapshot(info, path)
 	case startup.Mode != protocol.PositionFull:
 		return errs.New(errs.Precondition, "%s is the table's lake snapshot: it is read whole (startup full), not from %s", path.FullName(), startup.Mode)
 	case stop.IsUnbounded() || stop.Offsets != nil || stop.PartitionOffsets != nil:
@@ -126,7 +127,7 @@ func planLakeSnapshot(snap *lake.Snapshot, offsets map[int]int64) viewPlanner {
 // planUnion reads the lake snapshot, then the log from the snapshot's
 // offsets; the range is the log part's.
 func (env *Env) planUnion(t *table.Table, snap *lake.Snapshot, startup protocol.Position, stop protocol.Position) viewPlanner {
-	offsets := env.Lake.Offsets(snap, t.Current().Info)
+	offsets := laketier.Offsets(snap, t.Current().Info)
 	return viewPlanner{view: protocol.ViewUnion, lakeSnapshotID: &snap.ID, bucketRange: func(b int) (protocol.TicketRange, error) {
 		start, err := StartOffset(t, b, startup)
 		if err != nil {

@@ -3,20 +3,10 @@ package scanplan
 import (
 	"maps"
 	"slices"
-	"strings"
 
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
-
-// CheckCompression accepts "" (batches as stored: see
-// the engine's ReadStream.SendEncoded) and the values of protocol.Compressions.
-func CheckCompression(c string) error {
-	if c == "" || slices.Contains(protocol.Compressions, c) {
-		return nil
-	}
-	return errs.New(errs.Invalid, "compression %.64q: want one of %s", c, strings.Join(protocol.Compressions, ", "))
-}
 
 // checkOffsetBuckets refuses startup or stop offsets naming a bucket the
 // table does not have, as "buckets" does: a typo must not read from the

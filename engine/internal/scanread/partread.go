@@ -15,7 +15,7 @@ func (rs *Stream) usePartition(r protocol.TicketRange) error {
 	if r.PartitionID < 0 {
 		return rs.useLakeOnly(r)
 	}
-	t, err := rs.env.TicketTable(rs.tk.TableID, r.PartitionID, r.Partition)
+	t, err := rs.env.rangeTable(rs.tk.TableID, r.PartitionID, r.Partition)
 	if err != nil {
 		return err
 	}

@@ -68,11 +68,11 @@ type Stream struct {
 	mem Memory // nil: frames are not held against a budget
 }
 
-// New returns the stream of a checked ticket, whose ranges are ranges, to
+// newStream returns the stream of a checked ticket, whose ranges are ranges, to
 // be read from t in schema sch with plan; t and sch are nil when the first
 // range is of a partition only in the lake, and info is then its
 // partitioned table's.
-func New(env *Env, t *table.Table, sch *table.Schema, info *catalog.TableInfo, tk protocol.Ticket, ranges []protocol.TicketRange, plan *viewplan.Plan) *Stream {
+func newStream(env *Env, t *table.Table, sch *table.Schema, info *catalog.TableInfo, tk protocol.Ticket, ranges []protocol.TicketRange, plan *viewplan.Plan) *Stream {
 	rs := &Stream{env: env, t: t, sch: sch, info: info, tk: tk, ranges: ranges, plan: plan, outPos: plan.OutPositions(), left: -1}
 	if t == nil {
 		rs.lakeOnly = &ranges[0]
@@ -282,7 +282,7 @@ func (rs *Stream) check(ctx context.Context) error {
 	if rs.t != nil && rs.t.Dropped.Load() { // nil: a lake-only partition's range
 		return rs.dropped()
 	}
-	if !rs.env.Ready() {
+	if rs.env.draining() {
 		return errs.New(errs.Unavailable, "the server is shutting down")
 	}
 	return ctx.Err()
@@ -300,7 +300,7 @@ func (rs *Stream) readErr(err error) error {
 // with its table (which leaves the catalog first) as the table.
 func (rs *Stream) dropped() error {
 	if p := rs.t.Current().Info.Partition(); p != nil {
-		if _, err := rs.env.TableByID(p.TableID); err == nil {
+		if _, err := rs.env.Tables.Catalog().TableByID(p.TableID); err == nil {
 			return errs.New(errs.NotFound, "partition %s of table %s was dropped during the scan", p.PartitionName, rs.info.Path())
 		}
 	}

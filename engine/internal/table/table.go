@@ -1,5 +1,5 @@
 // Package table is an open table: its log, its current schema and what is
-// made from it, its primary-key state and its place in the lake. It is the
+// made from it, and its primary-key state. It is the
 // core that the engine's rooms (writing, reading, lookups, tiering) work
 // over; it knows nothing of the engine that holds the open tables.
 package table
@@ -7,6 +7,7 @@ package table
 import (
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
@@ -24,13 +25,13 @@ type Table struct {
 	Codec      logstore.Codec
 	RoundRobin atomic.Uint32 // round-robin start for streams without a bucket key
 	Dropped    atomic.Bool
-	PK         *PK // primary-key tables only
-	Tier       Tier
+	PK         *PK       // primary-key tables only
+	Opened     time.Time // when this server opened it: its lake's first round comes a freshness after
 }
 
 // Open opens the table of info, whose log is in dir; a primary-key table's
 // state is in store, which the caller brings up to date with the log
-// (replay) before the table serves.
+// (Replay) before the table serves.
 func Open(dir string, info *catalog.TableInfo, logOpts logstore.Options, alloc memory.Allocator, store *kv.Store) (*Table, error) {
 	log, err := logstore.Open(dir, info.BucketCount(), logOpts)
 	if err != nil {
@@ -49,9 +50,8 @@ func newTable(log *logstore.Table, info *catalog.TableInfo, alloc memory.Allocat
 	if err != nil {
 		return nil, err
 	}
-	t := &Table{Log: log, Codec: codecOf(info.Compression())}
+	t := &Table{Log: log, Codec: codecOf(info.Compression()), Opened: time.Now()}
 	t.schema.Store(sch)
-	t.Tier.init()
 	if key := info.BucketKeyIndexes(); len(key) > 0 {
 		if t.Assigner, err = bucketing.NewAssigner(info.ArrowSchema(), key, info.BucketCount()); err != nil {
 			return nil, err

@@ -1,8 +1,8 @@
-// Package tablelookup answers the lookups of a table: it checks a lookup
-// against the table's definition, opens the lookup package's lookuper over
-// the table (or routes each key to its partition's) and turns a lookup's JSON
-// keys into a key batch. It does not resolve tables nor write: the engine
-// hands it the open table, and the insert of insert_if_not_exists, in Env.
+// Package tablelookup answers the lookups of a table: it resolves the table a
+// lookup names, checks the lookup against its definition, opens the lookup
+// package's lookuper over the table (or routes each key to its partition's)
+// and turns an inline lookup's JSON keys into a key batch. The keys that
+// insert_if_not_exists inserts are written through pkwrite.
 package tablelookup
 
 import (
@@ -12,7 +12,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/engine/internal/pkwrite"
 	"github.com/fluxgate-io/fluxgate/engine/internal/table"
+	"github.com/fluxgate-io/fluxgate/engine/internal/tables"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/kv"
 	"github.com/fluxgate-io/fluxgate/lake"
@@ -22,17 +24,13 @@ import (
 
 // Env is what lookups use of the engine, built once by it.
 type Env struct {
-	Alloc memory.Allocator
-	KV    *kv.Store
+	Alloc  memory.Allocator
+	KV     *kv.Store
+	Tables *tables.Set  // the table a lookup names, the partition a key is of
+	PK     *pkwrite.Env // inserts the keys insert_if_not_exists does not find
 	// KeysCounter returns the recorder of a table's looked-up keys (a
 	// metric), made once per lookup.
 	KeysCounter func(table string) func(keys int)
-	// Insert writes the keys a lookup did not find (insert_if_not_exists)
-	// through the primary-key write pipeline.
-	Insert func(t *table.Table, keys []lookup.Missing) error
-	// Partition opens a partitioned table's partition, creating it if create
-	// (errs.NotFound if it does not exist and create is false).
-	Partition func(info *catalog.TableInfo, values []string, create bool) (*table.Table, *catalog.Partition, error)
 }
 
 // Lookuper answers the key batches of one lookup: of a table, or routed to
@@ -42,10 +40,28 @@ type Lookuper struct {
 	parts *partitionLookup
 }
 
-// Open returns the lookuper of a checked lookup (Check) of t, a table that is
-// not partitioned.
-func (env *Env) Open(t *table.Table, path protocol.TablePath, req protocol.LookupRequest, cols []int) *Lookuper {
-	return &Lookuper{l: env.tableLookup(t, path, req, cols)}
+// Open validates a lookup against the table it names and returns the
+// lookuper that answers its key batches.
+func (env *Env) Open(req protocol.LookupRequest) (*Lookuper, error) {
+	info, path, err := env.Tables.Info(req.Table)
+	if err != nil {
+		return nil, err
+	}
+	cols, err := Check(info, path, req)
+	if err != nil {
+		return nil, err
+	}
+	if info.IsPartitioned() {
+		return env.openPartitioned(info, path, req, cols), nil
+	}
+	if req.CreatePartitions != nil {
+		return nil, errs.New(errs.Invalid, "lookup of %s: create_partitions applies to partitioned tables only", path)
+	}
+	t, err := env.Tables.Table(info)
+	if err != nil {
+		return nil, err
+	}
+	return &Lookuper{l: env.tableLookup(t, path, req, cols)}, nil
 }
 
 // Schema is the schema of the answers.
@@ -81,7 +97,7 @@ func (env *Env) tableLookup(t *table.Table, path protocol.TablePath, req protoco
 			if err := lakeRange(t.Current().Info, keys); err != nil {
 				return err
 			}
-			return env.Insert(t, keys)
+			return env.PK.Insert(t, keys)
 		}
 	}
 	return lookup.New(env.KV, lt, opts, env.Alloc)

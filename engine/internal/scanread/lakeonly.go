@@ -40,7 +40,7 @@ func (rs *Stream) useLakeOnly(r protocol.TicketRange) error {
 	if rs.tk.View != protocol.ViewLake && rs.tk.View != protocol.ViewUnion {
 		return errs.New(errs.Invalid, "ticket: partition %s is only in the lake; view %s does not read the lake", r.Partition, rs.tk.View)
 	}
-	info, err := rs.env.TableByID(rs.tk.TableID)
+	info, err := rs.env.Tables.Catalog().TableByID(rs.tk.TableID)
 	if err != nil {
 		return err
 	}
@@ -52,9 +52,9 @@ func (rs *Stream) useLakeOnly(r protocol.TicketRange) error {
 // partitioned table a lake-only range is of.
 func (rs *Stream) readLake(ctx context.Context) (*lake.Table, error) {
 	if rs.t == nil {
-		return rs.env.PartitionedLake(ctx, rs.info)
+		return rs.env.Lakes.PartitionedTable(ctx, rs.info)
 	}
-	return rs.env.LakeTable(ctx, rs.t)
+	return rs.env.Lakes.TableLake(ctx, rs.t, rs.t.Current().Info)
 }
 
 // highWatermark is a bucket's high watermark for a batch's app_metadata;

@@ -1,10 +1,11 @@
 package engine
 
 import (
+	"context"
+
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/fluxgate-io/fluxgate/engine/internal/logwrite"
-	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/internal/ipcmsg"
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
@@ -33,26 +34,11 @@ func NewReceived(schema *arrow.Schema, meta *ipcmsg.RecordBatch, body []byte) *R
 // OpenWrite validates a write request against its table and returns the
 // stream that applies its batches.
 func (e *Engine) OpenWrite(req protocol.WriteRequest) (*WriteStream, error) {
-	path, err := protocol.ParseTablePath(req.Table)
-	if err != nil {
-		return nil, err
-	}
-	if path.View != "" {
-		return nil, errs.New(errs.Precondition, "%s is a read-only view; write to %s", path.FullName(), path)
-	}
-	info, err := e.cat.Table(path)
-	if err != nil {
-		return nil, err
-	}
-	if info.IsPartitioned() {
-		return logwrite.OpenPartitioned(e.logw, info, req)
-	}
-	if req.CreatePartitions != nil {
-		return nil, errs.New(errs.Invalid, "write to %s: create_partitions applies to partitioned tables only", path)
-	}
-	t, err := e.table(info)
-	if err != nil {
-		return nil, err
-	}
-	return logwrite.Open(e.logw, t, t.Current(), req)
+	return e.logw.Open(req)
+}
+
+// Undo brings a primary-key table back to the state it had at the given
+// per-bucket offsets (pkwrite's Undo: Fluss's undo recovery).
+func (e *Engine) Undo(ctx context.Context, req protocol.UndoRequest) (protocol.UndoResult, error) {
+	return e.pkw.Undo(ctx, req)
 }

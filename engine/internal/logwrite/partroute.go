@@ -25,14 +25,14 @@ type partitionRoute struct {
 	streams map[string]*Stream // by partition name
 }
 
-// OpenPartitioned validates a write to a partitioned table as a write to
+// openPartitioned validates a write to a partitioned table as a write to
 // any of its partitions would be, and returns the routing stream.
-func OpenPartitioned(env *Env, info *catalog.TableInfo, req protocol.WriteRequest) (*Stream, error) {
+func openPartitioned(env *Env, info *catalog.TableInfo, req protocol.WriteRequest) (*Stream, error) {
 	sch, err := table.NewSchema(info, env.Alloc)
 	if err != nil {
 		return nil, err
 	}
-	w, err := Open(env, nil, sch, req)
+	w, err := openStream(env, nil, sch, req)
 	if err != nil {
 		return nil, err
 	}
@@ -48,7 +48,7 @@ func (r *partitionRoute) stream(values []string) (*Stream, error) {
 	if w := r.streams[name]; w != nil && !w.t.Dropped.Load() {
 		return w, nil
 	}
-	t, p, err := r.env.Partition(r.info, values, r.create)
+	t, p, err := r.env.Tables.PartitionOf(r.info, values, r.create)
 	if err != nil {
 		return nil, err
 	}
@@ -61,7 +61,7 @@ func (r *partitionRoute) stream(values []string) (*Stream, error) {
 			return nil, err
 		}
 	}
-	w, err := Open(r.env, t, sch, r.req)
+	w, err := openStream(r.env, t, sch, r.req)
 	if err != nil {
 		return nil, err
 	}

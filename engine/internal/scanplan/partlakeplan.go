@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/fluxgate-io/fluxgate/catalog"
+	"github.com/fluxgate-io/fluxgate/engine/internal/laketier"
 	"github.com/fluxgate-io/fluxgate/engine/internal/table"
 	"github.com/fluxgate-io/fluxgate/engine/internal/viewplan"
 	"github.com/fluxgate-io/fluxgate/lake"
@@ -32,7 +33,7 @@ func (env *Env) planPartitionedLake(ctx context.Context, info *catalog.TableInfo
 	if view != protocol.ViewLake && !union {
 		return nil, nil
 	}
-	snap, err := env.Lake.PartitionedSnapshot(ctx, info)
+	snap, err := env.Lakes.PartitionedSnapshot(ctx, info)
 	if err != nil {
 		return nil, err
 	}
@@ -51,7 +52,7 @@ func (env *Env) planPartitionedLake(ctx context.Context, info *catalog.TableInfo
 // planner plans the ranges of partition t.
 func (pl *partitionedLake) planner(env *Env, t *table.Table, startup, stop protocol.Position) viewPlanner {
 	if pl.view == protocol.ViewLake {
-		return planLakeSnapshot(pl.snap, env.Lake.Offsets(pl.snap, t.Current().Info))
+		return planLakeSnapshot(pl.snap, laketier.Offsets(pl.snap, t.Current().Info))
 	}
 	return env.planUnion(t, pl.snap, startup, stop)
 }
@@ -61,13 +62,13 @@ func (pl *partitionedLake) planner(env *Env, t *table.Table, startup, stop proto
 // read from the lake alone, with the negative ids Fluss gives them (-1, -2,
 // ... in name order), partitions and ranges then in name order.
 func (env *Env) planLakeOnly(ctx context.Context, info *catalog.TableInfo, vp *viewplan.Plan, lk *partitionedLake, buckets []int, ranges []protocol.TicketRange, plan *Plan) ([]protocol.TicketRange, error) {
-	names, err := env.Lake.PartitionNames(ctx, info, lk.snap.ID)
+	names, err := env.Lakes.PartitionNames(ctx, info, lk.snap.ID)
 	if err != nil {
 		return nil, err
 	}
 	id := int64(0)
 	for _, name := range names {
-		if _, err := env.Cat.PartitionByName(info, name); err == nil {
+		if _, err := env.Tables.Catalog().PartitionByName(info, name); err == nil {
 			continue
 		}
 		id--

@@ -1,48 +1,28 @@
-package pkwrite
+package table
 
 import (
 	"fmt"
+	"log/slog"
 
-	"github.com/fluxgate-io/fluxgate/engine/internal/table"
+	"github.com/fluxgate-io/fluxgate/catalog"
 	"github.com/fluxgate-io/fluxgate/errs"
 	"github.com/fluxgate-io/fluxgate/kv"
 	"github.com/fluxgate-io/fluxgate/merge"
 	"github.com/fluxgate-io/fluxgate/row"
 )
 
-// Recover lets a primary-key table whose write failed (its log's storage
-// failed, or the commit of its state) take writes again without a restart:
-// once no write is in flight it recovers the log from its fault and replays
-// into the state the changelog that the state lacks, as on open. While the
-// storage still fails, so does this, and the table goes on refusing writes.
-func (env *Env) Recover(t *table.Table) error {
-	unlock := t.PK.Quiesce()
-	defer unlock()
-	if t.PK.InFlight.Failed() == nil {
-		return nil // another write recovered it meanwhile
-	}
-	if err := t.Log.Recover(); err != nil {
-		return err
-	}
-	if err := env.Replay(env.KV, t); err != nil {
-		return fmt.Errorf("recover %s: %w", t.Current().Info.Path(), err)
-	}
-	t.PK.InFlight.Reset()
-	return nil
-}
-
 // Replay brings a primary-key table's state up to its log: the state of a
 // bucket is committed only after the changelog that produced it is durable,
 // so after a crash it may lag the log, never lead it. The changelog's
 // after-images are applied from each bucket's applied offset on, into store
-// (env.KV, or the one kv.Store.Reopen hands over), with the row count of
+// (the engine's, or the one kv.Store.Reopen hands over), with the row count of
 // each bucket (rowcount.go).
-func (env *Env) Replay(store *kv.Store, t *table.Table) error {
+func (t *Table) Replay(store *kv.Store, logger *slog.Logger) error {
 	sch := t.Current()
 	info, st := sch.Info, t.PK
 	schema := info.ArrowSchema()
 	if st.Counted {
-		if err := env.countOldBuckets(store, info); err != nil {
+		if err := countOldBuckets(store, info, logger); err != nil {
 			return err
 		}
 	}
@@ -60,7 +40,7 @@ func (env *Env) Replay(store *kv.Store, t *table.Table) error {
 		case applied < t.Log.EarliestOffset(b):
 			return errs.New(errs.DataLoss, "bucket %d: the changelog from offset %d, needed to recover the state, has expired", b, applied)
 		}
-		reader, err := t.Log.NewReader(b, applied, table.Indexes(len(sch.Types)))
+		reader, err := t.Log.NewReader(b, applied, Indexes(len(sch.Types)))
 		if err != nil {
 			return err
 		}
@@ -129,7 +109,7 @@ func (env *Env) Replay(store *kv.Store, t *table.Table) error {
 		if err := txn.Commit(); err != nil {
 			return err
 		}
-		env.Logger.Info("recovered primary-key state from the changelog", "table", info.Path().String(), "bucket", b, "from", applied, "to", hw, "changes", n)
+		logger.Info("recovered primary-key state from the changelog", "table", info.Path().String(), "bucket", b, "from", applied, "to", hw, "changes", n)
 	}
 	return nil
 }
@@ -144,10 +124,44 @@ func replayChange(txn *kv.Txn, key, v []byte, count bool) (int64, error) {
 		if err != nil {
 			return 0, err
 		}
-		d = rowsDelta(had, v != nil)
+		d = RowsDelta(had, v != nil)
 	}
 	if v == nil {
 		return d, txn.Delete(key)
 	}
 	return d, txn.Set(key, v)
+}
+
+// A primary-key table's row count per bucket (engine's stats.go serves it)
+// is kept by the writes (pkwrite) and the replay here: each counts the keys
+// it adds and removes, in the kv batch that changes the bucket's rows.
+
+// countOldBuckets counts the rows of the table's buckets that have no count
+// yet (a table from before counts were kept); Replay runs it first, with no
+// write under way.
+func countOldBuckets(store *kv.Store, info *catalog.TableInfo, logger *slog.Logger) error {
+	counted, err := store.CountBuckets(info.TableID, info.BucketCount())
+	if err != nil {
+		return fmt.Errorf("count the rows of %s: %w", info.Path(), err)
+	}
+	var rows int64
+	for _, n := range counted {
+		rows += n
+	}
+	if rows > 0 { // a new table's empty buckets are not worth a line
+		logger.Info("counted the rows of primary-key buckets that kept no count", "table", info.Path().String(), "buckets", len(counted), "rows", rows)
+	}
+	return nil
+}
+
+// RowsDelta is how a key going from present (or not) to present (or not)
+// changes its bucket's row count.
+func RowsDelta(before, after bool) int64 {
+	switch {
+	case after && !before:
+		return 1
+	case before && !after:
+		return -1
+	}
+	return 0
 }

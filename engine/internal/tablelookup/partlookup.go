@@ -40,9 +40,9 @@ type partitionLookuper struct {
 	l *lookup.Lookuper
 }
 
-// OpenPartitioned returns the lookuper of a checked lookup (Check) of a
+// openPartitioned returns the lookuper of a checked lookup (Check) of a
 // partitioned table.
-func (env *Env) OpenPartitioned(info *catalog.TableInfo, path protocol.TablePath, req protocol.LookupRequest, cols []int) *Lookuper {
+func (env *Env) openPartitioned(info *catalog.TableInfo, path protocol.TablePath, req protocol.LookupRequest, cols []int) *Lookuper {
 	// The answer's schema is every partition's: made as a lookup of the
 	// table makes it, without touching data.
 	schema := lookup.New(env.KV, lookup.Table{Schema: info.ArrowSchema()}, lookup.Options{Columns: cols}, env.Alloc).Schema()
@@ -59,7 +59,7 @@ func (p *partitionLookup) partition(values []string) (*lookup.Lookuper, error) {
 	if pl := p.lookups[name]; pl != nil && !pl.t.Dropped.Load() {
 		return pl.l, nil
 	}
-	t, _, err := p.env.Partition(p.info, values, p.create)
+	t, _, err := p.env.Tables.PartitionOf(p.info, values, p.create)
 	if errs.Is(err, errs.NotFound) && !p.create {
 		return nil, nil
 	}
