@@ -78,8 +78,8 @@ public final class FluxgateClient implements AutoCloseable {
 
   /**
    * Connects to uri: "grpc://host:port", "grpc+tcp://host:port", "grpc+tls://host:port" or
-   * "host:port". A grpc+tls:// address speaks TLS, and so does a bare host:port given TLS files;
-   * a grpc:// or grpc+tcp:// address given TLS files is refused, as the Go client does, rather than
+   * "host:port". A grpc+tls:// address speaks TLS, and so does a bare host:port given TLS files; a
+   * grpc:// or grpc+tcp:// address given TLS files is refused, as the Go client does, rather than
    * connecting in plaintext. With a username, the basic-to-bearer handshake runs here, so bad
    * credentials fail now as {@link FluxgateException.Unauthenticated}; otherwise gRPC connects
    * lazily.
