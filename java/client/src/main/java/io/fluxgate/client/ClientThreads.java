@@ -12,9 +12,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * The threads of one client: its Netty event loop and the executor of its gRPC callbacks. gRPC's
  * defaults are process-wide pools that outlive the last channel by a second or more; a connector
- * loaded in a job's classloader (Flink's user code) must not leave threads behind that load
- * classes after the job closed that classloader. So each client owns its threads and {@link
- * #close} stops them and waits.
+ * loaded in a job's classloader (Flink's user code) must not leave threads behind that load classes
+ * after the job closed that classloader. So each client owns its threads and {@link #close} stops
+ * them and waits.
  */
 final class ClientThreads implements AutoCloseable {
   private static final long STOP_SECONDS = 10;

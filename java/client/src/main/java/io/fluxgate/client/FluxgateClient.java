@@ -77,8 +77,8 @@ public final class FluxgateClient implements AutoCloseable {
 
   /**
    * Connects to uri: "grpc://host:port", "grpc+tcp://host:port", "grpc+tls://host:port" or
-   * "host:port". A grpc+tls:// address speaks TLS, and so does a bare host:port given TLS files;
-   * a grpc:// or grpc+tcp:// address given TLS files is refused, as the Go client does, rather than
+   * "host:port". A grpc+tls:// address speaks TLS, and so does a bare host:port given TLS files; a
+   * grpc:// or grpc+tcp:// address given TLS files is refused, as the Go client does, rather than
    * connecting in plaintext. With a username, the basic-to-bearer handshake runs here, so bad
    * credentials fail now as {@link FluxgateException.Unauthenticated}; otherwise gRPC connects
    * lazily.
@@ -321,8 +321,7 @@ public final class FluxgateClient implements AutoCloseable {
    * Null buckets means all.
    */
   public Map<Integer, Long> listOffsets(String table, Position at, List<Integer> buckets) {
-    return action(Wire.LIST_OFFSETS, new Wire.OffsetsRequest(table, at, buckets, null))
-        .offsets();
+    return action(Wire.LIST_OFFSETS, new Wire.OffsetsRequest(table, at, buckets, null)).offsets();
   }
 
   /**
@@ -413,9 +412,7 @@ public final class FluxgateClient implements AutoCloseable {
   }
 
   private boolean register(Wire.ProducerOffsetsRequest body) {
-    return "created"
-        .equals(
-            action(Wire.REGISTER_PRODUCER_OFFSETS, body).result());
+    return "created".equals(action(Wire.REGISTER_PRODUCER_OFFSETS, body).result());
   }
 
   /** The offsets a producer registered for a partitioned table, per partition name, if any. */
@@ -447,8 +444,7 @@ public final class FluxgateClient implements AutoCloseable {
    * that replays its batches in a fixed order skips the first that many.
    */
   public long writerState(String table, String writerId) {
-    return action(Wire.WRITER_STATE, new Wire.WriterStateRequest(table, writerId))
-        .nextSequence();
+    return action(Wire.WRITER_STATE, new Wire.WriterStateRequest(table, writerId)).nextSequence();
   }
 
   /** Admins: grants a principal operations on a database or table (PROTOCOL.md §8). */

@@ -8,8 +8,8 @@ import java.util.Map;
  * The {"lookup": ...} command of DoExchange (PROTOCOL.md §6.1).
  *
  * @param columns returned after _key_index, in this order; null for every table column
- * @param prefix the keys are the bucket-key columns (plus the partition keys of a partitioned table)
- *     and every row with that prefix is returned
+ * @param prefix the keys are the bucket-key columns (plus the partition keys of a partitioned
+ *     table) and every row with that prefix is returned
  * @param insertIfNotExists every absent key is inserted as (key, NULLs, new auto-increment id)
  * @param createPartitions false keeps insertIfNotExists from creating a missing partition (its keys
  *     then give no row); null is true

@@ -10,15 +10,16 @@ import org.apache.arrow.flatbuf.Message;
 import org.apache.arrow.flatbuf.MessageHeader;
 import org.apache.arrow.flight.impl.Flight;
 import org.apache.arrow.vector.VectorSchemaRoot;
-import org.apache.arrow.vector.util.VectorSchemaRootAppender;
 import org.apache.arrow.vector.types.pojo.Schema;
+import org.apache.arrow.vector.util.VectorSchemaRootAppender;
 
 /**
- * Looks keys up through one DoExchange stream (PROTOCOL.md §6). Each key batch sent gets one
- * answer (the server sends one over 4 MiB in several messages, which this joins). The key batch's columns are, by name, the primary key (point lookups) or the bucket key
- * (prefix lookups). {@link #lookup} is the synchronous form; {@link #send} and {@link #recv}
- * pipeline many key batches. Errors about the request itself (an unknown table, a prefix lookup
- * without a prefix index) come with the first answer. One thread uses a Lookuper.
+ * Looks keys up through one DoExchange stream (PROTOCOL.md §6). Each key batch sent gets one answer
+ * (the server sends one over 4 MiB in several messages, which this joins). The key batch's columns
+ * are, by name, the primary key (point lookups) or the bucket key (prefix lookups). {@link #lookup}
+ * is the synchronous form; {@link #send} and {@link #recv} pipeline many key batches. Errors about
+ * the request itself (an unknown table, a prefix lookup without a prefix index) come with the first
+ * answer. One thread uses a Lookuper.
  */
 public final class Lookuper implements AutoCloseable {
   private static final int MAX_IN_FLIGHT = 16;
@@ -27,7 +28,8 @@ public final class Lookuper implements AutoCloseable {
   private final String doing;
   private final String server;
   private final Flight.FlightDescriptor descriptor;
-  private final IpcEncoder encoder = new IpcEncoder(Compression.NONE, IpcEncoder.DEFAULT_ZSTD_LEVEL);
+  private final IpcEncoder encoder =
+      new IpcEncoder(Compression.NONE, IpcEncoder.DEFAULT_ZSTD_LEVEL);
   private final IpcDecoder decoder;
   private final Semaphore inFlight = new Semaphore(MAX_IN_FLIGHT);
 
@@ -37,8 +39,10 @@ public final class Lookuper implements AutoCloseable {
   private final ClientCallStreamObserver<Flight.FlightData> requests;
   private Schema schema;
   private int pending;
+
   /** The messages received so far of an answer that has more. */
   private VectorSchemaRoot partial;
+
   private FluxgateException failure;
   private boolean closed;
 

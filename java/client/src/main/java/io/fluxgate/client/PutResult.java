@@ -7,8 +7,8 @@ import java.util.Map;
  * and visible.
  *
  * @param sequence first_sequence + i with a writer id, else the stream's batch count from 0
- * @param buckets each bucket the batch touched, with its log end offset after the batch; empty on
- *     a partitioned table
+ * @param buckets each bucket the batch touched, with its log end offset after the batch; empty on a
+ *     partitioned table
  * @param partitionOffsets on a partitioned table, the same per partition name
  */
 public record PutResult(

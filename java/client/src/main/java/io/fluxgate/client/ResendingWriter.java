@@ -23,12 +23,14 @@ public final class ResendingWriter implements AutoCloseable {
   private final Compression compression;
   private final int maxInFlight;
   private final Duration retryFor;
+
   /** The batches sent whose result has not been returned, oldest first: the ones to resend. */
   private final ArrayDeque<VectorSchemaRoot> unacknowledged = new ArrayDeque<>();
 
   private TableWriter writer;
   private long acknowledged; // batches whose result was returned: the next resend's first sequence
   private int reopened;
+
   /** When the stream broke, if it is broken now (System.nanoTime), else -1. */
   private long brokenSince = -1;
 
@@ -127,9 +129,8 @@ public final class ResendingWriter implements AutoCloseable {
   }
 
   /**
-   * Ends the stream without flushing: the batches not acknowledged may or may not be applied. For
-   * a caller that failed or is being cancelled, whose failure was reported already; throws
-   * nothing.
+   * Ends the stream without flushing: the batches not acknowledged may or may not be applied. For a
+   * caller that failed or is being cancelled, whose failure was reported already; throws nothing.
    */
   public void abandon() {
     try {

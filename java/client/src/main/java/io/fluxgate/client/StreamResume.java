@@ -61,8 +61,8 @@ final class StreamResume {
   }
 
   /**
-   * The ticket that reads what ticket has left after its stream delivered batches up to last
-   * (null: none), rows rows in all: the same read from last's next on; null when nothing is left.
+   * The ticket that reads what ticket has left after its stream delivered batches up to last (null:
+   * none), rows rows in all: the same read from last's next on; null when nothing is left.
    */
   static ObjectNode ticket(ObjectNode ticket, BatchMeta last, long rows) throws CannotResume {
     if (last == null) {

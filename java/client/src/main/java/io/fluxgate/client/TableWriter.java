@@ -190,8 +190,8 @@ public final class TableWriter implements AutoCloseable {
   }
 
   /**
-   * Ends the call without waiting for the results of the batches in flight, which may or may not
-   * be applied: for a caller that failed or is being cancelled. Throws nothing.
+   * Ends the call without waiting for the results of the batches in flight, which may or may not be
+   * applied: for a caller that failed or is being cancelled. Throws nothing.
    */
   public void cancel() {
     if (!closed) {

@@ -1,7 +1,7 @@
 package io.fluxgate.client;
 
-import com.google.protobuf.ByteString;
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import com.google.protobuf.ByteString;
 import io.grpc.Context;
 import io.grpc.StatusRuntimeException;
 import java.util.Iterator;
@@ -73,7 +73,9 @@ public final class TicketStream implements AutoCloseable {
                   msg.getAppMetadata().isEmpty()
                       ? null
                       : Json.decode(
-                          msg.getAppMetadata().toByteArray(), BatchMeta.class, "batch app_metadata");
+                          msg.getAppMetadata().toByteArray(),
+                          BatchMeta.class,
+                          "batch app_metadata");
               last = meta != null ? meta : last;
               rows += decoder.root().getRowCount();
               return true;
@@ -98,8 +100,8 @@ public final class TicketStream implements AutoCloseable {
   }
 
   /**
-   * Opens the read again after the batches next() returned, the server having ended the stream
-   * for its idle timeout; false when nothing is left of it.
+   * Opens the read again after the batches next() returned, the server having ended the stream for
+   * its idle timeout; false when nothing is left of it.
    */
   private boolean resume(StatusRuntimeException ended) {
     ObjectNode rest;

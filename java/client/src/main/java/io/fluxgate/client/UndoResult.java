@@ -10,4 +10,6 @@ import java.util.Map;
  * @param partitionOffsets on a partitioned table, the same per partition name
  */
 public record UndoResult(
-    long undoneKeys, Map<Integer, Long> offsets, Map<String, Map<Integer, Long>> partitionOffsets) {}
+    long undoneKeys,
+    Map<Integer, Long> offsets,
+    Map<String, Map<Integer, Long>> partitionOffsets) {}

@@ -80,11 +80,9 @@ final class Wire {
   static final Action<TableStatsRequest, TableStats> TABLE_STATS =
       new Action<>("table-stats", TableStatsRequest.class, TableStats.class);
 
-  static final Action<Grant, Empty> GRANT =
-      new Action<>("grant", Grant.class, Empty.class);
+  static final Action<Grant, Empty> GRANT = new Action<>("grant", Grant.class, Empty.class);
 
-  static final Action<Grant, Empty> REVOKE =
-      new Action<>("revoke", Grant.class, Empty.class);
+  static final Action<Grant, Empty> REVOKE = new Action<>("revoke", Grant.class, Empty.class);
 
   static final Action<ListGrantsRequest, ListGrantsResult> LIST_GRANTS =
       new Action<>("list-grants", ListGrantsRequest.class, ListGrantsResult.class);
@@ -169,9 +167,7 @@ final class Wire {
       Map<Integer, Long> offsets, Map<String, Map<Integer, Long>> partitionOffsets) {}
 
   record UndoRequest(
-      String table,
-      Map<Integer, Long> offsets,
-      Map<String, Map<Integer, Long>> partitionOffsets) {}
+      String table, Map<Integer, Long> offsets, Map<String, Map<Integer, Long>> partitionOffsets) {}
 
   /** The body of register-, get- and delete-producer-offsets; offsets only in the first. */
   record ProducerOffsetsRequest(

@@ -57,8 +57,8 @@ public final class FluxgateServer implements AutoCloseable {
   }
 
   /**
-   * Stops the server and starts it again on the same data and port (clients reconnect), as a
-   * server restart does; returns the new one.
+   * Stops the server and starts it again on the same data and port (clients reconnect), as a server
+   * restart does; returns the new one.
    */
   public FluxgateServer restarted() throws IOException, InterruptedException {
     close();

@@ -75,8 +75,8 @@ class ProtocolVectorsTest {
 
   /**
    * The class this client decodes and encodes a vector's document with: an action's body or answer
-   * class (Wire.ACTIONS), a document's, or the command encoders; null for a type vectors.json
-   * lists as opaque.
+   * class (Wire.ACTIONS), a document's, or the command encoders; null for a type vectors.json lists
+   * as opaque.
    */
   private static Function<JsonNode, byte[]> codec(JsonNode v) {
     String type = v.get("type").asText();

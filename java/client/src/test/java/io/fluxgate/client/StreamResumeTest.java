@@ -53,23 +53,33 @@ class StreamResumeTest {
   @TestFactory
   Stream<DynamicTest> resumeTicketVectors() {
     List<DynamicTest> tests = new ArrayList<>();
-    VECTORS.get("cases").forEach(c -> tests.add(DynamicTest.dynamicTest(c.get("name").asText(), () -> {
-      ObjectNode ticket = (ObjectNode) c.get("ticket");
-      BatchMeta last =
-          c.get("last").isNull() ? null : Json.MAPPER.convertValue(c.get("last"), BatchMeta.class);
-      long rows = c.get("rows").asLong();
-      if (c.path("error").asBoolean()) {
-        assertThrows(
-            StreamResume.CannotResume.class, () -> StreamResume.ticket(ticket, last, rows));
-        return;
-      }
-      ObjectNode got = StreamResume.ticket(ticket, last, rows);
-      if (c.get("want").isNull()) {
-        assertNull(got);
-      } else {
-        assertEquals(withoutDefaults(c.get("want")), withoutDefaults(got));
-      }
-    })));
+    VECTORS
+        .get("cases")
+        .forEach(
+            c ->
+                tests.add(
+                    DynamicTest.dynamicTest(
+                        c.get("name").asText(),
+                        () -> {
+                          ObjectNode ticket = (ObjectNode) c.get("ticket");
+                          BatchMeta last =
+                              c.get("last").isNull()
+                                  ? null
+                                  : Json.MAPPER.convertValue(c.get("last"), BatchMeta.class);
+                          long rows = c.get("rows").asLong();
+                          if (c.path("error").asBoolean()) {
+                            assertThrows(
+                                StreamResume.CannotResume.class,
+                                () -> StreamResume.ticket(ticket, last, rows));
+                            return;
+                          }
+                          ObjectNode got = StreamResume.ticket(ticket, last, rows);
+                          if (c.get("want").isNull()) {
+                            assertNull(got);
+                          } else {
+                            assertEquals(withoutDefaults(c.get("want")), withoutDefaults(got));
+                          }
+                        })));
     assertTrue(tests.size() > 0, "resume.json has no cases");
     return tests.stream();
   }
@@ -77,16 +87,24 @@ class StreamResumeTest {
   @TestFactory
   Stream<DynamicTest> streamEndVectors() {
     List<DynamicTest> tests = new ArrayList<>();
-    VECTORS.get("stream_ends").forEach(c -> tests.add(DynamicTest.dynamicTest(c.get("name").asText(), () -> {
-      byte[] details = HexFormat.of().parseHex(c.get("details").asText());
-      boolean idle;
-      try {
-        idle = StreamResume.endedIdle(com.google.rpc.Status.parseFrom(details));
-      } catch (InvalidProtocolBufferException e) {
-        idle = false; // what StatusProto makes of details that are not a google.rpc.Status
-      }
-      assertEquals(c.get("idle").asBoolean(), idle);
-    })));
+    VECTORS
+        .get("stream_ends")
+        .forEach(
+            c ->
+                tests.add(
+                    DynamicTest.dynamicTest(
+                        c.get("name").asText(),
+                        () -> {
+                          byte[] details = HexFormat.of().parseHex(c.get("details").asText());
+                          boolean idle;
+                          try {
+                            idle = StreamResume.endedIdle(com.google.rpc.Status.parseFrom(details));
+                          } catch (InvalidProtocolBufferException e) {
+                            idle = false; // what StatusProto makes of details that are not a
+                            // google.rpc.Status
+                          }
+                          assertEquals(c.get("idle").asBoolean(), idle);
+                        })));
     return tests.stream();
   }
 
@@ -101,13 +119,17 @@ class StreamResumeTest {
       return node.isNumber() ? (Object) node.asLong() : node.asText();
     }
     Map<String, Object> out = new TreeMap<>();
-    node.fields().forEachRemaining(e -> {
-      JsonNode v = e.getValue();
-      if (v.isNull() || (v.isBoolean() && !v.asBoolean()) || (v.isContainerNode() && v.isEmpty())) {
-        return;
-      }
-      out.put(e.getKey(), withoutDefaults(v));
-    });
+    node.fields()
+        .forEachRemaining(
+            e -> {
+              JsonNode v = e.getValue();
+              if (v.isNull()
+                  || (v.isBoolean() && !v.asBoolean())
+                  || (v.isContainerNode() && v.isEmpty())) {
+                return;
+              }
+              out.put(e.getKey(), withoutDefaults(v));
+            });
     return out;
   }
 
@@ -138,9 +160,7 @@ class StreamResumeTest {
       URI metrics = URI.create("http://127.0.0.1:" + http + "/metrics");
       try (Scanner follow =
           client.scan(
-              ScanRequest.of(table)
-                  .withStartup(Position.EARLIEST)
-                  .withStop(Position.UNBOUNDED))) {
+              ScanRequest.of(table).withStartup(Position.EARLIEST).withStop(Position.UNBOUNDED))) {
         take(follow, seen);
         // The follower takes nothing: the server ends its stream (its only one, open since it sent
         // a batch; the resume opens the next only when next() is called again).
@@ -165,11 +185,16 @@ class StreamResumeTest {
   }
 
   /**
-   * Writes batches [from, from + n), built before the writer opens: it may not wait longer than
-   * the idle timeout between them.
+   * Writes batches [from, from + n), built before the writer opens: it may not wait longer than the
+   * idle timeout between them.
    */
   private static void write(
-      FluxgateClient client, RootAllocator allocator, Schema schema, String table, int from, int n) {
+      FluxgateClient client,
+      RootAllocator allocator,
+      Schema schema,
+      String table,
+      int from,
+      int n) {
     Random random = new Random(from);
     List<VectorSchemaRoot> batches = new ArrayList<>();
     try {

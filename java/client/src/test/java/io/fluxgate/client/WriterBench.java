@@ -17,13 +17,14 @@ import org.apache.arrow.vector.VectorSchemaRoot;
 
 /**
  * The Java client's durable append into log tables of the narrow shape of the JetStream peer (8
- * columns: 4 BIGINT, 2 DOUBLE, 2 twelve-byte STRING; 8,192-row batches, 4 buckets), sending
- * batches uncompressed (what newWriter(request) did before it compressed ZSTD tables' by default)
- * and ZSTD-compressed (what it does now), interleaved in one JVM, beside an LZ4 table sent
+ * columns: 4 BIGINT, 2 DOUBLE, 2 twelve-byte STRING; 8,192-row batches, 4 buckets), sending batches
+ * uncompressed (what newWriter(request) did before it compressed ZSTD tables' by default) and
+ * ZSTD-compressed (what it does now), interleaved in one JVM, beside an LZ4 table sent
  * uncompressed. (LZ4 batches compressed by Arrow Java are not measured: its pure-Java codec did not
- * get through 200,000 rows in 8 minutes.) Then Arrow Java's reads (the client's Scanner) of the last
- * ZSTD table: as stored (ZSTD batches the client decompresses) against uncompressed, interleaved. Not a test: run
- * by hand (docs/benchmarks.md, "Peer: NATS JetStream"), with FLUXGATE_BIN set.
+ * get through 200,000 rows in 8 minutes.) Then Arrow Java's reads (the client's Scanner) of the
+ * last ZSTD table: as stored (ZSTD batches the client decompresses) against uncompressed,
+ * interleaved. Not a test: run by hand (docs/benchmarks.md, "Peer: NATS JetStream"), with
+ * FLUXGATE_BIN set.
  *
  * <p>Arguments: rows (default 2,000,000), repetitions (default 3).
  */
@@ -107,7 +108,8 @@ public final class WriterBench {
     return rows / ((System.nanoTime() - start) / 1e9);
   }
 
-  private static double read(FluxgateClient client, String table, Compression compression, int rows) {
+  private static double read(
+      FluxgateClient client, String table, Compression compression, int rows) {
     long start = System.nanoTime();
     long n = 0;
     try (Scanner sc = client.scan(ScanRequest.of(table).withCompression(compression))) {
@@ -149,9 +151,11 @@ public final class WriterBench {
             .setSafe(i, Math.round((20 + rng.nextGaussian() * 5) * 100) / 100.0);
         ((Float8Vector) root.getVector(5)).setSafe(i, rng.nextDouble());
         ((VarCharVector) root.getVector(6))
-            .setSafe(i, String.format("site-%07d", skewed(rng, 500)).getBytes(StandardCharsets.UTF_8));
+            .setSafe(
+                i, String.format("site-%07d", skewed(rng, 500)).getBytes(StandardCharsets.UTF_8));
         ((VarCharVector) root.getVector(7))
-            .setSafe(i, String.format("status-%05d", skewed(rng, 6)).getBytes(StandardCharsets.UTF_8));
+            .setSafe(
+                i, String.format("status-%05d", skewed(rng, 6)).getBytes(StandardCharsets.UTF_8));
       }
       root.setRowCount(n);
       out.add(root);

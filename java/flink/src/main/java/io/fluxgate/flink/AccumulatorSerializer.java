@@ -1,5 +1,6 @@
 package io.fluxgate.flink;
 
+import io.fluxgate.flink.catalog.RbFunctions;
 import java.io.IOException;
 import org.apache.flink.api.common.typeutils.SimpleTypeSerializerSnapshot;
 import org.apache.flink.api.common.typeutils.TypeSerializerSnapshot;
@@ -8,8 +9,7 @@ import org.apache.flink.core.memory.DataInputView;
 import org.apache.flink.core.memory.DataOutputView;
 
 /** Keeps the rb_*_agg accumulators in Flink state: a flag, then the portable serialization. */
-public final class AccumulatorSerializer
-    extends TypeSerializerSingleton<RbFunctions.Accumulator> {
+public final class AccumulatorSerializer extends TypeSerializerSingleton<RbFunctions.Accumulator> {
   private static final long serialVersionUID = 1L;
 
   @Override
@@ -83,8 +83,7 @@ public final class AccumulatorSerializer
   }
 
   /** The serializer has no configuration: any version restores with it. */
-  public static final class Snapshot
-      extends SimpleTypeSerializerSnapshot<RbFunctions.Accumulator> {
+  public static final class Snapshot extends SimpleTypeSerializerSnapshot<RbFunctions.Accumulator> {
     public Snapshot() {
       super(AccumulatorSerializer::new);
     }

@@ -50,11 +50,11 @@ import org.apache.flink.table.data.columnar.vector.VectorizedColumnBatch;
  * values without boxing, nested values as columnar arrays, maps and rows. Strings and bytes are
  * copied to the heap one value at a time when read, as Flink's {@code Bytes} needs a byte[].
  */
-final class ArrowColumns {
+public final class ArrowColumns {
   private ArrowColumns() {}
 
   /** A batch over the vectors, which must outlive the rows read from it. */
-  static VectorizedColumnBatch batch(List<FieldVector> vectors, int rows) {
+  public static VectorizedColumnBatch batch(List<FieldVector> vectors, int rows) {
     ColumnVector[] columns = new ColumnVector[vectors.size()];
     for (int i = 0; i < columns.length; i++) {
       columns[i] = of(vectors.get(i));
@@ -247,7 +247,8 @@ final class ArrowColumns {
 
     private static long perMilli(TimeUnit unit) {
       return switch (unit) {
-        case SECOND -> throw new IllegalArgumentException("timestamps in seconds are not fluxgate's");
+        case SECOND ->
+            throw new IllegalArgumentException("timestamps in seconds are not fluxgate's");
         case MILLISECOND -> 1;
         case MICROSECOND -> 1_000;
         case NANOSECOND -> 1_000_000;

@@ -39,16 +39,16 @@ import org.apache.flink.table.types.logical.RowType;
  * Writes Flink's internal data structures into Arrow vectors (fluxgate's wire types, PROTOCOL.md
  * §2), one value at a time: the sink's side. Reads go through {@link ArrowColumns}.
  */
-final class ArrowRows {
+public final class ArrowRows {
   private ArrowRows() {}
 
   /** Writes a Flink internal value (never null) at a row of a vector. */
-  interface Setter {
+  public interface Setter {
     void set(int row, Object value);
   }
 
   /** A setter for vector v from values of Flink type t; nulls are the caller's (see write). */
-  static Setter setter(FieldVector v, LogicalType t) {
+  public static Setter setter(FieldVector v, LogicalType t) {
     switch (v.getMinorType()) {
       case BIT:
         return (row, x) -> ((BitVector) v).setSafe(row, (Boolean) x ? 1 : 0);
@@ -152,7 +152,7 @@ final class ArrowRows {
   }
 
   /** Writes value (perhaps null) at row of v. */
-  static void write(FieldVector v, Setter s, int row, Object value) {
+  public static void write(FieldVector v, Setter s, int row, Object value) {
     if (value == null) {
       if (v instanceof ListVector l) {
         l.setNull(row);
@@ -185,7 +185,7 @@ final class ArrowRows {
     }
   }
 
-  static String utf8(VarCharVector v, int row) {
+  public static String utf8(VarCharVector v, int row) {
     return new String(v.get(row), StandardCharsets.UTF_8);
   }
 }

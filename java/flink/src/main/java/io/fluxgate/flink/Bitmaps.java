@@ -9,17 +9,17 @@ import org.roaringbitmap.RoaringBitmap;
  * The rb_* functions' values: 32-bit RoaringBitmaps in the portable serialization, what fluxgate
  * stores in rbm32 columns (PROTOCOL.md §5.1) and Fluss's functions read and write.
  */
-final class Bitmaps {
+public final class Bitmaps {
   private Bitmaps() {}
 
-  static byte[] toBytes(RoaringBitmap bitmap) {
+  public static byte[] toBytes(RoaringBitmap bitmap) {
     bitmap.runOptimize();
     ByteBuffer out = ByteBuffer.allocate(bitmap.serializedSizeInBytes());
     bitmap.serialize(out);
     return out.array();
   }
 
-  static RoaringBitmap fromBytes(byte[] bytes) {
+  public static RoaringBitmap fromBytes(byte[] bytes) {
     RoaringBitmap bitmap = new RoaringBitmap();
     try {
       bitmap.deserialize(ByteBuffer.wrap(bytes));

@@ -1,10 +1,12 @@
 package io.fluxgate.flink;
 
+import io.fluxgate.client.ConnectionSettings;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import org.apache.flink.configuration.ConfigOption;
 import org.apache.flink.configuration.ConfigOptions;
+import org.apache.flink.configuration.ReadableConfig;
 import org.apache.flink.table.connector.source.lookup.LookupOptions;
 
 /** The options of the catalog, the table factory, the source and the sink. */
@@ -16,7 +18,7 @@ public final class FluxgateOptions {
   // ---- connection (catalog and 'connector'='fluxgate' tables) ----
 
   public static final ConfigOption<String> ENDPOINT =
-      ConfigOptions.key("endpoint")
+      ConfigOptions.key(ConnectionSettings.ENDPOINT)
           .stringType()
           .noDefaultValue()
           .withDescription(
@@ -30,31 +32,31 @@ public final class FluxgateOptions {
           .withDescription("The catalog's current database at start.");
 
   public static final ConfigOption<String> USERNAME =
-      ConfigOptions.key("username").stringType().noDefaultValue();
+      ConfigOptions.key(ConnectionSettings.USERNAME).stringType().noDefaultValue();
 
   public static final ConfigOption<String> PASSWORD =
-      ConfigOptions.key("password").stringType().noDefaultValue();
+      ConfigOptions.key(ConnectionSettings.PASSWORD).stringType().noDefaultValue();
 
   public static final ConfigOption<String> TOKEN =
-      ConfigOptions.key("token")
+      ConfigOptions.key(ConnectionSettings.TOKEN)
           .stringType()
           .noDefaultValue()
           .withDescription("A static API token, instead of username and password.");
 
   public static final ConfigOption<String> TLS_CA_FILE =
-      ConfigOptions.key("tls.ca-file")
+      ConfigOptions.key(ConnectionSettings.TLS_CA_FILE)
           .stringType()
           .noDefaultValue()
           .withDescription("PEM CA certificates to verify the server with.");
 
   public static final ConfigOption<String> TLS_CERT_FILE =
-      ConfigOptions.key("tls.cert-file")
+      ConfigOptions.key(ConnectionSettings.TLS_CERT_FILE)
           .stringType()
           .noDefaultValue()
           .withDescription("A client certificate (PEM) for mutual TLS, with tls.key-file.");
 
   public static final ConfigOption<String> TLS_KEY_FILE =
-      ConfigOptions.key("tls.key-file")
+      ConfigOptions.key(ConnectionSettings.TLS_KEY_FILE)
           .stringType()
           .noDefaultValue()
           .withDescription("The client certificate's PKCS#8 PEM key.");
@@ -186,7 +188,7 @@ public final class FluxgateOptions {
       List.of(SINK_DISTRIBUTION_MODE, SINK_PRODUCER_ID, SINK_UNDO_RECOVERY);
 
   /** Connection options: never stored as table options on the server. */
-  static final List<ConfigOption<?>> CONNECTION =
+  public static final List<ConfigOption<?>> CONNECTION =
       List.of(
           ENDPOINT,
           DEFAULT_DATABASE,
@@ -215,6 +217,14 @@ public final class FluxgateOptions {
 
   /** Per-query client tuning, accepted in hints and ignored where nothing reads it. */
   static final String CLIENT_PREFIX = "client.";
+
+  /** The connection settings of config, read by the client's keys. */
+  public static ConnectionSettings connection(ReadableConfig config) {
+    return ConnectionSettings.from(
+        key ->
+            config.getOptional(ConfigOptions.key(key).stringType().noDefaultValue()).orElse(null),
+        null);
+  }
 
   static boolean isStorageOption(String key) {
     return STORAGE_KEYS.contains(key) || STORAGE_PREFIXES.stream().anyMatch(key::startsWith);

@@ -1,5 +1,11 @@
 package io.fluxgate.flink;
 
+import io.fluxgate.client.ConnectionSettings;
+import io.fluxgate.flink.lookup.LookupTable;
+import io.fluxgate.flink.sink.FluxgateTableSink;
+import io.fluxgate.flink.sink.SinkOptions;
+import io.fluxgate.flink.source.FluxgateTableSource;
+import io.fluxgate.flink.source.StartupTimestamp;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
@@ -24,14 +30,14 @@ import org.apache.flink.table.types.logical.RowType;
 public final class FluxgateTableFactory
     implements DynamicTableSourceFactory, DynamicTableSinkFactory {
   /** The catalog's connection; null for 'connector'='fluxgate' tables. */
-  private final Connection catalogConnection;
+  private final ConnectionSettings catalogConnection;
 
   /** For the service loader: 'connector'='fluxgate' tables. */
   public FluxgateTableFactory() {
     this(null);
   }
 
-  FluxgateTableFactory(Connection catalogConnection) {
+  public FluxgateTableFactory(ConnectionSettings catalogConnection) {
     this.catalogConnection = catalogConnection;
   }
 
@@ -113,7 +119,7 @@ public final class FluxgateTableFactory
     return helper.getOptions();
   }
 
-  private Connection connection(ReadableConfig options) {
+  private ConnectionSettings connection(ReadableConfig options) {
     if (catalogConnection != null) {
       return catalogConnection;
     }
@@ -123,7 +129,7 @@ public final class FluxgateTableFactory
               + FluxgateOptions.ENDPOINT.key()
               + "'");
     }
-    return Connection.from(options);
+    return FluxgateOptions.connection(options);
   }
 
   private TableName tableName(ObjectIdentifier id, ReadableConfig options) {

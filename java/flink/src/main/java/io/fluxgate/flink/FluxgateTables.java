@@ -19,11 +19,11 @@ import org.apache.flink.table.types.logical.LogicalType;
 import org.apache.flink.table.types.utils.TypeConversions;
 
 /** Converts table definitions between Flink's catalog and fluxgate's TableSpec/TableInfo. */
-final class FluxgateTables {
+public final class FluxgateTables {
   private FluxgateTables() {}
 
   /** The Flink table of a fluxgate table, or of one of its views. */
-  static CatalogTable toFlink(TableInfo info, TableName.View view) {
+  public static CatalogTable toFlink(TableInfo info, TableName.View view) {
     Schema.Builder schema = Schema.newBuilder();
     if (view == TableName.View.CHANGELOG) {
       schema.column(SystemColumns.CHANGE_TYPE, DataTypes.STRING().notNull());
@@ -63,7 +63,7 @@ final class FluxgateTables {
    * connection and per-query options are refused here by name (they are set on the catalog or in
    * hints), as is any other key.
    */
-  static TableSpec toSpec(String name, ResolvedCatalogTable table) {
+  public static TableSpec toSpec(String name, ResolvedCatalogTable table) {
     ResolvedSchema schema = table.getResolvedSchema();
     List<Column> columns = new ArrayList<>();
     for (org.apache.flink.table.catalog.Column c : schema.getColumns()) {
@@ -108,7 +108,7 @@ final class FluxgateTables {
     return key.equals("connector") || key.startsWith(FluxgateOptions.CLIENT_PREFIX);
   }
 
-  static Column toColumn(org.apache.flink.table.catalog.Column c) {
+  public static Column toColumn(org.apache.flink.table.catalog.Column c) {
     if (!c.isPhysical()) {
       throw new ValidationException(
           "column " + c.getName() + ": fluxgate stores physical columns only");

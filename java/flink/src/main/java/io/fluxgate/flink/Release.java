@@ -9,13 +9,13 @@ import org.slf4j.LoggerFactory;
  * every other job's tasks on it. So a close releases each resource regardless of the others and
  * logs what fails instead of throwing it; the failure that matters was reported already.
  */
-final class Release {
+public final class Release {
   private static final Logger LOG = LoggerFactory.getLogger(Release.class);
 
   private Release() {}
 
   /** Closes each resource (nulls skipped), in order, logging failures as owner's. */
-  static void all(Object owner, AutoCloseable... resources) {
+  public static void all(Object owner, AutoCloseable... resources) {
     for (AutoCloseable r : resources) {
       if (r == null) {
         continue;

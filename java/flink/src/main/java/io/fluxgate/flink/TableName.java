@@ -8,24 +8,24 @@ import org.apache.flink.table.catalog.ObjectPath;
  *
  * @param view null for the table itself
  */
-record TableName(String database, String table, View view) {
+public record TableName(String database, String table, View view) {
   /** The readable views of a table (PROTOCOL.md §4.5). */
-  enum View {
+  public enum View {
     CHANGELOG("$changelog"),
     LAKE("$lake");
 
-    final String suffix;
+    public final String suffix;
 
     View(String suffix) {
       this.suffix = suffix;
     }
   }
 
-  static TableName of(ObjectPath path) {
+  public static TableName of(ObjectPath path) {
     return of(path.getDatabaseName(), path.getObjectName());
   }
 
-  static TableName of(String database, String name) {
+  public static TableName of(String database, String name) {
     int dollar = name.indexOf('$');
     if (dollar < 0) {
       return new TableName(database, name, null);
@@ -41,17 +41,17 @@ record TableName(String database, String table, View view) {
   }
 
   /** "database.table", the table without its view. */
-  String base() {
+  public String base() {
     return database + "." + table;
   }
 
   /** The name to scan: with the view suffix. */
-  String scanned() {
+  public String scanned() {
     return view == null ? base() : base() + view.suffix;
   }
 
   /** The table to write or change; views are read-only. */
-  String writable() {
+  public String writable() {
     if (view != null) {
       throw new ValidationException(scanned() + " is a read-only view of " + base());
     }

@@ -7,7 +7,7 @@ import org.apache.flink.api.connector.source.SourceOutput;
 import org.apache.flink.table.data.RowData;
 
 /** A reader's output that hands each row to out, for tests that drive a reader themselves. */
-record CollectingOutput(Consumer<RowData> out) implements ReaderOutput<RowData> {
+public record CollectingOutput(Consumer<RowData> out) implements ReaderOutput<RowData> {
   @Override
   public void collect(RowData row) {
     out.accept(row);

@@ -10,12 +10,12 @@ import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 
 /** A loopback TCP proxy to a server whose open connections a test can cut, as a network would. */
-final class CuttableProxy implements AutoCloseable {
+public final class CuttableProxy implements AutoCloseable {
   private final ServerSocket listener;
   private final int target;
   private final List<Socket> open = new CopyOnWriteArrayList<>();
 
-  CuttableProxy(int target) throws IOException {
+  public CuttableProxy(int target) throws IOException {
     this.target = target;
     this.listener = new ServerSocket(0, 50, InetAddress.getLoopbackAddress());
     Thread accept = new Thread(this::accept, "proxy-accept");
@@ -23,12 +23,12 @@ final class CuttableProxy implements AutoCloseable {
     accept.start();
   }
 
-  String uri() {
+  public String uri() {
     return "grpc://127.0.0.1:" + listener.getLocalPort();
   }
 
   /** Closes every connection open now; new ones are proxied as before. */
-  void cut() throws IOException {
+  public void cut() throws IOException {
     for (Socket s : open) {
       s.close();
     }

@@ -16,11 +16,11 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
- * The delta join (FLIP-486): each side's changes look the other table up by index instead of
- * Flink keeping both streams in state, which the catalog's indexes and the async lookups allow.
+ * The delta join (FLIP-486): each side's changes look the other table up by index instead of Flink
+ * keeping both streams in state, which the catalog's indexes and the async lookups allow.
  */
 @Timeout(150)
-class DeltaJoinTest {
+public class DeltaJoinTest {
   @RegisterExtension static final MiniClusterExtension CLUSTER = ServerExtension.cluster(4);
 
   @RegisterExtension

@@ -28,7 +28,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * same from every subtask and across restarts, and rbm32 bitmaps of those ids count exactly.
  */
 @Timeout(180)
-class DictionaryTest {
+public class DictionaryTest {
   @RegisterExtension static final MiniClusterExtension CLUSTER = ServerExtension.cluster(4);
 
   @RegisterExtension

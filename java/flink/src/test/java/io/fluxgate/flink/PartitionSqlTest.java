@@ -21,7 +21,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Partitioned tables through Flink SQL (PARTITIONED BY), as a Flink user writes it. */
 @Timeout(120)
-class PartitionSqlTest {
+public class PartitionSqlTest {
   @RegisterExtension static final MiniClusterExtension CLUSTER = ServerExtension.cluster(4);
 
   static final ServerMetrics metrics = ServerMetrics.onFreePort();

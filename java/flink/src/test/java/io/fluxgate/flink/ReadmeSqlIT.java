@@ -17,9 +17,9 @@ import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Runs the Flink SQL of docs/flink.md through Flink's own SQL client
- * (scripts/flink-sql, with the shaded jar as a session jar, as ADD JAR loads it) against a fresh
- * server: an integration test, run by {@code mvn verify} after the jar is packaged.
+ * Runs the Flink SQL of docs/flink.md through Flink's own SQL client (scripts/flink-sql, with the
+ * shaded jar as a session jar, as ADD JAR loads it) against a fresh server: an integration test,
+ * run by {@code mvn verify} after the jar is packaged.
  *
  * <p>The README's endpoint becomes the server's. After {@code SET 'execution.runtime-mode' =
  * 'streaming'}, each query and INSERT is EXPLAINed in streaming mode (a streaming job would not
@@ -27,7 +27,7 @@ import org.junit.jupiter.api.io.TempDir;
  * their job (table.dml-sync), so that later statements see their rows.
  */
 @Timeout(600)
-class ReadmeSqlIT {
+public class ReadmeSqlIT {
   private static final Path ROOT = Path.of(System.getProperty("fluxgate.root"));
   private static final String README_ENDPOINT = "grpc://127.0.0.1:8815";
   private static final Pattern RUNTIME_MODE =
@@ -37,7 +37,8 @@ class ReadmeSqlIT {
   void readmeFlinkSqlRunsInFlinksSqlClient(@TempDir Path dir) throws Exception {
     List<String> documented = flinkStatements(Files.readString(ROOT.resolve("docs/flink.md")));
     assertTrue(documented.size() >= 20, "docs/flink.md's Flink SQL not found: " + documented);
-    try (FluxgateServer server = FluxgateServer.start(Files.createDirectories(dir.resolve("data")))) {
+    try (FluxgateServer server =
+        FluxgateServer.start(Files.createDirectories(dir.resolve("data")))) {
       List<String> run = forTheClient(documented, server.uri());
       Path sql = dir.resolve("readme.sql");
       Files.writeString(sql, String.join(";\n", run) + ";\n");
@@ -61,7 +62,9 @@ class ReadmeSqlIT {
       // (Netty, gRPC) may outlive it and fail on a class it can no longer load.
       assertFalse(out.contains("NoClassDefFoundError"), out);
       assertFalse(
-          clientLog.lines().anyMatch(l -> l.contains("NoClassDefFoundError") && l.contains("fluxgate")),
+          clientLog
+              .lines()
+              .anyMatch(l -> l.contains("NoClassDefFoundError") && l.contains("fluxgate")),
           clientLog);
     }
   }

@@ -24,7 +24,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 
 /** Batch DELETE and UPDATE statements, and the tables Fluss refuses them on, with its errors. */
 @Timeout(120)
-class RowLevelModificationTest {
+public class RowLevelModificationTest {
   @RegisterExtension static final MiniClusterExtension CLUSTER = ServerExtension.cluster(2);
 
   @RegisterExtension

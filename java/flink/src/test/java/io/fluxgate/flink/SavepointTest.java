@@ -37,11 +37,11 @@ import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A streaming read stopped with a savepoint and resumed from it, with rows written in between,
- * sees every row once: the split offsets in the savepoint are exactly what went downstream.
+ * A streaming read stopped with a savepoint and resumed from it, with rows written in between, sees
+ * every row once: the split offsets in the savepoint are exactly what went downstream.
  */
 @Timeout(180)
-class SavepointTest {
+public class SavepointTest {
   @RegisterExtension
   static final MiniClusterExtension CLUSTER =
       new MiniClusterExtension(
@@ -136,7 +136,8 @@ class SavepointTest {
     StreamTableEnvironment batch = env(true, null);
     batch.executeSql("CREATE TABLE fluss.sp_log (id BIGINT, v BIGINT)");
     batch.executeSql("CREATE TABLE fluss.sp_copy (id BIGINT, v BIGINT)");
-    batch.executeSql("CREATE TABLE fluss.sp_pk (id BIGINT, v BIGINT, PRIMARY KEY (id) NOT ENFORCED)");
+    batch.executeSql(
+        "CREATE TABLE fluss.sp_pk (id BIGINT, v BIGINT, PRIMARY KEY (id) NOT ENFORCED)");
     batch.executeSql(
         "CREATE TABLE fluss.sp_totals (k INT, n BIGINT, s BIGINT, PRIMARY KEY (k) NOT ENFORCED)");
     batch.executeSql(values("fluss.sp_log", 0, 200, 1)).await();
@@ -145,7 +146,9 @@ class SavepointTest {
     JobClient first = startJob(env(false, null));
     List<String> copy = await(first, SavepointTest::copy, expectedCopy(200));
     assertEquals(expectedCopy(200), copy);
-    assertEquals(List.of("+I[1, 200, 200]"), await(first, SavepointTest::totals, List.of("+I[1, 200, 200]")));
+    assertEquals(
+        List.of("+I[1, 200, 200]"),
+        await(first, SavepointTest::totals, List.of("+I[1, 200, 200]")));
     String savepoint =
         first
             .stopWithSavepoint(false, savepoints.toUri().toString(), SavepointFormatType.CANONICAL)

@@ -1,5 +1,6 @@
 package io.fluxgate.flink;
 
+import io.fluxgate.client.ConnectionSettings;
 import io.fluxgate.client.FluxgateServer;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -16,17 +17,17 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * The real fluxgate server for one test class, on a fresh data directory: a static
  * {@code @RegisterExtension} field, beside the class's {@link #cluster}.
  */
-final class ServerExtension implements BeforeAllCallback, AfterAllCallback {
+public final class ServerExtension implements BeforeAllCallback, AfterAllCallback {
   private final String[] args;
   private Path dir;
   private FluxgateServer server;
 
-  ServerExtension(String... args) {
+  public ServerExtension(String... args) {
     this.args = args;
   }
 
   /** A MiniCluster of one TaskManager with the given slots, shared by the class's tests. */
-  static MiniClusterExtension cluster(int slots) {
+  public static MiniClusterExtension cluster(int slots) {
     return new MiniClusterExtension(
         new MiniClusterResourceConfiguration.Builder()
             .setNumberTaskManagers(1)
@@ -51,13 +52,13 @@ final class ServerExtension implements BeforeAllCallback, AfterAllCallback {
     }
   }
 
-  String uri() {
+  public String uri() {
     return server.uri();
   }
 
   /** How a source or sink connects to the server, without credentials. */
-  Connection connection() {
-    return new Connection(uri(), null, null, null, null, null, null);
+  public ConnectionSettings connection() {
+    return ConnectionSettings.of(uri());
   }
 
   private static void deleteTree(Path root) throws IOException {

@@ -10,7 +10,7 @@ import java.net.http.HttpResponse;
 import java.util.Arrays;
 
 /** The server's Prometheus counters (docs/metrics.md), read from its --http listener. */
-final class ServerMetrics {
+public final class ServerMetrics {
   private final String address;
 
   private ServerMetrics(String address) {

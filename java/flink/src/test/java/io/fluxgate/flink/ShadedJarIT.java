@@ -10,7 +10,7 @@ import java.util.List;
 import org.junit.jupiter.api.Test;
 
 /** The Flink jar relocates every class it bundles, so that none meets Flink's or a job's. */
-class ShadedJarIT {
+public class ShadedJarIT {
   @Test
   void everyBundledClassIsRelocated() throws Exception {
     Path jar = ShadedJars.packaged("fluxgate-flink", null);

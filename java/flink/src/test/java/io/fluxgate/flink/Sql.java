@@ -15,16 +15,16 @@ import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.function.Executable;
 
 /** Table environments on the test's MiniCluster with the catalog fg, and reading their results. */
-final class Sql implements AutoCloseable {
+public final class Sql implements AutoCloseable {
   private final List<StreamTableEnvironment> envs = new ArrayList<>();
   private final String uri;
 
-  Sql(String uri) {
+  public Sql(String uri) {
     this.uri = uri;
   }
 
   /** A table environment, batch or streaming, with fg as the current catalog. */
-  StreamTableEnvironment env(boolean batch, int parallelism, Map<String, String> config) {
+  public StreamTableEnvironment env(boolean batch, int parallelism, Map<String, String> config) {
     Configuration conf = new Configuration();
     conf.set(
         ExecutionOptions.RUNTIME_MODE,
@@ -39,12 +39,12 @@ final class Sql implements AutoCloseable {
     return t;
   }
 
-  StreamTableEnvironment env(boolean batch) {
+  public StreamTableEnvironment env(boolean batch) {
     return env(batch, 2, Map.of());
   }
 
   /** The rows of a query, as Row.toString, sorted. */
-  static List<String> rows(StreamTableEnvironment env, String sql) throws Exception {
+  public static List<String> rows(StreamTableEnvironment env, String sql) throws Exception {
     List<String> out = new ArrayList<>();
     try (CloseableIterator<Row> it = env.executeSql(sql).collect()) {
       it.forEachRemaining(r -> out.add(r.toString()));
@@ -54,7 +54,7 @@ final class Sql implements AutoCloseable {
   }
 
   /** The messages of the ValidationExceptions in what action throws (Flink wraps them). */
-  static String validationMessage(Executable action) {
+  public static String validationMessage(Executable action) {
     Throwable thrown = Assertions.assertThrows(Throwable.class, action);
     StringBuilder messages = new StringBuilder();
     for (Throwable c = thrown; c != null; c = c.getCause()) {

@@ -25,7 +25,7 @@ import org.junit.jupiter.api.extension.RegisterExtension;
  * Flink user writes them, with exact expected results.
  */
 @Timeout(90)
-class SqlTest {
+public class SqlTest {
   @RegisterExtension static final MiniClusterExtension CLUSTER = ServerExtension.cluster(4);
 
   static final ServerMetrics metrics = ServerMetrics.onFreePort();
@@ -152,7 +152,9 @@ class SqlTest {
         rows(env, "SELECT * FROM fluss.wide"));
   }
 
-  /** A write the server would refuse fails at planning, with Flink's exception and Fluss's words. */
+  /**
+   * A write the server would refuse fails at planning, with Flink's exception and Fluss's words.
+   */
   @Test
   void refusedPartialUpdateFailsAtPlanning() {
     StreamTableEnvironment env = env(true);
@@ -299,7 +301,8 @@ class SqlTest {
     // One key looked up, no row scanned.
     assertEquals(keys + 1, metrics.sum("fluxgate_lookup_keys_total", "fluss.users"));
     assertEquals(scanned, metrics.sum("fluxgate_rows_read_total", "fluss.users"));
-    assertEquals(List.of(), rows(env, "SELECT name FROM fluss.users WHERE id = 3 AND region = 'us'"));
+    assertEquals(
+        List.of(), rows(env, "SELECT name FROM fluss.users WHERE id = 3 AND region = 'us'"));
     // Other conditions stay in Flink, on the looked-up row.
     assertEquals(
         List.of(),
@@ -333,7 +336,8 @@ class SqlTest {
     assertTrue(plan.contains("project=[id]"), plan);
     assertTrue(plan.contains("limit=[10]"), plan);
 
-    double[] full = bytesRead(() -> assertEquals(400, rows(env, "SELECT * FROM fluss.pruned").size()));
+    double[] full =
+        bytesRead(() -> assertEquals(400, rows(env, "SELECT * FROM fluss.pruned").size()));
     double[] less = bytesRead(() -> assertEquals(10, rows(env, pruned).size()));
     assertTrue(less[0] < full[0] / 4, "Arrow bytes sent: " + less[0] + " vs " + full[0]);
     assertTrue(less[1] < full[1], "log bytes read: " + less[1] + " vs " + full[1]);
@@ -362,7 +366,10 @@ class SqlTest {
       {"'table.merge-engine'='first_row'", "[I]"},
       {"'table.delete.behavior'='ignore'", "[I,UB,UA]"},
       {"'table.delete.behavior'='disable'", "[I,UB,UA]"},
-      {"'table.merge-engine'='versioned', 'table.merge-engine.versioned.ver-column'='v'", "[I,UB,UA]"},
+      {
+        "'table.merge-engine'='versioned', 'table.merge-engine.versioned.ver-column'='v'",
+        "[I,UB,UA]"
+      },
       {"'table.merge-engine'='aggregation', 'fields.v.agg'='sum'", "[I,UB,UA]"},
       {"'table.changelog.image'='wal'", "[I,UA,D]"},
     };

@@ -33,7 +33,8 @@ final class StoreAssignment {
   /** Whether rows of the schema from need casts to be rows of the schema to. */
   static boolean needsCast(StructType from, StructType to) {
     for (int i = 0; i < from.fields().length; i++) {
-      if (!DataType.equalsIgnoreNullability(from.fields()[i].dataType(), to.fields()[i].dataType())) {
+      if (!DataType.equalsIgnoreNullability(
+          from.fields()[i].dataType(), to.fields()[i].dataType())) {
         return true;
       }
     }

@@ -29,8 +29,8 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Spark with Iceberg's own Spark runtime reads the lake through the Iceberg REST catalog that
- * fluxgate serves on its HTTP address, equal to {@code t$lake} read through the connector. A
- * server of its own: the shared one serves no HTTP.
+ * fluxgate serves on its HTTP address, equal to {@code t$lake} read through the connector. A server
+ * of its own: the shared one serves no HTTP.
  */
 class LakeRestCatalogTest extends SparkServerTest {
   private static FluxgateServer lakeServer;
@@ -138,8 +138,8 @@ class LakeRestCatalogTest extends SparkServerTest {
 
   /**
    * An INSERT through the read-only catalog fails at its first file: the served metadata's write
-   * locations have a scheme no file system has, so nothing is left in fluxgate's lake (Spark
-   * checks the catalog's endpoints only at commit, after writing its files).
+   * locations have a scheme no file system has, so nothing is left in fluxgate's lake (Spark checks
+   * the catalog's endpoints only at commit, after writing its files).
    */
   @Test
   void insertFailsBeforeWritingAFile() throws IOException {

@@ -23,7 +23,8 @@ class NamespaceTest extends SparkServerTest {
     assertTrue(client.listDatabases().contains("spark_made"));
     assertTrue(namespaces().contains("spark_made"), namespaces().toString());
     spark.sql("CREATE TABLE fg.spark_made.t (id BIGINT)");
-    Exception notEmpty = assertThrows(Exception.class, () -> spark.sql("DROP NAMESPACE fg.spark_made"));
+    Exception notEmpty =
+        assertThrows(Exception.class, () -> spark.sql("DROP NAMESPACE fg.spark_made"));
     assertTrue(messages(notEmpty).contains("spark_made"), messages(notEmpty));
     spark.sql("DROP NAMESPACE fg.spark_made CASCADE");
     assertFalse(namespaces().contains("spark_made"), namespaces().toString());

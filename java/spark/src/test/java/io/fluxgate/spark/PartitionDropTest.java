@@ -91,8 +91,7 @@ class PartitionDropTest extends SparkServerTest {
     InputPartition[] planned = scan.toBatch().planInputPartitions();
     drop(name, "20261201");
     assertEquals(
-        List.of("3@20261202", "4@20261202"),
-        read(scan.toBatch().createReaderFactory(), planned));
+        List.of("3@20261202", "4@20261202"), read(scan.toBatch().createReaderFactory(), planned));
 
     // Another NOT_FOUND, of the whole table dropped, fails the read.
     client.dropTable(name, false);
@@ -114,8 +113,7 @@ class PartitionDropTest extends SparkServerTest {
     Offset end = stream.latestOffset();
     drop(name, "20261202"); // listed in end, dropped before the batch is planned
     List<String> first = List.of("1@20261201", "2@20261201", "3@20261201", "7@20261203");
-    assertEquals(
-        first, read(stream.createReaderFactory(), stream.planInputPartitions(start, end)));
+    assertEquals(first, read(stream.createReaderFactory(), stream.planInputPartitions(start, end)));
 
     // A restart plans the batch again from the checkpoint's offsets: the same rows.
     MicroBatchStream restarted =
@@ -146,8 +144,7 @@ class PartitionDropTest extends SparkServerTest {
     assertEquals(
         List.of("11@20261201", "12@20261201"),
         read(
-            stream.createReaderFactory(),
-            stream.planInputPartitions(last, stream.latestOffset())));
+            stream.createReaderFactory(), stream.planInputPartitions(last, stream.latestOffset())));
   }
 
   @Test
@@ -179,8 +176,7 @@ class PartitionDropTest extends SparkServerTest {
       again.stop();
     }
     assertEquals(
-        List.of(
-            "1@20261201", "2@20261201", "3@20261202", "4@20261202", "5@20261202", "6@20261201"),
+        List.of("1@20261201", "2@20261201", "3@20261202", "4@20261202", "5@20261202", "6@20261201"),
         rows(out));
   }
 

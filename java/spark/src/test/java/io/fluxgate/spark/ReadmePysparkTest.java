@@ -20,11 +20,11 @@ import org.junit.jupiter.api.io.TempDir;
 import scala.Option;
 
 /**
- * Runs the ```python-pyspark blocks of docs/spark.md in a Python with pyspark-client (the
- * venv the Makefile makes, python/.venv), one namespace for all, against a Spark Connect server in
- * the tests' Spark (the connector on its classpath, the tests' catalog fg). The docs' endpoint
- * becomes the tests' server and their /tmp/ paths a fresh directory. Then what the blocks wrote is
- * read back here, and a JSON file dropped into the streaming write's input must come out of the
+ * Runs the ```python-pyspark blocks of docs/spark.md in a Python with pyspark-client (the venv the
+ * Makefile makes, python/.venv), one namespace for all, against a Spark Connect server in the
+ * tests' Spark (the connector on its classpath, the tests' catalog fg). The docs' endpoint becomes
+ * the tests' server and their /tmp/ paths a fresh directory. Then what the blocks wrote is read
+ * back here, and a JSON file dropped into the streaming write's input must come out of the
  * streaming read.
  */
 class ReadmePysparkTest extends SparkServerTest {

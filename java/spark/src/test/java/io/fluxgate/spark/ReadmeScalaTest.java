@@ -20,11 +20,11 @@ import scala.tools.nsc.interpreter.Results;
 import scala.tools.nsc.interpreter.shell.ReplReporterImpl;
 
 /**
- * Runs the ```scala blocks of docs/spark.md in the Scala interpreter spark-shell runs,
- * one block at a time as {@code :paste} does, with {@code spark} bound to the tests' session (its
- * catalog fg on the tests' server). The README's endpoint becomes the server's and its /tmp/ paths
- * a fresh directory. Then a JSON file dropped into the streaming write's input must come out of
- * the streaming read.
+ * Runs the ```scala blocks of docs/spark.md in the Scala interpreter spark-shell runs, one block at
+ * a time as {@code :paste} does, with {@code spark} bound to the tests' session (its catalog fg on
+ * the tests' server). The README's endpoint becomes the server's and its /tmp/ paths a fresh
+ * directory. Then a JSON file dropped into the streaming write's input must come out of the
+ * streaming read.
  */
 class ReadmeScalaTest extends SparkServerTest {
   static final Path PAGE =
@@ -47,7 +47,10 @@ class ReadmeScalaTest extends SparkServerTest {
         interpret(
             repl,
             out,
-            block.source().replace("grpc://127.0.0.1:8815", server.uri()).replace("/tmp/", tmp + "/"));
+            block
+                .source()
+                .replace("grpc://127.0.0.1:8815", server.uri())
+                .replace("/tmp/", tmp + "/"));
       }
       Files.writeString(tmp.resolve("fluxgate-in/1.json"), "{\"id\": 7, \"s\": \"seven\"}\n");
       interpret(repl, out, "in.processAllAvailable(); out.processAllAvailable()");

@@ -51,19 +51,23 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Spark reads of a 2M-row (-Dbench.rows), 20-column table against plain Arrow Flight DoGets of the same endpoints
- * in the same JVM, and the bytes a projection reads against a full read (the server's /metrics).
- * Tagged "benchmark": not run by {@code verify}; docs/benchmarks.md ("Spark") has the command. It
- * prints its figures and asserts only that Spark and the DoGets agree on the results.
+ * Spark reads of a 2M-row (-Dbench.rows), 20-column table against plain Arrow Flight DoGets of the
+ * same endpoints in the same JVM, and the bytes a projection reads against a full read (the
+ * server's /metrics). Tagged "benchmark": not run by {@code verify}; docs/benchmarks.md ("Spark")
+ * has the command. It prints its figures and asserts only that Spark and the DoGets agree on the
+ * results.
  */
 @Tag("benchmark")
 class SparkReadBenchmark extends SparkServerTest {
   private static final String TABLE = "bench.wide";
   private static final String TINY = "bench.one_row"; // for Spark's cost of a query itself
+
   /** The table's rows: -Dbench.rows=N, default 2M. */
   private static final long ROWS = Long.getLong("bench.rows", 2_000_000);
+
   private static final int BATCH = 65_536;
   private static final int RUNS = 7;
+
   /** Runs before the measured ones: Spark's planning code takes tens of queries to be compiled. */
   private static final int WARMUPS = 5;
 
@@ -212,8 +216,7 @@ class SparkReadBenchmark extends SparkServerTest {
     report.add(
         String.format(
             "client calls: rowCount (table-stats) %.1f ms, plan (GetFlightInfo) %.1f ms",
-            medianMs(() -> benchClient.rowCount(TABLE)),
-            medianMs(() -> benchClient.plan(two))));
+            medianMs(() -> benchClient.rowCount(TABLE)), medianMs(() -> benchClient.plan(two))));
 
     // Bytes: a Spark read of every column against the projection of two.
     String[] all = new String[20];

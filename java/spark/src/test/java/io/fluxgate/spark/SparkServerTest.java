@@ -117,7 +117,8 @@ abstract class SparkServerTest {
                 "fail_at",
                 (UDF1<Long, Long>)
                     id -> {
-                      if (id == failId.get() && failures.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
+                      if (id == failId.get()
+                          && failures.getAndUpdate(n -> Math.max(0, n - 1)) > 0) {
                         throw new IllegalStateException("injected failure at id " + id);
                       }
                       return id;

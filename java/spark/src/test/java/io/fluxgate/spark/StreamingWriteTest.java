@@ -146,7 +146,8 @@ class StreamingWriteTest extends SparkServerTest {
   void primaryKeyTableTakesPartialUpdates() throws Exception {
     String name = table("sink_pk");
     client.createTable(
-        TableSpec.of(name, Column.of("id", "BIGINT"), Column.of("s", "STRING"), Column.of("n", "INT"))
+        TableSpec.of(
+                name, Column.of("id", "BIGINT"), Column.of("s", "STRING"), Column.of("n", "INT"))
             .withPrimaryKey("id"),
         false);
     write(name, List.of(row(1L, "old", 10), row(2L, "old", 20)));

@@ -251,7 +251,9 @@ class WriteTest extends SparkServerTest {
         assertThrows(
             Exception.class,
             () ->
-                spark.sql("SELECT 2L AS id").write()
+                spark
+                    .sql("SELECT 2L AS id")
+                    .write()
                     .format("fluxgate")
                     .option("endpoint", server.uri())
                     .option("table", name)
@@ -300,8 +302,8 @@ class WriteTest extends SparkServerTest {
   }
 
   /**
-   * A log table's rows may leave out nullable columns, as the server takes them (PROTOCOL.md §5):
-   * a producer goes on unchanged after a column is added.
+   * A log table's rows may leave out nullable columns, as the server takes them (PROTOCOL.md §5): a
+   * producer goes on unchanged after a column is added.
    */
   @Test
   void logTableRowsMayLeaveOutNullableColumns() {
@@ -326,8 +328,7 @@ class WriteTest extends SparkServerTest {
             Exception.class, () -> append(spark.sql("SELECT 1L AS id, 'x' AS nope"), name));
     assertTrue(messages(unknown).contains("[nope] are not in the table"), messages(unknown));
     Exception type =
-        assertThrows(
-            Exception.class, () -> append(spark.sql("SELECT '1' AS id, 'x' AS s"), name));
+        assertThrows(Exception.class, () -> append(spark.sql("SELECT '1' AS id, 'x' AS s"), name));
     assertTrue(
         messages(type).contains("column id is BIGINT in the table but STRING in the DataFrame"),
         messages(type));
