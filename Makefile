@@ -25,7 +25,7 @@ vet:
 
 # staticcheck's default checks (its unused code among them) over the module, and ruff over python/ (its rules are in
 # python/pyproject.toml). Who may print or exit (fmt.Print*, log.Fatal* only in cmd/ and main packages) is a rule of
-# internal/house, which go-test runs.
+# internal/lint, which go-test runs.
 lint: venv
 	scripts/timed lint-go $(GO) run $(STATICCHECK) ./...
 	cd python && ../scripts/timed lint-python .venv/bin/ruff check .

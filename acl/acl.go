@@ -53,7 +53,7 @@ func ParseOperation(s string) (Operation, error) {
 	if slices.Contains(Operations, op) {
 		return op, nil
 	}
-	return "", errs.New(errs.Invalid, "unknown operation %s: want one of read, write, create, drop, alter, describe", errs.Quote(s))
+	return "", errs.New(errs.InvalidArgument, "unknown operation %s: want one of read, write, create, drop, alter, describe", errs.Quote(s))
 }
 
 // AllDatabases is the Database of a Resource that means every database.
@@ -80,7 +80,7 @@ func (r Resource) String() string {
 func (r Resource) Validate() error {
 	if r.Database == AllDatabases {
 		if r.Table != "" {
-			return errs.New(errs.Invalid, `a grant on database "*" cannot name a table`)
+			return errs.New(errs.InvalidArgument, `a grant on database "*" cannot name a table`)
 		}
 		return nil
 	}
@@ -92,7 +92,7 @@ func (r Resource) Validate() error {
 		return err
 	}
 	if p.View != "" {
-		return errs.New(errs.Invalid, "grants are on tables, not on their views: %s", errs.Quote(r.Table))
+		return errs.New(errs.InvalidArgument, "grants are on tables, not on their views: %s", errs.Quote(r.Table))
 	}
 	return nil
 }
@@ -158,19 +158,19 @@ func OpenFS(fsys vfs.FS, path string) (*Store, error) {
 
 func (g Grant) validate() error {
 	if g.Principal == "" {
-		return errs.New(errs.Invalid, `a grant needs a "principal"`)
+		return errs.New(errs.InvalidArgument, `a grant needs a "principal"`)
 	}
 	if err := protocol.ValidateID("principal", g.Principal); err != nil {
 		return err
 	}
 	if g.Database == "" {
-		return errs.New(errs.Invalid, `a grant needs a "database" (a name, or "*" for all)`)
+		return errs.New(errs.InvalidArgument, `a grant needs a "database" (a name, or "*" for all)`)
 	}
 	if err := g.Resource.Validate(); err != nil {
 		return err
 	}
 	if len(g.Operations) == 0 {
-		return errs.New(errs.Invalid, `a grant needs "operations"`)
+		return errs.New(errs.InvalidArgument, `a grant needs "operations"`)
 	}
 	for _, op := range g.Operations {
 		if _, err := ParseOperation(string(op)); err != nil {
@@ -302,7 +302,7 @@ func (s *Store) save() error {
 	if err := fsio.WriteFileAtomic(s.fs, s.path, append(raw, '\n'), 0o600); err != nil {
 		kind := errs.Unavailable
 		if errors.Is(err, syscall.ENOSPC) {
-			kind = errs.Exhausted
+			kind = errs.ResourceExhausted
 		}
 		return errs.New(kind, "saving grants: %w", err)
 	}

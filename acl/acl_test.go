@@ -133,7 +133,7 @@ func TestInvalidGrants(t *testing.T) {
 		"bad table":         {Principal: "a", Resource: Resource{Database: "d", Table: "t$changelog"}, Operations: []Operation{Read}},
 		"table of *":        {Principal: "a", Resource: Resource{Database: "*", Table: "t"}, Operations: []Operation{Read}},
 	} {
-		if err := s.Grant(g); errs.KindOf(err) != errs.Invalid {
+		if err := s.Grant(g); errs.KindOf(err) != errs.InvalidArgument {
 			t.Errorf("%s: %v, want invalid", name, err)
 		}
 	}

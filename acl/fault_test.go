@@ -25,7 +25,7 @@ func TestGrantOnFullDiskChangesNothing(t *testing.T) {
 
 	faults.Set(diskfault.Write, "acl.json", syscall.ENOSPC)
 	err = s.Grant(Grant{Principal: "bob", Resource: Resource{Database: "db1"}, Operations: []Operation{Write}})
-	if !errs.Is(err, errs.Exhausted) || !errors.Is(err, syscall.ENOSPC) {
+	if !errs.Is(err, errs.ResourceExhausted) || !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("grant on a full disk: %v, want resource exhausted caused by ENOSPC", err)
 	}
 	want := []Grant{read}

@@ -85,13 +85,13 @@ func (s *Strategy) CheckCreate(now time.Time, spec map[string]string) error {
 	}
 	v, ok := spec[s.Key]
 	if !ok || !s.Format.Matches(v) {
-		return errs.New(errs.Invalid, "Partition value '%s' does not match the expected format '%s' for auto-partition time unit '%s'.", v, s.Format, s.Unit)
+		return errs.New(errs.InvalidArgument, "Partition value '%s' does not match the expected format '%s' for auto-partition time unit '%s'.", v, s.Format, s.Unit)
 	}
 	if !s.Enabled || s.NumRetention < 0 {
 		return nil
 	}
 	if earliest := s.Value(now, -s.NumRetention); v < earliest {
-		return errs.New(errs.Precondition, "Partition value '%s' is out-of-date. The earliest retained partition is '%s'.", v, earliest)
+		return errs.New(errs.FailedPrecondition, "Partition value '%s' is out-of-date. The earliest retained partition is '%s'.", v, earliest)
 	}
 	return nil
 }

@@ -23,23 +23,23 @@ type Assigner struct {
 
 // NewAssigner returns an Assigner for batches of schema, bucketed by the
 // columns keyCols (in that order) into numBuckets buckets. A key column of a
-// type Iceberg cannot hash (nested types, unsigned ints, ...) is errs.Invalid.
+// type Iceberg cannot hash (nested types, unsigned ints, ...) is errs.InvalidArgument.
 func NewAssigner(schema *arrow.Schema, keyCols []int, numBuckets int) (*Assigner, error) {
 	if numBuckets < 1 || numBuckets > math.MaxInt32 {
-		return nil, errs.New(errs.Invalid, "bucket count %d out of range [1, %d]", numBuckets, math.MaxInt32)
+		return nil, errs.New(errs.InvalidArgument, "bucket count %d out of range [1, %d]", numBuckets, math.MaxInt32)
 	}
 	if len(keyCols) == 0 {
-		return nil, errs.New(errs.Invalid, "empty bucket key")
+		return nil, errs.New(errs.InvalidArgument, "empty bucket key")
 	}
 	a := &Assigner{keyCols: append([]int(nil), keyCols...), numBuckets: numBuckets}
 	for _, c := range keyCols {
 		if c < 0 || c >= schema.NumFields() {
-			return nil, errs.New(errs.Invalid, "bucket key column %d out of range: schema has %d columns", c, schema.NumFields())
+			return nil, errs.New(errs.InvalidArgument, "bucket key column %d out of range: schema has %d columns", c, schema.NumFields())
 		}
 		f := schema.Field(c)
 		b := binderFor(f.Type)
 		if b == nil {
-			return nil, errs.New(errs.Invalid, "bucket key column %q has type %s, which cannot be a bucket key", f.Name, f.Type)
+			return nil, errs.New(errs.InvalidArgument, "bucket key column %q has type %s, which cannot be a bucket key", f.Name, f.Type)
 		}
 		a.binders = append(a.binders, b)
 	}

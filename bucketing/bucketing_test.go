@@ -272,7 +272,7 @@ func TestNewAssignerErrors(t *testing.T) {
 	} {
 		_, err := NewAssigner(schema, tc.keys, tc.n)
 		var e *errs.Error
-		if !errors.As(err, &e) || e.Kind != errs.Invalid {
+		if !errors.As(err, &e) || e.Kind != errs.InvalidArgument {
 			t.Errorf("NewAssigner(%v, %d) = %v, want an Invalid error", tc.keys, tc.n, err)
 		}
 	}

@@ -11,9 +11,9 @@ func parseAutoPartitionOption(table, key, value string) (string, error) {
 	v, ok, err := autopartition.ParseOption(key, value)
 	switch {
 	case !ok:
-		return "", errs.New(errs.Invalid, "table %s: unknown option %s (the %s* options are %s)", table, errs.Quote(key), autopartition.OptPrefix, autopartition.OptionList())
+		return "", errs.New(errs.InvalidArgument, "table %s: unknown option %s (the %s* options are %s)", table, errs.Quote(key), autopartition.OptPrefix, autopartition.OptionList())
 	case err != nil:
-		return "", errs.New(errs.Invalid, "table %s: option %s = %s: %v", table, errs.Quote(key), errs.Quote(value), err)
+		return "", errs.New(errs.InvalidArgument, "table %s: option %s = %s: %v", table, errs.Quote(key), errs.Quote(value), err)
 	}
 	return v, nil
 }
@@ -24,7 +24,7 @@ func parseAutoPartitionOption(table, key, value string) (string, error) {
 func (n *normalizer) autoPartition(partitionKeys []string) error {
 	isDate := func(col string) bool { t := n.types[col]; return t != nil && t.Root() == "DATE" }
 	if err := autopartition.Validate(n.opts, partitionKeys, isDate); err != nil {
-		return errs.New(errs.Invalid, "table %s: %v", n.table, err)
+		return errs.New(errs.InvalidArgument, "table %s: %v", n.table, err)
 	}
 	return nil
 }

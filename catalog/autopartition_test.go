@@ -24,7 +24,7 @@ func TestAutoPartitionOptionsOfAnUnpartitionedTable(t *testing.T) {
 		switch {
 		case tc.want == "" && err != nil:
 			t.Errorf("%v: %v", tc.opts, err)
-		case tc.want != "" && (errs.KindOf(err) != errs.Invalid || !strings.HasPrefix(err.Error(), tc.want)):
+		case tc.want != "" && (errs.KindOf(err) != errs.InvalidArgument || !strings.HasPrefix(err.Error(), tc.want)):
 			t.Errorf("%v: got %v, want invalid argument %q", tc.opts, err, tc.want)
 		}
 	}
@@ -75,7 +75,7 @@ func TestAutoPartitionOptionsOfAPartitionedTable(t *testing.T) {
 			"Invalid table property 'table.auto-partition.time-format': Time format 'yyyy/MM/dd' generates invalid partition value"},
 	} {
 		_, err := NormalizeSpec(testPartitioned(tc.keys, tc.opts), Defaults{})
-		if errs.KindOf(err) != errs.Invalid || !strings.Contains(err.Error(), tc.want) {
+		if errs.KindOf(err) != errs.InvalidArgument || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%v %v: got %v, want invalid argument %q", tc.keys, tc.opts, err, tc.want)
 		}
 	}

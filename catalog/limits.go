@@ -25,7 +25,7 @@ const (
 // `comment` or `column "c" comment`.
 func checkComment(table, field, comment string) error {
 	if len(comment) > MaxCommentBytes {
-		return errs.New(errs.Invalid, "table %s: %s is %d bytes; the limit is %d", table, field, len(comment), MaxCommentBytes)
+		return errs.New(errs.InvalidArgument, "table %s: %s is %d bytes; the limit is %d", table, field, len(comment), MaxCommentBytes)
 	}
 	return nil
 }
@@ -34,10 +34,10 @@ func checkComment(table, field, comment string) error {
 // option's own validation quotes it in an error.
 func checkOptionSize(table, key, value string) error {
 	if len(key) > MaxOptionKeyBytes {
-		return errs.New(errs.Invalid, "table %s: option key %.64q... is %d bytes; the limit is %d", table, key, len(key), MaxOptionKeyBytes)
+		return errs.New(errs.InvalidArgument, "table %s: option key %.64q... is %d bytes; the limit is %d", table, key, len(key), MaxOptionKeyBytes)
 	}
 	if len(value) > MaxOptionValueBytes {
-		return errs.New(errs.Invalid, "table %s: option %s: value is %d bytes; the limit is %d", table, errs.Quote(key), len(value), MaxOptionValueBytes)
+		return errs.New(errs.InvalidArgument, "table %s: option %s: value is %d bytes; the limit is %d", table, errs.Quote(key), len(value), MaxOptionValueBytes)
 	}
 	return nil
 }
@@ -50,7 +50,7 @@ func checkDefinitionSize(t *TableInfo) error {
 		return fmt.Errorf("table %s: encode definition: %w", t.Table, err)
 	}
 	if len(b) > MaxDefinitionBytes {
-		return errs.New(errs.Invalid, "table %s: the definition (%d columns, %d options) is %d bytes as stored; the limit is %d",
+		return errs.New(errs.InvalidArgument, "table %s: the definition (%d columns, %d options) is %d bytes as stored; the limit is %d",
 			t.Table, len(t.Columns), len(t.Options), len(b), MaxDefinitionBytes)
 	}
 	return nil

@@ -75,15 +75,15 @@ func ParseDuration(s string) (time.Duration, error) {
 		i++
 	}
 	if i == 0 {
-		return 0, errs.New(errs.Invalid, "invalid duration %s: expected an integer and a unit such as 7d, 3min, 30s or 500ms", errs.Quote(s))
+		return 0, errs.New(errs.InvalidArgument, "invalid duration %s: expected an integer and a unit such as 7d, 3min, 30s or 500ms", errs.Quote(s))
 	}
 	n, err := strconv.ParseInt(t[:i], 10, 64)
 	unit, ok := durationUnits[strings.TrimSpace(t[i:])]
 	if !ok {
-		return 0, errs.New(errs.Invalid, "invalid duration %s: unknown unit %s (expected d, h, min, s, ms, us or ns)", errs.Quote(s), errs.Quote(strings.TrimSpace(t[i:])))
+		return 0, errs.New(errs.InvalidArgument, "invalid duration %s: unknown unit %s (expected d, h, min, s, ms, us or ns)", errs.Quote(s), errs.Quote(strings.TrimSpace(t[i:])))
 	}
 	if err != nil || n > math.MaxInt64/int64(unit) {
-		return 0, errs.New(errs.Invalid, "invalid duration %s: too large", errs.Quote(s))
+		return 0, errs.New(errs.InvalidArgument, "invalid duration %s: too large", errs.Quote(s))
 	}
 	return time.Duration(n) * unit, nil
 }
@@ -215,11 +215,11 @@ func parseOption(table, key, value string) (string, error) {
 	}
 	parse, ok := optionParsers[key]
 	if !ok {
-		return "", errs.New(errs.Invalid, "table %s: unknown option %s (see PROTOCOL.md §2 for the options understood; lake properties start with \"iceberg.\")", table, errs.Quote(key))
+		return "", errs.New(errs.InvalidArgument, "table %s: unknown option %s (see PROTOCOL.md §2 for the options understood; lake properties start with \"iceberg.\")", table, errs.Quote(key))
 	}
 	v, err := parse(value)
 	if err != nil {
-		return "", errs.New(errs.Invalid, "table %s: option %s = %s: %v", table, errs.Quote(key), errs.Quote(value), err)
+		return "", errs.New(errs.InvalidArgument, "table %s: option %s = %s: %v", table, errs.Quote(key), errs.Quote(value), err)
 	}
 	return v, nil
 }

@@ -17,20 +17,20 @@ func (n *normalizer) partitionKeys(keys []string) error {
 		t := n.types[k]
 		switch {
 		case t == nil && len(n.pk) == 0:
-			return errs.New(errs.Invalid, "table %s: Partition key '%s' does not exist in the schema.", n.table, k)
+			return errs.New(errs.InvalidArgument, "table %s: Partition key '%s' does not exist in the schema.", n.table, k)
 		case len(n.pk) > 0 && !slices.Contains(n.pk, k):
-			return errs.New(errs.Invalid, "table %s: Partitioned Primary Key Table requires partition key %s is a subset of the primary key %s.",
+			return errs.New(errs.InvalidArgument, "table %s: Partitioned Primary Key Table requires partition key %s is a subset of the primary key %s.",
 				n.table, javaList(keys), javaList(n.pk))
 		case slices.Contains(n.partKeys, k):
-			return errs.New(errs.Invalid, "table %s: partition key %s is listed twice", n.table, errs.Quote(k))
+			return errs.New(errs.InvalidArgument, "table %s: partition key %s is listed twice", n.table, errs.Quote(k))
 		case !partition.Supported(t.Root()):
-			return errs.New(errs.Invalid, "table %s: Currently, partitioned table supported partition key type are %s, but got partition key '%s' with data type %s.",
+			return errs.New(errs.InvalidArgument, "table %s: Currently, partitioned table supported partition key type are %s, but got partition key '%s' with data type %s.",
 				n.table, partition.SupportedTypes, k, t.String())
 		}
 		n.partKeys = append(n.partKeys, k)
 	}
 	if len(n.pk) > 0 && len(n.partKeys) > 0 && len(n.physicalKey()) == 0 {
-		return errs.New(errs.Invalid, "table %s: Primary Key constraint %s should not be same with partition fields %s.",
+		return errs.New(errs.InvalidArgument, "table %s: Primary Key constraint %s should not be same with partition fields %s.",
 			n.table, javaList(n.pk), javaList(n.partKeys))
 	}
 	return nil

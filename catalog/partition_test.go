@@ -46,7 +46,7 @@ func TestPartitionKeysValidation(t *testing.T) {
 			}
 			continue
 		}
-		if errs.KindOf(err) != errs.Invalid || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "fluss.t") {
+		if errs.KindOf(err) != errs.InvalidArgument || !strings.Contains(err.Error(), tt.want) || !strings.Contains(err.Error(), "fluss.t") {
 			t.Errorf("%s: got %v, want INVALID_ARGUMENT naming fluss.t with %q", tt.name, err, tt.want)
 		}
 	}
@@ -106,13 +106,13 @@ func TestPartitions(t *testing.T) {
 		"reserved prefix": {"dt": "__x", "region": "eu"},
 	} {
 		_, _, err := c.CreatePartition(path, spec, false)
-		wantKind(t, name, err, errs.Invalid)
+		wantKind(t, name, err, errs.InvalidArgument)
 	}
 	if _, _, err := c.CreatePartition(path, map[string]string{"dt": "20261202", "region": "eu"}, false); err != nil {
 		t.Fatal(err)
 	}
 	_, _, err = c.CreatePartition(path, map[string]string{"dt": "20261203", "region": "eu"}, false)
-	wantKind(t, "over the limit", err, errs.Exhausted)
+	wantKind(t, "over the limit", err, errs.ResourceExhausted)
 	if err != nil && !strings.Contains(err.Error(), "max.partition.num is 2") {
 		t.Errorf("limit error %q does not name the limit", err)
 	}
@@ -123,7 +123,7 @@ func TestPartitions(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _, err = c.CreatePartition(mustPath(t, "plain"), eu, false)
-	wantKind(t, "not partitioned", err, errs.Precondition)
+	wantKind(t, "not partitioned", err, errs.FailedPrecondition)
 
 	// Restart: the partitions and the id sequence are kept.
 	c.Close()

@@ -49,7 +49,7 @@ func (t *TableInfo) Partition() *Partition { return t.d.partition }
 // NotPartitioned is the error of a partition action on a table without
 // partition keys.
 func NotPartitioned(t *TableInfo) error {
-	return errs.New(errs.Precondition, "table %s is not partitioned", t.Table)
+	return errs.New(errs.FailedPrecondition, "table %s is not partitioned", t.Table)
 }
 
 // PartitionNotFound is the error of a partition that does not exist, naming
@@ -84,7 +84,7 @@ func (c *Catalog) CreatePartition(path protocol.TablePath, spec map[string]strin
 		return nil, false, errs.New(errs.AlreadyExists, "partition %s of table %s already exists", partition.Qualified(t.PartitionKeys, values), t.Table)
 	}
 	if len(parts) >= c.maxPartitions {
-		return nil, false, errs.New(errs.Exhausted, "table %s has %d partitions, the limit max.partition.num is %d; drop some first",
+		return nil, false, errs.New(errs.ResourceExhausted, "table %s has %d partitions, the limit max.partition.num is %d; drop some first",
 			t.Table, len(parts), c.maxPartitions)
 	}
 	p = &Partition{

@@ -147,11 +147,11 @@ func NormalizeSpec(spec TableSpec, defaults Defaults) (*TableInfo, error) {
 		return nil, err
 	}
 	if path.View != "" {
-		return nil, errs.New(errs.Invalid, "table %s: cannot create a table with a view suffix; create %s", path.FullName(), path)
+		return nil, errs.New(errs.InvalidArgument, "table %s: cannot create a table with a view suffix; create %s", path.FullName(), path)
 	}
 	n := &normalizer{table: path.String(), types: map[string]*sqltype.Type{}, opts: map[string]string{}}
 	if len(spec.Columns) == 0 {
-		return nil, errs.New(errs.Invalid, "table %s: a table needs at least one column", n.table)
+		return nil, errs.New(errs.InvalidArgument, "table %s: a table needs at least one column", n.table)
 	}
 	if err := checkComment(n.table, "comment", spec.Comment); err != nil {
 		return nil, err
@@ -226,7 +226,7 @@ func ValidateAlter(info *TableInfo, set map[string]string, reset []string, addCo
 			return nil, notAlterable(table, k)
 		}
 		if _, ok := set[k]; ok {
-			return nil, errs.New(errs.Invalid, "table %s: option %s is both set and reset", table, errs.Quote(k))
+			return nil, errs.New(errs.InvalidArgument, "table %s: option %s is both set and reset", table, errs.Quote(k))
 		}
 		if autopartition.IsOption(k) {
 			delete(opts, k) // autoPartition fills the default in again
@@ -245,7 +245,7 @@ func ValidateAlter(info *TableInfo, set map[string]string, reset []string, addCo
 	}
 	for _, c := range addColumns {
 		if c.Nullable != nil && !*c.Nullable {
-			return nil, errs.New(errs.Invalid, "table %s: added column %s must be nullable", table, errs.Quote(c.Name))
+			return nil, errs.New(errs.InvalidArgument, "table %s: added column %s must be nullable", table, errs.Quote(c.Name))
 		}
 		if err := n.addColumn(c); err != nil {
 			return nil, err
@@ -269,7 +269,7 @@ func ValidateAlter(info *TableInfo, set map[string]string, reset []string, addCo
 }
 
 func notAlterable(table, key string) error {
-	return errs.New(errs.Invalid, "table %s: option %q cannot be altered (only %s can)",
+	return errs.New(errs.InvalidArgument, "table %s: option %q cannot be altered (only %s can)",
 		table, key, strings.Join(slices.Sorted(maps.Keys(alterable)), ", "))
 }
 
@@ -287,20 +287,20 @@ type normalizer struct {
 func (n *normalizer) addColumn(c Column) error {
 	switch {
 	case c.Name == "" || len(c.Name) > protocol.MaxNameLen:
-		return errs.New(errs.Invalid, "table %s: column name %s is %d bytes long; it must be 1 to %d", n.table, errs.Quote(c.Name), len(c.Name), protocol.MaxNameLen)
+		return errs.New(errs.InvalidArgument, "table %s: column name %s is %d bytes long; it must be 1 to %d", n.table, errs.Quote(c.Name), len(c.Name), protocol.MaxNameLen)
 	case strings.TrimSpace(c.Name) != c.Name || strings.ContainsAny(c.Name, ",\x00\n\r\t"):
-		return errs.New(errs.Invalid, "table %s: column name %s may not contain commas or control characters, nor start or end with a space", n.table, errs.Quote(c.Name))
+		return errs.New(errs.InvalidArgument, "table %s: column name %s may not contain commas or control characters, nor start or end with a space", n.table, errs.Quote(c.Name))
 	case slices.Contains(protocol.SystemColumns, c.Name):
-		return errs.New(errs.Invalid, "table %s: column name %s is reserved for a system column", n.table, errs.Quote(c.Name))
+		return errs.New(errs.InvalidArgument, "table %s: column name %s is reserved for a system column", n.table, errs.Quote(c.Name))
 	case n.types[c.Name] != nil:
-		return errs.New(errs.Invalid, "table %s: duplicate column %s", n.table, errs.Quote(c.Name))
+		return errs.New(errs.InvalidArgument, "table %s: duplicate column %s", n.table, errs.Quote(c.Name))
 	}
 	if err := checkComment(n.table, fmt.Sprintf("column %s comment", errs.Quote(c.Name)), c.Comment); err != nil {
 		return err
 	}
 	t, err := parseType(c.Type)
 	if err != nil {
-		return errs.New(errs.Invalid, "table %s: column %s: %w", n.table, errs.Quote(c.Name), err)
+		return errs.New(errs.InvalidArgument, "table %s: column %s: %w", n.table, errs.Quote(c.Name), err)
 	}
 	nullable := c.Nullable == nil || *c.Nullable
 	c.Type, c.Nullable = t.String(), &nullable
@@ -315,11 +315,11 @@ func (n *normalizer) primaryKey(pk []string) error {
 		t := n.types[k]
 		switch {
 		case t == nil:
-			return errs.New(errs.Invalid, "table %s: primary key column %s is not a column (columns: %s)", n.table, errs.Quote(k), strings.Join(n.colNames, ", "))
+			return errs.New(errs.InvalidArgument, "table %s: primary key column %s is not a column (columns: %s)", n.table, errs.Quote(k), strings.Join(n.colNames, ", "))
 		case slices.Contains(n.pk, k):
-			return errs.New(errs.Invalid, "table %s: primary key column %s is listed twice", n.table, errs.Quote(k))
+			return errs.New(errs.InvalidArgument, "table %s: primary key column %s is listed twice", n.table, errs.Quote(k))
 		case t.Nested():
-			return errs.New(errs.Invalid, "table %s: primary key column %s has type %s; ARRAY, MAP and ROW cannot be keys", n.table, errs.Quote(k), t.String())
+			return errs.New(errs.InvalidArgument, "table %s: primary key column %s has type %s; ARRAY, MAP and ROW cannot be keys", n.table, errs.Quote(k), t.String())
 		}
 		n.pk = append(n.pk, k)
 		notNull := false
@@ -358,7 +358,7 @@ func (n *normalizer) options(in map[string]string, d Defaults) error {
 	pkTable := len(n.pk) > 0
 	for _, k := range []string{OptMergeEngine, OptDeleteBehavior, OptChangelogImage, OptAutoIncrementFields} {
 		if _, ok := n.opts[k]; ok && !pkTable {
-			return errs.New(errs.Invalid, "table %s: option %s applies only to primary-key tables", n.table, errs.Quote(k))
+			return errs.New(errs.InvalidArgument, "table %s: option %s applies only to primary-key tables", n.table, errs.Quote(k))
 		}
 	}
 	checks := []func() error{n.bucketKey, n.mergeEngine, n.autoIncrement}
@@ -392,7 +392,7 @@ func (n *normalizer) bucketKey() error {
 		case t.Nested():
 			return n.badOption(OptBucketKey, "column %s has type %s; ARRAY, MAP and ROW cannot be keys", errs.Quote(k), t.String())
 		case slices.Contains(n.partKeys, k):
-			return errs.New(errs.Invalid, "table %s: Bucket key %s shouldn't include any column in partition keys %s.",
+			return errs.New(errs.InvalidArgument, "table %s: Bucket key %s shouldn't include any column in partition keys %s.",
 				n.table, javaList(splitList(v)), javaList(n.partKeys))
 		case len(n.pk) > 0 && !slices.Contains(n.pk, k):
 			return n.badOption(OptBucketKey, "column %s is not in the primary key %s; the bucket key of a primary-key table must be a subset of it", errs.Quote(k), strings.Join(n.pk, ","))
@@ -407,7 +407,7 @@ func (n *normalizer) mergeEngine() error {
 	ver, hasVer := n.opts[OptVersionColumn]
 	switch {
 	case engine == MergeVersioned && !hasVer:
-		return errs.New(errs.Invalid, "table %s: option %s is required when %s is versioned", n.table, errs.Quote(OptVersionColumn), OptMergeEngine)
+		return errs.New(errs.InvalidArgument, "table %s: option %s is required when %s is versioned", n.table, errs.Quote(OptVersionColumn), OptMergeEngine)
 	case engine != MergeVersioned && hasVer:
 		return n.badOption(OptVersionColumn, "applies only when %s is versioned", OptMergeEngine)
 	case hasVer:
@@ -455,14 +455,14 @@ func (n *normalizer) autoIncrement() error {
 func (n *normalizer) aggColumn(col string) error {
 	key := "fields." + col + ".agg"
 	if n.opts[OptMergeEngine] != MergeAggregation {
-		return errs.New(errs.Invalid, "table %s: option %s: aggregate functions apply only when %s is aggregation", n.table, errs.Quote("fields."+col+".*"), OptMergeEngine)
+		return errs.New(errs.InvalidArgument, "table %s: option %s: aggregate functions apply only when %s is aggregation", n.table, errs.Quote("fields."+col+".*"), OptMergeEngine)
 	}
 	t := n.types[col]
 	switch {
 	case t == nil:
-		return errs.New(errs.Invalid, "table %s: option %s: %s", n.table, errs.Quote("fields."+col+".*"), n.noColumn(col))
+		return errs.New(errs.InvalidArgument, "table %s: option %s: %s", n.table, errs.Quote("fields."+col+".*"), n.noColumn(col))
 	case slices.Contains(n.pk, col):
-		return errs.New(errs.Invalid, "table %s: option %s: primary key column %s cannot have an aggregate function", n.table, errs.Quote("fields."+col+".*"), errs.Quote(col))
+		return errs.New(errs.InvalidArgument, "table %s: option %s: primary key column %s cannot have an aggregate function", n.table, errs.Quote("fields."+col+".*"), errs.Quote(col))
 	}
 	fn, ok := n.opts[key]
 	if ok {
@@ -532,7 +532,7 @@ func (n *normalizer) noColumn(name string) string {
 }
 
 func (n *normalizer) badOption(key, format string, args ...any) error {
-	return errs.New(errs.Invalid, "table %s: option %s = %s: %s", n.table, errs.Quote(key), errs.Quote(n.opts[key]), fmt.Sprintf(format, args...))
+	return errs.New(errs.InvalidArgument, "table %s: option %s = %s: %s", n.table, errs.Quote(key), errs.Quote(n.opts[key]), fmt.Sprintf(format, args...))
 }
 
 func isStrictPrefix(prefix, of []string) bool {

@@ -161,7 +161,7 @@ func TestOptionValidation(t *testing.T) {
 	}
 	for _, tt := range bad {
 		_, err := NormalizeSpec(testSpec(tt.pk, tt.opts), Defaults{})
-		if errs.KindOf(err) != errs.Invalid || !strings.Contains(err.Error(), tt.key) || !strings.Contains(err.Error(), "db.t") {
+		if errs.KindOf(err) != errs.InvalidArgument || !strings.Contains(err.Error(), tt.key) || !strings.Contains(err.Error(), "db.t") {
 			t.Errorf("%s: got %v (%v), want invalid argument naming db.t and %q", tt.name, err, errs.KindOf(err), tt.key)
 		}
 	}
@@ -196,19 +196,19 @@ func TestNormalizeSpecColumns(t *testing.T) {
 		kind errs.Kind
 		want []string // substrings of the message
 	}{
-		{"no columns", TableSpec{Table: "t"}, errs.Invalid, []string{"fluss.t", "column"}},
-		{"duplicate", TableSpec{Table: "t", Columns: cols(Column{Name: "a", Type: "INT"}, Column{Name: "a", Type: "INT"})}, errs.Invalid, []string{`"a"`}},
-		{"reserved", TableSpec{Table: "t", Columns: cols(Column{Name: "_log_offset", Type: "BIGINT"})}, errs.Invalid, []string{"_log_offset"}},
-		{"reserved lake", TableSpec{Table: "t", Columns: cols(Column{Name: "__bucket", Type: "INT"})}, errs.Invalid, []string{"__bucket"}},
-		{"empty name", TableSpec{Table: "t", Columns: cols(Column{Name: "", Type: "INT"})}, errs.Invalid, []string{"column name"}},
-		{"long name", TableSpec{Table: "t", Columns: cols(Column{Name: strings.Repeat("c", 201), Type: "INT"})}, errs.Invalid, []string{"column name"}},
-		{"comma", TableSpec{Table: "t", Columns: cols(Column{Name: "a,b", Type: "INT"})}, errs.Invalid, []string{`"a,b"`}},
-		{"bad type", TableSpec{Table: "t", Columns: cols(Column{Name: "a", Type: "INTEGR"})}, errs.Invalid, []string{`column "a"`, "INTEGR"}},
-		{"pk missing", TableSpec{Table: "t", Columns: cols(Column{Name: "a", Type: "INT"}), PrimaryKey: []string{"b"}}, errs.Invalid, []string{`"b"`}},
-		{"pk twice", TableSpec{Table: "t", Columns: cols(Column{Name: "a", Type: "INT"}), PrimaryKey: []string{"a", "a"}}, errs.Invalid, []string{`"a"`}},
-		{"pk nested", TableSpec{Table: "t", Columns: cols(Column{Name: "a", Type: "MAP<INT,INT>"}), PrimaryKey: []string{"a"}}, errs.Invalid, []string{`"a"`, "MAP"}},
-		{"view", TableSpec{Table: "t$changelog", Columns: cols(Column{Name: "a", Type: "INT"})}, errs.Invalid, []string{"t$changelog"}},
-		{"bad name", TableSpec{Table: "__t", Columns: cols(Column{Name: "a", Type: "INT"})}, errs.Invalid, []string{"__t"}},
+		{"no columns", TableSpec{Table: "t"}, errs.InvalidArgument, []string{"fluss.t", "column"}},
+		{"duplicate", TableSpec{Table: "t", Columns: cols(Column{Name: "a", Type: "INT"}, Column{Name: "a", Type: "INT"})}, errs.InvalidArgument, []string{`"a"`}},
+		{"reserved", TableSpec{Table: "t", Columns: cols(Column{Name: "_log_offset", Type: "BIGINT"})}, errs.InvalidArgument, []string{"_log_offset"}},
+		{"reserved lake", TableSpec{Table: "t", Columns: cols(Column{Name: "__bucket", Type: "INT"})}, errs.InvalidArgument, []string{"__bucket"}},
+		{"empty name", TableSpec{Table: "t", Columns: cols(Column{Name: "", Type: "INT"})}, errs.InvalidArgument, []string{"column name"}},
+		{"long name", TableSpec{Table: "t", Columns: cols(Column{Name: strings.Repeat("c", 201), Type: "INT"})}, errs.InvalidArgument, []string{"column name"}},
+		{"comma", TableSpec{Table: "t", Columns: cols(Column{Name: "a,b", Type: "INT"})}, errs.InvalidArgument, []string{`"a,b"`}},
+		{"bad type", TableSpec{Table: "t", Columns: cols(Column{Name: "a", Type: "INTEGR"})}, errs.InvalidArgument, []string{`column "a"`, "INTEGR"}},
+		{"pk missing", TableSpec{Table: "t", Columns: cols(Column{Name: "a", Type: "INT"}), PrimaryKey: []string{"b"}}, errs.InvalidArgument, []string{`"b"`}},
+		{"pk twice", TableSpec{Table: "t", Columns: cols(Column{Name: "a", Type: "INT"}), PrimaryKey: []string{"a", "a"}}, errs.InvalidArgument, []string{`"a"`}},
+		{"pk nested", TableSpec{Table: "t", Columns: cols(Column{Name: "a", Type: "MAP<INT,INT>"}), PrimaryKey: []string{"a"}}, errs.InvalidArgument, []string{`"a"`, "MAP"}},
+		{"view", TableSpec{Table: "t$changelog", Columns: cols(Column{Name: "a", Type: "INT"})}, errs.InvalidArgument, []string{"t$changelog"}},
+		{"bad name", TableSpec{Table: "__t", Columns: cols(Column{Name: "a", Type: "INT"})}, errs.InvalidArgument, []string{"__t"}},
 	}
 	for _, tt := range tests {
 		_, err := NormalizeSpec(tt.spec, Defaults{})
@@ -462,7 +462,7 @@ func TestValidateAlter(t *testing.T) {
 	}
 	for _, tt := range bad {
 		_, err := ValidateAlter(base, tt.set, tt.reset, tt.add)
-		if errs.KindOf(err) != errs.Invalid || !strings.Contains(err.Error(), tt.want) {
+		if errs.KindOf(err) != errs.InvalidArgument || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: got %v, want invalid argument naming %s", tt.name, err, tt.want)
 		}
 	}
@@ -480,7 +480,7 @@ func TestParseDuration(t *testing.T) {
 		}
 	}
 	for _, in := range []string{"", "d", "-1d", "1.5h", "7 weeks", "1e3s", "99999999999999999999d", "200000d"} {
-		if _, err := ParseDuration(in); errs.KindOf(err) != errs.Invalid {
+		if _, err := ParseDuration(in); errs.KindOf(err) != errs.InvalidArgument {
 			t.Errorf("ParseDuration(%q) = %v, want invalid argument", in, err)
 		}
 	}

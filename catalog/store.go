@@ -68,7 +68,7 @@ type Catalog struct {
 // the database protocol.DefaultDatabase.
 func Open(dir string, opts Options) (*Catalog, error) {
 	if opts.DefaultBucketNum < 0 || opts.DefaultBucketNum > MaxBuckets {
-		return nil, errs.New(errs.Invalid, "default bucket number %d: expected 1 to %d", opts.DefaultBucketNum, MaxBuckets)
+		return nil, errs.New(errs.InvalidArgument, "default bucket number %d: expected 1 to %d", opts.DefaultBucketNum, MaxBuckets)
 	}
 	log := opts.Logger
 	if log == nil {
@@ -90,7 +90,7 @@ func Open(dir string, opts Options) (*Catalog, error) {
 		return nil, fmt.Errorf("open catalog %s: %w", dir, err)
 	}
 	if opts.MaxPartitions < 0 {
-		return nil, errs.New(errs.Invalid, "max partitions %d is negative", opts.MaxPartitions)
+		return nil, errs.New(errs.InvalidArgument, "max partitions %d is negative", opts.MaxPartitions)
 	}
 	if opts.MaxPartitions == 0 {
 		opts.MaxPartitions = DefaultMaxPartitions
@@ -146,7 +146,7 @@ func (c *Catalog) DropDatabase(name string, ifExists, cascade bool) ([]*TableInf
 	}
 	tables := c.tablesLocked(name)
 	if len(tables) > 0 && !cascade {
-		return nil, errs.New(errs.Precondition, "database %s is not empty (%d tables); drop its tables first or drop with cascade", errs.Quote(name), len(tables))
+		return nil, errs.New(errs.FailedPrecondition, "database %s is not empty (%d tables); drop its tables first or drop with cascade", errs.Quote(name), len(tables))
 	}
 	b := c.db.NewBatch()
 	b.Delete(databaseKey(name), nil)

@@ -53,7 +53,7 @@ func TestDatabases(t *testing.T) {
 	if err := c.CreateDatabase("shop", true); err != nil {
 		t.Errorf("create if not exists: %v", err)
 	}
-	wantKind(t, "bad name", c.CreateDatabase("__x", false), errs.Invalid)
+	wantKind(t, "bad name", c.CreateDatabase("__x", false), errs.InvalidArgument)
 	if got := c.ListDatabases(); !slices.Equal(got, []string{"fluss", "shop"}) {
 		t.Errorf("databases = %v", got)
 	}
@@ -62,7 +62,7 @@ func TestDatabases(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := c.DropDatabase("shop", false, false)
-	wantKind(t, "drop non-empty", err, errs.Precondition)
+	wantKind(t, "drop non-empty", err, errs.FailedPrecondition)
 	_, err = c.DropDatabase("nope", false, false)
 	wantKind(t, "drop missing", err, errs.NotFound)
 	if ts, err := c.DropDatabase("nope", true, false); err != nil || ts != nil {
@@ -99,7 +99,7 @@ func TestTables(t *testing.T) {
 		t.Errorf("create if not exists = %v, %v, %v", again, created, err)
 	}
 	_, _, err = c.CreateTable(TableSpec{Table: "bad"}, true)
-	wantKind(t, "invalid spec", err, errs.Invalid)
+	wantKind(t, "invalid spec", err, errs.InvalidArgument)
 
 	if got, err := c.Table(mustPath(t, "orders$changelog")); err != nil || got != info {
 		t.Errorf("Table(view) = %v, %v", got, err)
@@ -151,7 +151,7 @@ func TestAlterAndSchemas(t *testing.T) {
 		t.Errorf("Table after alter returns the old definition")
 	}
 	_, err = c.AlterTable(p, map[string]string{"bucket.num": "3"}, nil, nil)
-	wantKind(t, "alter bucket.num", err, errs.Invalid)
+	wantKind(t, "alter bucket.num", err, errs.InvalidArgument)
 	_, err = c.AlterTable(mustPath(t, "nope"), nil, nil, nil)
 	wantKind(t, "alter missing", err, errs.NotFound)
 
@@ -257,7 +257,7 @@ func TestConcurrentCreates(t *testing.T) {
 
 func TestOpenOptions(t *testing.T) {
 	_, err := Open(t.TempDir(), Options{DefaultBucketNum: 5000})
-	wantKind(t, "bucket default too large", err, errs.Invalid)
+	wantKind(t, "bucket default too large", err, errs.InvalidArgument)
 }
 
 // ReserveIDs raises the next table id, durably, and never lowers it.

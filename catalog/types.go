@@ -32,7 +32,7 @@ func CanonicalType(s string) (string, error) {
 func parseType(s string) (*sqltype.Type, error) {
 	t, err := sqltype.Parse(s)
 	if err != nil {
-		return nil, errs.New(errs.Invalid, "%w", err)
+		return nil, errs.New(errs.InvalidArgument, "%w", err)
 	}
 	return t, nil
 }

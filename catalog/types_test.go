@@ -32,10 +32,10 @@ func TestCanonicalType(t *testing.T) {
 func TestParseTypeErrors(t *testing.T) {
 	for _, in := range []string{"", "INTT", "DECIMAL(39,0)", "ARRAY<INT", "ROW<a INT, a INT>", "INT NOT NULL"} {
 		_, err := ParseType(in)
-		if errs.KindOf(err) != errs.Invalid || !strings.Contains(err.Error(), `invalid type "`+in+`": at offset`) {
+		if errs.KindOf(err) != errs.InvalidArgument || !strings.Contains(err.Error(), `invalid type "`+in+`": at offset`) {
 			t.Errorf("ParseType(%q) = %v, want an invalid-argument error naming the type", in, err)
 		}
-		if _, err := CanonicalType(in); errs.KindOf(err) != errs.Invalid {
+		if _, err := CanonicalType(in); errs.KindOf(err) != errs.InvalidArgument {
 			t.Errorf("CanonicalType(%q) = %v, want an invalid-argument error", in, err)
 		}
 	}

@@ -15,7 +15,7 @@ import (
 )
 
 // BenchmarkZstdBatches reads a stream of ZSTD batches through batchMessages
-// and arrow-go's reader, as a Stream does: receiving, decompressing the next
+// and arrow-go's reader, as a TicketStream does: receiving, decompressing the next
 // batches and reading the last one overlap.
 
 // collected keeps a copy of what a RecordWriter sends (it reuses its

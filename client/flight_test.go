@@ -517,7 +517,7 @@ func planOrders(t *testing.T) (*Client, *ScanPlan) {
 }
 
 // followZstd redeems ep's ticket made unbounded and asking for ZSTD batches.
-func followZstd(t *testing.T, c *Client, ep Endpoint) *Stream {
+func followZstd(t *testing.T, c *Client, ep Endpoint) *TicketStream {
 	t.Helper()
 	tk := *ep.Decoded
 	tk.Stop, tk.Compression = nil, "zstd" // the fake server then sends a batch every 10 ms

@@ -22,7 +22,7 @@ import (
 	"github.com/fluxgate-io/fluxgate/protocol"
 )
 
-// RecordStream is what Stream and Scanner have in common: record batches with
+// RecordStream is what TicketStream and Scanner have in common: record batches with
 // the offsets they carry. Both are also array.RecordReaders.
 type RecordStream interface {
 	array.RecordReader
@@ -31,7 +31,7 @@ type RecordStream interface {
 }
 
 var (
-	_ RecordStream = (*Stream)(nil)
+	_ RecordStream = (*TicketStream)(nil)
 	_ RecordStream = (*Scanner)(nil)
 )
 
@@ -119,15 +119,15 @@ func parseFlightInfo(info *flight.FlightInfo, mem memory.Allocator) (*ScanPlan, 
 	return plan, nil
 }
 
-// ReadTicket redeems a ticket (DoGet). The returned Stream must be released;
+// ReadTicket redeems a ticket (DoGet). The returned TicketStream must be released;
 // releasing it early cancels the call. When the server ends the stream
 // because its reader took nothing for the server's idle timeout (the reader
-// stopped calling Next), the Stream opens the read again after the last
+// stopped calling Next), the TicketStream opens the read again after the last
 // batch it returned (protocol.ResumeTicket), so no batch comes twice or is
 // missed; where it cannot (inside a snapshot) Err says so.
-func (c *Client) ReadTicket(ctx context.Context, ticket []byte) (*Stream, error) {
+func (c *Client) ReadTicket(ctx context.Context, ticket []byte) (*TicketStream, error) {
 	sctx, cancel := context.WithCancel(ctx)
-	s := &Stream{ctx: sctx, cancel: cancel, fc: c.fc, mem: c.mem, ticket: ticket}
+	s := &TicketStream{ctx: sctx, cancel: cancel, fc: c.fc, mem: c.mem, ticket: ticket}
 	if err := s.call(ticket); err != nil {
 		cancel()
 		return nil, fmt.Errorf("read ticket: %w", err)
@@ -136,11 +136,11 @@ func (c *Client) ReadTicket(ctx context.Context, ticket []byte) (*Stream, error)
 	return s, nil
 }
 
-// Stream is the record batches of one ticket. Like every arrow RecordReader,
+// TicketStream is the record batches of one ticket. Like every arrow RecordReader,
 // the current record is valid until the next call to Next; Retain it to keep
 // it longer. An unbounded stream ends only when its context is cancelled or
-// the Stream is released.
-type Stream struct {
+// the TicketStream is released.
+type TicketStream struct {
 	ctx    context.Context // the calls'
 	cancel context.CancelFunc
 	fc     flight.FlightServiceClient
@@ -162,7 +162,7 @@ type Stream struct {
 }
 
 // call redeems ticket, for the batches from the next Next on.
-func (s *Stream) call(ticket []byte) error {
+func (s *TicketStream) call(ticket []byte) error {
 	get, err := s.fc.DoGet(s.ctx, &flight.Ticket{Ticket: ticket})
 	if err != nil {
 		return err
@@ -173,7 +173,7 @@ func (s *Stream) call(ticket []byte) error {
 
 // open reads the stream's first message (the IPC reader blocks until it
 // arrives).
-func (s *Stream) open() bool {
+func (s *TicketStream) open() bool {
 	if s.opened {
 		return s.rdr != nil
 	}
@@ -193,7 +193,7 @@ func (s *Stream) open() bool {
 
 // Schema returns the stream's schema, waiting for the first message if need
 // be; nil if the stream failed (see Err) or ended before sending one.
-func (s *Stream) Schema() *arrow.Schema {
+func (s *TicketStream) Schema() *arrow.Schema {
 	if !s.open() {
 		return nil
 	}
@@ -202,7 +202,7 @@ func (s *Stream) Schema() *arrow.Schema {
 
 // Next advances to the next batch. Batches with no rows may come: they only
 // advance Meta().Next.
-func (s *Stream) Next() bool {
+func (s *TicketStream) Next() bool {
 	for !s.done && s.open() {
 		if s.rdr.Next() {
 			meta, _, err := ParseBatchMeta(s.msgs.appMeta)
@@ -225,7 +225,7 @@ func (s *Stream) Next() bool {
 // resume opens the read again after the batches Next returned, when the
 // server ended the stream for its idle timeout; it returns the error that
 // ends the stream instead, if any.
-func (s *Stream) resume(ended error) error {
+func (s *TicketStream) resume(ended error) error {
 	ended = fmt.Errorf("read ticket: %w", ended)
 	if !endedIdle(ended) {
 		return ended
@@ -274,7 +274,7 @@ func endedIdle(err error) bool {
 }
 
 // closeCall frees what the call read.
-func (s *Stream) closeCall() {
+func (s *TicketStream) closeCall() {
 	if s.msgs != nil {
 		s.msgs.close()
 		s.msgs = nil
@@ -286,7 +286,7 @@ func (s *Stream) closeCall() {
 }
 
 // RecordBatch returns the current batch.
-func (s *Stream) RecordBatch() arrow.RecordBatch {
+func (s *TicketStream) RecordBatch() arrow.RecordBatch {
 	if s.rdr == nil {
 		return nil
 	}
@@ -296,20 +296,20 @@ func (s *Stream) RecordBatch() arrow.RecordBatch {
 // Record returns the current batch.
 //
 // Deprecated: use RecordBatch, as arrow does.
-func (s *Stream) Record() arrow.RecordBatch { return s.RecordBatch() }
+func (s *TicketStream) Record() arrow.RecordBatch { return s.RecordBatch() }
 
 // Meta returns the current batch's app_metadata.
-func (s *Stream) Meta() BatchMeta { return s.meta }
+func (s *TicketStream) Meta() BatchMeta { return s.meta }
 
 // Err returns the error that ended the stream, nil at a clean end.
-func (s *Stream) Err() error { return s.err }
+func (s *TicketStream) Err() error { return s.err }
 
 // Retain adds a reference.
-func (s *Stream) Retain() { s.refs.Add(1) }
+func (s *TicketStream) Retain() { s.refs.Add(1) }
 
 // Release drops a reference; the last one cancels the call and frees the
 // current batch.
-func (s *Stream) Release() {
+func (s *TicketStream) Release() {
 	if s.refs.Add(-1) != 0 {
 		return
 	}

@@ -115,15 +115,15 @@ func TestAutoPartitionDayRetention(t *testing.T) {
 	// Older than the retention is refused, by hand as by a writer.
 	const outOfDate = "Partition value '20261201' is out-of-date. The earliest retained partition is '20261202'."
 	_, err = e.CreatePartition(t.Context(), "events", map[string]string{"dt": "20261201"}, false)
-	if errs.KindOf(err) != errs.Precondition || err.Error() != outOfDate {
+	if errs.KindOf(err) != errs.FailedPrecondition || err.Error() != outOfDate {
 		t.Errorf("create an out-of-date partition: %v", err)
 	}
 	_, err = writeEvents(t, e, protocol.WriteRequest{Table: "events"}, eventRows([]int64{3}, []string{"20261201"}))
-	if errs.KindOf(err) != errs.Precondition || !strings.Contains(err.Error(), outOfDate) {
+	if errs.KindOf(err) != errs.FailedPrecondition || !strings.Contains(err.Error(), outOfDate) {
 		t.Errorf("write to an out-of-date partition: %v", err)
 	}
 	_, err = e.CreatePartition(t.Context(), "events", map[string]string{"dt": "2026-12-09"}, false)
-	if errs.KindOf(err) != errs.Invalid || !strings.Contains(err.Error(), "does not match the expected format 'yyyyMMdd'") {
+	if errs.KindOf(err) != errs.InvalidArgument || !strings.Contains(err.Error(), "does not match the expected format 'yyyyMMdd'") {
 		t.Errorf("partition of another format: %v", err)
 	}
 	if _, err := writeEvents(t, e, protocol.WriteRequest{Table: "events"}, eventRows([]int64{4}, []string{"20261209"})); err != nil {
@@ -182,7 +182,7 @@ func TestAutoPartitionAlter(t *testing.T) {
 	if _, err := e.CreatePartition(t.Context(), "months", map[string]string{"m": "2020-01"}, false); err != nil {
 		t.Errorf("old partition with auto partitioning off: %v", err)
 	}
-	if _, err := e.CreatePartition(t.Context(), "months", map[string]string{"m": "202001"}, false); errs.KindOf(err) != errs.Invalid {
+	if _, err := e.CreatePartition(t.Context(), "months", map[string]string{"m": "202001"}, false); errs.KindOf(err) != errs.InvalidArgument {
 		t.Errorf("partition of another format with auto partitioning off: %v", err)
 	}
 }

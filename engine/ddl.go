@@ -52,7 +52,7 @@ func (e *Engine) CreateTable(ctx context.Context, spec protocol.TableSpec, ifNot
 
 func (e *Engine) createTable(ctx context.Context, spec protocol.TableSpec, ifNotExists bool) (*catalog.TableInfo, error) {
 	if path, err := protocol.ParseTablePath(spec.Table); err == nil && path.View != "" {
-		return nil, errs.New(errs.Invalid, "table name %q: a view ($%s) cannot be created", spec.Table, path.View)
+		return nil, errs.New(errs.InvalidArgument, "table name %q: a view ($%s) cannot be created", spec.Table, path.View)
 	}
 	// A table the lake cannot hold is refused before it exists.
 	if norm, err := catalog.NormalizeSpec(spec, catalog.Defaults{BucketNum: e.opts.DefaultBucketNum}); err == nil && norm.DatalakeEnabled() {
@@ -85,7 +85,7 @@ func (e *Engine) DropTable(ctx context.Context, name string, ifExists bool) erro
 		return err
 	}
 	if path.View != "" {
-		return errs.New(errs.Precondition, "%s is a view of %s and cannot be dropped by itself", path.FullName(), path)
+		return errs.New(errs.FailedPrecondition, "%s is a view of %s and cannot be dropped by itself", path.FullName(), path)
 	}
 	e.tables.LockPartitions()
 	var parts []*catalog.Partition // listed before the drop forgets them
@@ -191,7 +191,7 @@ func (e *Engine) alterTable(ctx context.Context, name string, set map[string]str
 		return nil, err
 	}
 	if path.View != "" {
-		return nil, errs.New(errs.Precondition, "%s is a view and cannot be altered", path.FullName())
+		return nil, errs.New(errs.FailedPrecondition, "%s is a view and cannot be altered", path.FullName())
 	}
 	e.alterMu.Lock()
 	defer e.alterMu.Unlock()

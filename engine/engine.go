@@ -77,7 +77,7 @@ type Engine struct {
 func Open(ctx context.Context, dir string, opts Options) (*Engine, error) {
 	opts = opts.withDefaults()
 	if opts.OpenFiles < MinOpenFiles {
-		return nil, errs.New(errs.Invalid, "open files %d: want at least %d", opts.OpenFiles, MinOpenFiles)
+		return nil, errs.New(errs.InvalidArgument, "open files %d: want at least %d", opts.OpenFiles, MinOpenFiles)
 	}
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("create data directory: %w", err)

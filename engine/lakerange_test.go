@@ -57,7 +57,7 @@ func TestLakeTableRefusesTimestampsBeyondIceberg(t *testing.T) {
 	}
 	// A partitioned table's batch is checked whole: no partition of it
 	// takes its rows.
-	if _, err := writeEvents(t, e, protocol.WriteRequest{Table: "part_ts"}, tsRows([]int64{1, 2}, []int64{0, math.MaxInt64})); !errs.Is(err, errs.Invalid) {
+	if _, err := writeEvents(t, e, protocol.WriteRequest{Table: "part_ts"}, tsRows([]int64{1, 2}, []int64{0, math.MaxInt64})); !errs.Is(err, errs.InvalidArgument) {
 		t.Errorf("part_ts: %v, want INVALID_ARGUMENT", err)
 	}
 	if _, ids := scanTimestamps(t, e, "part_ts"); len(ids) != 0 {
@@ -70,7 +70,7 @@ func TestLakeTableRefusesTimestampsBeyondIceberg(t *testing.T) {
 		}
 		for _, bad := range []int64{math.MaxInt64, maxMs + 1, minMs - 1, math.MinInt64} {
 			_, err := writeEvents(t, e, protocol.WriteRequest{Table: name}, tsRows([]int64{1, 2}, []int64{0, bad}))
-			if !errs.Is(err, errs.Invalid) || !strings.Contains(err.Error(), "row 1, column ts:") {
+			if !errs.Is(err, errs.InvalidArgument) || !strings.Contains(err.Error(), "row 1, column ts:") {
 				t.Errorf("%s: writing ts %d: %v, want INVALID_ARGUMENT naming row 1 and column ts", name, bad, err)
 			}
 		}
@@ -163,7 +163,7 @@ func TestTieringStopsVisiblyAtAValueTheLakeCannotHold(t *testing.T) {
 		}
 		_, err := e.TierNow(t.Context(), name)
 		want := "bucket 0, offset 1, column ts: 9223372036854775807ms is beyond the lake's range"
-		if !errs.Is(err, errs.Precondition) || !strings.HasPrefix(err.Error(), "tiering fluss."+name+": ") || !strings.Contains(err.Error(), want) {
+		if !errs.Is(err, errs.FailedPrecondition) || !strings.HasPrefix(err.Error(), "tiering fluss."+name+": ") || !strings.Contains(err.Error(), want) {
 			t.Fatalf("%s: tier-now: %v, want FAILED_PRECONDITION naming the table and %q", name, err, want)
 		}
 		if _, err := e.LakeSnapshot(t.Context(), name); !errs.Is(err, errs.NotFound) || !strings.Contains(err.Error(), want) {
@@ -221,7 +221,7 @@ func TestLakeTableLookupInsertRefusesTimestampsBeyondIceberg(t *testing.T) {
 	if err == nil {
 		ans.Release()
 	}
-	if !errs.Is(err, errs.Invalid) || !strings.Contains(err.Error(), "column ts: 9223372036854775807ms is beyond the lake's range") {
+	if !errs.Is(err, errs.InvalidArgument) || !strings.Contains(err.Error(), "column ts: 9223372036854775807ms is beyond the lake's range") {
 		t.Fatalf("insert_if_not_exists of ts 2^63-1 ms: %v, want INVALID_ARGUMENT naming the column", err)
 	}
 	plan, err := e.PlanScan(t.Context(), protocol.ScanRequest{Table: "seen"})

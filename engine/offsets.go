@@ -20,7 +20,7 @@ func (e *Engine) ListOffsets(ctx context.Context, req protocol.OffsetsRequest) (
 	startup := protocol.Position{Mode: protocol.PositionLatest}
 	if len(req.At) > 0 {
 		if err := startup.UnmarshalJSON(req.At); err != nil || startup.Mode == protocol.PositionFull || startup.Mode == protocol.PositionOffsets || startup.Mode == protocol.PositionPartitionOffsets {
-			return protocol.OffsetsResult{}, errs.New(errs.Invalid, `list-offsets "at": want "earliest", "latest" or {"timestamp": ms}`)
+			return protocol.OffsetsResult{}, errs.New(errs.InvalidArgument, `list-offsets "at": want "earliest", "latest" or {"timestamp": ms}`)
 		}
 	}
 	if info, path, err := e.tables.Info(req.Table); err == nil && info.IsPartitioned() {
@@ -122,7 +122,7 @@ func (e *Engine) lakePartitionOffsets(ctx context.Context, info *catalog.TableIn
 // $lake answers at: it knows "latest" only, and the table must have one.
 func lakeOffsetsSnapshot(info *catalog.TableInfo, path protocol.TablePath, at protocol.Position, latest func() (*lake.Snapshot, error)) (*lake.Snapshot, error) {
 	if at.Mode != protocol.PositionLatest {
-		return nil, errs.New(errs.Precondition, "%s: list-offsets of the lake view knows \"latest\" (the lake snapshot's offsets) only", path.FullName())
+		return nil, errs.New(errs.FailedPrecondition, "%s: list-offsets of the lake view knows \"latest\" (the lake snapshot's offsets) only", path.FullName())
 	}
 	snap, err := latest()
 	if err == nil && snap == nil {

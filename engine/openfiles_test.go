@@ -11,7 +11,7 @@ import (
 // least.
 func TestOpenFilesBelowTheLeastRefused(t *testing.T) {
 	_, err := Open(t.Context(), t.TempDir(), Options{OpenFiles: MinOpenFiles - 1})
-	if !errs.Is(err, errs.Invalid) || !strings.Contains(err.Error(), "at least 256") {
+	if !errs.Is(err, errs.InvalidArgument) || !strings.Contains(err.Error(), "at least 256") {
 		t.Fatalf("open with %d open files: %v, want INVALID naming the least, 256", MinOpenFiles-1, err)
 	}
 }

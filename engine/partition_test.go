@@ -132,7 +132,7 @@ func TestPartitionedWriteRoutesRows(t *testing.T) {
 
 	// A NULL partition value fails the batch, naming the column.
 	_, err = writeEvents(t, e, protocol.WriteRequest{Table: "events"}, eventRows([]int64{7}, []string{""}))
-	if errs.KindOf(err) != errs.Invalid || !contains(err.Error(), `"dt"`) {
+	if errs.KindOf(err) != errs.InvalidArgument || !contains(err.Error(), `"dt"`) {
 		t.Errorf("NULL partition value: %v", err)
 	}
 
@@ -175,11 +175,11 @@ func TestPartitionDynamicCreation(t *testing.T) {
 		t.Errorf("dynamic creation: %v", err)
 	}
 	_, err = writeEvents(t, e, protocol.WriteRequest{Table: "events"}, eventRows([]int64{3}, []string{"20261203"}))
-	if errs.KindOf(err) != errs.Exhausted || !contains(err.Error(), "max.partition.num") {
+	if errs.KindOf(err) != errs.ResourceExhausted || !contains(err.Error(), "max.partition.num") {
 		t.Errorf("a third partition over the limit 2: %v", err)
 	}
 	_, err = writeEvents(t, e, protocol.WriteRequest{Table: "events"}, eventRows([]int64{4}, []string{"2026/12/04"}))
-	if errs.KindOf(err) != errs.Invalid || !contains(err.Error(), "The partition value 2026/12/04 is invalid") {
+	if errs.KindOf(err) != errs.InvalidArgument || !contains(err.Error(), "The partition value 2026/12/04 is invalid") {
 		t.Errorf("an invalid partition value: %v", err)
 	}
 }
@@ -260,7 +260,7 @@ func TestPartitionActionsOnPlainTable(t *testing.T) {
 	if _, err := e.CreateTable(t.Context(), spec, false); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := e.ListPartitions("events", nil); errs.KindOf(err) != errs.Precondition || !contains(err.Error(), "table fluss.events is not partitioned") {
+	if _, err := e.ListPartitions("events", nil); errs.KindOf(err) != errs.FailedPrecondition || !contains(err.Error(), "table fluss.events is not partitioned") {
 		t.Errorf("list-partitions of a plain table: %v", err)
 	}
 }
@@ -379,7 +379,7 @@ func TestPartitionedScan(t *testing.T) {
 	if len(got["20261201"]) != 0 || len(got["20261202"]) != 10 {
 		t.Errorf("startup at the end of 20261201: rows %d and %d", len(got["20261201"]), len(got["20261202"]))
 	}
-	if _, err := e.PlanScan(t.Context(), protocol.ScanRequest{Table: "events", Startup: protocol.AtOffsets(map[int]int64{0: 0})}); errs.KindOf(err) != errs.Invalid {
+	if _, err := e.PlanScan(t.Context(), protocol.ScanRequest{Table: "events", Startup: protocol.AtOffsets(map[int]int64{0: 0})}); errs.KindOf(err) != errs.InvalidArgument {
 		t.Errorf("bucket offsets on a partitioned table: %v", err)
 	}
 
@@ -545,7 +545,7 @@ func TestPartitionedPrimaryKeyTable(t *testing.T) {
 		t.Errorf("after undoing eu: %v", got)
 	}
 	_, err = e.Undo(t.Context(), protocol.UndoRequest{Table: "orders", Offsets: map[string]int64{"0": 0}})
-	if errs.KindOf(err) != errs.Invalid {
+	if errs.KindOf(err) != errs.InvalidArgument {
 		t.Errorf("undo with bucket offsets: %v", err)
 	}
 	_, err = e.Undo(t.Context(), protocol.UndoRequest{Table: "orders", PartitionOffsets: protocol.RawPartitionOffsets{"asia": {"0": 0}}})

@@ -65,14 +65,14 @@ func (e *Engine) ListPartitions(table string, partial map[string]string) ([]prot
 }
 
 // partitioned returns the definition of a partitioned table by name; a view
-// or a table that is not partitioned is errs.Precondition.
+// or a table that is not partitioned is errs.FailedPrecondition.
 func (e *Engine) partitioned(name string) (*catalog.TableInfo, error) {
 	path, err := protocol.ParseTablePath(name)
 	if err != nil {
 		return nil, err
 	}
 	if path.View != "" {
-		return nil, errs.New(errs.Precondition, "%s is a view; partitions are managed on %s", path.FullName(), path)
+		return nil, errs.New(errs.FailedPrecondition, "%s is a view; partitions are managed on %s", path.FullName(), path)
 	}
 	info, err := e.cat.Table(path)
 	if err != nil {

@@ -59,11 +59,11 @@ func producerBucketOffsets(req protocol.ProducerOffsetsRequest, raw map[string]i
 		return nil, err
 	}
 	if len(offsets) == 0 {
-		return nil, errs.New(errs.Invalid, "register-producer-offsets of %s: no offsets", req.Table)
+		return nil, errs.New(errs.InvalidArgument, "register-producer-offsets of %s: no offsets", req.Table)
 	}
 	for b := range offsets {
 		if b >= buckets {
-			return nil, errs.New(errs.Invalid, "register-producer-offsets of %s: bucket %d does not exist (%d buckets)", req.Table, b, buckets)
+			return nil, errs.New(errs.InvalidArgument, "register-producer-offsets of %s: bucket %d does not exist (%d buckets)", req.Table, b, buckets)
 		}
 	}
 	return offsets, nil
@@ -75,7 +75,7 @@ func (e *Engine) producerPartitionOffsets(info *catalog.TableInfo, req protocol.
 	// An empty map is allowed: a partitioned table may have no partition
 	// yet when a producer starts.
 	if req.Offsets != nil || req.PartitionOffsets == nil {
-		return nil, errs.New(errs.Invalid, `register-producer-offsets of %s: the table is partitioned: give "partition_offsets"`, req.Table)
+		return nil, errs.New(errs.InvalidArgument, `register-producer-offsets of %s: the table is partitioned: give "partition_offsets"`, req.Table)
 	}
 	out := make(map[string]map[int]int64, len(req.PartitionOffsets))
 	for name, raw := range req.PartitionOffsets {
@@ -111,11 +111,11 @@ func (e *Engine) producerTable(req protocol.ProducerOffsetsRequest, action strin
 		return nil, err
 	}
 	if path.View != "" {
-		return nil, errs.New(errs.Invalid, "%s: %s is a view, not a table", action, path.FullName())
+		return nil, errs.New(errs.InvalidArgument, "%s: %s is a view, not a table", action, path.FullName())
 	}
 	if !info.IsPartitioned() {
 		if req.PartitionOffsets != nil {
-			return nil, errs.New(errs.Invalid, `%s of %s: the table is not partitioned: give "offsets"`, action, req.Table)
+			return nil, errs.New(errs.InvalidArgument, `%s of %s: the table is not partitioned: give "offsets"`, action, req.Table)
 		}
 		if _, err := e.tables.Table(info); err != nil {
 			return nil, err

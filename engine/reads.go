@@ -25,23 +25,23 @@ const (
 	ChangeDelete       = scanread.ChangeDelete
 )
 
-// ReadStream is an opened ticket; scanread reads it. An alias: flight calls
+// TicketStream is an opened ticket; scanread reads it. An alias: flight calls
 // its Schema, Compression, SendEncoded, HoldMemory and Run, which need no
 // engine.
-type ReadStream = scanread.Stream
+type TicketStream = scanread.Stream
 
-// ReadMemory is a budget a ReadStream holds the log frames it reads against
-// (ReadStream.HoldMemory).
+// ReadMemory is a budget a TicketStream holds the log frames it reads against
+// (TicketStream.HoldMemory).
 type ReadMemory = scanread.Memory
 
-// EncodedBatch is a batch as the store holds it (ReadStream.SendEncoded).
+// EncodedBatch is a batch as the store holds it (TicketStream.SendEncoded).
 type EncodedBatch = scanread.EncodedBatch
 
 // ParseTicket decodes a ticket strictly (scanread's ticket rules).
 func ParseTicket(b []byte) (protocol.Ticket, error) { return scanread.ParseTicket(b) }
 
 // OpenRead checks a ticket against the table it names.
-func (e *Engine) OpenRead(tk protocol.Ticket) (*ReadStream, error) {
+func (e *Engine) OpenRead(tk protocol.Ticket) (*TicketStream, error) {
 	return e.reads.Open(tk)
 }
 

@@ -38,7 +38,7 @@ func (e *Engine) TableStats(ctx context.Context, req protocol.TableStatsRequest)
 		return protocol.TableStats{}, err
 	}
 	if path.View != "" {
-		return protocol.TableStats{}, errs.New(errs.Precondition, "table-stats of %s: a view has no row count; ask for %s", path.FullName(), info.Path())
+		return protocol.TableStats{}, errs.New(errs.FailedPrecondition, "table-stats of %s: a view has no row count; ask for %s", path.FullName(), info.Path())
 	}
 	if !info.IsPartitioned() {
 		if len(req.Partitions) > 0 {
@@ -77,14 +77,14 @@ func (e *Engine) rowCounts(t *table.Table) (protocol.PartitionStats, error) {
 	var count func(bucket int) (int64, error)
 	switch {
 	case info.IsPrimaryKey() && !table.KeepsRowCount(info):
-		return protocol.PartitionStats{}, errs.New(errs.Precondition, "table-stats of %s: a table with %s = %s keeps no row count (its upserts do not read whether the key exists)", info.Path(), catalog.OptChangelogImage, catalog.ChangelogWAL)
+		return protocol.PartitionStats{}, errs.New(errs.FailedPrecondition, "table-stats of %s: a table with %s = %s keeps no row count (its upserts do not read whether the key exists)", info.Path(), catalog.OptChangelogImage, catalog.ChangelogWAL)
 	case info.IsPrimaryKey():
 		count = func(b int) (int64, error) {
 			n, _, err := e.kv.RowCount(info.TableID, b) // none yet: no write has committed
 			return n, err
 		}
 	case info.DatalakeEnabled():
-		return protocol.PartitionStats{}, errs.New(errs.Precondition, "table-stats of %s: a lake-enabled log table's rows are its lake's and its log's, and tiered rows may have left the log; read it to count them", info.Path())
+		return protocol.PartitionStats{}, errs.New(errs.FailedPrecondition, "table-stats of %s: a lake-enabled log table's rows are its lake's and its log's, and tiered rows may have left the log; read it to count them", info.Path())
 	default:
 		count = func(b int) (int64, error) { return t.Log.HighWatermark(b) - t.Log.EarliestOffset(b), nil }
 	}

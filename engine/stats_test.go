@@ -148,7 +148,7 @@ func TestTableStatsOfOtherTables(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, table := range []string{"wal", "lakelog", "log$changelog"} {
-		if _, err := e.TableStats(t.Context(), protocol.TableStatsRequest{Table: table}); !errs.Is(err, errs.Precondition) {
+		if _, err := e.TableStats(t.Context(), protocol.TableStatsRequest{Table: table}); !errs.Is(err, errs.FailedPrecondition) {
 			t.Errorf("%s: %v, want FAILED_PRECONDITION", table, err)
 		}
 	}
@@ -311,7 +311,7 @@ func TestTableStatsOfPartitions(t *testing.T) {
 		t.Fatalf("partitioned log table: %+v (%v), want 3 rows, 2 of them in d1", got, err)
 	}
 	createLogTable(t, e, "plain")
-	if _, err := e.TableStats(t.Context(), protocol.TableStatsRequest{Table: "plain", Partitions: []string{"d1"}}); !errs.Is(err, errs.Precondition) {
+	if _, err := e.TableStats(t.Context(), protocol.TableStatsRequest{Table: "plain", Partitions: []string{"d1"}}); !errs.Is(err, errs.FailedPrecondition) {
 		t.Errorf("partitions of a table that is not partitioned: %v, want FAILED_PRECONDITION", err)
 	}
 }

@@ -11,7 +11,7 @@ import (
 // batches already applied instead of sending them again.
 func (e *Engine) WriterState(_ context.Context, req protocol.WriterStateRequest) (protocol.WriterState, error) {
 	if req.WriterID == "" {
-		return protocol.WriterState{}, errs.New(errs.Invalid, "writer-state needs a writer_id")
+		return protocol.WriterState{}, errs.New(errs.InvalidArgument, "writer-state needs a writer_id")
 	}
 	if err := protocol.ValidateID("writer-state: writer_id", req.WriterID); err != nil {
 		return protocol.WriterState{}, err
@@ -21,7 +21,7 @@ func (e *Engine) WriterState(_ context.Context, req protocol.WriterStateRequest)
 		return protocol.WriterState{}, err
 	}
 	if path.View != "" {
-		return protocol.WriterState{}, errs.New(errs.Invalid, "writer-state of %s: views are not written to; name the table", path.FullName())
+		return protocol.WriterState{}, errs.New(errs.InvalidArgument, "writer-state of %s: views are not written to; name the table", path.FullName())
 	}
 	if info.IsPartitioned() {
 		// Each partition saw the batches with rows of it: the writer goes

@@ -1,6 +1,6 @@
 // Package errs gives errors a kind (invalid, not found, ...) so that the front
 // ends can map them to status codes in one place. It owns no I/O and no policy:
-// a package returns errs.New(errs.Invalid, ...) or wraps one with %w, and
+// a package returns errs.New(errs.InvalidArgument, ...) or wraps one with %w, and
 // flight/ turns errs.KindOf(err) into a gRPC code.
 package errs
 
@@ -16,33 +16,33 @@ type Kind int
 
 // The kinds, one per row of PROTOCOL.md §1.
 const (
-	Internal         Kind = iota // a bug
-	Invalid                      // malformed request, whatever the table
-	NotFound                     // table, database, column not found
-	AlreadyExists                // create of something that exists
-	Precondition                 // well-formed, but this table's kind, options or state forbid it
-	OutOfRange                   // offset outside the retained range
-	DataLoss                     // data expired while a stream was open
-	Exhausted                    // over a limit
-	Unauthenticated              // missing or bad credentials
-	PermissionDenied             // authenticated but not allowed
-	Unimplemented                // not implemented yet
-	Unavailable                  // shutting down or transient; safe to retry
+	Internal           Kind = iota // a bug
+	InvalidArgument                // malformed request, whatever the table
+	NotFound                       // table, database, column not found
+	AlreadyExists                  // create of something that exists
+	FailedPrecondition             // well-formed, but this table's kind, options or state forbid it
+	OutOfRange                     // offset outside the retained range
+	DataLoss                       // data expired while a stream was open
+	ResourceExhausted              // over a limit
+	Unauthenticated                // missing or bad credentials
+	PermissionDenied               // authenticated but not allowed
+	Unimplemented                  // not implemented yet
+	Unavailable                    // shutting down or transient; safe to retry
 )
 
 var kindNames = [...]string{
-	Internal:         "internal",
-	Invalid:          "invalid argument",
-	NotFound:         "not found",
-	AlreadyExists:    "already exists",
-	Precondition:     "failed precondition",
-	OutOfRange:       "out of range",
-	DataLoss:         "data loss",
-	Exhausted:        "resource exhausted",
-	Unauthenticated:  "unauthenticated",
-	PermissionDenied: "permission denied",
-	Unimplemented:    "unimplemented",
-	Unavailable:      "unavailable",
+	Internal:           "internal",
+	InvalidArgument:    "invalid argument",
+	NotFound:           "not found",
+	AlreadyExists:      "already exists",
+	FailedPrecondition: "failed precondition",
+	OutOfRange:         "out of range",
+	DataLoss:           "data loss",
+	ResourceExhausted:  "resource exhausted",
+	Unauthenticated:    "unauthenticated",
+	PermissionDenied:   "permission denied",
+	Unimplemented:      "unimplemented",
+	Unavailable:        "unavailable",
 }
 
 func (k Kind) String() string {

@@ -64,7 +64,7 @@ func (s *Service) authorizeDatabaseOf(ctx context.Context, rpc string, op acl.Op
 // authorizeAdmin lets only admins through: managing grants.
 func (s *Service) authorizeAdmin(ctx context.Context, rpc, what string) error {
 	if s.acl == nil {
-		return errs.New(errs.Precondition, "%s: permissions need users (serve --users)", what)
+		return errs.New(errs.FailedPrecondition, "%s: permissions need users (serve --users)", what)
 	}
 	p, ok := auth.FromContext(ctx)
 	if !ok || p.Admin {

@@ -18,7 +18,7 @@ func pathTable(d *flight.FlightDescriptor) (string, error) {
 	case 2:
 		return d.Path[0] + "." + d.Path[1], nil
 	}
-	return "", errs.New(errs.Invalid, "descriptor path %q: want [database, table] or [table]", strings.Join(d.Path, "/"))
+	return "", errs.New(errs.InvalidArgument, "descriptor path %q: want [database, table] or [table]", strings.Join(d.Path, "/"))
 }
 
 func parseCommand(d *flight.FlightDescriptor) (protocol.Command, error) {
@@ -29,7 +29,7 @@ func parseCommand(d *flight.FlightDescriptor) (protocol.Command, error) {
 // scan, or an inline lookup.
 func readRequest(d *flight.FlightDescriptor) (*protocol.ScanRequest, *protocol.LookupRequest, error) {
 	if d == nil {
-		return nil, nil, errs.New(errs.Invalid, "missing flight descriptor")
+		return nil, nil, errs.New(errs.InvalidArgument, "missing flight descriptor")
 	}
 	switch d.Type {
 	case flight.DescriptorPATH:
@@ -41,7 +41,7 @@ func readRequest(d *flight.FlightDescriptor) (*protocol.ScanRequest, *protocol.L
 			return nil, nil, err
 		}
 		if c.Scan == nil && c.Lookup == nil {
-			return nil, nil, errs.New(errs.Invalid, `descriptor command: reads take {"scan": ...} or {"lookup": ...}`)
+			return nil, nil, errs.New(errs.InvalidArgument, `descriptor command: reads take {"scan": ...} or {"lookup": ...}`)
 		}
 		var lookup *protocol.LookupRequest
 		if c.Lookup != nil {
@@ -49,13 +49,13 @@ func readRequest(d *flight.FlightDescriptor) (*protocol.ScanRequest, *protocol.L
 		}
 		return c.Scan, lookup, nil
 	}
-	return nil, nil, errs.New(errs.Invalid, "descriptor type %v: want PATH or CMD", d.Type)
+	return nil, nil, errs.New(errs.InvalidArgument, "descriptor type %v: want PATH or CMD", d.Type)
 }
 
 // writeRequest reads the write a DoPut descriptor asks for.
 func writeRequest(d *flight.FlightDescriptor) (protocol.WriteRequest, error) {
 	if d == nil {
-		return protocol.WriteRequest{}, errs.New(errs.Invalid, "DoPut: the first message carries no flight descriptor")
+		return protocol.WriteRequest{}, errs.New(errs.InvalidArgument, "DoPut: the first message carries no flight descriptor")
 	}
 	switch d.Type {
 	case flight.DescriptorPATH:
@@ -67,9 +67,9 @@ func writeRequest(d *flight.FlightDescriptor) (protocol.WriteRequest, error) {
 			return protocol.WriteRequest{}, err
 		}
 		if c.Write == nil {
-			return protocol.WriteRequest{}, errs.New(errs.Invalid, `DoPut: the descriptor command must be {"write": ...}`)
+			return protocol.WriteRequest{}, errs.New(errs.InvalidArgument, `DoPut: the descriptor command must be {"write": ...}`)
 		}
 		return *c.Write, nil
 	}
-	return protocol.WriteRequest{}, errs.New(errs.Invalid, "descriptor type %v: want PATH or CMD", d.Type)
+	return protocol.WriteRequest{}, errs.New(errs.InvalidArgument, "descriptor type %v: want PATH or CMD", d.Type)
 }

@@ -90,7 +90,7 @@ func (s *Service) DoAction(a *flight.Action, stream flight.FlightService_DoActio
 }
 
 func (s *Service) unknownAction(name string) error {
-	return errs.New(errs.Invalid, "unknown action %q (ListActions lists them)", name)
+	return errs.New(errs.InvalidArgument, "unknown action %q (ListActions lists them)", name)
 }
 
 func decode[T any](body []byte, action string) (T, error) {

@@ -44,7 +44,7 @@ func (s *Service) doExchange(stream flight.FlightService_DoExchangeServer) error
 		return err
 	}
 	if req.Keys != nil {
-		return errs.New(errs.Invalid, `DoExchange: "keys" belongs to inline lookups (GetFlightInfo); send key batches instead`)
+		return errs.New(errs.InvalidArgument, `DoExchange: "keys" belongs to inline lookups (GetFlightInfo); send key batches instead`)
 	}
 	l, err := s.eng.OpenLookup(req)
 	if err != nil {
@@ -70,14 +70,14 @@ func (s *Service) doExchange(stream flight.FlightService_DoExchangeServer) error
 // lookupRequest reads the lookup a descriptor asks for.
 func lookupRequest(d *flight.FlightDescriptor) (protocol.LookupRequest, error) {
 	if d == nil || d.Type != flight.DescriptorCMD {
-		return protocol.LookupRequest{}, errs.New(errs.Invalid, `DoExchange: the descriptor must be a CMD {"lookup": ...}`)
+		return protocol.LookupRequest{}, errs.New(errs.InvalidArgument, `DoExchange: the descriptor must be a CMD {"lookup": ...}`)
 	}
 	c, err := parseCommand(d)
 	if err != nil {
 		return protocol.LookupRequest{}, err
 	}
 	if c.Lookup == nil {
-		return protocol.LookupRequest{}, errs.New(errs.Invalid, `DoExchange: the descriptor command must be {"lookup": ...}`)
+		return protocol.LookupRequest{}, errs.New(errs.InvalidArgument, `DoExchange: the descriptor command must be {"lookup": ...}`)
 	}
 	return *c.Lookup, nil
 }

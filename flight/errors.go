@@ -15,17 +15,17 @@ import (
 )
 
 var kindCodes = map[errs.Kind]codes.Code{
-	errs.Invalid:          codes.InvalidArgument,
-	errs.NotFound:         codes.NotFound,
-	errs.AlreadyExists:    codes.AlreadyExists,
-	errs.Precondition:     codes.FailedPrecondition,
-	errs.OutOfRange:       codes.OutOfRange,
-	errs.DataLoss:         codes.DataLoss,
-	errs.Exhausted:        codes.ResourceExhausted,
-	errs.Unauthenticated:  codes.Unauthenticated,
-	errs.PermissionDenied: codes.PermissionDenied,
-	errs.Unimplemented:    codes.Unimplemented,
-	errs.Unavailable:      codes.Unavailable,
+	errs.InvalidArgument:    codes.InvalidArgument,
+	errs.NotFound:           codes.NotFound,
+	errs.AlreadyExists:      codes.AlreadyExists,
+	errs.FailedPrecondition: codes.FailedPrecondition,
+	errs.OutOfRange:         codes.OutOfRange,
+	errs.DataLoss:           codes.DataLoss,
+	errs.ResourceExhausted:  codes.ResourceExhausted,
+	errs.Unauthenticated:    codes.Unauthenticated,
+	errs.PermissionDenied:   codes.PermissionDenied,
+	errs.Unimplemented:      codes.Unimplemented,
+	errs.Unavailable:        codes.Unavailable,
 }
 
 // maxMessageBytes bounds the message of a status: a message quotes at most

@@ -31,7 +31,7 @@ func TestStatusMessagesAreBounded(t *testing.T) {
 			t.Errorf("%.40v: %v, a message of %d bytes", c.err, st.Code(), len(st.Message()))
 		}
 	}
-	if msg := status.Convert(s.toStatus("DoGet", errs.New(errs.Invalid, "short"))).Message(); msg != "short" {
+	if msg := status.Convert(s.toStatus("DoGet", errs.New(errs.InvalidArgument, "short"))).Message(); msg != "short" {
 		t.Errorf("a short message became %q", msg)
 	}
 }

@@ -65,7 +65,7 @@ func (s *Service) flightInfo(ctx context.Context, rpc string, d *flight.FlightDe
 	// Every ticket repeats the filter: a large filter over many buckets
 	// would make an answer no client accepts.
 	if size > maxInfoBytes {
-		return nil, errs.New(errs.Invalid, "%s: the scan's %d endpoints take %d bytes, over the %d a FlightInfo may; read fewer buckets at a time or send a smaller filter",
+		return nil, errs.New(errs.InvalidArgument, "%s: the scan's %d endpoints take %d bytes, over the %d a FlightInfo may; read fewer buckets at a time or send a smaller filter",
 			rpc, len(plan.Tickets), size, maxInfoBytes)
 	}
 	info.AppMetadata, err = json.Marshal(protocol.PlanMeta{
@@ -166,7 +166,7 @@ func (s *Service) lookupInfo(d *flight.FlightDescriptor, req protocol.LookupRequ
 	// The ticket holds the keys; DoGet takes no larger one (a ticket is a
 	// client document, protocol.MaxDocumentBytes).
 	if len(b) > maxInfoBytes {
-		return nil, errs.New(errs.Invalid, "inline lookup of %s: its ticket would take %d bytes with its %d keys, over the %d an inline lookup may; send this many keys as batches through DoExchange",
+		return nil, errs.New(errs.InvalidArgument, "inline lookup of %s: its ticket would take %d bytes with its %d keys, over the %d an inline lookup may; send this many keys as batches through DoExchange",
 			req.Table, len(b), len(req.Keys), maxInfoBytes)
 	}
 	t, err := s.eng.DescribeTable(req.Table)

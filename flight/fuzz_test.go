@@ -226,7 +226,7 @@ func FuzzPageToken(f *testing.F) {
 		}
 		got, err := decodePageToken(token, what)
 		if err != nil {
-			if errs.KindOf(err) != errs.Invalid {
+			if errs.KindOf(err) != errs.InvalidArgument {
 				t.Fatalf("%q: %v, want INVALID_ARGUMENT", token, err)
 			}
 			return

@@ -68,7 +68,7 @@ func (s *Service) openIntake(rpc string, stream clientStream, budget *byteBudget
 	for _, f := range r.Schema().Fields() {
 		if hasDictionary(f.Type) {
 			in.Release()
-			return nil, errs.New(errs.Invalid, "%s: column %s is dictionary-encoded; send its values (PROTOCOL.md §2)", rpc, errs.Quote(f.Name))
+			return nil, errs.New(errs.InvalidArgument, "%s: column %s is dictionary-encoded; send its values (PROTOCOL.md §2)", rpc, errs.Quote(f.Name))
 		}
 	}
 	return in, nil
@@ -82,7 +82,7 @@ func (in *intake) Next() bool {
 		return false
 	}
 	if err := validate(in.r.RecordBatch()); err != nil {
-		in.err = errs.New(errs.Invalid, "%s: batch %d is malformed: %w", in.rpc, in.batches, err)
+		in.err = errs.New(errs.InvalidArgument, "%s: batch %d is malformed: %w", in.rpc, in.batches, err)
 		return false
 	}
 	if z := in.src.compressed; z.meta != nil {
@@ -152,12 +152,12 @@ func openErr(rpc string, err error) error {
 	case errs.KindOf(err) != errs.Internal: // the intake's own, or the idle timeout
 		return err
 	case errors.Is(err, io.EOF):
-		return errs.New(errs.Invalid, "%s: the stream ended before a schema was sent", rpc)
+		return errs.New(errs.InvalidArgument, "%s: the stream ended before a schema was sent", rpc)
 	}
 	if _, ok := grpcStatus(err); ok {
 		return err
 	}
-	return errs.New(errs.Invalid, "%s: the first message must carry the descriptor and an Arrow schema: %v", rpc, err)
+	return errs.New(errs.InvalidArgument, "%s: the first message must carry the descriptor and an Arrow schema: %v", rpc, err)
 }
 
 func hasDictionary(dt arrow.DataType) bool {
@@ -278,7 +278,7 @@ func (s *intakeSource) decompress(msg *flight.FlightData, rb *ipcmsg.RecordBatch
 func (s *intakeSource) measure(msg *flight.FlightData) (int64, *ipcmsg.RecordBatch, error) {
 	size := int64(proto.Size(msg))
 	if size > s.limit {
-		return 0, nil, errs.New(errs.Exhausted, "%s: a message of %d bytes is over the message limit of %d", s.rpc, size, s.limit)
+		return 0, nil, errs.New(errs.ResourceExhausted, "%s: a message of %d bytes is over the message limit of %d", s.rpc, size, s.limit)
 	}
 	if len(msg.DataHeader) == 0 {
 		return size, nil, nil // a descriptor or app_metadata alone (pyarrow's do_exchange opens with one)
@@ -292,10 +292,10 @@ func (s *intakeSource) measure(msg *flight.FlightData) (int64, *ipcmsg.RecordBat
 	// its body, so that the reader sees the claims checked here.
 	rb, err := ipcmsg.Parse(msg.DataHeader)
 	if err != nil {
-		return 0, nil, errs.New(errs.Invalid, "%s: malformed batch metadata: %w", s.rpc, err)
+		return 0, nil, errs.New(errs.InvalidArgument, "%s: malformed batch metadata: %w", s.rpc, err)
 	}
 	if int64(len(msg.DataBody)) < rb.BodyLength {
-		return 0, nil, errs.New(errs.Invalid, "%s: a batch body of %d bytes, its metadata says %d", s.rpc, len(msg.DataBody), rb.BodyLength)
+		return 0, nil, errs.New(errs.InvalidArgument, "%s: a batch body of %d bytes, its metadata says %d", s.rpc, len(msg.DataBody), rb.BodyLength)
 	}
 	if rb.Codec == ipcmsg.CodecNone {
 		return size, rb, nil
@@ -305,7 +305,7 @@ func (s *intakeSource) measure(msg *flight.FlightData) (int64, *ipcmsg.RecordBat
 		return 0, nil, s.malformed(rb, err)
 	}
 	if n > s.limit {
-		return 0, nil, errs.New(errs.Invalid, "%s: a compressed batch claims %d bytes once decompressed, over the message limit of %d", s.rpc, n, s.limit)
+		return 0, nil, errs.New(errs.InvalidArgument, "%s: a compressed batch claims %d bytes once decompressed, over the message limit of %d", s.rpc, n, s.limit)
 	}
 	return size + n, rb, nil
 }
@@ -317,8 +317,8 @@ func (s *intakeSource) malformed(rb *ipcmsg.RecordBatch, err error) error {
 	var be *ipcmsg.BufferError
 	if errors.As(err, &be) && s.columns != nil {
 		if c, ok := ipcmsg.ColumnOfBuffer(s.columns, rb, be.Buffer); ok {
-			return errs.New(errs.Invalid, "%s: compressed batch %d is malformed: column %d (%s): %w", s.rpc, s.batches, c, s.columns.Field(c).Name, err)
+			return errs.New(errs.InvalidArgument, "%s: compressed batch %d is malformed: column %d (%s): %w", s.rpc, s.batches, c, s.columns.Field(c).Name, err)
 		}
 	}
-	return errs.New(errs.Invalid, "%s: compressed batch %d is malformed: %w", s.rpc, s.batches, err)
+	return errs.New(errs.InvalidArgument, "%s: compressed batch %d is malformed: %w", s.rpc, s.batches, err)
 }

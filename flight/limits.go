@@ -114,7 +114,7 @@ func (l *limits) openStream(ctx context.Context, rpc string) (func(), error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	if l.streams[host] >= l.MaxStreamsPerClient {
-		return nil, errs.New(errs.Exhausted, "%s: client %s has %d streams open, the limit", rpc, host, l.MaxStreamsPerClient)
+		return nil, errs.New(errs.ResourceExhausted, "%s: client %s has %d streams open, the limit", rpc, host, l.MaxStreamsPerClient)
 	}
 	l.streams[host]++
 	return func() {

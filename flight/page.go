@@ -38,7 +38,7 @@ type page struct {
 // pageOf returns the page of items that req asks for, ordered by key.
 func pageOf[T any](items []T, key func(T) string, req protocol.PageRequest, what string) (page, error) {
 	if req.MaxResults < 0 {
-		return page{}, errs.New(errs.Invalid, "%s: max_results %d is negative", what, req.MaxResults)
+		return page{}, errs.New(errs.InvalidArgument, "%s: max_results %d is negative", what, req.MaxResults)
 	}
 	after, err := decodePageToken(req.PageToken, what)
 	if err != nil {
@@ -97,7 +97,7 @@ func decodePageToken(token, what string) (string, error) {
 	}
 	b, err := base64.RawURLEncoding.Strict().DecodeString(token)
 	if err != nil || len(b) < 5 || b[0] != pageTokenVersion || binary.BigEndian.Uint32(b[1:5]) != pageTokenSum(string(b[5:]), what) {
-		return "", errs.New(errs.Invalid, "%s: page_token %s is not one this server returned for this listing", what, errs.Quote(token))
+		return "", errs.New(errs.InvalidArgument, "%s: page_token %s is not one this server returned for this listing", what, errs.Quote(token))
 	}
 	return string(b[5:]), nil
 }

@@ -52,14 +52,14 @@ func (s *Service) watchStalls(stream flight.FlightService_DoGetServer) (flight.F
 	w := &stallWatch{FlightService_DoGetServer: stream, ctx: ctx, stop: stop, idle: s.limits.StreamIdleTimeout,
 		sends: make(chan any), sent: make(chan error, 1)}
 	w.timer = time.AfterFunc(w.idle, func() {
-		stop(errs.New(errs.Exhausted, "DoGet: the client took nothing for %s, the idle timeout", w.idle))
+		stop(errs.New(errs.ResourceExhausted, "DoGet: the client took nothing for %s, the idle timeout", w.idle))
 	})
 	w.timer.Stop()
 	go w.send()
 	return w, func(err error) error {
 		w.timer.Stop()
 		stop(nil)
-		if cause := context.Cause(ctx); err != nil && errs.KindOf(cause) == errs.Exhausted {
+		if cause := context.Cause(ctx); err != nil && errs.KindOf(cause) == errs.ResourceExhausted {
 			return stalled(stream, cause)
 		}
 		return err

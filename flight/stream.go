@@ -31,7 +31,7 @@ func streamErr(rpc string, r interface{ Err() error }) error {
 	if errs.KindOf(err) != errs.Internal { // the intake's own, or the idle timeout
 		return err
 	}
-	return errs.New(errs.Invalid, "%s: malformed stream: %v", rpc, err)
+	return errs.New(errs.InvalidArgument, "%s: malformed stream: %v", rpc, err)
 }
 
 // idleReader receives a client's messages with a timeout. gRPC's Recv cannot
@@ -95,7 +95,7 @@ func (r *idleReader) Recv() (*flight.FlightData, error) {
 		}
 		return m.msg, m.err
 	case <-r.timer.C:
-		r.err = errs.New(errs.Exhausted, "%s: the client sent nothing for %s, the idle timeout", r.rpc, r.timeout)
+		r.err = errs.New(errs.ResourceExhausted, "%s: the client sent nothing for %s, the idle timeout", r.rpc, r.timeout)
 	case <-r.ctx.Done():
 		r.err = status.FromContextError(r.ctx.Err()).Err()
 	}

@@ -32,7 +32,7 @@ func writeErr(w http.ResponseWriter, err error, notFound string) {
 	switch errs.KindOf(err) {
 	case errs.NotFound:
 		code, typ = http.StatusNotFound, notFound
-	case errs.Invalid:
+	case errs.InvalidArgument:
 		code, typ = http.StatusBadRequest, "BadRequestException"
 	case errs.PermissionDenied:
 		code, typ = http.StatusForbidden, "ForbiddenException"

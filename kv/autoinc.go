@@ -41,7 +41,7 @@ func (a *IDs) Next() (int64, error) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.next > a.ceiling {
-		return 0, errs.New(errs.Exhausted, "table %d: the auto-increment column has no ids left (largest %d)", a.table, a.ceiling)
+		return 0, errs.New(errs.ResourceExhausted, "table %d: the auto-increment column has no ids left (largest %d)", a.table, a.ceiling)
 	}
 	if a.next > a.limit {
 		limit := min(a.limit+a.block, a.ceiling)

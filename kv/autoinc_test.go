@@ -62,7 +62,7 @@ func TestIDsRunOut(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	if _, err := ids.Next(); errs.KindOf(err) != errs.Exhausted {
+	if _, err := ids.Next(); errs.KindOf(err) != errs.ResourceExhausted {
 		t.Fatalf("id beyond the column's range: %v, want an exhausted error", err)
 	}
 }

@@ -86,7 +86,7 @@ func TestOpenOnFullDiskIsAnError(t *testing.T) {
 	}()
 	select {
 	case err := <-opened:
-		if !errs.Is(err, errs.Exhausted) || !errors.Is(err, syscall.ENOSPC) {
+		if !errs.Is(err, errs.ResourceExhausted) || !errors.Is(err, syscall.ENOSPC) {
 			t.Fatalf("open on a full disk: %v, want resource exhausted caused by ENOSPC", err)
 		}
 	case <-time.After(10 * time.Second):
@@ -128,7 +128,7 @@ func TestWritesRefusedWhileFlushFails(t *testing.T) {
 		t.Fatal(err)
 	}
 	testwait.For(t, "a failed flush is noticed", func() bool { return s.db.WriteErr() != nil })
-	if err := writeApplied(s, 1, 2); !errs.Is(err, errs.Exhausted) || !errors.Is(err, syscall.ENOSPC) {
+	if err := writeApplied(s, 1, 2); !errs.Is(err, errs.ResourceExhausted) || !errors.Is(err, syscall.ENOSPC) {
 		t.Fatalf("write while flushes fail: %v, want resource exhausted caused by ENOSPC", err)
 	}
 	if got, err := s.Applied(1, 0); err != nil || got != 1 {

@@ -199,7 +199,7 @@ func (l *Lake) ensure(ctx context.Context, ident table.Identifier, info *catalog
 		owner := tbl.Properties()[PropTableID]
 		if owner != strconv.FormatInt(info.TableID, 10) {
 			if owner == "" || tbl.CurrentSnapshot() != nil {
-				return nil, errs.New(errs.Precondition, "%s: the lake already has an Iceberg table %s that is not this table's (table id %q); drop it or rename this table", info.Path(), strings.Join(ident, "."), owner)
+				return nil, errs.New(errs.FailedPrecondition, "%s: the lake already has an Iceberg table %s that is not this table's (table id %q); drop it or rename this table", info.Path(), strings.Join(ident, "."), owner)
 			}
 			// An empty table left by a dropped table of the same name.
 			if err = l.cat.DropTable(ctx, ident); err == nil {

@@ -185,7 +185,7 @@ func TestPrimaryKeyRoundsRetireOldRows(t *testing.T) {
 	}
 	// A table of the same name with another id does not take it over.
 	other := tableInfo(t, info.TableSpec, 8)
-	if _, err := l.Ensure(ctx, other); !errs.Is(err, errs.Precondition) {
+	if _, err := l.Ensure(ctx, other); !errs.Is(err, errs.FailedPrecondition) {
 		t.Errorf("Ensure for another table id: %v, want FAILED_PRECONDITION", err)
 	}
 	if err := l.Drop(ctx, info); err != nil {
@@ -222,7 +222,7 @@ func TestCheckRefusesWhatIcebergCannotHold(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := Check(info); !errs.Is(err, errs.Precondition) {
+			if err := Check(info); !errs.Is(err, errs.FailedPrecondition) {
 				t.Errorf("Check = %v, want FAILED_PRECONDITION", err)
 			}
 		})

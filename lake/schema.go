@@ -75,7 +75,7 @@ func newMapping(info *catalog.TableInfo) (*mapping, error) {
 	for _, f := range m.table.Fields() {
 		lt, err := lakeType(f.Type)
 		if err != nil {
-			return nil, errs.New(errs.Precondition, "%s cannot be tiered into Iceberg: column %s: %v", info.Path(), f.Name, err)
+			return nil, errs.New(errs.FailedPrecondition, "%s cannot be tiered into Iceberg: column %s: %v", info.Path(), f.Name, err)
 		}
 		fields = append(fields, arrow.Field{Name: f.Name, Type: lt, Nullable: f.Nullable})
 	}
@@ -83,7 +83,7 @@ func newMapping(info *catalog.TableInfo) (*mapping, error) {
 	m.lake = arrow.NewSchema(fields, nil)
 	sc, err := table.ArrowSchemaToIcebergWithFreshIDs(m.lake, false)
 	if err != nil {
-		return nil, errs.New(errs.Precondition, "%s cannot be tiered into Iceberg: %v", info.Path(), err)
+		return nil, errs.New(errs.FailedPrecondition, "%s cannot be tiered into Iceberg: %v", info.Path(), err)
 	}
 	idOf := func(name string) int {
 		f, _ := sc.FindFieldByName(name)
@@ -99,7 +99,7 @@ func newMapping(info *catalog.TableInfo) (*mapping, error) {
 		f := m.table.Field(k)
 		switch f.Type.ID() {
 		case arrow.FLOAT32, arrow.FLOAT64:
-			return nil, errs.New(errs.Precondition, "%s cannot be tiered into Iceberg: primary-key column %s is %s, and Iceberg cannot use floating-point columns as identifier fields or equality-delete keys", info.Path(), f.Name, f.Type)
+			return nil, errs.New(errs.FailedPrecondition, "%s cannot be tiered into Iceberg: primary-key column %s is %s, and Iceberg cannot use floating-point columns as identifier fields or equality-delete keys", info.Path(), f.Name, f.Type)
 		}
 		m.keys = append(m.keys, f.Name)
 		m.keyIDs = append(m.keyIDs, idOf(f.Name))
@@ -109,7 +109,7 @@ func newMapping(info *catalog.TableInfo) (*mapping, error) {
 	m.parts = info.PartitionKeys
 	pfields, err := partitionFields(m)
 	if err != nil {
-		return nil, errs.New(errs.Precondition, "%s cannot be tiered into Iceberg: %v", info.Path(), err)
+		return nil, errs.New(errs.FailedPrecondition, "%s cannot be tiered into Iceberg: %v", info.Path(), err)
 	}
 	// The bucket field comes last, after the partition keys' fields.
 	bucketFieldID := firstPartitionFieldID + len(pfields)
@@ -118,7 +118,7 @@ func newMapping(info *catalog.TableInfo) (*mapping, error) {
 		f := m.table.Field(key[0])
 		switch f.Type.ID() {
 		case arrow.BOOL, arrow.FLOAT32, arrow.FLOAT64:
-			return nil, errs.New(errs.Precondition, "%s cannot be tiered into Iceberg: its bucket key %s is %s, which Iceberg's bucket transform does not accept; choose another bucket.key", info.Path(), f.Name, f.Type)
+			return nil, errs.New(errs.FailedPrecondition, "%s cannot be tiered into Iceberg: its bucket key %s is %s, which Iceberg's bucket transform does not accept; choose another bucket.key", info.Path(), f.Name, f.Type)
 		}
 		part = iceberg.PartitionField{SourceIDs: []int{idOf(f.Name)}, FieldID: bucketFieldID,
 			Name: f.Name + "_bucket", Transform: iceberg.BucketTransform{NumBuckets: info.BucketCount()}}

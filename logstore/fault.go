@@ -28,7 +28,7 @@ import (
 func storageError(err error, format string, args ...any) error {
 	kind := errs.Unavailable
 	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
-		kind = errs.Exhausted
+		kind = errs.ResourceExhausted
 	}
 	return errs.New(kind, "%s: %w", fmt.Sprintf(format, args...), err)
 }

@@ -74,7 +74,7 @@ func TestFaultFailedWriteFailsAppendsUntilTheDiskWorks(t *testing.T) {
 		errno syscall.Errno
 		kind  errs.Kind
 	}{
-		{"disk full", syscall.ENOSPC, errs.Exhausted},
+		{"disk full", syscall.ENOSPC, errs.ResourceExhausted},
 		{"I/O error", syscall.EIO, errs.Unavailable},
 	} {
 		t.Run(tc.name, func(t *testing.T) { testFailedWrite(t, tc.errno, tc.kind) })

@@ -124,7 +124,7 @@ type Reader struct {
 // cols (nil for all). start must lie in [earliest, high watermark].
 func (t *Table) NewReader(bucket int, start int64, cols []int) (*Reader, error) {
 	if bucket < 0 || bucket >= len(t.buckets) {
-		return nil, errs.New(errs.Invalid, "bucket %d does not exist (the table has %d)", bucket, len(t.buckets))
+		return nil, errs.New(errs.InvalidArgument, "bucket %d does not exist (the table has %d)", bucket, len(t.buckets))
 	}
 	b := t.buckets[bucket]
 	if hw, first := b.hw.Load(), t.EarliestOffset(bucket); start < first || start > hw {

@@ -51,20 +51,20 @@ func (wt writerTable) check(w Writer, idleBefore int64) (*appliedRef, error) {
 		if w.Seq == 0 || w.Seq == last.Seq+1 || (w.Sparse && w.Seq > last.Seq) {
 			return nil, nil
 		}
-		return nil, errs.New(errs.Precondition, "writer %q: its state expired (idle since its sequence %d), so sequence %d can be neither acknowledged nor applied; start again at sequence 0 or %d", w.ID, last.Seq, w.Seq, last.Seq+1)
+		return nil, errs.New(errs.FailedPrecondition, "writer %q: its state expired (idle since its sequence %d), so sequence %d can be neither acknowledged nor applied; start again at sequence 0 or %d", w.ID, last.Seq, w.Seq, last.Seq+1)
 	}
 	switch {
 	case w.Seq == last.Seq+1, w.Sparse && w.Seq > last.Seq:
 		return nil, nil
 	case w.Seq > last.Seq+1:
-		return nil, errs.New(errs.Precondition, "writer %q: sequence %d is out of order, the next expected is %d", w.ID, w.Seq, last.Seq+1)
+		return nil, errs.New(errs.FailedPrecondition, "writer %q: sequence %d is out of order, the next expected is %d", w.ID, w.Seq, last.Seq+1)
 	}
 	for _, a := range hist {
 		if a.Seq == w.Seq {
 			return &appliedRef{txn: a.Txn, ends: a.Ends}, nil
 		}
 	}
-	return nil, errs.New(errs.Precondition, "writer %q: sequence %d was applied long ago and its result is no longer kept (oldest kept: %d)", w.ID, w.Seq, hist[0].Seq)
+	return nil, errs.New(errs.FailedPrecondition, "writer %q: sequence %d was applied long ago and its result is no longer kept (oldest kept: %d)", w.ID, w.Seq, hist[0].Seq)
 }
 
 type appliedRef struct {

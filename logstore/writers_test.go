@@ -71,7 +71,7 @@ func TestWriterStateExpires(t *testing.T) {
 	}
 	for _, seq := range []int64{1, 5} {
 		_, err := writeAs(t, tbl, enc, Writer{ID: "a", Seq: seq})
-		if !errs.Is(err, errs.Precondition) || !strings.Contains(err.Error(), "expired") {
+		if !errs.Is(err, errs.FailedPrecondition) || !strings.Contains(err.Error(), "expired") {
 			t.Fatalf("sequence %d of an expired writer: %v, want FAILED_PRECONDITION saying the state expired", seq, err)
 		}
 	}

@@ -137,17 +137,17 @@ func (l *Lookuper) bind(in *arrow.Schema) error {
 		f := l.t.Schema.Field(c)
 		idx := in.FieldIndices(f.Name)
 		if len(idx) != 1 {
-			return errs.New(errs.Invalid, "lookup of %s: the key batch must carry the %s columns %v; %s is missing", l.t.Name, what, names, errs.Quote(f.Name))
+			return errs.New(errs.InvalidArgument, "lookup of %s: the key batch must carry the %s columns %v; %s is missing", l.t.Name, what, names, errs.Quote(f.Name))
 		}
 		if got := in.Field(idx[0]).Type; !arrow.TypeEqual(got, f.Type) {
-			return errs.New(errs.Invalid, "lookup of %s: key column %s is %s, the table has %s", l.t.Name, errs.Quote(f.Name), got, f.Type)
+			return errs.New(errs.InvalidArgument, "lookup of %s: key column %s is %s, the table has %s", l.t.Name, errs.Quote(f.Name), got, f.Type)
 		}
 		cols[i] = idx[0]
 	}
 	if in.NumFields() != len(cols) {
 		for _, f := range in.Fields() {
 			if !slices.Contains(names, f.Name) {
-				return errs.New(errs.Invalid, "lookup of %s: the key batch has column %s, which is not one of the %s columns %v", l.t.Name, errs.Quote(f.Name), what, names)
+				return errs.New(errs.InvalidArgument, "lookup of %s: the key batch has column %s, which is not one of the %s columns %v", l.t.Name, errs.Quote(f.Name), what, names)
 			}
 		}
 	}
@@ -192,7 +192,7 @@ func (l *Lookuper) Lookup(ctx context.Context, keys arrow.RecordBatch) (arrow.Re
 	n := int(keys.NumRows())
 	for i, c := range l.inCols {
 		if nulls := keys.Column(c).NullN(); nulls > 0 {
-			return nil, Meta{}, errs.New(errs.Invalid, "lookup of %s: key column %s has %d nulls", l.t.Name, errs.Quote(l.t.Schema.Field(l.keyCol[i]).Name), nulls)
+			return nil, Meta{}, errs.New(errs.InvalidArgument, "lookup of %s: key column %s has %d nulls", l.t.Name, errs.Quote(l.t.Schema.Field(l.keyCol[i]).Name), nulls)
 		}
 	}
 	// Encode every key and group them by bucket, in key order.

@@ -127,7 +127,7 @@ func TestKeyBatchErrors(t *testing.T) {
 	} {
 		_, _, err := l.Lookup(context.Background(), k)
 		k.Release()
-		if errs.KindOf(err) != errs.Invalid {
+		if errs.KindOf(err) != errs.InvalidArgument {
 			t.Errorf("%s key column: %v, want an invalid-argument error", name, err)
 		}
 	}

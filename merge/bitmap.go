@@ -32,13 +32,13 @@ func orBitmap32(bm *bitmaps, acc, in any) (out any, err error) {
 		bm.acc32.Clear()
 		bm.in32.Clear()
 		if r := recover(); r != nil {
-			out, err = nil, errs.New(errs.Invalid, "not a serialized 32-bit RoaringBitmap: %v", r)
+			out, err = nil, errs.New(errs.InvalidArgument, "not a serialized 32-bit RoaringBitmap: %v", r)
 		}
 	}()
-	if err := read32(&bm.acc32, &bm.accBuf, x, "the stored value", errs.Precondition); err != nil {
+	if err := read32(&bm.acc32, &bm.accBuf, x, "the stored value", errs.FailedPrecondition); err != nil {
 		return nil, err
 	}
-	if err := read32(&bm.in32, &bm.inBuf, y, "the written value", errs.Invalid); err != nil {
+	if err := read32(&bm.in32, &bm.inBuf, y, "the written value", errs.InvalidArgument); err != nil {
 		return nil, err
 	}
 	if bm.in32.AndCardinality(&bm.acc32) == bm.in32.GetCardinality() {
@@ -70,13 +70,13 @@ func orBitmap64(bm *bitmaps, acc, in any) (out any, err error) {
 		bm.acc64.Clear()
 		bm.in64.Clear()
 		if r := recover(); r != nil {
-			out, err = nil, errs.New(errs.Invalid, "not a serialized 64-bit RoaringBitmap: %v", r)
+			out, err = nil, errs.New(errs.InvalidArgument, "not a serialized 64-bit RoaringBitmap: %v", r)
 		}
 	}()
-	if err := read64(&bm.acc64, &bm.accBuf, x, "the stored value", errs.Precondition); err != nil {
+	if err := read64(&bm.acc64, &bm.accBuf, x, "the stored value", errs.FailedPrecondition); err != nil {
 		return nil, err
 	}
-	if err := read64(&bm.in64, &bm.inBuf, y, "the written value", errs.Invalid); err != nil {
+	if err := read64(&bm.in64, &bm.inBuf, y, "the written value", errs.InvalidArgument); err != nil {
 		return nil, err
 	}
 	bm.acc64.Or(&bm.in64)
@@ -100,10 +100,10 @@ func checkBitmap32(bm *bitmaps, v any) (err error) {
 	defer func() {
 		bm.in32.Clear()
 		if r := recover(); r != nil {
-			err = errs.New(errs.Invalid, "not a serialized 32-bit RoaringBitmap: %v", r)
+			err = errs.New(errs.InvalidArgument, "not a serialized 32-bit RoaringBitmap: %v", r)
 		}
 	}()
-	return read32(&bm.in32, &bm.inBuf, b, "the written value", errs.Invalid)
+	return read32(&bm.in32, &bm.inBuf, b, "the written value", errs.InvalidArgument)
 }
 
 func checkBitmap64(bm *bitmaps, v any) (err error) {
@@ -114,10 +114,10 @@ func checkBitmap64(bm *bitmaps, v any) (err error) {
 	defer func() {
 		bm.in64.Clear()
 		if r := recover(); r != nil {
-			err = errs.New(errs.Invalid, "not a serialized 64-bit RoaringBitmap: %v", r)
+			err = errs.New(errs.InvalidArgument, "not a serialized 64-bit RoaringBitmap: %v", r)
 		}
 	}()
-	return read64(&bm.in64, &bm.inBuf, b, "the written value", errs.Invalid)
+	return read64(&bm.in64, &bm.inBuf, b, "the written value", errs.InvalidArgument)
 }
 
 func bitmapBytes(acc, in any) (x, y []byte, err error) {

@@ -31,7 +31,7 @@ func FuzzBitmapUnion(f *testing.F) {
 		for _, old := range []row.Row{{int32(1), acc32, acc64}, nil} {
 			stored, _, err := w.Upsert(old, row.Row{int32(1), in32, in64}, nil)
 			if err != nil {
-				if k := errs.KindOf(err); k != errs.Invalid && k != errs.Precondition {
+				if k := errs.KindOf(err); k != errs.InvalidArgument && k != errs.FailedPrecondition {
 					t.Fatalf("error of kind %s: %v", k, err)
 				}
 				continue

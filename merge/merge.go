@@ -218,11 +218,11 @@ func (m *Merger) NewWrite(target []int, overwrite bool) (*Write, error) {
 		for _, c := range target {
 			switch {
 			case c < 0 || c >= n:
-				return nil, errs.New(errs.Invalid, "table %s: target column %d is out of range (the table has %d columns)", m.table, c, n)
+				return nil, errs.New(errs.InvalidArgument, "table %s: target column %d is out of range (the table has %d columns)", m.table, c, n)
 			case w.inTarget[c]:
-				return nil, errs.New(errs.Invalid, "table %s: target column %q is listed twice", m.table, m.names[c])
+				return nil, errs.New(errs.InvalidArgument, "table %s: target column %q is listed twice", m.table, m.names[c])
 			case c == m.autoInc:
-				return nil, errs.New(errs.Precondition, "table %s: column %q is the auto-increment column; its values are assigned by the server and cannot be written", m.table, m.names[c])
+				return nil, errs.New(errs.FailedPrecondition, "table %s: column %q is the auto-increment column; its values are assigned by the server and cannot be written", m.table, m.names[c])
 			}
 			w.inTarget[c] = true
 		}
@@ -240,18 +240,18 @@ func (m *Merger) NewWrite(target []int, overwrite bool) (*Write, error) {
 	}
 	if !w.whole {
 		if w.engine == firstRow || w.engine == versioned {
-			return nil, errs.New(errs.Precondition, "table %s: partial update is not supported for the %s merge engine", m.table, engineNames[w.engine])
+			return nil, errs.New(errs.FailedPrecondition, "table %s: partial update is not supported for the %s merge engine", m.table, engineNames[w.engine])
 		}
 		for _, c := range m.pk {
 			if !w.inTarget[c] {
-				return nil, errs.New(errs.Invalid, "table %s: the target write columns %s must contain the primary key columns %s", m.table, m.nameList(w.target), m.nameList(m.pk))
+				return nil, errs.New(errs.InvalidArgument, "table %s: the target write columns %s must contain the primary key columns %s", m.table, m.nameList(w.target), m.nameList(m.pk))
 			}
 		}
 		// Fluss checks every non-key column, written or not. The auto-increment
 		// column is exempt: the server always fills it.
 		for c := range n {
 			if !m.isPK[c] && !m.nullable[c] && c != m.autoInc {
-				return nil, errs.New(errs.Invalid, "table %s: Partial Update requires all columns except primary key to be nullable, but column %q is NOT NULL", m.table, m.names[c])
+				return nil, errs.New(errs.InvalidArgument, "table %s: Partial Update requires all columns except primary key to be nullable, but column %q is NOT NULL", m.table, m.names[c])
 			}
 		}
 	}
@@ -371,7 +371,7 @@ func (w *Write) Delete(old row.Row) (remove bool, stored row.Row, changes []Chan
 	case catalog.DeleteIgnore:
 		return false, nil, nil, nil
 	case catalog.DeleteDisable:
-		return false, nil, nil, errs.New(errs.Precondition, "table %s: deletes are disabled (%s = %s)", m.table, catalog.OptDeleteBehavior, catalog.DeleteDisable)
+		return false, nil, nil, errs.New(errs.FailedPrecondition, "table %s: deletes are disabled (%s = %s)", m.table, catalog.OptDeleteBehavior, catalog.DeleteDisable)
 	}
 	if old == nil {
 		return false, nil, nil, nil
@@ -443,7 +443,7 @@ func (m *Merger) assignID(nextID func() (int64, error)) (any, error) {
 	}
 	if m.types[m.autoInc].ID() == arrow.INT32 {
 		if id > math.MaxInt32 || id < math.MinInt32 {
-			return nil, errs.New(errs.Exhausted, "table %s: auto-increment column %q (INT) ran out of ids: %d", m.table, m.names[m.autoInc], id)
+			return nil, errs.New(errs.ResourceExhausted, "table %s: auto-increment column %q (INT) ran out of ids: %d", m.table, m.names[m.autoInc], id)
 		}
 		return int32(id), nil
 	}

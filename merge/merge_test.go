@@ -95,13 +95,13 @@ func TestErrorKinds(t *testing.T) {
 		overwrite bool
 		want      errs.Kind
 	}{
-		{"partial update without the key", plain, []int{1}, false, errs.Invalid},
-		{"a NOT NULL non-key column", strict, []int{0, 2}, false, errs.Invalid},
-		{"partial update on first_row", first, []int{0, 1}, false, errs.Precondition},
-		{"writing the auto-increment column", auto, []int{0, 1, 2}, false, errs.Precondition},
-		{"writing the auto-increment column under OVERWRITE", auto, []int{0, 1}, true, errs.Precondition},
-		{"an unknown column", plain, []int{0, 3}, false, errs.Invalid},
-		{"a column twice", plain, []int{0, 1, 1}, false, errs.Invalid},
+		{"partial update without the key", plain, []int{1}, false, errs.InvalidArgument},
+		{"a NOT NULL non-key column", strict, []int{0, 2}, false, errs.InvalidArgument},
+		{"partial update on first_row", first, []int{0, 1}, false, errs.FailedPrecondition},
+		{"writing the auto-increment column", auto, []int{0, 1, 2}, false, errs.FailedPrecondition},
+		{"writing the auto-increment column under OVERWRITE", auto, []int{0, 1}, true, errs.FailedPrecondition},
+		{"an unknown column", plain, []int{0, 3}, false, errs.InvalidArgument},
+		{"a column twice", plain, []int{0, 1, 1}, false, errs.InvalidArgument},
 	} {
 		_, err := tc.m.NewWrite(tc.target, tc.overwrite)
 		if !errs.Is(err, tc.want) {
@@ -130,7 +130,7 @@ func TestErrorKinds(t *testing.T) {
 		t.Error("a table refusing deletes should not need the stored row for them")
 	}
 	_, _, _, err := w.Delete(row.Row{int32(1), "a"})
-	if !errs.Is(err, errs.Precondition) {
+	if !errs.Is(err, errs.FailedPrecondition) {
 		t.Errorf("delete on disable: %v, want a precondition error", err)
 	}
 }
@@ -171,7 +171,7 @@ func TestAutoIncrementIDs(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, _, err = w.Upsert(nil, row.Row{int32(2), nil, "a"}, func() (int64, error) { return math.MaxInt32 + 1, nil })
-	if !errs.Is(err, errs.Exhausted) {
+	if !errs.Is(err, errs.ResourceExhausted) {
 		t.Errorf("an id beyond INT: %v, want resource exhausted", err)
 	}
 	boom := errors.New("boom")

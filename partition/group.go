@@ -20,7 +20,7 @@ func GroupRows(table string, keys []string, rec arrow.RecordBatch) ([]*Group, er
 	for i, k := range keys {
 		idx := rec.Schema().FieldIndices(k)
 		if len(idx) == 0 {
-			return nil, errs.New(errs.Invalid, "table %s: the batch lacks partition key column %s", table, errs.Quote(k))
+			return nil, errs.New(errs.InvalidArgument, "table %s: the batch lacks partition key column %s", table, errs.Quote(k))
 		}
 		cols[i] = rec.Column(idx[0])
 	}

@@ -59,7 +59,7 @@ func TestGroupRowsRefusesMissingAndNullKeys(t *testing.T) {
 		{[]string{"region"}, `partition key column "region" is NULL`},
 	} {
 		_, err := GroupRows("db.t", tc.keys, rec)
-		if !errs.Is(err, errs.Invalid) || !strings.Contains(err.Error(), tc.want) {
+		if !errs.Is(err, errs.InvalidArgument) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("keys %v: %v, want INVALID_ARGUMENT with %q", tc.keys, err, tc.want)
 		}
 	}

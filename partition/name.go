@@ -27,7 +27,7 @@ func Name(values []string) string { return strings.Join(values, Separator) }
 func Values(keys []string, name string) ([]string, error) {
 	values := strings.Split(name, Separator)
 	if len(values) != len(keys) {
-		return nil, errs.New(errs.Invalid, "partition name %s has %d values; the partition keys %s want %d",
+		return nil, errs.New(errs.InvalidArgument, "partition name %s has %d values; the partition keys %s want %d",
 			errs.Quote(name), len(values), javaList(keys), len(keys))
 	}
 	return values, nil
@@ -49,13 +49,13 @@ func Qualified(keys, values []string) string {
 // refuses the reserved prefix. The messages are Fluss's.
 func Resolve(table string, keys []string, spec map[string]string, creating bool) ([]string, error) {
 	if len(spec) != len(keys) {
-		return nil, errs.New(errs.Invalid, "PartitionSpec size is not equal to partition keys size for partitioned table %s.", table)
+		return nil, errs.New(errs.InvalidArgument, "PartitionSpec size is not equal to partition keys size for partitioned table %s.", table)
 	}
 	values := make([]string, len(keys))
 	for i, k := range keys {
 		v, ok := spec[k]
 		if !ok {
-			return nil, errs.New(errs.Invalid, "PartitionSpec %s does not contain partition key '%s' for partitioned table %s.",
+			return nil, errs.New(errs.InvalidArgument, "PartitionSpec %s does not contain partition key '%s' for partitioned table %s.",
 				specString(spec), k, table)
 		}
 		if err := ValidateValue(v, creating); err != nil {
@@ -69,7 +69,7 @@ func Resolve(table string, keys []string, spec map[string]string, creating bool)
 // ValidateValue checks one partition value by Fluss's naming rules.
 func ValidateValue(v string, creating bool) error {
 	if reason := invalidReason(v, creating); reason != "" {
-		return errs.New(errs.Invalid, "The partition value %s is invalid: %s", errs.Cut(v), reason)
+		return errs.New(errs.InvalidArgument, "The partition value %s is invalid: %s", errs.Cut(v), reason)
 	}
 	return nil
 }
@@ -111,7 +111,7 @@ func Matches(keys, values []string, partial map[string]string) bool {
 func CheckPartial(table string, keys []string, partial map[string]string) error {
 	for k := range partial {
 		if !slices.Contains(keys, k) {
-			return errs.New(errs.Invalid, "table %s: %s is not a partition key (partition keys: %s)", table, errs.Quote(k), javaList(keys))
+			return errs.New(errs.InvalidArgument, "table %s: %s is not a partition key (partition keys: %s)", table, errs.Quote(k), javaList(keys))
 		}
 	}
 	return nil

@@ -57,7 +57,7 @@ func TestValueString(t *testing.T) {
 		}
 	}
 	null := one(arrow.BinaryTypes.String, func(b array.Builder) { b.AppendNull() })
-	if _, err := ValueString("dt", null, 0); errs.KindOf(err) != errs.Invalid || !strings.Contains(err.Error(), `"dt"`) {
+	if _, err := ValueString("dt", null, 0); errs.KindOf(err) != errs.InvalidArgument || !strings.Contains(err.Error(), `"dt"`) {
 		t.Errorf("NULL: %v, want INVALID_ARGUMENT naming the column", err)
 	}
 }
@@ -72,7 +72,7 @@ func TestNames(t *testing.T) {
 	if err != nil || back[0] != "20261201" || back[1] != "eu" {
 		t.Errorf("values %v %v", back, err)
 	}
-	if _, err := Values(keys, "20261201"); errs.KindOf(err) != errs.Invalid {
+	if _, err := Values(keys, "20261201"); errs.KindOf(err) != errs.InvalidArgument {
 		t.Errorf("short name: %v", err)
 	}
 	invalid := map[string]struct {
@@ -87,7 +87,7 @@ func TestNames(t *testing.T) {
 		"reserved": {map[string]string{"dt": "__h", "region": "eu"}, "'__' is not allowed as prefix"},
 	}
 	for name, tt := range invalid {
-		if _, err := Resolve("d.t", keys, tt.spec, true); errs.KindOf(err) != errs.Invalid || !strings.Contains(err.Error(), tt.want) {
+		if _, err := Resolve("d.t", keys, tt.spec, true); errs.KindOf(err) != errs.InvalidArgument || !strings.Contains(err.Error(), tt.want) {
 			t.Errorf("%s: %v, want %q", name, err, tt.want)
 		}
 	}

@@ -20,7 +20,7 @@ import (
 // naming the column.
 func ValueString(col string, arr arrow.Array, i int) (string, error) {
 	if arr.IsNull(i) {
-		return "", errs.New(errs.Invalid, "partition key column %q is NULL; a partitioned table's rows need a value in every partition key", col)
+		return "", errs.New(errs.InvalidArgument, "partition key column %q is NULL; a partitioned table's rows need a value in every partition key", col)
 	}
 	switch a := arr.(type) {
 	case *array.String:
@@ -53,7 +53,7 @@ func ValueString(col string, arr arrow.Array, i int) (string, error) {
 		unit := a.DataType().(*arrow.TimestampType).Unit
 		return TimestampString(int64(a.Value(i)), unit), nil
 	}
-	return "", errs.New(errs.Invalid, "partition key column %q has Arrow type %s, which cannot be a partition key", col, arr.DataType())
+	return "", errs.New(errs.InvalidArgument, "partition key column %q has Arrow type %s, which cannot be a partition key", col, arr.DataType())
 }
 
 // timeMillis converts a time of day in unit to milliseconds, cutting finer

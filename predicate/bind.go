@@ -46,7 +46,7 @@ type node struct {
 	strs     *memberSet[string]         // in lists of strings and binaries
 }
 
-// Bind binds e to schema. Every error is errs.Invalid and names the node and
+// Bind binds e to schema. Every error is errs.InvalidArgument and names the node and
 // the column: an unknown column, a literal that does not coerce to its
 // column's type (row.Coerce), starts_with on a column that is not a string,
 // or a comparison on a type without an order (nested types, for instance).
@@ -119,9 +119,9 @@ func (b *Bound) bind(e *Expr, schema *arrow.Schema) (*node, error) {
 		v, err := row.Coerce(n.typ, lit)
 		switch {
 		case err != nil && len(e.vals) > 1:
-			return nil, errs.New(errs.Invalid, "%s: column %s: value %d of the list: %w", e.path, errs.Quote(e.col), i, err)
+			return nil, errs.New(errs.InvalidArgument, "%s: column %s: value %d of the list: %w", e.path, errs.Quote(e.col), i, err)
 		case err != nil:
-			return nil, errs.New(errs.Invalid, "%s: column %s: %w", e.path, errs.Quote(e.col), err)
+			return nil, errs.New(errs.InvalidArgument, "%s: column %s: %w", e.path, errs.Quote(e.col), err)
 		}
 		n.vals[i] = v
 	}

@@ -46,7 +46,7 @@ var parseSeeds = []string{
 }
 
 // FuzzParse checks that Parse and Bind never panic, that their errors are
-// errs.Invalid, and that a predicate that binds filters the test batch
+// errs.InvalidArgument, and that a predicate that binds filters the test batch
 // without error and without contradicting MayMatch or MatchesAll.
 func FuzzParse(f *testing.F) {
 	for _, s := range parseSeeds {
@@ -78,7 +78,7 @@ func FuzzParse(f *testing.F) {
 				return
 			}
 		}
-		if k := errs.KindOf(err); k != errs.Invalid {
+		if k := errs.KindOf(err); k != errs.InvalidArgument {
 			t.Fatalf("%q: error of kind %v: %v", data, k, err)
 		}
 	})

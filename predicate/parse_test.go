@@ -119,7 +119,7 @@ func TestParseAndBindErrors(t *testing.T) {
 			t.Errorf("%s: no error, want %q", tc.filter, tc.want)
 			continue
 		}
-		if k := errs.KindOf(err); k != errs.Invalid {
+		if k := errs.KindOf(err); k != errs.InvalidArgument {
 			t.Errorf("%s: kind %v, want invalid argument (%v)", tc.filter, k, err)
 		}
 		for _, w := range tc.want {

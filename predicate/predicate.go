@@ -43,7 +43,7 @@ type Expr struct {
 }
 
 // Parse parses a JSON predicate (PROTOCOL.md §4.4). Every error is
-// errs.Invalid and names the node at fault by its path, like
+// errs.InvalidArgument and names the node at fault by its path, like
 // filter.and[1].gt. A predicate beyond MaxDepth or MaxNodes is an error, and
 // so is JSON null: a caller that allows "no filter" checks for it first.
 func Parse(b []byte) (*Expr, error) {
@@ -54,7 +54,7 @@ func Parse(b []byte) (*Expr, error) {
 		return nil, err
 	}
 	if _, err := p.dec.Token(); err != io.EOF {
-		return nil, errs.New(errs.Invalid, "filter: unexpected data after the predicate")
+		return nil, errs.New(errs.InvalidArgument, "filter: unexpected data after the predicate")
 	}
 	return e, nil
 }
@@ -125,7 +125,7 @@ type parser struct {
 }
 
 func invalid(path, format string, args ...any) error {
-	return errs.New(errs.Invalid, "%s: %s", path, fmt.Sprintf(format, args...))
+	return errs.New(errs.InvalidArgument, "%s: %s", path, fmt.Sprintf(format, args...))
 }
 
 // token reads the next JSON token; the end of input is an error too.

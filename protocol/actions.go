@@ -363,7 +363,7 @@ func DecodeCommand(b []byte) (Command, error) {
 		}
 	}
 	if n != 1 {
-		return c, errs.New(errs.Invalid, `descriptor command: want exactly one of "scan", "write" or "lookup"`)
+		return c, errs.New(errs.InvalidArgument, `descriptor command: want exactly one of "scan", "write" or "lookup"`)
 	}
 	return c, nil
 }

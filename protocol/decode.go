@@ -30,24 +30,24 @@ const (
 
 // DecodeJSON decodes client JSON (a command, action body or ticket)
 // strictly: an unknown field, a key given twice in one object, malformed
-// JSON or a document over the limits above is errs.Invalid naming what is
+// JSON or a document over the limits above is errs.InvalidArgument naming what is
 // wrong, so a typo never silently changes behaviour. Its memory is linear in
 // the document's size.
 func DecodeJSON(b []byte, what string, v any) error {
 	if len(b) > MaxDocumentBytes {
-		return errs.New(errs.Invalid, "%s: %d bytes; the limit is %d", what, len(b), MaxDocumentBytes)
+		return errs.New(errs.InvalidArgument, "%s: %d bytes; the limit is %d", what, len(b), MaxDocumentBytes)
 	}
 	if err := checkShape(b); err != nil {
-		return errs.New(errs.Invalid, "%s: %v", what, err)
+		return errs.New(errs.InvalidArgument, "%s: %v", what, err)
 	}
 	if err := strictUnmarshal(b, v); err != nil {
 		if errs.KindOf(err) != errs.Internal {
 			return err
 		}
-		return errs.New(errs.Invalid, "%s: %v", what, err)
+		return errs.New(errs.InvalidArgument, "%s: %v", what, err)
 	}
 	if err := checkStrings(reflect.ValueOf(v)); err != nil {
-		return errs.New(errs.Invalid, "%s: %v", what, err)
+		return errs.New(errs.InvalidArgument, "%s: %v", what, err)
 	}
 	return nil
 }
@@ -97,10 +97,10 @@ func BucketOffsets(in map[string]int64, what string) (map[int]int64, error) {
 	for k, v := range in {
 		b, err := strconv.Atoi(k)
 		if err != nil || b < 0 || strconv.Itoa(b) != k {
-			return nil, errs.New(errs.Invalid, "%s: %.64q is not a bucket number", what, k)
+			return nil, errs.New(errs.InvalidArgument, "%s: %.64q is not a bucket number", what, k)
 		}
 		if v < 0 {
-			return nil, errs.New(errs.Invalid, "%s: offset %d of bucket %d is negative", what, v, b)
+			return nil, errs.New(errs.InvalidArgument, "%s: offset %d of bucket %d is negative", what, v, b)
 		}
 		out[b] = v
 	}

@@ -8,6 +8,6 @@
 // languages. Actions names every action with its body and answer types.
 //
 // Decoding what a client sends is strict (DecodeJSON): an unknown field or a
-// key given twice is errs.Invalid. The package imports nothing of the server
+// key given twice is errs.InvalidArgument. The package imports nothing of the server
 // but errs and sqltype.
 package protocol

@@ -73,7 +73,7 @@ func FuzzDecodeJSON(f *testing.F) {
 		typ := types[int(which)%len(types)]
 		v, err := decodeVector(typ, b)
 		if err != nil {
-			if errs.KindOf(err) != errs.Invalid {
+			if errs.KindOf(err) != errs.InvalidArgument {
 				t.Fatalf("%s %q: %v, want INVALID_ARGUMENT", typ, b, err)
 			}
 			if len(err.Error()) > 1024 {

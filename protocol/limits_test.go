@@ -31,7 +31,7 @@ func TestDeepJSONIsRefusedInBoundedMemory(t *testing.T) {
 		b := nestedFilter(depth)
 		var err error
 		used := allocatedBy(func() { _, err = DecodeCommand(b) })
-		if !errs.Is(err, errs.Invalid) || !strings.Contains(err.Error(), "nested deeper than") {
+		if !errs.Is(err, errs.InvalidArgument) || !strings.Contains(err.Error(), "nested deeper than") {
 			t.Fatalf("depth %d: %v, want INVALID_ARGUMENT about nesting", depth, err)
 		}
 		// The refusal comes at MaxDepth, so what it costs does not grow with
@@ -48,7 +48,7 @@ func TestMaxDepthIsExact(t *testing.T) {
 	if _, err := DecodeCommand(nestedFilter(MaxDepth - 3)); err != nil { // root, scan, the nots, is_null
 		t.Fatalf("%d levels: %v", MaxDepth, err)
 	}
-	if _, err := DecodeCommand(nestedFilter(MaxDepth - 2)); !errs.Is(err, errs.Invalid) {
+	if _, err := DecodeCommand(nestedFilter(MaxDepth - 2)); !errs.Is(err, errs.InvalidArgument) {
 		t.Fatalf("%d levels: %v, want INVALID_ARGUMENT", MaxDepth+1, err)
 	}
 }
@@ -85,7 +85,7 @@ func TestLargeDocumentIsRefused(t *testing.T) {
 	b := []byte(`{"scan":{"table":"` + strings.Repeat("t", MaxDocumentBytes) + `"}}`)
 	var err error
 	used := allocatedBy(func() { _, err = DecodeCommand(b) })
-	if !errs.Is(err, errs.Invalid) || !strings.Contains(err.Error(), "bytes; the limit is") {
+	if !errs.Is(err, errs.InvalidArgument) || !strings.Contains(err.Error(), "bytes; the limit is") {
 		t.Fatalf("%v, want INVALID_ARGUMENT naming the limit", err)
 	}
 	if used > 64<<10 {
@@ -111,7 +111,7 @@ func TestLongStringsAreRefusedWhereverTheyStand(t *testing.T) {
 		switch {
 		case c.path == "" && err != nil:
 			t.Errorf("%.80s: %v", c.doc, err)
-		case c.path != "" && (!errs.Is(err, errs.Invalid) || !strings.Contains(err.Error(), c.path+`: the string "www`)):
+		case c.path != "" && (!errs.Is(err, errs.InvalidArgument) || !strings.Contains(err.Error(), c.path+`: the string "www`)):
 			t.Errorf("%.80s: %v, want INVALID_ARGUMENT naming %s", c.doc, err, c.path)
 		case err != nil && len(err.Error()) > 300:
 			t.Errorf("%.80s: a message of %d bytes", c.doc, len(err.Error()))

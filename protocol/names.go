@@ -25,7 +25,7 @@ func ParseTablePath(s string) (TablePath, error) {
 	var p TablePath
 	if hasView {
 		if view != ViewChangelog && view != ViewLake {
-			return p, errs.New(errs.Invalid, "table name %s: unknown view %s: expected $changelog or $lake", errs.Quote(s), errs.Quote("$"+view))
+			return p, errs.New(errs.InvalidArgument, "table name %s: unknown view %s: expected $changelog or $lake", errs.Quote(s), errs.Quote("$"+view))
 		}
 		p.View = view
 	}
@@ -34,10 +34,10 @@ func ParseTablePath(s string) (TablePath, error) {
 		db, table = DefaultDatabase, name
 	}
 	if err := validateName("database", db); err != nil {
-		return TablePath{}, errs.New(errs.Invalid, "table name %s: %w", errs.Quote(s), err)
+		return TablePath{}, errs.New(errs.InvalidArgument, "table name %s: %w", errs.Quote(s), err)
 	}
 	if err := validateName("table", table); err != nil {
-		return TablePath{}, errs.New(errs.Invalid, "table name %s: %w", errs.Quote(s), err)
+		return TablePath{}, errs.New(errs.InvalidArgument, "table name %s: %w", errs.Quote(s), err)
 	}
 	p.Database, p.Table = db, table
 	return p, nil
@@ -62,15 +62,15 @@ const MaxNameLen = 200
 
 func validateName(what, name string) error {
 	if name == "" || len(name) > MaxNameLen {
-		return errs.New(errs.Invalid, "%s name %s is %d bytes long; it must be 1 to %d", what, errs.Quote(name), len(name), MaxNameLen)
+		return errs.New(errs.InvalidArgument, "%s name %s is %d bytes long; it must be 1 to %d", what, errs.Quote(name), len(name), MaxNameLen)
 	}
 	for _, c := range name {
 		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-') {
-			return errs.New(errs.Invalid, "%s name %s may contain only letters, digits, '_' and '-'", what, errs.Quote(name))
+			return errs.New(errs.InvalidArgument, "%s name %s may contain only letters, digits, '_' and '-'", what, errs.Quote(name))
 		}
 	}
 	if strings.HasPrefix(name, "__") {
-		return errs.New(errs.Invalid, "%s name %s may not start with \"__\" (reserved for internal use)", what, errs.Quote(name))
+		return errs.New(errs.InvalidArgument, "%s name %s may not start with \"__\" (reserved for internal use)", what, errs.Quote(name))
 	}
 	return nil
 }
@@ -84,11 +84,11 @@ const MaxIDBytes = 256
 // control characters. what names it in the error ("writer_id").
 func ValidateID(what, id string) error {
 	if id == "" || len(id) > MaxIDBytes {
-		return errs.New(errs.Invalid, "%s %s is %d bytes long; it must be 1 to %d", what, errs.Quote(id), len(id), MaxIDBytes)
+		return errs.New(errs.InvalidArgument, "%s %s is %d bytes long; it must be 1 to %d", what, errs.Quote(id), len(id), MaxIDBytes)
 	}
 	for _, r := range id {
 		if unicode.IsControl(r) {
-			return errs.New(errs.Invalid, "%s %s has a control character", what, errs.Quote(id))
+			return errs.New(errs.InvalidArgument, "%s %s has a control character", what, errs.Quote(id))
 		}
 	}
 	return nil

@@ -33,14 +33,14 @@ func TestParseTablePath(t *testing.T) {
 		"", ".", "a.", ".b", "a.b.c", "__sys.t", "d.__t", "t$binlog", "t$", "t$lake$snapshots", "a b", "d.t!",
 		"t$changelog$lake", "d$x.t", strings.Repeat("x", 201), "ü",
 	} {
-		if _, err := ParseTablePath(in); errs.KindOf(err) != errs.Invalid {
+		if _, err := ParseTablePath(in); errs.KindOf(err) != errs.InvalidArgument {
 			t.Errorf("ParseTablePath(%q) = %v, want invalid argument", in, err)
 		}
 	}
 	if _, err := ParseTablePath(strings.Repeat("x", 200)); err != nil {
 		t.Errorf("200-character name: %v", err)
 	}
-	if err := ValidateDatabaseName("__internal"); errs.KindOf(err) != errs.Invalid {
+	if err := ValidateDatabaseName("__internal"); errs.KindOf(err) != errs.InvalidArgument {
 		t.Errorf("ValidateDatabaseName(__internal) = %v", err)
 	}
 }

@@ -152,7 +152,7 @@ var (
 func (p *Position) decode(b []byte, role positionRole) error {
 	err := p.decodeAs(b, role)
 	if err != nil && role.uniform {
-		return errs.New(errs.Invalid, "%s: %s", role.name, role.badObject)
+		return errs.New(errs.InvalidArgument, "%s: %s", role.name, role.badObject)
 	}
 	return err
 }
@@ -162,7 +162,7 @@ func (p *Position) decodeAs(b []byte, role positionRole) error {
 	if json.Unmarshal(b, &mode) == nil {
 		m := PositionMode(mode)
 		if m == PositionTimestamp || m == PositionOffsets || m == PositionPartitionOffsets || !slices.Contains(role.modes, m) {
-			return errs.New(errs.Invalid, `%s %.64q: want %s`, role.name, mode, role.want)
+			return errs.New(errs.InvalidArgument, `%s %.64q: want %s`, role.name, mode, role.want)
 		}
 		*p = Position{Mode: m}
 		return nil
@@ -175,9 +175,9 @@ func (p *Position) decodeAs(b []byte, role positionRole) error {
 	}
 	if err := strictUnmarshal(b, &obj); err != nil {
 		if role.hideDecodeErr {
-			return errs.New(errs.Invalid, "%s: %s", role.name, role.badObject)
+			return errs.New(errs.InvalidArgument, "%s: %s", role.name, role.badObject)
 		}
-		return errs.New(errs.Invalid, "%s: %v", role.name, err)
+		return errs.New(errs.InvalidArgument, "%s: %v", role.name, err)
 	}
 	n := 0
 	for _, set := range []bool{obj.Timestamp != nil, obj.Offsets != nil, obj.PartitionOffsets != nil} {
@@ -187,10 +187,10 @@ func (p *Position) decodeAs(b []byte, role positionRole) error {
 	}
 	switch {
 	case n != 1:
-		return errs.New(errs.Invalid, "%s: %s", role.name, role.badObject)
+		return errs.New(errs.InvalidArgument, "%s: %s", role.name, role.badObject)
 	case obj.Timestamp != nil && slices.Contains(role.modes, PositionTimestamp):
 		if *obj.Timestamp < 0 {
-			return errs.New(errs.Invalid, "%s timestamp %d is negative", role.name, *obj.Timestamp)
+			return errs.New(errs.InvalidArgument, "%s timestamp %d is negative", role.name, *obj.Timestamp)
 		}
 		*p = AtTimestamp(*obj.Timestamp)
 	case obj.Offsets != nil && slices.Contains(role.modes, PositionOffsets):
@@ -206,7 +206,7 @@ func (p *Position) decodeAs(b []byte, role positionRole) error {
 		}
 		*p = Position{Mode: PositionPartitionOffsets, PartitionOffsets: offs}
 	default:
-		return errs.New(errs.Invalid, "%s: %s", role.name, role.badObject)
+		return errs.New(errs.InvalidArgument, "%s: %s", role.name, role.badObject)
 	}
 	return nil
 }

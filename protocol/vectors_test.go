@@ -198,7 +198,7 @@ func TestVectorsInvalid(t *testing.T) {
 				t.Fatalf("error %q: the vectors hold decoding errors, INVALID_ARGUMENT", c.Error)
 			}
 			_, err := decodeVector(c.Type, readVector(t, c.File))
-			if errs.KindOf(err) != errs.Invalid || !strings.Contains(err.Error(), c.Message) {
+			if errs.KindOf(err) != errs.InvalidArgument || !strings.Contains(err.Error(), c.Message) {
 				t.Errorf("got %v (kind %v), want INVALID_ARGUMENT containing %q", err, errs.KindOf(err), c.Message)
 			}
 		})

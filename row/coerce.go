@@ -45,7 +45,7 @@ import (
 // the extra digits are zeros, as are epoch milliseconds that the unit (only
 // seconds) cannot hold or that overflow it (nanoseconds span 1677 to 2262).
 // Nested and other types take no literal. nil gives (nil, nil): whether NULL
-// is allowed is the caller's business. Errors are errs.Invalid and name the
+// is allowed is the caller's business. Errors are errs.InvalidArgument and name the
 // value and the type, not the column.
 func Coerce(t arrow.DataType, v any) (any, error) {
 	if v == nil {
@@ -53,7 +53,7 @@ func Coerce(t arrow.DataType, v any) (any, error) {
 	}
 	out, why := coerce(t, v)
 	if why != "" {
-		return nil, errs.New(errs.Invalid, "cannot coerce %s to %s: %s", describeLiteral(v), t, why)
+		return nil, errs.New(errs.InvalidArgument, "cannot coerce %s to %s: %s", describeLiteral(v), t, why)
 	}
 	return out, nil
 }

@@ -74,7 +74,7 @@ func acceptsField(want, got arrow.Field) bool {
 // caller's checks to report. When nothing needs converting, rec itself is
 // returned, retained: the common case costs a type comparison per column.
 // The caller releases the result. A value the conversion cannot carry (a
-// timestamp finer than the column's unit) is an errs.Invalid error.
+// timestamp finer than the column's unit) is an errs.InvalidArgument error.
 func ConformTypes(ctx context.Context, mem memory.Allocator, rec arrow.RecordBatch, want func(name string) (arrow.DataType, bool)) (arrow.RecordBatch, error) {
 	in := rec.Schema()
 	var fields []arrow.Field // nil until a column needs converting
@@ -103,7 +103,7 @@ func ConformTypes(ctx context.Context, mem memory.Allocator, rec arrow.RecordBat
 	for i, f := range fields {
 		out, err := arrowcast.Cast(ctx, mem, rec.Column(i), f.Type)
 		if err != nil {
-			return nil, errs.New(errs.Invalid, "column %s: cannot convert %s to %s: %w", errs.Quote(f.Name), rec.Column(i).DataType(), f.Type, err)
+			return nil, errs.New(errs.InvalidArgument, "column %s: cannot convert %s to %s: %w", errs.Quote(f.Name), rec.Column(i).DataType(), f.Type, err)
 		}
 		cols[i] = out
 	}

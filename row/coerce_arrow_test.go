@@ -61,7 +61,7 @@ func TestConformTypes(t *testing.T) {
 			accepted := row.Accepts(c.want, c.got)
 			switch {
 			case c.out == "" && accepted:
-				if !errs.Is(err, errs.Invalid) {
+				if !errs.Is(err, errs.InvalidArgument) {
 					t.Fatalf("got %v, want an Invalid error for a value the column cannot hold", err)
 				}
 				return

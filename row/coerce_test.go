@@ -428,7 +428,7 @@ func TestCoerceErrors(t *testing.T) {
 		if got != nil {
 			t.Errorf("Coerce(%s, %#v) = %#v with error %v, want nil", tc.typ, tc.in, got, err)
 		}
-		if k := errs.KindOf(err); k != errs.Invalid {
+		if k := errs.KindOf(err); k != errs.InvalidArgument {
 			t.Errorf("Coerce(%s, %#v): error kind %v, want invalid argument: %v", tc.typ, tc.in, k, err)
 		}
 		msg := err.Error()

@@ -14,19 +14,19 @@ import (
 // the byte order of encoded keys is the order of their value tuples under
 // Compare, and the encoding of vals[:k] with types[:k] is a byte prefix of the
 // encoding of vals. types[i] is the type of vals[i]. A NULL value, a nested
-// type or a value that does not match its type is an errs.Invalid error.
+// type or a value that does not match its type is an errs.InvalidArgument error.
 func EncodeKey(dst []byte, types []arrow.DataType, vals []any) ([]byte, error) {
 	if len(vals) != len(types) {
-		return dst, errs.New(errs.Invalid, "key of %d values for %d key columns", len(vals), len(types))
+		return dst, errs.New(errs.InvalidArgument, "key of %d values for %d key columns", len(vals), len(types))
 	}
 	start := len(dst)
 	for i, v := range vals {
 		if v == nil {
-			return dst[:start], errs.New(errs.Invalid, "key column %d is NULL", i)
+			return dst[:start], errs.New(errs.InvalidArgument, "key column %d is NULL", i)
 		}
 		var ok bool
 		if dst, ok = appendKey(dst, types[i], v); !ok {
-			return dst[:start], errs.New(errs.Invalid, "key column %d: cannot encode %T as a key of type %s", i, v, types[i])
+			return dst[:start], errs.New(errs.InvalidArgument, "key column %d: cannot encode %T as a key of type %s", i, v, types[i])
 		}
 	}
 	return dst, nil

@@ -203,7 +203,7 @@ func TestEncodeKeyErrors(t *testing.T) {
 	for _, tt := range tests {
 		dst := []byte("prefix")
 		got, err := EncodeKey(dst, tt.types, tt.vals)
-		if errs.KindOf(err) != errs.Invalid || string(got) != "prefix" {
+		if errs.KindOf(err) != errs.InvalidArgument || string(got) != "prefix" {
 			t.Errorf("%s: EncodeKey = %q, %v; want the prefix and an invalid-argument error", tt.name, got, err)
 		}
 	}

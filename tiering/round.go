@@ -477,5 +477,5 @@ func (r *rounder) record(ctx context.Context, p *Partition, bucket int, rec arro
 	if offsets[re.Row] < 0 {
 		where = "a row of its state"
 	}
-	return nil, errs.New(errs.Precondition, "%sbucket %d, %s, %v; the table's rounds stop at this record (PROTOCOL.md §7.4 says what to do)", p.prefix(), bucket, where, re)
+	return nil, errs.New(errs.FailedPrecondition, "%sbucket %d, %s, %v; the table's rounds stop at this record (PROTOCOL.md §7.4 says what to do)", p.prefix(), bucket, where, re)
 }

@@ -17,7 +17,7 @@ followed by one attribute in braces, and what becomes of the block is:
     sql, in docs/flink.md       run by the Java suite, through Flink's SQL client (java/flink, ReadmeSqlIT)
     scala, python-pyspark,      run by the Java suite, in Spark
       in docs/spark.md
-    arrows, in docs/DESIGN.md   checked by go test ./internal/house
+    arrows, in docs/DESIGN.md   checked by go test ./internal/lint
     anything else               fails the test: a new language needs a runner here, or a norun reason
 
 The Java suite's languages are accepted only in the files that suite reads, so that a Flink SQL or Spark block

@@ -80,10 +80,10 @@ func (l *Lakes) resolveEnabled(name, action string) (Owner, *catalog.TableInfo, 
 		return o, info, path, err
 	}
 	if path.View != "" {
-		return o, info, path, errs.New(errs.Invalid, "%s names a table, not the view %s", action, path.FullName())
+		return o, info, path, errs.New(errs.InvalidArgument, "%s names a table, not the view %s", action, path.FullName())
 	}
 	if !info.DatalakeEnabled() {
-		return o, info, path, errs.New(errs.Precondition, "%s is not datalake enabled: set %s to true first", path, catalog.OptDatalakeEnabled)
+		return o, info, path, errs.New(errs.FailedPrecondition, "%s is not datalake enabled: set %s to true first", path, catalog.OptDatalakeEnabled)
 	}
 	return o, info, path, nil
 }

@@ -36,7 +36,7 @@ func (env *Env) Open(req protocol.WriteRequest) (*Stream, error) {
 		return nil, err
 	}
 	if path.View != "" {
-		return nil, errs.New(errs.Precondition, "%s is a read-only view; write to %s", path.FullName(), path)
+		return nil, errs.New(errs.FailedPrecondition, "%s is a read-only view; write to %s", path.FullName(), path)
 	}
 	info, err := env.Tables.Catalog().Table(path)
 	if err != nil {
@@ -46,7 +46,7 @@ func (env *Env) Open(req protocol.WriteRequest) (*Stream, error) {
 		return openPartitioned(env, info, req)
 	}
 	if req.CreatePartitions != nil {
-		return nil, errs.New(errs.Invalid, "write to %s: create_partitions applies to partitioned tables only", path)
+		return nil, errs.New(errs.InvalidArgument, "write to %s: create_partitions applies to partitioned tables only", path)
 	}
 	t, err := env.Tables.Table(info)
 	if err != nil {

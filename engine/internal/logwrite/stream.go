@@ -50,10 +50,10 @@ func openStream(env *Env, t *table.Table, sch *table.Schema, req protocol.WriteR
 	info := sch.Info
 	path := info.Path()
 	if req.FirstSequence < 0 {
-		return nil, errs.New(errs.Invalid, "first_sequence %d is negative", req.FirstSequence)
+		return nil, errs.New(errs.InvalidArgument, "first_sequence %d is negative", req.FirstSequence)
 	}
 	if req.FirstSequence > 0 && req.WriterID == "" {
-		return nil, errs.New(errs.Invalid, "first_sequence needs a writer_id")
+		return nil, errs.New(errs.InvalidArgument, "first_sequence needs a writer_id")
 	}
 	if req.WriterID != "" {
 		// Frames hold it and a longer one would not fit their header.
@@ -64,12 +64,12 @@ func openStream(env *Env, t *table.Table, sch *table.Schema, req protocol.WriteR
 	switch req.MergeMode {
 	case "", "default", "overwrite":
 	default:
-		return nil, errs.New(errs.Invalid, "merge_mode %s: want \"default\" or \"overwrite\"", errs.Quote(req.MergeMode))
+		return nil, errs.New(errs.InvalidArgument, "merge_mode %s: want \"default\" or \"overwrite\"", errs.Quote(req.MergeMode))
 	}
 	switch req.Mode {
 	case "", protocol.ModeAppend, protocol.ModeUpsert, protocol.ModeDelete, protocol.ModeChangelog:
 	default:
-		return nil, errs.New(errs.Invalid, "mode %s: want append, upsert, delete or changelog", errs.Quote(req.Mode))
+		return nil, errs.New(errs.InvalidArgument, "mode %s: want append, upsert, delete or changelog", errs.Quote(req.Mode))
 	}
 	if info.IsPrimaryKey() {
 		pk, err := pkwrite.Open(sch, req)
@@ -80,11 +80,11 @@ func openStream(env *Env, t *table.Table, sch *table.Schema, req protocol.WriteR
 	}
 	switch {
 	case req.Mode != "" && req.Mode != protocol.ModeAppend:
-		return nil, errs.New(errs.Precondition, "table %s is a log table: it takes mode append, not %s", path, req.Mode)
+		return nil, errs.New(errs.FailedPrecondition, "table %s is a log table: it takes mode append, not %s", path, req.Mode)
 	case len(req.Columns) > 0:
-		return nil, errs.New(errs.Precondition, "table %s is a log table: partial writes (columns) need a primary key", path)
+		return nil, errs.New(errs.FailedPrecondition, "table %s is a log table: partial writes (columns) need a primary key", path)
 	case req.MergeMode == "overwrite":
-		return nil, errs.New(errs.Precondition, "table %s is a log table: merge_mode overwrite needs a primary key", path)
+		return nil, errs.New(errs.FailedPrecondition, "table %s is a log table: merge_mode overwrite needs a primary key", path)
 	}
 	req.Mode = protocol.ModeAppend
 	w := &Stream{env: env, t: t, sch: sch, info: info, req: req, seq: req.FirstSequence}
@@ -167,7 +167,7 @@ func (w *Stream) SubmitReceived(ctx context.Context, rec arrow.RecordBatch, recv
 	seq := w.seq
 	if w.req.WriterID != "" && seq == math.MaxInt64 {
 		// Its next_sequence would wrap to a negative number.
-		return nil, errs.New(errs.Invalid, "writer %s: sequence %d leaves no next sequence (the last a batch may take is %d); go on under a new writer_id", errs.Quote(w.req.WriterID), seq, seq-1)
+		return nil, errs.New(errs.InvalidArgument, "writer %s: sequence %d leaves no next sequence (the last a batch may take is %d); go on under a new writer_id", errs.Quote(w.req.WriterID), seq, seq-1)
 	}
 	w.seq++
 	if w.parts != nil {
@@ -341,7 +341,7 @@ func lakeRange(info *catalog.TableInfo, rec arrow.RecordBatch) error {
 	}
 	var re *lake.RangeError
 	if err := lake.CheckRange(rec); errors.As(err, &re) {
-		return errs.New(errs.Invalid, "write to %s: row %d, %v; the table is lake-enabled (%s), so it takes only what its Iceberg table can hold",
+		return errs.New(errs.InvalidArgument, "write to %s: row %d, %v; the table is lake-enabled (%s), so it takes only what its Iceberg table can hold",
 			info.Path(), re.Row, re, catalog.OptDatalakeEnabled)
 	}
 	return nil
@@ -359,18 +359,18 @@ func conform(info *catalog.TableInfo, rec arrow.RecordBatch, mem memory.Allocato
 	seen := make(map[string]int, in.NumFields())
 	for i, f := range in.Fields() {
 		if _, dup := seen[f.Name]; dup {
-			return nil, errs.New(errs.Invalid, "write to %s: column %s appears twice in the batch", path, errs.Quote(f.Name))
+			return nil, errs.New(errs.InvalidArgument, "write to %s: column %s appears twice in the batch", path, errs.Quote(f.Name))
 		}
 		seen[f.Name] = i
 		if schema.FieldIndices(f.Name) == nil {
-			return nil, errs.New(errs.Invalid, "write to %s: the batch has column %s, which the table does not have (columns: %s)", path, errs.Quote(f.Name), viewplan.ColumnNames(schema))
+			return nil, errs.New(errs.InvalidArgument, "write to %s: the batch has column %s, which the table does not have (columns: %s)", path, errs.Quote(f.Name), viewplan.ColumnNames(schema))
 		}
 	}
 	cols := make([]arrow.Array, schema.NumFields())
 	for i, f := range schema.Fields() {
 		j, ok := seen[f.Name]
 		if !ok && !f.Nullable {
-			return nil, errs.New(errs.Invalid, "write to %s: the batch lacks column %s, which is NOT NULL", path, errs.Quote(f.Name))
+			return nil, errs.New(errs.InvalidArgument, "write to %s: the batch lacks column %s, which is NOT NULL", path, errs.Quote(f.Name))
 		}
 		if !ok {
 			nulls := array.MakeArrayOfNull(mem, f.Type, int(rec.NumRows()))
@@ -380,10 +380,10 @@ func conform(info *catalog.TableInfo, rec arrow.RecordBatch, mem memory.Allocato
 		}
 		col := rec.Column(j)
 		if !arrow.TypeEqual(col.DataType(), f.Type) {
-			return nil, errs.New(errs.Invalid, "write to %s: column %s is %s in the batch, the table wants %s (%s)", path, errs.Quote(f.Name), col.DataType(), f.Type, info.Columns[i].Type)
+			return nil, errs.New(errs.InvalidArgument, "write to %s: column %s is %s in the batch, the table wants %s (%s)", path, errs.Quote(f.Name), col.DataType(), f.Type, info.Columns[i].Type)
 		}
 		if !f.Nullable && col.NullN() > 0 {
-			return nil, errs.New(errs.Invalid, "write to %s: column %s is NOT NULL but the batch has %d nulls in it", path, errs.Quote(f.Name), col.NullN())
+			return nil, errs.New(errs.InvalidArgument, "write to %s: column %s is NOT NULL but the batch has %d nulls in it", path, errs.Quote(f.Name), col.NullN())
 		}
 		cols[i] = col
 	}

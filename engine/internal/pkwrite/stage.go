@@ -73,7 +73,7 @@ func (env *Env) ApplyLocked(t *table.Table, sch *table.Schema, wr *merge.Write, 
 // table.
 func (env *Env) stageLocked(t *table.Table, sch *table.Schema, wr *merge.Write, buckets []int, ops [][]Op, writer logstore.Writer) (*inflight.Txn, error) {
 	if now := t.Current().Info; now.SchemaID != sch.Info.SchemaID {
-		return nil, errs.New(errs.Precondition, "write to %s: the table's columns changed (schema %d, now %d) while the write was open; open it again", now.Path(), sch.Info.SchemaID, now.SchemaID)
+		return nil, errs.New(errs.FailedPrecondition, "write to %s: the table's columns changed (schema %d, now %d) while the write was open; open it again", now.Path(), sch.Info.SchemaID, now.SchemaID)
 	}
 	st := t.PK
 	if err := st.InFlight.Failed(); err != nil {
@@ -115,7 +115,7 @@ func (env *Env) stageLocked(t *table.Table, sch *table.Schema, wr *merge.Write, 
 				continue
 			}
 			if key, err = st.Key(key[:0], o.Row); err != nil {
-				return nil, errs.New(errs.Invalid, "write to %s: %w", info.Path(), err)
+				return nil, errs.New(errs.InvalidArgument, "write to %s: %w", info.Path(), err)
 			}
 			keys[j] = kv.RowKey(nil, info.TableID, b, key)
 			if o.Del || wr.NeedsOld() {

@@ -73,13 +73,13 @@ func (env *Env) Undo(ctx context.Context, req protocol.UndoRequest) (protocol.Un
 		return protocol.UndoResult{}, err
 	}
 	if path.View != "" || !info.IsPrimaryKey() {
-		return protocol.UndoResult{}, errs.New(errs.Precondition, "undo of %s: only a primary-key table can be undone", path.FullName())
+		return protocol.UndoResult{}, errs.New(errs.FailedPrecondition, "undo of %s: only a primary-key table can be undone", path.FullName())
 	}
 	if info.IsPartitioned() {
 		return env.undoPartitions(ctx, info, path, req)
 	}
 	if req.PartitionOffsets != nil {
-		return protocol.UndoResult{}, errs.New(errs.Invalid, `undo of %s: the table is not partitioned: give "offsets"`, path)
+		return protocol.UndoResult{}, errs.New(errs.InvalidArgument, `undo of %s: the table is not partitioned: give "offsets"`, path)
 	}
 	t, err := env.Tables.Table(info)
 	if err != nil {
@@ -96,14 +96,14 @@ func (env *Env) Undo(ctx context.Context, req protocol.UndoRequest) (protocol.Un
 // in name order; each partition's undo is atomic, the whole is not.
 func (env *Env) undoPartitions(ctx context.Context, info *catalog.TableInfo, path protocol.TablePath, req protocol.UndoRequest) (protocol.UndoResult, error) {
 	if req.Offsets != nil {
-		return protocol.UndoResult{}, errs.New(errs.Invalid, `undo of %s: the table is partitioned: give "partition_offsets"`, path)
+		return protocol.UndoResult{}, errs.New(errs.InvalidArgument, `undo of %s: the table is partitioned: give "partition_offsets"`, path)
 	}
 	offsets, err := protocol.DecodePartitionOffsets(req.PartitionOffsets, "undo partition_offsets")
 	if err != nil {
 		return protocol.UndoResult{}, err
 	}
 	if len(offsets) == 0 {
-		return protocol.UndoResult{}, errs.New(errs.Invalid, "undo of %s: no offsets", path)
+		return protocol.UndoResult{}, errs.New(errs.InvalidArgument, "undo of %s: no offsets", path)
 	}
 	tables := make([]*table.Table, 0, len(offsets))
 	for _, name := range offsets.Names() {
@@ -129,14 +129,14 @@ func (env *Env) undoPartitions(ctx context.Context, info *catalog.TableInfo, pat
 func (env *Env) undoTable(ctx context.Context, t *table.Table, path protocol.TablePath, offsets map[int]int64) (protocol.UndoResult, error) {
 	n := t.Current().Info.BucketCount()
 	if len(offsets) == 0 {
-		return protocol.UndoResult{}, errs.New(errs.Invalid, "undo of %s: no offsets", path)
+		return protocol.UndoResult{}, errs.New(errs.InvalidArgument, "undo of %s: no offsets", path)
 	}
 	// Any subset of the buckets: a sink's subtasks each undo the buckets
 	// they own (Fluss's UndoRecoveryOperator), while the others write.
 	buckets := make([]int, 0, len(offsets))
 	for b := range offsets {
 		if b >= n {
-			return protocol.UndoResult{}, errs.New(errs.Invalid, "undo of %s: bucket %d does not exist (%d buckets)", path, b, n)
+			return protocol.UndoResult{}, errs.New(errs.InvalidArgument, "undo of %s: bucket %d does not exist (%d buckets)", path, b, n)
 		}
 		buckets = append(buckets, b)
 	}

@@ -44,7 +44,7 @@ func Open(sch *table.Schema, req protocol.WriteRequest) (*Write, error) {
 	info := sch.Info
 	path := info.Path()
 	if req.Mode == protocol.ModeAppend {
-		return nil, errs.New(errs.Precondition, "table %s has a primary key: write with mode upsert, delete or changelog, not append", path)
+		return nil, errs.New(errs.FailedPrecondition, "table %s has a primary key: write with mode upsert, delete or changelog, not append", path)
 	}
 	if req.Mode == "" {
 		req.Mode = protocol.ModeUpsert
@@ -53,10 +53,10 @@ func Open(sch *table.Schema, req protocol.WriteRequest) (*Write, error) {
 	for _, name := range req.Columns {
 		c := info.ColumnIndex(name)
 		if c < 0 {
-			return nil, errs.New(errs.Invalid, "write to %s: target column %s does not exist (columns: %s)", path, errs.Quote(name), viewplan.ColumnNames(info.ArrowSchema()))
+			return nil, errs.New(errs.InvalidArgument, "write to %s: target column %s does not exist (columns: %s)", path, errs.Quote(name), viewplan.ColumnNames(info.ArrowSchema()))
 		}
 		if slices.Contains(target, c) {
-			return nil, errs.New(errs.Invalid, "write to %s: target column %s is listed twice", path, errs.Quote(name))
+			return nil, errs.New(errs.InvalidArgument, "write to %s: target column %s is listed twice", path, errs.Quote(name))
 		}
 		target = append(target, c)
 	}
@@ -106,7 +106,7 @@ func (p *Write) Submit(env *Env, t *table.Table, sch *table.Schema, rec arrow.Re
 		for _, i := range byBucket[b] {
 			o, err := p.rowOp(rec, i, slab[i*width:(i+1)*width:(i+1)*width])
 			if err != nil {
-				return nil, errs.New(errs.Invalid, "write to %s: %w", info.Path(), err)
+				return nil, errs.New(errs.InvalidArgument, "write to %s: %w", info.Path(), err)
 			}
 			ops[k] = append(ops[k], o)
 		}
@@ -128,44 +128,44 @@ func (p *Write) bind(info *catalog.TableInfo, in *arrow.Schema) error {
 	for j, f := range in.Fields() {
 		if p.mode == protocol.ModeChangelog && f.Name == colChangeType {
 			if f.Type.ID() != arrow.STRING {
-				return errs.New(errs.Invalid, "write to %s: column %s must be STRING, the batch has %s", path, colChangeType, f.Type)
+				return errs.New(errs.InvalidArgument, "write to %s: column %s must be STRING, the batch has %s", path, colChangeType, f.Type)
 			}
 			cols[j], changeCol = -1, j
 			continue
 		}
 		c := info.ColumnIndex(f.Name)
 		if c < 0 {
-			return errs.New(errs.Invalid, "write to %s: the batch has column %s, which the table does not have (columns: %s)", path, errs.Quote(f.Name), viewplan.ColumnNames(table))
+			return errs.New(errs.InvalidArgument, "write to %s: the batch has column %s, which the table does not have (columns: %s)", path, errs.Quote(f.Name), viewplan.ColumnNames(table))
 		}
 		if written[c] {
-			return errs.New(errs.Invalid, "write to %s: column %s appears twice in the batch", path, errs.Quote(f.Name))
+			return errs.New(errs.InvalidArgument, "write to %s: column %s appears twice in the batch", path, errs.Quote(f.Name))
 		}
 		if !arrow.TypeEqual(f.Type, table.Field(c).Type) {
-			return errs.New(errs.Invalid, "write to %s: column %s is %s in the batch, the table wants %s (%s)", path, errs.Quote(f.Name), f.Type, table.Field(c).Type, info.Columns[c].Type)
+			return errs.New(errs.InvalidArgument, "write to %s: column %s is %s in the batch, the table wants %s (%s)", path, errs.Quote(f.Name), f.Type, table.Field(c).Type, info.Columns[c].Type)
 		}
 		written[c] = true
 		cols[j] = c
 	}
 	if p.mode == protocol.ModeChangelog && changeCol < 0 {
-		return errs.New(errs.Invalid, "write to %s: a changelog batch needs a %s column", path, colChangeType)
+		return errs.New(errs.InvalidArgument, "write to %s: a changelog batch needs a %s column", path, colChangeType)
 	}
 	for _, c := range info.PrimaryKeyIndexes() {
 		if !written[c] {
-			return errs.New(errs.Invalid, "write to %s: the batch lacks primary-key column %s", path, errs.Quote(table.Field(c).Name))
+			return errs.New(errs.InvalidArgument, "write to %s: the batch lacks primary-key column %s", path, errs.Quote(table.Field(c).Name))
 		}
 	}
 	if p.mode != protocol.ModeDelete {
 		for _, c := range p.write.Target() {
 			if !written[c] {
-				return errs.New(errs.Invalid, "write to %s: the batch lacks column %s", path, errs.Quote(table.Field(c).Name))
+				return errs.New(errs.InvalidArgument, "write to %s: the batch lacks column %s", path, errs.Quote(table.Field(c).Name))
 			}
 		}
 		for c := range written {
 			if info.Columns[c].Name == info.AutoIncrementColumn() {
-				return errs.New(errs.Precondition, "write to %s: column %s is the auto-increment column; its values are assigned by the table and may not be written", path, errs.Quote(table.Field(c).Name))
+				return errs.New(errs.FailedPrecondition, "write to %s: column %s is the auto-increment column; its values are assigned by the table and may not be written", path, errs.Quote(table.Field(c).Name))
 			}
 			if !slices.Contains(p.write.Target(), c) {
-				return errs.New(errs.Invalid, "write to %s: the batch has column %s, which is not among the columns written", path, errs.Quote(table.Field(c).Name))
+				return errs.New(errs.InvalidArgument, "write to %s: the batch has column %s, which is not among the columns written", path, errs.Quote(table.Field(c).Name))
 			}
 		}
 	}
@@ -202,7 +202,7 @@ func (p *Write) rowOp(rec arrow.RecordBatch, i int, r row.Row) (Op, error) {
 	if p.changeCol >= 0 {
 		ct := rec.Column(p.changeCol).(*array.String)
 		if ct.IsNull(i) {
-			return o, errs.New(errs.Invalid, "row %d: %s is null", i, colChangeType)
+			return o, errs.New(errs.InvalidArgument, "row %d: %s is null", i, colChangeType)
 		}
 		switch v := ct.Value(i); v {
 		case "insert", "update_after":
@@ -211,7 +211,7 @@ func (p *Write) rowOp(rec arrow.RecordBatch, i int, r row.Row) (Op, error) {
 		case "update_before":
 			o.Row = nil // skipped: its update_after carries the new row
 		default:
-			return o, errs.New(errs.Invalid, "row %d: %s %s: want insert, update_before, update_after or delete", i, colChangeType, errs.Quote(v))
+			return o, errs.New(errs.InvalidArgument, "row %d: %s %s: want insert, update_before, update_after or delete", i, colChangeType, errs.Quote(v))
 		}
 	}
 	return o, nil
@@ -228,7 +228,7 @@ func checkNulls(info *catalog.TableInfo, rec arrow.RecordBatch, cols []int) erro
 			if slices.Contains(info.PrimaryKeyIndexes(), c) {
 				what = "a primary-key column"
 			}
-			return errs.New(errs.Invalid, "write to %s: column %s is %s but the batch has %d nulls in it", info.Path(), errs.Quote(info.Columns[c].Name), what, n)
+			return errs.New(errs.InvalidArgument, "write to %s: column %s is %s but the batch has %d nulls in it", info.Path(), errs.Quote(info.Columns[c].Name), what, n)
 		}
 	}
 	return nil

@@ -79,7 +79,7 @@ func (env *Env) planPartitioned(ctx context.Context, info *catalog.TableInfo, pa
 func (env *Env) checkPartitionOffsets(info *catalog.TableInfo, pos protocol.Position) error {
 	switch pos.Mode {
 	case protocol.PositionOffsets:
-		return errs.New(errs.Invalid, `table %s is partitioned: give its offsets as {"partition_offsets": {"<partition>": {"<bucket>": offset}}}`, info.Table)
+		return errs.New(errs.InvalidArgument, `table %s is partitioned: give its offsets as {"partition_offsets": {"<partition>": {"<bucket>": offset}}}`, info.Table)
 	case protocol.PositionPartitionOffsets:
 		for _, name := range pos.PartitionOffsets.Names() {
 			if _, err := env.Tables.Catalog().PartitionByName(info, name); err != nil {
@@ -87,7 +87,7 @@ func (env *Env) checkPartitionOffsets(info *catalog.TableInfo, pos protocol.Posi
 			}
 			for b := range pos.PartitionOffsets[name] {
 				if b >= info.BucketCount() {
-					return errs.New(errs.Invalid, "partition %s: bucket %d does not exist: %s has buckets 0 to %d", name, b, info.Table, info.BucketCount()-1)
+					return errs.New(errs.InvalidArgument, "partition %s: bucket %d does not exist: %s has buckets 0 to %d", name, b, info.Table, info.BucketCount()-1)
 				}
 			}
 		}
@@ -103,7 +103,7 @@ func checkNotPartitioned(info *catalog.TableInfo, req protocol.ScanRequest) erro
 	}
 	for _, pos := range []protocol.Position{req.Startup, req.Stop} {
 		if pos.Mode == protocol.PositionPartitionOffsets {
-			return errs.New(errs.Invalid, `table %s is not partitioned: give its offsets as {"offsets": {"<bucket>": offset}}`, info.Table)
+			return errs.New(errs.InvalidArgument, `table %s is not partitioned: give its offsets as {"offsets": {"<bucket>": offset}}`, info.Table)
 		}
 	}
 	return nil

@@ -134,11 +134,11 @@ func (env *Env) planCommon(info *catalog.TableInfo, path protocol.TablePath, req
 		return "", nil, startup, err
 	}
 	if req.Limit != nil && *req.Limit < 0 {
-		return "", nil, startup, errs.New(errs.Invalid, "limit %d is negative", *req.Limit)
+		return "", nil, startup, errs.New(errs.InvalidArgument, "limit %d is negative", *req.Limit)
 	}
 	// A limited scan reads its buckets in turn, and an unbounded bucket never ends.
 	if req.Limit != nil && req.Stop.IsUnbounded() {
-		return "", nil, startup, errs.New(errs.Invalid, `limit with stop "none" (a follow): a limited scan reads its buckets in turn and would never leave the first; count rows in the client instead`)
+		return "", nil, startup, errs.New(errs.InvalidArgument, `limit with stop "none" (a follow): a limited scan reads its buckets in turn and would never leave the first; count rows in the client instead`)
 	}
 	if startup.IsZero() {
 		startup.Mode = protocol.PositionFull
@@ -198,10 +198,10 @@ func Buckets(info *catalog.TableInfo, want []int) ([]int, error) {
 	seen := map[int]bool{}
 	for _, b := range want {
 		if b < 0 || b >= n {
-			return nil, errs.New(errs.Invalid, "bucket %d does not exist: %s has buckets 0 to %d", b, info.Path(), n-1)
+			return nil, errs.New(errs.InvalidArgument, "bucket %d does not exist: %s has buckets 0 to %d", b, info.Path(), n-1)
 		}
 		if seen[b] {
-			return nil, errs.New(errs.Invalid, "bucket %d is listed twice", b)
+			return nil, errs.New(errs.InvalidArgument, "bucket %d is listed twice", b)
 		}
 		seen[b] = true
 	}
@@ -244,7 +244,7 @@ func stopOffset(t *table.Table, bucket int, start int64, s protocol.Position) (*
 		return nil, errs.New(errs.OutOfRange, "stop offset %d of bucket %d is above the high watermark %d", stop, bucket, hw)
 	}
 	if stop < start {
-		return nil, errs.New(errs.Invalid, "stop offset %d of bucket %d is below its start offset %d", stop, bucket, start)
+		return nil, errs.New(errs.InvalidArgument, "stop offset %d of bucket %d is below its start offset %d", stop, bucket, start)
 	}
 	return &stop, nil
 }

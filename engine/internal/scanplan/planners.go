@@ -62,10 +62,10 @@ func planLog(t *table.Table, startup protocol.Position, stop protocol.Position) 
 // planState reads a primary-key table's current rows: whole, and bounded.
 func planState(t *table.Table, path protocol.TablePath, startup protocol.Position, stop protocol.Position) (viewPlanner, error) {
 	if startup.Mode != protocol.PositionFull {
-		return viewPlanner{}, errs.New(errs.Precondition, "%s has a primary key: reading it by its plain name gives its current rows (startup full); read %s$changelog from %s", path, path, startup.Mode)
+		return viewPlanner{}, errs.New(errs.FailedPrecondition, "%s has a primary key: reading it by its plain name gives its current rows (startup full); read %s$changelog from %s", path, path, startup.Mode)
 	}
 	if stop.IsUnbounded() {
-		return viewPlanner{}, errs.New(errs.Precondition, "%s has a primary key: an unbounded read of its changes is %s$changelog", path, path)
+		return viewPlanner{}, errs.New(errs.FailedPrecondition, "%s has a primary key: an unbounded read of its changes is %s$changelog", path, path)
 	}
 	return viewPlanner{view: protocol.ViewSnapshot, bucketRange: snapshotRange(t, stop)}, nil
 }
@@ -109,9 +109,9 @@ func (env *Env) checkLakeRead(info *catalog.TableInfo, path protocol.TablePath, 
 	case snap == nil:
 		return laketier.NoSnapshot(info, path)
 	case startup.Mode != protocol.PositionFull:
-		return errs.New(errs.Precondition, "%s is the table's lake snapshot: it is read whole (startup full), not from %s", path.FullName(), startup.Mode)
+		return errs.New(errs.FailedPrecondition, "%s is the table's lake snapshot: it is read whole (startup full), not from %s", path.FullName(), startup.Mode)
 	case stop.IsUnbounded() || stop.Offsets != nil || stop.PartitionOffsets != nil:
-		return errs.New(errs.Precondition, "%s is the table's lake snapshot: it is bounded and has no stop offsets", path.FullName())
+		return errs.New(errs.FailedPrecondition, "%s is the table's lake snapshot: it is bounded and has no stop offsets", path.FullName())
 	}
 	return nil
 }

@@ -16,7 +16,7 @@ func checkOffsetBuckets(req protocol.ScanRequest, table string, buckets int) err
 		what := [...]string{"startup", "stop"}[i]
 		for _, b := range slices.Sorted(maps.Keys(offs)) {
 			if b >= buckets {
-				return errs.New(errs.Invalid, "%s offsets: bucket %d does not exist: %s has buckets 0 to %d", what, b, table, buckets-1)
+				return errs.New(errs.InvalidArgument, "%s offsets: bucket %d does not exist: %s has buckets 0 to %d", what, b, table, buckets-1)
 			}
 		}
 	}

@@ -38,7 +38,7 @@ func (rs *Stream) lakePartition(ctx context.Context, lt *lake.Table) (lake.Parti
 // lake, from the lake alone.
 func (rs *Stream) useLakeOnly(r protocol.TicketRange) error {
 	if rs.tk.View != protocol.ViewLake && rs.tk.View != protocol.ViewUnion {
-		return errs.New(errs.Invalid, "ticket: partition %s is only in the lake; view %s does not read the lake", r.Partition, rs.tk.View)
+		return errs.New(errs.InvalidArgument, "ticket: partition %s is only in the lake; view %s does not read the lake", r.Partition, rs.tk.View)
 	}
 	info, err := rs.env.Tables.Catalog().TableByID(rs.tk.TableID)
 	if err != nil {

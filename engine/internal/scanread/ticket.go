@@ -26,18 +26,18 @@ func ParseTicket(b []byte) (protocol.Ticket, error) {
 		return tk, err
 	}
 	if tk.V != 1 {
-		return tk, errs.New(errs.Invalid, "ticket version %d: this server reads version 1", tk.V)
+		return tk, errs.New(errs.InvalidArgument, "ticket version %d: this server reads version 1", tk.V)
 	}
 	for _, r := range ticketRanges(tk) {
 		if r.Start < 0 || (r.Stop != nil && *r.Stop < r.Start) {
-			return tk, errs.New(errs.Invalid, "ticket range of bucket %d is malformed (start %d, stop %s)", r.Bucket, r.Start, stopString(r))
+			return tk, errs.New(errs.InvalidArgument, "ticket range of bucket %d is malformed (start %d, stop %s)", r.Bucket, r.Start, stopString(r))
 		}
 	}
 	if err := CheckCompression(tk.Compression); err != nil {
 		return tk, fmt.Errorf("ticket: %w", err)
 	}
 	if tk.Limit != nil && *tk.Limit < 0 {
-		return tk, errs.New(errs.Invalid, "ticket limit %d is negative", *tk.Limit)
+		return tk, errs.New(errs.InvalidArgument, "ticket limit %d is negative", *tk.Limit)
 	}
 	return tk, nil
 }
@@ -49,7 +49,7 @@ func CheckCompression(c string) error {
 	if c == "" || slices.Contains(protocol.Compressions, c) {
 		return nil
 	}
-	return errs.New(errs.Invalid, "compression %.64q: want one of %s", c, strings.Join(protocol.Compressions, ", "))
+	return errs.New(errs.InvalidArgument, "compression %.64q: want one of %s", c, strings.Join(protocol.Compressions, ", "))
 }
 
 // Open checks a parsed ticket against the tables it names and returns the
@@ -76,7 +76,7 @@ func (env *Env) Open(tk protocol.Ticket) (*Stream, error) {
 	}
 	for _, r := range ticketRanges(tk) {
 		if r.Bucket < 0 || r.Bucket >= info.BucketCount() {
-			return nil, errs.New(errs.Invalid, "ticket: bucket %d does not exist in %s", r.Bucket, info.Path())
+			return nil, errs.New(errs.InvalidArgument, "ticket: bucket %d does not exist in %s", r.Bucket, info.Path())
 		}
 	}
 	plan, err := viewplan.Resolve(info, tk.View, tk.Columns, tk.Filter)
@@ -90,33 +90,33 @@ func (env *Env) Open(tk protocol.Ticket) (*Stream, error) {
 // ticket's lake part against its view.
 func checkView(tk protocol.Ticket, info *catalog.TableInfo) error {
 	if tk.LakeStart != nil && tk.View != protocol.ViewLake && tk.View != protocol.ViewUnion {
-		return errs.New(errs.Invalid, "ticket: lake_start on view %s; only lake and union tickets have a lake part", tk.View)
+		return errs.New(errs.InvalidArgument, "ticket: lake_start on view %s; only lake and union tickets have a lake part", tk.View)
 	}
 	switch tk.View {
 	case protocol.ViewLog:
 		if info.IsPrimaryKey() {
-			return errs.New(errs.Invalid, "ticket: view log of primary-key table %s; read view changelog", info.Path())
+			return errs.New(errs.InvalidArgument, "ticket: view log of primary-key table %s; read view changelog", info.Path())
 		}
 	case protocol.ViewChangelog:
 	case protocol.ViewSnapshot:
 		if !info.IsPrimaryKey() {
-			return errs.New(errs.Invalid, "ticket: view snapshot of log table %s; read view log", info.Path())
+			return errs.New(errs.InvalidArgument, "ticket: view snapshot of log table %s; read view log", info.Path())
 		}
 	case protocol.ViewLake, protocol.ViewUnion:
 		if tk.LakeSnapshotID == nil {
-			return errs.New(errs.Invalid, "ticket: view %s needs a lake_snapshot_id", tk.View)
+			return errs.New(errs.InvalidArgument, "ticket: view %s needs a lake_snapshot_id", tk.View)
 		}
 		if tk.View == protocol.ViewUnion && info.IsPrimaryKey() {
-			return errs.New(errs.Invalid, "ticket: view union of primary-key table %s; read view snapshot", info.Path())
+			return errs.New(errs.InvalidArgument, "ticket: view union of primary-key table %s; read view snapshot", info.Path())
 		}
 		if tk.Snapshot {
-			return errs.New(errs.Invalid, "ticket: view %s does not start with a state snapshot", tk.View)
+			return errs.New(errs.InvalidArgument, "ticket: view %s does not start with a state snapshot", tk.View)
 		}
 		if tk.LakeStart != nil && (*tk.LakeStart < 0 || len(tk.Then) > 0) {
-			return errs.New(errs.Invalid, "ticket: lake_start %d needs a single range and an offset of at least 0", *tk.LakeStart)
+			return errs.New(errs.InvalidArgument, "ticket: lake_start %d needs a single range and an offset of at least 0", *tk.LakeStart)
 		}
 	default:
-		return errs.New(errs.Invalid, "ticket: unknown view %s", errs.Quote(tk.View))
+		return errs.New(errs.InvalidArgument, "ticket: unknown view %s", errs.Quote(tk.View))
 	}
 	return nil
 }
@@ -132,7 +132,7 @@ func (env *Env) rangeTable(id, partitionID int64, name string) (*table.Table, er
 	cat := env.Tables.Catalog()
 	if partitionID == 0 {
 		if info, err := cat.TableByID(id); err == nil && info.IsPartitioned() {
-			return nil, errs.New(errs.Invalid, "ticket: table %s is partitioned; each range needs its partition_id and partition", info.Table)
+			return nil, errs.New(errs.InvalidArgument, "ticket: table %s is partitioned; each range needs its partition_id and partition", info.Table)
 		}
 		return env.Tables.ByID(id)
 	}
@@ -141,7 +141,7 @@ func (env *Env) rangeTable(id, partitionID int64, name string) (*table.Table, er
 		return nil, errs.New(errs.NotFound, "ticket: partition %s (id %d) of table id %d does not exist (dropped, or dropped and re-created under a new id)", errs.Quote(name), partitionID, id)
 	}
 	if p.PartitionName != name {
-		return nil, errs.New(errs.Invalid, "ticket: partition id %d is partition %s, not %s", partitionID, p.PartitionName, errs.Quote(name))
+		return nil, errs.New(errs.InvalidArgument, "ticket: partition id %d is partition %s, not %s", partitionID, p.PartitionName, errs.Quote(name))
 	}
 	return env.Tables.Partition(partitionID)
 }
@@ -154,7 +154,7 @@ func (env *Env) checkLakeOnly(tableID int64, name string) error {
 		return err
 	}
 	if !info.IsPartitioned() {
-		return errs.New(errs.Invalid, "ticket: table %s is not partitioned; a negative partition_id names a partition only in the lake", info.Table)
+		return errs.New(errs.InvalidArgument, "ticket: table %s is not partitioned; a negative partition_id names a partition only in the lake", info.Table)
 	}
 	if _, err := partition.Values(info.PartitionKeys, name); err != nil {
 		return err

@@ -34,12 +34,12 @@ func TestCheckRefused(t *testing.T) {
 		req  protocol.LookupRequest
 		kind errs.Kind
 	}{
-		{"view", info, view, protocol.LookupRequest{}, errs.Precondition},
-		{"log table", logTable, logTable.Path(), protocol.LookupRequest{}, errs.Precondition},
-		{"prefix insert", info, info.Path(), protocol.LookupRequest{Prefix: true, InsertIfNotExists: true}, errs.Invalid},
-		{"no prefix index", info, info.Path(), protocol.LookupRequest{Prefix: true}, errs.Precondition},
+		{"view", info, view, protocol.LookupRequest{}, errs.FailedPrecondition},
+		{"log table", logTable, logTable.Path(), protocol.LookupRequest{}, errs.FailedPrecondition},
+		{"prefix insert", info, info.Path(), protocol.LookupRequest{Prefix: true, InsertIfNotExists: true}, errs.InvalidArgument},
+		{"no prefix index", info, info.Path(), protocol.LookupRequest{Prefix: true}, errs.FailedPrecondition},
 		{"unknown column", info, info.Path(), protocol.LookupRequest{Columns: []string{"nope"}}, errs.NotFound},
-		{"column twice", info, info.Path(), protocol.LookupRequest{Columns: []string{"id", "id"}}, errs.Invalid},
+		{"column twice", info, info.Path(), protocol.LookupRequest{Columns: []string{"id", "id"}}, errs.InvalidArgument},
 	} {
 		if _, err := Check(c.info, c.path, c.req); !errs.Is(err, c.kind) {
 			t.Errorf("%s: err %v, want %v", c.name, err, c.kind)

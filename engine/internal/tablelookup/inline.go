@@ -43,7 +43,7 @@ func (env *Env) PlanInline(req protocol.LookupRequest) (*arrow.Schema, protocol.
 // Inline redeems an inline lookup ticket: its answer as one batch.
 func (env *Env) Inline(ctx context.Context, tk protocol.Ticket) (arrow.RecordBatch, protocol.LookupMeta, error) {
 	if tk.Lookup == nil {
-		return nil, protocol.LookupMeta{}, errs.New(errs.Invalid, `ticket: view lookup without "lookup"`)
+		return nil, protocol.LookupMeta{}, errs.New(errs.InvalidArgument, `ticket: view lookup without "lookup"`)
 	}
 	if _, err := env.Tables.Catalog().TableByID(tk.TableID); err != nil {
 		return nil, protocol.LookupMeta{}, err

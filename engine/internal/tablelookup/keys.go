@@ -31,20 +31,20 @@ func Keys(info *catalog.TableInfo, path protocol.TablePath, req protocol.LookupR
 	for k, key := range req.Keys {
 		for name := range key {
 			if !slices.ContainsFunc(fields, func(f arrow.Field) bool { return f.Name == name }) {
-				return nil, errs.New(errs.Invalid, "lookup of %s: key %d has column %s, which is not one of the key columns %s", path, k, errs.Quote(name), viewplan.ColumnNames(arrow.NewSchema(fields, nil)))
+				return nil, errs.New(errs.InvalidArgument, "lookup of %s: key %d has column %s, which is not one of the key columns %s", path, k, errs.Quote(name), viewplan.ColumnNames(arrow.NewSchema(fields, nil)))
 			}
 		}
 		for i, f := range fields {
 			raw, ok := key[f.Name]
 			if !ok {
-				return nil, errs.New(errs.Invalid, "lookup of %s: key %d lacks column %s", path, k, errs.Quote(f.Name))
+				return nil, errs.New(errs.InvalidArgument, "lookup of %s: key %d lacks column %s", path, k, errs.Quote(f.Name))
 			}
 			v, err := row.Coerce(f.Type, raw)
 			if err != nil {
-				return nil, errs.New(errs.Invalid, "lookup of %s: key %d, column %s: %w", path, k, errs.Quote(f.Name), err)
+				return nil, errs.New(errs.InvalidArgument, "lookup of %s: key %d, column %s: %w", path, k, errs.Quote(f.Name), err)
 			}
 			if v == nil {
-				return nil, errs.New(errs.Invalid, "lookup of %s: key %d, column %s is null", path, k, errs.Quote(f.Name))
+				return nil, errs.New(errs.InvalidArgument, "lookup of %s: key %d, column %s is null", path, k, errs.Quote(f.Name))
 			}
 			row.Append(b.Field(i), v)
 		}

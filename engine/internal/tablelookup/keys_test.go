@@ -58,7 +58,7 @@ func TestKeysRefused(t *testing.T) {
 		"string id":    {"id": "x"},
 	} {
 		_, err := Keys(info, info.Path(), protocol.LookupRequest{Keys: []map[string]any{key}}, mem)
-		if !errs.Is(err, errs.Invalid) {
+		if !errs.Is(err, errs.InvalidArgument) {
 			t.Errorf("%s: err %v, want invalid", name, err)
 		}
 	}

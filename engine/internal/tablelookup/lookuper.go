@@ -55,7 +55,7 @@ func (env *Env) Open(req protocol.LookupRequest) (*Lookuper, error) {
 		return env.openPartitioned(info, path, req, cols), nil
 	}
 	if req.CreatePartitions != nil {
-		return nil, errs.New(errs.Invalid, "lookup of %s: create_partitions applies to partitioned tables only", path)
+		return nil, errs.New(errs.InvalidArgument, "lookup of %s: create_partitions applies to partitioned tables only", path)
 	}
 	t, err := env.Tables.Table(info)
 	if err != nil {
@@ -111,7 +111,7 @@ func lakeRange(info *catalog.TableInfo, keys []lookup.Missing) error {
 	}
 	for _, k := range keys {
 		if err := lake.CheckRow(info.ArrowSchema(), k.Row); err != nil {
-			return errs.New(errs.Invalid, "lookup of %s: insert_if_not_exists of a key: %v; the table is lake-enabled (%s), so it takes only what its Iceberg table can hold",
+			return errs.New(errs.InvalidArgument, "lookup of %s: insert_if_not_exists of a key: %v; the table is lake-enabled (%s), so it takes only what its Iceberg table can hold",
 				info.Path(), err, catalog.OptDatalakeEnabled)
 		}
 	}

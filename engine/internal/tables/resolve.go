@@ -48,7 +48,7 @@ func (s *Set) Partitions(info *catalog.TableInfo, names []string) ([]*catalog.Pa
 			return nil, err
 		}
 		if slices.Contains(parts, p) {
-			return nil, errs.New(errs.Invalid, "partition %q is listed twice", name)
+			return nil, errs.New(errs.InvalidArgument, "partition %q is listed twice", name)
 		}
 		parts = append(parts, p)
 	}

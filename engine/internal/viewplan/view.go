@@ -63,7 +63,7 @@ func Resolve(info *catalog.TableInfo, view string, columns []string, filter json
 			return nil, errs.New(errs.NotFound, "column %s does not exist in %s (columns: %s)", errs.Quote(name), info.Path(), ColumnNames(p.View))
 		}
 		if slices.Contains(p.Out, i) {
-			return nil, errs.New(errs.Invalid, "column %s is projected twice", errs.Quote(name))
+			return nil, errs.New(errs.InvalidArgument, "column %s is projected twice", errs.Quote(name))
 		}
 		p.Out = append(p.Out, i)
 	}

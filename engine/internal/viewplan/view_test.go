@@ -65,7 +65,7 @@ func TestResolveRefusesBadColumns(t *testing.T) {
 	if _, err := Resolve(info, protocol.ViewLog, []string{"nope"}, nil); !errs.Is(err, errs.NotFound) {
 		t.Errorf("unknown column: %v", err)
 	}
-	if _, err := Resolve(info, protocol.ViewLog, []string{"id", "id"}, nil); !errs.Is(err, errs.Invalid) {
+	if _, err := Resolve(info, protocol.ViewLog, []string{"id", "id"}, nil); !errs.Is(err, errs.InvalidArgument) {
 		t.Errorf("column projected twice: %v", err)
 	}
 	// The changelog's system columns are not the log view's.

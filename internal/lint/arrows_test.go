@@ -1,4 +1,4 @@
-package house
+package lint
 
 import (
 	"bytes"
@@ -55,7 +55,7 @@ func TestDesignArrows(t *testing.T) {
 		return
 	}
 	if got != want {
-		t.Errorf("docs/DESIGN.md's arrows are not the code's (go test ./internal/house -update rewrites them; then "+
+		t.Errorf("docs/DESIGN.md's arrows are not the code's (go test ./internal/lint -update rewrites them; then "+
 			"say why in the design's prose):\n%s", lineDiff(want, got))
 	}
 }
@@ -90,7 +90,7 @@ func listImports(root string) (map[string][]string, error) {
 	for line := range strings.Lines(string(out)) {
 		fields := strings.Fields(line)
 		pkg := strings.TrimPrefix(fields[0], module)
-		if pkg == "internal/house" {
+		if pkg == "internal/lint" {
 			continue
 		}
 		g[pkg] = []string{}

@@ -1,4 +1,4 @@
-package house
+package lint
 
 import (
 	"os"
@@ -72,14 +72,15 @@ var (
 
 // docPaths lists the repository paths text names: those that start with a
 // top-level entry and end in a file name with an extension or in a slash
-// (not the build's output: bin/, target/), and the targets of relative links.
+// (not the build's output: bin/, target/, python/.venv/), and the targets of relative links.
 func docPaths(text string, top map[string]bool) []docPath {
 	var out []docPath
 	for i, line := range strings.Split(text, "\n") {
 		for _, m := range pathRE.FindAllStringSubmatch(line, -1) {
 			p := strings.TrimRight(m[1], ".")
 			first, _, _ := strings.Cut(p, "/")
-			built := first == "bin" || strings.Contains(p, "/target/") // by the build, not checked in
+			// by the build, not checked in: the binary, Maven's output, make's venv
+			built := first == "bin" || strings.Contains(p, "/target/") || p == "python/.venv" || strings.HasPrefix(p, "python/.venv/")
 			if top[first] && !built && (strings.HasSuffix(p, "/") || strings.Contains(filepath.Base(p), ".")) {
 				out = append(out, docPath{p, i + 1})
 			}
