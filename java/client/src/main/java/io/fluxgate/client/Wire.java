@@ -1,5 +1,7 @@
 package io.fluxgate.client;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonInclude.Include;
 import com.fasterxml.jackson.annotation.JsonUnwrapped;
 import java.util.List;
 import java.util.Map;
@@ -159,22 +161,29 @@ final class Wire {
   }
 
   /** The body of list-offsets; at is "earliest", "latest" or a timestamp. */
+  // An empty list or map given is sent: it names no bucket or partition, unlike one left out
+  // (null), which names them all. Json.MAPPER leaves out empty ones unless told here.
   record OffsetsRequest(
-      String table, Position at, List<Integer> buckets, List<String> partitions) {}
+      String table,
+      Position at,
+      @JsonInclude(Include.NON_NULL) List<Integer> buckets,
+      @JsonInclude(Include.NON_NULL) List<String> partitions) {}
 
   /** Per-bucket offsets, or per partition of a partitioned table. */
   record OffsetsResult(
       Map<Integer, Long> offsets, Map<String, Map<Integer, Long>> partitionOffsets) {}
 
   record UndoRequest(
-      String table, Map<Integer, Long> offsets, Map<String, Map<Integer, Long>> partitionOffsets) {}
+      String table,
+      @JsonInclude(Include.NON_NULL) Map<Integer, Long> offsets,
+      @JsonInclude(Include.NON_NULL) Map<String, Map<Integer, Long>> partitionOffsets) {}
 
   /** The body of register-, get- and delete-producer-offsets; offsets only in the first. */
   record ProducerOffsetsRequest(
       String producerId,
       String table,
-      Map<Integer, Long> offsets,
-      Map<String, Map<Integer, Long>> partitionOffsets) {}
+      @JsonInclude(Include.NON_NULL) Map<Integer, Long> offsets,
+      @JsonInclude(Include.NON_NULL) Map<String, Map<Integer, Long>> partitionOffsets) {}
 
   /** "created" or "already_exists". */
   record RegisterResult(String result) {}
@@ -187,7 +196,7 @@ final class Wire {
 
   record WriterState(long nextSequence) {}
 
-  record TableStatsRequest(String table, List<String> partitions) {}
+  record TableStatsRequest(String table, @JsonInclude(Include.NON_NULL) List<String> partitions) {}
 
   record CreatePartitionRequest(String table, Map<String, String> partition, boolean ifNotExists) {}
 
