@@ -16,6 +16,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/fluxgate-io/fluxgate/client"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -59,6 +60,27 @@ func (c *connFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.password, "password", "", "password for basic authentication (default: env FLUXGATE_PASSWORD)")
 	fs.StringVar(&c.token, "token", "", "static API token, sent as a bearer token (default: env FLUXGATE_TOKEN)")
 	fs.StringVar(&c.tlsCA, "tls-ca", os.Getenv("FLUXGATE_TLS_CA"), "PEM CA certificates to verify a grpc+tls:// server with, instead of the system roots (env FLUXGATE_TLS_CA)")
+}
+
+// dialTable connects and describes table: the client, the table and its
+// Arrow schema, which the verbs that send rows (put, lookup) build input from.
+// The caller closes the client.
+func (c *connFlags) dialTable(ctx context.Context, table string) (*client.Client, *client.TableInfo, *arrow.Schema, error) {
+	cl, err := c.dial(ctx)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	info, err := cl.DescribeTable(ctx, table)
+	if err != nil {
+		cl.Close()
+		return nil, nil, nil, err
+	}
+	schema, err := info.ArrowSchema()
+	if err != nil {
+		cl.Close()
+		return nil, nil, nil, fmt.Errorf("table %s: %w", table, err)
+	}
+	return cl, info, schema, nil
 }
 
 func (c *connFlags) dial(ctx context.Context) (*client.Client, error) {

@@ -72,19 +72,11 @@ func lookupCommand(std stdio) *ff.Command {
 				return err
 			}
 
-			c, err := conn.dial(ctx)
+			c, info, tableSchema, err := conn.dialTable(ctx, f.table)
 			if err != nil {
 				return err
 			}
 			defer c.Close()
-			info, err := c.DescribeTable(ctx, f.table)
-			if err != nil {
-				return err
-			}
-			tableSchema, err := info.ArrowSchema()
-			if err != nil {
-				return fmt.Errorf("table %s: %w", f.table, err)
-			}
 			keyCols := lookupKeyColumns(info, f.prefix)
 			var in *inputReader
 			if f.keysFile == "" {

@@ -66,19 +66,11 @@ func putCommand(std stdio) *ff.Command {
 				return err
 			}
 
-			c, err := conn.dial(ctx)
+			c, info, tableSchema, err := conn.dialTable(ctx, f.table)
 			if err != nil {
 				return err
 			}
 			defer c.Close()
-			info, err := c.DescribeTable(ctx, f.table)
-			if err != nil {
-				return err
-			}
-			tableSchema, err := info.ArrowSchema()
-			if err != nil {
-				return fmt.Errorf("table %s: %w", f.table, err)
-			}
 			columns := splitList(f.columns)
 			skip := info.AutoIncrementColumns()
 			if f.mode == string(client.ModeChangelog) {
